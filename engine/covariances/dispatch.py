@@ -1,0 +1,34 @@
+"""A two-argument type dispatcher: `fn(inducing, kernel, ...)` picked by the pair of types.
+
+Resolution walks both classes' MROs (inducing first), so a registration for a base class serves its
+subclasses unless a more specific pair is registered.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+
+class PairDispatcher:
+    def __init__(self, name: str):
+        self.name = name
+        self._table: dict[tuple[type, type], Callable] = {}
+
+    def register(self, inducing_type: type, kernel_type: type):
+        def decorator(fn: Callable) -> Callable:
+            self._table[(inducing_type, kernel_type)] = fn
+            return fn
+
+        return decorator
+
+    def resolve(self, inducing_type: type, kernel_type: type) -> Callable:
+        for a in inducing_type.__mro__:
+            for b in kernel_type.__mro__:
+                fn = self._table.get((a, b))
+                if fn is not None:
+                    return fn
+        raise NotImplementedError(
+            f"{self.name} is not defined for inducing variable {inducing_type.__name__} with kernel {kernel_type.__name__}"
+        )
+
+    def __call__(self, inducing, kernel, *args, **kwargs):
+        return self.resolve(type(inducing), type(kernel))(inducing, kernel, *args, **kwargs)

@@ -1,0 +1,96 @@
+"""Typed views: what a model says is worth looking at, independent of how it is drawn.
+
+A model's `diagnostics(data)` returns `{name: View}`; the dashboard has one renderer per view type,
+so a new model family appears there without dashboard code. Views hold plain numpy arrays and floats
+(never tensors), so they can be handed to another thread.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class View:
+    title: str = ""
+    description: str = ""
+
+
+@dataclass
+class Curves(View):
+    """Named series over a shared x axis kind (e.g. step). series: name → (x [T], y [T])."""
+
+    series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    xlabel: str = "step"
+    ylabel: str = ""
+    logy: bool = False
+
+
+@dataclass
+class ImageGrid(View):
+    """images: [rows, cols, H, W] grey or [rows, cols, H, W, 3] colour, values in [0, 1] unless `vrange`."""
+
+    images: np.ndarray = None
+    row_labels: list[str] = field(default_factory=list)
+    col_labels: list[str] = field(default_factory=list)
+    vrange: tuple[float, float] | None = None  # symmetric range for signed images, e.g. (−a, a)
+
+    def __post_init__(self):
+        if self.images is None or self.images.ndim not in (4, 5):
+            raise ValueError(f"ImageGrid needs images of shape [rows, cols, H, W(, 3)], got {getattr(self.images, 'shape', None)}")
+
+
+@dataclass
+class Spectrum(View):
+    """Eigenvalues (or any positive spectrum) to show as a histogram; `log` hints a log-x axis."""
+
+    values: np.ndarray = None
+    log: bool = True
+
+
+@dataclass
+class Heatmap(View):
+    matrix: np.ndarray = None
+    xlabel: str = ""
+    ylabel: str = ""
+    symmetric: bool = False  # colour map centred at zero
+
+
+@dataclass
+class Field2D(View):
+    """A function over a 2-D grid (posterior mean, decision function) with optional points on top.
+
+    x: [W], y: [H] grid coordinates; values: [H, W]; points: [P, 2] with labels [P] (−1 for unlabelled).
+    """
+
+    x: np.ndarray = None
+    y: np.ndarray = None
+    values: np.ndarray = None
+    points: np.ndarray | None = None
+    point_labels: np.ndarray | None = None
+    contour: float | None = None  # level of the decision boundary, if any
+
+
+@dataclass
+class Scalars(View):
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def spectrum_of(matrix) -> np.ndarray:
+    """Eigenvalues of a symmetric matrix, ascending, clipped at zero against rounding."""
+    m = np.asarray(matrix, dtype=np.float64)
+    return np.clip(np.linalg.eigvalsh(0.5 * (m + m.T)), 0.0, None)
+
+
+def image_grid_from_flat(Z: np.ndarray, image_shape: tuple, cols: int = 8, max_images: int = 32) -> np.ndarray:
+    """Lay out flattened images [M, C·H·W] as [rows, cols, H, W(, C)] for an ImageGrid (pads with blanks)."""
+    C, H, W = image_shape
+    n = min(len(Z), max_images)
+    imgs = np.asarray(Z[:n], dtype=np.float64).reshape(n, C, H, W)
+    imgs = imgs[:, 0] if C == 1 else imgs.transpose(0, 2, 3, 1)
+    rows = max(1, -(-n // cols))
+    cols = min(cols, n) if n else 1
+    out = np.zeros((rows * cols,) + imgs.shape[1:])
+    out[:n] = imgs
+    return out.reshape((rows, cols) + imgs.shape[1:])

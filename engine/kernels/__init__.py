@@ -1,0 +1,26 @@
+"""Base kernels. Kernels on Gram matrices (deep kernel processes) live in `gram.py` once added."""
+from .base import Kernel, Stationary, square_distance
+from .dot_product import ArcCosine, Linear, Polynomial
+from .stationary import RBF, Matern52
+
+__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance", "build_kernel"]
+
+KERNELS = ("rbf", "matern52", "linear", "polynomial", "arccos0", "arccos1")
+
+
+def build_kernel(name: str, input_dim: int, *, lengthscale: float = 1.0, variance: float = 1.0, ard: bool = False,
+                 degree: int = 2) -> Kernel:
+    """The kernel a config names, with its initial hyper-parameters."""
+    from ..errors import ConfigError
+
+    if name == "rbf":
+        return RBF(input_dim, lengthscale, variance, ard)
+    if name == "matern52":
+        return Matern52(input_dim, lengthscale, variance, ard)
+    if name == "linear":
+        return Linear(variance)
+    if name == "polynomial":
+        return Polynomial(degree, variance)
+    if name in ("arccos0", "arccos1"):
+        return ArcCosine(int(name[-1]), variance, weight_variance=1.0 / lengthscale**2)
+    raise ConfigError(f"unknown kernel {name!r}; choose one of {', '.join(KERNELS)}")

@@ -1,0 +1,52 @@
+"""Gaussian likelihood p(y | f) = N(y; f, σ²), with closed-form expectations.
+
+Also used for classification on one-hot targets (paper 000 does this for its invariant models): then
+class probabilities are P(f_k is the largest) under q(f), by one-dimensional quadrature.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.nn import functional as F
+
+from ..parameters import Positive, positive_init
+from .base import Likelihood
+from .quadrature import prob_is_largest
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+class Gaussian(Likelihood):
+    def __init__(self, variance: float = 0.1, num_classes: int | None = None, floor: float = 1e-6):
+        super().__init__()
+        self.variance = Positive(positive_init(variance, "noise_variance"), floor=floor, name="noise_variance")
+        self.num_classes = num_classes  # set: classification on one-hot targets
+        self.is_classification = num_classes is not None
+
+    def num_latent(self, num_classes):
+        return num_classes if self.is_classification else 1
+
+    def encode(self, y):
+        if self.is_classification:
+            return F.one_hot(y.long(), self.num_classes).to(torch.float32)  # cast to q(f)'s dtype where used
+        return y.reshape(y.shape[0], -1)
+
+    def expected_log_prob(self, y, mean, var):
+        s2 = self.variance()
+        y = y.to(mean.dtype)
+        return (-0.5 * (LOG_2PI + torch.log(s2)) - 0.5 * ((y - mean) ** 2 + var) / s2).sum(-1)
+
+    def log_predictive_density(self, y, mean, var):
+        if self.is_classification:
+            return super().log_predictive_density(y, mean, var)
+        v = var + self.variance()
+        y = y.reshape(mean.shape).to(mean.dtype)
+        return (-0.5 * (LOG_2PI + torch.log(v)) - 0.5 * (y - mean) ** 2 / v).sum(-1)
+
+    def predict_mean_and_var(self, mean, var):
+        return mean, var + self.variance()
+
+    def predict_probs(self, mean, var):
+        S = prob_is_largest(mean, var)
+        return S / S.sum(-1, keepdim=True)

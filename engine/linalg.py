@@ -1,0 +1,42 @@
+"""Linear algebra with the failure handling GP code needs: Cholesky with escalating jitter."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from . import settings
+from .errors import NumericalError
+
+
+@dataclass
+class CholeskyResult:
+    L: torch.Tensor
+    jitter: float  # the jitter actually added (≥ the requested one)
+    escalated: bool
+
+
+def robust_cholesky(K: torch.Tensor, jitter: float | None = None, *, what: str = "K_uu") -> CholeskyResult:
+    """Cholesky of K + jitter·I, multiplying the jitter by 10 on failure up to `settings.MAX_JITTER`.
+
+    The success check reads one flag back from the device: Cholesky needs it anyway (a failed
+    factorisation must not flow silently into the loss), and torch's own error check costs the same.
+    """
+    requested = settings.default_jitter() if jitter is None else float(jitter)
+    j = requested
+    eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    while True:
+        L, info = torch.linalg.cholesky_ex(K + j * eye if j > 0 else K)
+        if not bool((info != 0).any()) and bool(torch.isfinite(L).all()):
+            if j > requested:
+                warnings.warn(f"{what} was not positive definite with jitter {requested:g}; used {j:g}", RuntimeWarning,
+                              stacklevel=2)
+            return CholeskyResult(L, j, j > requested)
+        if not bool(torch.isfinite(K).all()):
+            raise NumericalError(f"{what} contains NaN or inf (the hyper-parameters have diverged); "
+                                 "lower the learning rate or reset the run")
+        if j >= settings.MAX_JITTER:
+            raise NumericalError(f"Cholesky of {what} failed even with jitter {j:g}; the kernel matrix is far from positive "
+                                 "definite: check the kernel hyper-parameters, or use fewer or more distinct inducing points")
+        j = max(j * 10.0, 1e-10 * float(K.diagonal(dim1=-2, dim2=-1).abs().mean()) or 1e-10)

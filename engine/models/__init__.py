@@ -1,0 +1,53 @@
+"""Model families and their registry.
+
+Each family registers a `ModelSpec`: its name, its param config class, a `build` function and what it
+supports. The CLI builds its flags and the dashboard its widgets from the config class; the trainer
+builds the model through `build`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import param
+
+from ..errors import ConfigError
+from .base import ModelFamily, Prediction, Terms
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    config: type[param.Parameterized]
+    build: Callable[..., ModelFamily]  # build(config, X, y, *, task, num_classes, image_shape, y_std, generator)
+    description: str = ""
+    tasks: tuple[str, ...] = ("regression", "classification")
+    optimizer: str = "adam"  # default optimiser: 'adam' or 'lbfgs'
+    image_only: bool = False  # needs image inputs [N, C, H, W]
+
+
+REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_model(name: str) -> ModelSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown model {name!r}; available: {', '.join(sorted(REGISTRY))}") from None
+
+
+def model_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+from .svgp import SVGP, SVGPConfig, build_svgp  # noqa: E402
+
+register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)"))
+
+__all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
+           "SVGP", "SVGPConfig"]

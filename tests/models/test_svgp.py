@@ -1,0 +1,197 @@
+"""SVGP against independent computations: the exact GP, torch.distributions KLs, whitening equivalence."""
+import math
+import warnings
+
+import pytest
+import torch
+from torch.distributions import MultivariateNormal, kl_divergence
+
+from engine.errors import NumericalError
+from engine.inducing import InducingPoints
+from engine.kernels import RBF
+from engine.likelihoods import Gaussian, RobustMax
+from engine.linalg import robust_cholesky
+from engine.models import SVGP, SVGPConfig
+from engine.models.svgp import build_svgp
+
+N, D = 25, 2
+
+
+def problem(seed=0, whiten=True, num_latent=1, Z=None):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(N, D, generator=g, dtype=torch.float64) * 1.5
+    y = torch.sin(X[:, 0]) + 0.3 * torch.randn(N, generator=g, dtype=torch.float64)
+    kernel = RBF(D, lengthscale=0.8, variance=1.2)
+    model = SVGP(kernel, InducingPoints(X if Z is None else Z), Gaussian(0.3), N, num_latent=num_latent, whiten=whiten,
+                 jitter=0.0).double()
+    return model, X, y, g
+
+
+def exact_lml(X, y, kernel, noise):
+    K = kernel.K(X) + noise * torch.eye(len(X), dtype=X.dtype)
+    return MultivariateNormal(torch.zeros(len(X), dtype=X.dtype), covariance_matrix=K).log_prob(y)
+
+
+def optimal_q(model, X, y, noise):
+    """Titsias' optimal q(u) in closed form, in the model's own (whitened or not) coordinates."""
+    with torch.no_grad():
+        Kuu = model.kernel.K(model.inducing.Z)
+        Kuf = model.kernel.K(model.inducing.Z, X)
+        Sigma = Kuu @ torch.linalg.solve(Kuu + Kuf @ Kuf.T / noise, Kuu)
+        m = Sigma @ torch.linalg.solve(Kuu, Kuf @ y) / noise
+        if model.whiten:
+            Lm = torch.linalg.cholesky(Kuu)
+            m = torch.linalg.solve_triangular(Lm, m[:, None], upper=False)[:, 0]
+            Sigma = torch.linalg.solve_triangular(Lm, torch.linalg.solve_triangular(Lm, Sigma, upper=False).T, upper=False)
+        return m[:, None], torch.linalg.cholesky(0.5 * (Sigma + Sigma.T))[None]
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_elbo_equals_exact_marginal_likelihood_when_Z_is_X(whiten):
+    model, X, y, _ = problem(whiten=whiten)
+    model.q.set(*optimal_q(model, X, y, 0.3))
+    with torch.no_grad():
+        elbo = model.elbo_terms(X, y)["elbo"]
+        exact = exact_lml(X, y, model.kernel, 0.3)
+    assert abs(float(elbo - exact)) <= 1e-8 * abs(float(exact))
+
+
+def test_random_q_gives_a_lower_bound():
+    model, X, y, g = problem()
+    exact = float(exact_lml(X, y, model.kernel, 0.3))
+    for _ in range(5):
+        with torch.no_grad():
+            model.q.set(torch.randn(N, 1, generator=g, dtype=torch.float64),
+                        torch.tril(0.3 * torch.randn(1, N, N, generator=g, dtype=torch.float64)) + 0.5 * torch.eye(N))
+            assert float(model.elbo_terms(X, y)["elbo"]) < exact
+
+
+def test_predictions_equal_the_exact_posterior_when_Z_is_X():
+    model, X, y, g = problem()
+    model.q.set(*optimal_q(model, X, y, 0.3))
+    Xs = torch.randn(7, D, generator=g, dtype=torch.float64)
+    K = model.kernel.K(X) + 0.3 * torch.eye(N, dtype=torch.float64)
+    Ks = model.kernel.K(Xs, X)
+    mean = Ks @ torch.linalg.solve(K, y)
+    var = model.kernel.K_diag(Xs) - (Ks * torch.linalg.solve(K, Ks.T).T).sum(1)
+    with torch.no_grad():
+        pred = model.predict(Xs)
+    assert torch.allclose(pred.mean[:, 0], mean, atol=1e-8)
+    assert torch.allclose(pred.var[:, 0], var, atol=1e-8)
+    assert torch.allclose(pred.y_var[:, 0], var + 0.3, atol=1e-8)
+
+
+def test_whitened_and_unwhitened_agree_for_the_same_q_of_f():
+    Z = torch.linspace(-2, 2, 8, dtype=torch.float64)[:, None].expand(8, D).clone()
+    white, X, y, g = problem(whiten=True, Z=Z)
+    plain, _, _, _ = problem(whiten=False, Z=Z)
+    m_v = torch.randn(8, 1, generator=g, dtype=torch.float64)
+    L_v = torch.tril(torch.randn(1, 8, 8, generator=g, dtype=torch.float64) * 0.3) + torch.eye(8)
+    white.q.set(m_v, L_v)
+    with torch.no_grad():
+        Lm = torch.linalg.cholesky(plain.kernel.K(Z))
+        plain.q.set(Lm @ m_v, Lm @ L_v)
+        a, b = white.elbo_terms(X, y), plain.elbo_terms(X, y)
+    for k in ("elbo", "kl", "expected_log_lik"):
+        assert abs(float(a[k] - b[k])) <= 1e-9 * max(1.0, abs(float(b[k]))), k
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_kl_matches_torch_distributions(whiten):
+    model, X, y, g = problem(whiten=whiten, num_latent=2)
+    m = torch.randn(N, 2, generator=g, dtype=torch.float64)
+    L = torch.tril(torch.randn(2, N, N, generator=g, dtype=torch.float64) * 0.2) + torch.eye(N)
+    model.q.set(m, L)
+    with torch.no_grad():
+        K = model.kernel.K(X) + 1e-6 * torch.eye(N, dtype=torch.float64)
+        model.jitter = 1e-6
+        prior = MultivariateNormal(torch.zeros(N, dtype=torch.float64), K if not whiten else torch.eye(N, dtype=torch.float64))
+        ref = sum(kl_divergence(MultivariateNormal(m[:, l], scale_tril=L[l]), prior) for l in range(2))
+        assert abs(float(model.kl() - ref)) < 1e-8 * float(ref)
+
+
+def test_minibatch_elbo_is_unbiased_over_a_partition():
+    model, X, y, g = problem()
+    model.q.set(torch.randn(N, 1, generator=g, dtype=torch.float64), torch.eye(N, dtype=torch.float64)[None] * 0.7)
+    perm = torch.randperm(N, generator=g)
+    with torch.no_grad():
+        full = model.elbo_terms(X, y)["elbo"]
+        parts = [model.elbo_terms(X[idx], y[idx])["elbo"] for idx in perm.reshape(5, 5)]
+    assert abs(float(sum(parts) / 5 - full)) < 1e-9 * abs(float(full))
+
+
+def test_outputs_share_inducing_inputs_and_add_up():
+    """L outputs with a shared Z: the ELBO is the sum of L single-output ELBOs with the matching q(u)."""
+    model2, X, _, g = problem(num_latent=2)
+    Y = torch.randn(N, 2, generator=g, dtype=torch.float64)
+    m = torch.randn(N, 2, generator=g, dtype=torch.float64)
+    L = torch.tril(torch.randn(2, N, N, generator=g, dtype=torch.float64) * 0.1) + torch.eye(N)
+    model2.q.set(m, L)
+    total = 0.0
+    with torch.no_grad():
+        for l in range(2):
+            single, _, _, _ = problem()
+            single.q.set(m[:, l:l + 1], L[l:l + 1])
+            total += float(single.elbo_terms(X, Y[:, l])["elbo"])
+        Luu = model2.prior_cholesky()
+        both = float(model2.expected_log_lik(X, Y, Luu).sum() - model2.kl(Luu))
+    assert abs(both - total) < 1e-9 * abs(total)
+
+
+def test_mean_field_equals_full_with_diagonal_covariance():
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(30, 3, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 3, (30,), generator=g)
+    cfg = dict(task="classification", num_classes=3)
+    full = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax"), X, y, generator=torch.Generator().manual_seed(0), **cfg)
+    mf = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax", mean_field=True), X, y,
+                    generator=torch.Generator().manual_seed(0), **cfg)
+    d = 0.5 + torch.rand(3, 10, generator=g, dtype=torch.float64)
+    full.q.set(full.q.q_mu, torch.diag_embed(d))
+    mf.q.set(mf.q.q_mu, torch.diag_embed(d))
+    with torch.no_grad():
+        assert torch.allclose(full.loss((X, y)).loss, mf.loss((X, y)).loss, rtol=1e-12)
+
+
+def test_jitter_escalates_and_reports_when_Kuu_is_singular():
+    Z = torch.zeros(4, D, dtype=torch.float64)  # identical inducing points: K_uu has rank one
+    model, X, y, _ = problem(Z=Z)
+    model.jitter = 0.0
+    with pytest.warns(RuntimeWarning, match="used"):
+        model.elbo_terms(X, y)
+    assert model.last_jitter > 0.0
+    with pytest.raises(NumericalError, match="NaN"):
+        robust_cholesky(torch.full((3, 3), float("nan"), dtype=torch.float64))
+
+
+def test_build_from_config_on_images_and_classification_metrics():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(60, 1, 4, 4, generator=g, dtype=torch.float64)
+    y = (X.reshape(60, -1).mean(1) > 0.5).long()
+    model = build_svgp(SVGPConfig(num_inducing=12), X, y, task="classification", num_classes=2, image_shape=(1, 4, 4),
+                       generator=g)
+    assert model.inducing.Z.shape == (12, 16) and model.q.num_latent == 1
+    metrics = model.metrics(X, y)
+    assert 0.0 <= metrics["error"] <= 1.0 and math.isfinite(metrics["nlpd"])
+    views = model.diagnostics((X, y))
+    assert views["inducing_inputs"].images.shape[2:] == (4, 4)
+    assert (views["kuu_spectrum"].values >= 0).all()
+
+
+def test_robustmax_model_trains_on_multiclass_toy():
+    g = torch.Generator().manual_seed(0)
+    centres = torch.tensor([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0]], dtype=torch.float64)
+    y = torch.randint(0, 3, (150,), generator=g)
+    X = centres[y] + 0.7 * torch.randn(150, 2, generator=g, dtype=torch.float64)
+    model = build_svgp(SVGPConfig(num_inducing=15), X, y, task="classification", num_classes=3, generator=g)
+    assert isinstance(model.likelihood, RobustMax)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    start = float(model.loss((X, y)).loss)
+    for _ in range(150):
+        opt.zero_grad()
+        loss = model.loss((X, y)).loss
+        loss.backward()
+        opt.step()
+    assert float(loss) < start and model.metrics(X, y)["error"] < 0.05
+    field = model.diagnostics((X, y))["posterior"]
+    assert field.values.shape == (60, 60)
