@@ -1,0 +1,117 @@
+"""`Dataset`: the numpy arrays every model trains and tests on, with what is needed to read them.
+
+Shapes follow the project glossary: N data points, D input dimensions, images `[N, C, H, W]`.
+Inputs are float64; class labels are int64 in 0..K-1; regression targets are float64, standardised
+with the training mean and standard deviation (`y_mean`, `y_std` undo it, e.g. to report RMSE in the
+original units). The shapes are checked on construction, so a `Dataset` that exists is consistent.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DataError, ShapeError
+
+TASKS = ("classification", "regression")
+
+
+@dataclass
+class Dataset:
+    name: str
+    X_train: np.ndarray  # [N, D] or [N, C, H, W], float64
+    y_train: np.ndarray  # [N] int64 class index, or float64 standardised target
+    X_test: np.ndarray
+    y_test: np.ndarray
+    task: str = "classification"
+    num_classes: int | None = None  # K; None for regression
+    class_names: list[str] | None = None
+    image_shape: tuple[int, int, int] | None = None  # (C, H, W) for images
+    y_mean: float | None = None  # regression: original y = y * y_std + y_mean
+    y_std: float | None = None
+    options: dict = field(default_factory=dict)  # the options it was loaded with, defaults filled in
+    description: str = ""
+    metadata: dict = field(default_factory=dict)  # extras, e.g. the rotation angles drawn per image
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise DataError(f"task={self.task!r} is not one of {TASKS}.")
+        self.X_train = np.asarray(self.X_train, dtype=np.float64)
+        self.X_test = np.asarray(self.X_test, dtype=np.float64)
+        label_dtype = np.int64 if self.task == "classification" else np.float64
+        self.y_train = np.asarray(self.y_train, dtype=label_dtype)
+        self.y_test = np.asarray(self.y_test, dtype=label_dtype)
+        self._check_inputs()
+        self._check_labels()
+
+    def _check_inputs(self):
+        if self.image_shape is not None:
+            self.image_shape = tuple(int(s) for s in self.image_shape)
+            if len(self.image_shape) != 3:
+                raise ShapeError(f"image_shape must be (C, H, W), got {self.image_shape}.")
+            expected = "[N, C, H, W] = [N, %d, %d, %d]" % self.image_shape
+            for part, X in (("X_train", self.X_train), ("X_test", self.X_test)):
+                if X.ndim != 4 or X.shape[1:] != self.image_shape:
+                    raise ShapeError(f"{self.name}: {part} has shape {X.shape}; images must be {expected}.")
+        else:
+            if self.X_train.ndim != 2 or self.X_test.ndim != 2 or self.X_train.shape[1] != self.X_test.shape[1]:
+                raise ShapeError(
+                    f"{self.name}: X_train {self.X_train.shape} and X_test {self.X_test.shape} must both be "
+                    "[N, D] with the same D (or give image_shape for images)."
+                )
+        for part, X, y in (("train", self.X_train, self.y_train), ("test", self.X_test, self.y_test)):
+            if y.ndim != 1 or len(y) != len(X):
+                raise ShapeError(f"{self.name}: y_{part} has shape {y.shape}; expected [{len(X)}] to match X_{part}.")
+        if len(self.X_train) == 0:
+            raise DataError(f"{self.name}: the training set is empty; loosen the options that select data.")
+
+    def _check_labels(self):
+        if self.task == "regression":
+            if self.num_classes is not None:
+                raise DataError(f"{self.name}: a regression dataset has num_classes=None, not {self.num_classes}.")
+            return
+        if self.num_classes is None or self.num_classes < 2:
+            raise DataError(f"{self.name}: classification needs num_classes ≥ 2, got {self.num_classes}.")
+        if self.class_names is None:
+            self.class_names = [str(k) for k in range(self.num_classes)]
+        if len(self.class_names) != self.num_classes:
+            raise DataError(f"{self.name}: {len(self.class_names)} class names for {self.num_classes} classes.")
+        for part, y in (("train", self.y_train), ("test", self.y_test)):
+            if len(y) and (y.min() < 0 or y.max() >= self.num_classes):
+                raise DataError(
+                    f"{self.name}: y_{part} has labels in [{y.min()}, {y.max()}]; expected 0..{self.num_classes - 1}."
+                )
+
+    # --- derived sizes ---------------------------------------------------------------------------
+
+    @property
+    def is_image(self) -> bool:
+        return self.image_shape is not None
+
+    @property
+    def input_dim(self) -> int:
+        """D, the number of inputs once an image is flattened."""
+        return int(np.prod(self.X_train.shape[1:]))
+
+    @property
+    def num_train(self) -> int:
+        return len(self.X_train)
+
+    @property
+    def num_test(self) -> int:
+        return len(self.X_test)
+
+    def summary(self) -> str:
+        """A few human-readable lines: sizes, shapes, labels and the options used."""
+        lines = [f"{self.name}: {self.description}" if self.description else self.name]
+        shape = "×".join(map(str, self.image_shape)) + " images" if self.is_image else f"{self.input_dim} features"
+        lines.append(f"  {self.task}, {shape}, {self.num_train:,} train / {self.num_test:,} test")
+        if self.task == "classification":
+            counts = np.bincount(self.y_train, minlength=self.num_classes)
+            pairs = ", ".join(f"{n}: {c}" for n, c in zip(self.class_names, counts))
+            lines.append(f"  {self.num_classes} classes (train counts {pairs})")
+        elif self.y_mean is not None and self.y_std is not None:
+            lines.append(f"  targets standardised: y = (y_orig - {self.y_mean:.4g}) / {self.y_std:.4g}")
+        if self.options:
+            lines.append("  options: " + ", ".join(f"{k}={v!r}" for k, v in self.options.items()))
+        return "\n".join(lines)

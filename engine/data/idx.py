@@ -1,0 +1,179 @@
+"""Reader and writer for the IDX format of the MNIST files (LeCun et al.), raw or gzip-compressed.
+
+An IDX file is a 4-byte magic number — two zero bytes, a type code, the number of dimensions — then one
+big-endian uint32 per dimension, then the values in C order, big-endian. Every way a file can be wrong
+(not IDX at all, cut short by an interrupted download, a broken gzip stream) becomes a `DataError`
+saying what is wrong with which file and what to do about it.
+
+`load_idx_dir` turns a directory of MNIST-style files into arrays for the `idx:/path/to/dir` source.
+"""
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError
+
+# type code -> big-endian dtype, as in the format's definition
+TYPE_CODES = {
+    0x08: np.dtype(">u1"),  # unsigned byte
+    0x09: np.dtype(">i1"),  # signed byte
+    0x0B: np.dtype(">i2"),  # short
+    0x0C: np.dtype(">i4"),  # int
+    0x0D: np.dtype(">f4"),  # float
+    0x0E: np.dtype(">f8"),  # double
+}
+_CODE_OF_KIND = {(dt.kind, dt.itemsize): code for code, dt in TYPE_CODES.items()}
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's content, decompressed when it is gzip (recognised by content, not by name)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"IDX file {path} does not exist; check the path.") from None
+    except OSError as err:
+        raise DataError(f"cannot read IDX file {path}: {err}; check its permissions.") from None
+    if raw[:2] != _GZIP_MAGIC:
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as err:
+        raise DataError(
+            f"cannot decompress {path}: unreadable gzip ({err}); the file is probably incomplete — "
+            "download it again."
+        ) from None
+
+
+def read_idx(path) -> np.ndarray:
+    """Read an IDX file (raw or gzip) into a native-endian numpy array of the shape its header declares."""
+    path = Path(path)
+    data = _read_bytes(path)
+    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in TYPE_CODES or data[3] == 0:
+        magic = int.from_bytes(data[:4].ljust(4, b"\0"), "big")
+        codes = "/".join(f"0x{c:02X}" for c in TYPE_CODES)
+        raise DataError(
+            f"not an IDX file: magic number 0x{magic:08X} in {path}, expected 0x0000TTNN "
+            f"(two zero bytes, a type code TT in {codes}, the number of dimensions NN ≥ 1); "
+            "check that this is an MNIST-format file."
+        )
+    dtype, ndim = TYPE_CODES[data[2]], data[3]
+    header_size = 4 + 4 * ndim
+    if len(data) < header_size:
+        raise DataError(
+            f"size mismatch: header says {ndim} dimensions ({4 * ndim} bytes of sizes), file has "
+            f"{len(data) - 4} bytes after the magic number in {path}; the file is truncated — download it again."
+        )
+    shape = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    found = len(data) - header_size
+    if found != expected:
+        dims = " × ".join(str(d) for d in shape)
+        raise DataError(
+            f"size mismatch: header says {dims} values × {dtype.itemsize} bytes = {expected} bytes, file has "
+            f"{found} bytes of data in {path}; the file is truncated or corrupt — download it again."
+        )
+    array = np.frombuffer(data, dtype=dtype, offset=header_size).reshape(shape)
+    return array.astype(dtype.newbyteorder("="))  # native byte order, and a writable copy
+
+
+def write_idx(path, array) -> Path:
+    """Write `array` as an IDX file; gzip-compressed when the path ends in `.gz`. Returns the path."""
+    path = Path(path)
+    array = np.asarray(array)
+    code = _CODE_OF_KIND.get((array.dtype.kind, array.dtype.itemsize))
+    if code is None or array.ndim == 0 or array.ndim > 255:
+        kinds = "uint8, int8, int16, int32, float32, float64"
+        raise DataError(
+            f"cannot write a {array.dtype} array of {array.ndim} dimensions as IDX; "
+            f"convert it to one of {kinds} with 1 to 255 dimensions."
+        )
+    header = bytes([0, 0, code, array.ndim]) + np.asarray(array.shape, dtype=">u4").tobytes()
+    body = np.ascontiguousarray(array, dtype=TYPE_CODES[code]).tobytes()
+    content = header + body
+    if path.name.endswith(".gz"):
+        content = gzip.compress(content, mtime=0)  # mtime=0: same array, same bytes
+    path.write_bytes(content)
+    return path
+
+
+# --- a directory of MNIST-style files -------------------------------------------------------------
+
+# role -> (file prefix, IDX dimensionality); names follow the MNIST distribution
+IDX_ROLES = {
+    "train_images": ("train-images", 3),
+    "train_labels": ("train-labels", 1),
+    "test_images": ("t10k-images", 3),
+    "test_labels": ("t10k-labels", 1),
+}
+
+
+def idx_file_names(role: str) -> list[str]:
+    """Accepted names for one file: `-idx` or `.idx` before the dimension tag, raw or `.gz`."""
+    prefix, ndim = IDX_ROLES[role]
+    stems = [f"{prefix}-idx{ndim}-ubyte", f"{prefix}.idx{ndim}-ubyte"]
+    return [stem + ext for stem in stems for ext in ("", ".gz")]
+
+
+def find_idx_file(directory: Path, role: str) -> Path | None:
+    for name in idx_file_names(role):
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def _images_and_labels(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    images, labels = read_idx(images_path), read_idx(labels_path)
+    if images.ndim != 3:
+        raise DataError(
+            f"{images_path} holds an array of shape {images.shape}; images must be 3-D [N, H, W] — "
+            "check that images and labels files are not swapped."
+        )
+    if labels.ndim != 1 or labels.dtype.kind not in "iu":
+        raise DataError(
+            f"{labels_path} holds {labels.dtype} values of shape {labels.shape}; labels must be 1-D integers [N]."
+        )
+    if len(images) != len(labels):
+        raise DataError(
+            f"count mismatch: {images_path.name} has {len(images)} images but {labels_path.name} has "
+            f"{len(labels)} labels; the two files must come from the same set — replace the wrong one."
+        )
+    return images, labels
+
+
+def load_idx_dir(directory) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(train images, train labels, test images, test labels) from a directory; test is None when absent.
+
+    Images come back as stored ([N, H, W] in the file's dtype); scaling is the caller's business.
+    """
+    directory = Path(directory).expanduser()
+    if not directory.is_dir():
+        raise DataError(f"idx: directory {directory} does not exist; give the folder that holds the IDX files.")
+    paths = {role: find_idx_file(directory, role) for role in IDX_ROLES}
+    for role in ("train_images", "train_labels"):
+        if paths[role] is None:
+            raise DataError(
+                f"no {role.replace('_', ' ')} file in {directory}; expected one of "
+                f"{', '.join(idx_file_names(role))}."
+            )
+    X_train, y_train = _images_and_labels(paths["train_images"], paths["train_labels"])
+    if paths["test_images"] is None and paths["test_labels"] is None:
+        return X_train, y_train, None, None
+    for role in ("test_images", "test_labels"):
+        if paths[role] is None:
+            other = "test labels" if role == "test_images" else "test images"
+            raise DataError(
+                f"{directory} has {other} but no {role.replace('_', ' ')} file (expected one of "
+                f"{', '.join(idx_file_names(role))}); add it, or remove both test files to split the training set."
+            )
+    X_test, y_test = _images_and_labels(paths["test_images"], paths["test_labels"])
+    if X_test.shape[1:] != X_train.shape[1:]:
+        raise DataError(
+            f"train images are {X_train.shape[1:]} but test images are {X_test.shape[1:]} in {directory}; "
+            "both sets must have the same image size."
+        )
+    return X_train, y_train, X_test, y_test

@@ -1,0 +1,224 @@
+"""`load(name, **options)`: a source's raw arrays, turned into a `Dataset` by the shared variant steps.
+
+The steps run in a fixed order — split (when the source has no test set), class selection, odd/even
+labels, subsets, rotation, standardisation — each with its own seeded generator. Options are checked
+first, against the bounds declared on the `param` parameters (`DataConfig` for the shared ones, the
+source's own options class for the rest), so a bad value fails before any work is done.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import param
+
+from ..errors import DataError
+from . import mnist, variants
+from .config import VARIANT_OPTIONS, DataConfig
+from .dataset import Dataset
+from .sources import IDX_PREFIX, SOURCES, RawData, Source, canonical, names, resolve
+
+
+def list_datasets() -> list[str]:
+    """The registered dataset names; any 'idx:/path/to/dir' is accepted too but not listed."""
+    return names()
+
+
+def fetch(name: str, data_dir=None, progress: bool = True, force: bool = False) -> Path:
+    """Download a dataset into the data directory once; only 'mnist' needs it. Returns the cache path."""
+    key = canonical(name) if isinstance(name, str) else name
+    if key == "mnist":
+        return mnist.fetch_mnist(data_dir, progress=progress, force=force)
+    if isinstance(key, str) and (key in SOURCES or key.startswith(IDX_PREFIX)):
+        raise DataError(f"{name!r} needs no fetch: it is bundled, generated or local; only 'mnist' is fetched.")
+    raise DataError(f"unknown dataset {name!r}; only 'mnist' can be fetched (datasets: {', '.join(names())}).")
+
+
+# --- options --------------------------------------------------------------------------------------
+
+
+def _allowed(key: str, p: param.Parameter) -> str:
+    """The allowed values of a parameter, in words, e.g. '0 ≤ rotate ≤ 180'."""
+    if isinstance(p, param.Boolean):
+        return "True or False"
+    if isinstance(p, param.List):
+        return "a list of integers, e.g. [0, 1]"
+    if isinstance(p, param.Number):
+        kind = "an integer" if isinstance(p, param.Integer) else "a number"
+        lo, hi = p.bounds or (None, None)
+        lo_op, hi_op = ("≤" if inclusive else "<" for inclusive in p.inclusive_bounds)
+        if lo is not None and hi is not None:
+            text = f"{lo} {lo_op} {key} {hi_op} {hi}"
+        elif lo is not None:
+            text = f"{key} {'≥' if lo_op == '≤' else '>'} {lo}"
+        elif hi is not None:
+            text = f"{key} {hi_op} {hi}"
+        else:
+            text = "any value"
+        return f"{kind}, {text}"
+    return f"a {type(p).__name__.lower()}"
+
+
+def _set(target: param.Parameterized, key: str, value, dataset: str):
+    if key == "classes" and isinstance(value, (tuple, np.ndarray)):
+        value = list(value)
+    if key == "classes" and isinstance(value, list):
+        value = [int(v) if isinstance(v, np.integer) else v for v in value]
+    try:
+        setattr(target, key, value)
+    except (ValueError, TypeError):
+        p = target.param[key]
+        raise DataError(
+            f"option {key}={value!r} is not valid for dataset {dataset!r}: it must be {_allowed(key, p)} ({p.doc})"
+        ) from None
+
+
+def _check_options(source: Source, options: dict) -> tuple[dict, dict]:
+    """(shared variant options, source-specific options), each with defaults filled in and validated."""
+    own = source.options() if source.options is not None else None
+    own_names = [k for k in own.param if k != "name"] if own is not None else []
+    unknown = [k for k in options if k not in VARIANT_OPTIONS and k not in own_names]
+    if unknown:
+        raise DataError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for dataset "
+            f"{source.name!r}; it takes {', '.join(VARIANT_OPTIONS + tuple(own_names))}."
+        )
+    config = DataConfig()
+    for key in VARIANT_OPTIONS:
+        if key in options:
+            _set(config, key, options[key], source.name)
+    for key in own_names:
+        if key in options:
+            _set(own, key, options[key], source.name)
+    return config.values(), {k: getattr(own, k) for k in own_names}
+
+
+def _check_applicable(source: Source, opts: dict):
+    if opts["rotate"] > 0 and source.kind != "image":
+        raise DataError(
+            f"rotate={opts['rotate']} applies to images only; {source.name!r} is {source.kind} data — use rotate=0."
+        )
+    if opts["odd_even"] and not source.digit_labels:
+        raise DataError(
+            f"odd_even applies to digit datasets (digits, mnist, idx:...); {source.name!r} has other labels — "
+            "use odd_even=False."
+        )
+    if opts["classes"] and source.task != "classification":
+        raise DataError(
+            f"classes applies to classification; {source.name!r} is a regression dataset — use classes=[]."
+        )
+
+
+# --- the steps ------------------------------------------------------------------------------------
+
+
+def _split(raw: RawData, source: Source, opts: dict):
+    fraction_default = DataConfig.param.test_fraction.default
+    if raw.X_test is not None:
+        if opts["test_fraction"] != fraction_default and not raw.uses_test_fraction:
+            raise DataError(
+                f"{source.name!r} has a fixed test set, so test_fraction does not apply; use test_subset to "
+                "shrink the test set (or num_test where the source has it)."
+            )
+        return raw.X_train, raw.y_train, raw.X_test, raw.y_test
+    generator = variants.rng(opts["seed"], "split")
+    stratify = source.task == "classification"
+    train, test = variants.split(raw.y_train, opts["test_fraction"], generator, stratify)
+    return raw.X_train[train], raw.y_train[train], raw.X_train[test], raw.y_train[test]
+
+
+def _relabel(raw: RawData, opts: dict, y_train, y_test, source: Source):
+    """Apply classes and odd_even: (train mask, test mask, y_train, y_test, class names)."""
+    names_ = list(raw.class_names)
+    values = list(raw.label_values) if raw.label_values is not None else list(range(len(names_)))
+    keep_train, keep_test = np.ones(len(y_train), bool), np.ones(len(y_test), bool)
+    if opts["classes"]:
+        classes = opts["classes"]
+        keep_train, y_train = variants.select_classes(y_train, values, classes, source.name)
+        keep_test, y_test = variants.select_classes(y_test, values, classes, source.name)
+        names_ = [names_[values.index(c)] for c in classes]
+        values = classes
+    if opts["odd_even"]:
+        parities = {v % 2 for v in values}
+        if len(parities) < 2:
+            raise DataError(
+                f"odd_even with classes={opts['classes']} leaves only {'odd' if 1 in parities else 'even'} digits; "
+                "keep at least one even and one odd digit."
+            )
+        y_train = variants.odd_even(np.asarray(values)[y_train])
+        y_test = variants.odd_even(np.asarray(values)[y_test])
+        names_ = ["even", "odd"]
+    return keep_train, keep_test, y_train, y_test, names_
+
+
+def _subset(X, y, n: int, key: str, opts: dict, stratify: bool, name: str):
+    if n == 0:
+        return X, y
+    if n > len(y):
+        raise DataError(
+            f"{key}={n} but {name!r} has only {len(y):,} points there; use {key} ≤ {len(y)} (0 keeps all)."
+        )
+    chosen = variants.choose(y, n, variants.rng(opts["seed"], key), stratify)
+    return X[chosen], y[chosen]
+
+
+def _describe(source: Source, opts: dict, X_train, X_test) -> str:
+    notes = [source.description, f"{len(X_train):,} train / {len(X_test):,} test"]
+    if opts["classes"]:
+        notes.append(f"classes {opts['classes']}")
+    if opts["odd_even"]:
+        notes.append("odd vs even")
+    if opts["rotate"] > 0:
+        notes.append(f"rotated by U[−{opts['rotate']:g}°, {opts['rotate']:g}°]")
+    return "; ".join(notes)
+
+
+def load(name: str, **options) -> Dataset:
+    """Load a dataset by name with variant and source options; see `DataConfig` for the shared options.
+
+    Raises `DataError` for an unknown name, an unknown option, a value out of range, an option that does
+    not apply to this dataset, or missing / corrupt data.
+    """
+    source = resolve(name)
+    opts, own = _check_options(source, options)
+    _check_applicable(source, opts)
+    raw = source.make(own, opts["seed"], opts["test_fraction"])
+    classification = source.task == "classification"
+    X_train, y_train, X_test, y_test = _split(raw, source, opts)
+    class_names = None
+    if classification:
+        keep_train, keep_test, y_train, y_test, class_names = _relabel(raw, opts, y_train, y_test, source)
+        X_train, X_test = X_train[keep_train], X_test[keep_test]
+    X_train, y_train = _subset(X_train, y_train, opts["subset"], "subset", opts, classification, source.name)
+    X_test, y_test = _subset(X_test, y_test, opts["test_subset"], "test_subset", opts, classification, source.name)
+
+    metadata = dict(raw.metadata)
+    if opts["rotate"] > 0:
+        generator = variants.rng(opts["seed"], "rotate")
+        for part, X in (("train", X_train), ("test", X_test)):
+            metadata[f"angles_{part}"] = variants.draw_angles(len(X), opts["rotate"], generator)  # [N] degrees
+        X_train = variants.rotate_images(X_train, metadata["angles_train"])
+        X_test = variants.rotate_images(X_test, metadata["angles_test"])
+    if source.kind == "tabular":
+        X_train, X_test, metadata["x_mean"], metadata["x_std"] = variants.standardise(X_train, X_test)
+    y_mean = y_std = None
+    if not classification:
+        y_train, y_test, y_mean, y_std = variants.standardise(y_train.astype(np.float64), y_test.astype(np.float64))
+        y_mean, y_std = float(y_mean), float(y_std)
+
+    return Dataset(
+        name=source.name,
+        X_train=X_train,
+        y_train=y_train,
+        X_test=X_test,
+        y_test=y_test,
+        task=source.task,
+        num_classes=len(class_names) if classification else None,
+        class_names=class_names,
+        image_shape=X_train.shape[1:] if source.kind == "image" else None,
+        y_mean=y_mean,
+        y_std=y_std,
+        options={**opts, **own},
+        description=_describe(source, opts, X_train, X_test),
+        metadata=metadata,
+    )

@@ -1,0 +1,249 @@
+"""The registry of data sources: what each one is, which options it takes, and how its arrays are made.
+
+A source only produces raw arrays (`RawData`); the shared steps — splitting, class selection, odd/even,
+subsets, rotation, standardisation — happen once, in `loader.load`. A source with options declares them
+as a small `param.Parameterized` class, so bounds and docs live on the parameters as everywhere else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import param
+from sklearn import datasets as skdata
+
+from ..errors import DataError
+from . import mnist, synthetic
+from .idx import load_idx_dir
+from .variants import rng
+
+IDX_PREFIX = "idx:"
+
+
+@dataclass
+class RawData:
+    """What a source hands to the loader. Without X_test, the loader splits by `test_fraction`."""
+
+    X_train: np.ndarray  # [N, C, H, W] images in [0, 1], or [N, D]
+    y_train: np.ndarray  # [N] class index 0..K-1, or float target
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    class_names: list[str] | None = None  # None for regression
+    label_values: list[int] | None = None  # the value `classes=[...]` refers to per class; default 0..K-1
+    uses_test_fraction: bool = False  # True when the source itself used test_fraction (photo-patches)
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    description: str
+    kind: str  # 'image' | 'tabular' (standardised) | 'points' (raw coordinates kept, e.g. for symmetry)
+    task: str  # 'classification' | 'regression'
+    make: Callable  # make(options: dict, seed: int, test_fraction: float) -> RawData
+    options: type[param.Parameterized] | None = None  # source-specific options with their bounds
+    digit_labels: bool = False  # labels are digits, so odd_even applies
+
+
+# --- source-specific options ----------------------------------------------------------------------
+
+
+class RectanglesOptions(param.Parameterized):
+    num_train = param.Integer(1200, bounds=(1, None), doc="Number of training images (paper 001: 1,200).")
+    num_test = param.Integer(2000, bounds=(1, None), doc="Number of test images.")
+    image_size = param.Integer(28, bounds=(8, 64), doc="Side of the square images in pixels (paper 001: 28).")
+
+
+class Symmetric2dOptions(param.Parameterized):
+    num_train = param.Integer(100, bounds=(1, None), doc="Number of training points.")
+    num_test = param.Integer(500, bounds=(1, None), doc="Number of test points.")
+    noise = param.Number(0.05, bounds=(0, None), doc="Standard deviation of the Gaussian noise on the targets.")
+    one_sided = param.Boolean(False, doc="Draw training points from the half x1 ≥ x2 only (test: whole square).")
+
+
+class TwoMoonsOptions(param.Parameterized):
+    num_train = param.Integer(200, bounds=(2, None), doc="Number of training points.")
+    num_test = param.Integer(1000, bounds=(1, None), doc="Number of test points.")
+    noise = param.Number(0.1, bounds=(0, None), doc="Standard deviation of the Gaussian noise of make_moons.")
+
+
+class PhotoPatchesOptions(param.Parameterized):
+    num_train = param.Integer(1000, bounds=(2, None), doc="Number of training patches (half from each photo).")
+    num_test = param.Integer(500, bounds=(2, None), doc="Number of test patches (half from each photo).")
+    patch_size = param.Integer(16, bounds=(4, 64), doc="Side of the square colour patches in pixels.")
+
+
+# --- makers ---------------------------------------------------------------------------------------
+
+
+def _digits(options, seed, test_fraction):
+    bunch = skdata.load_digits()
+    X = bunch.images[:, None] / 16.0  # [N, 1, 8, 8]; grey levels 0..16
+    return RawData(X, bunch.target, class_names=[str(d) for d in range(10)])
+
+
+def _mnist(options, seed, test_fraction):
+    cache = mnist.read_cache(mnist.cache_path())
+    X_train = cache["x_train"][:, None] / 255.0  # [N, 1, 28, 28]
+    names = [str(d) for d in range(10)]
+    if cache["source"] == "npm":  # 10,000 digits without a fixed split
+        return RawData(X_train, cache["y_train"], class_names=names, metadata={"mnist_source": "npm"})
+    X_test = cache["x_test"][:, None] / 255.0
+    return RawData(X_train, cache["y_train"], X_test, cache["y_test"], names, metadata={"mnist_source": "idx"})
+
+
+def _scale_images(X: np.ndarray, where: str) -> np.ndarray:
+    """[N, H, W] stored values -> [N, 1, H, W] in [0, 1]: bytes / 255; other types must already be in [0, 1]."""
+    if X.dtype == np.uint8:
+        return X[:, None] / 255.0
+    X = X.astype(np.float64)[:, None]
+    if X.size and (X.min() < 0 or X.max() > 1):
+        raise DataError(
+            f"{where}: images of type {X.dtype} have values in [{X.min()}, {X.max()}]; IDX images must be "
+            "unsigned bytes (0..255) or numbers in [0, 1] — rescale them."
+        )
+    return X
+
+
+def make_idx(directory: str):
+    def make(options, seed, test_fraction):
+        X_train, y_train, X_test, y_test = load_idx_dir(directory)
+        labels = y_train if y_test is None else np.concatenate([y_train, y_test])
+        values = np.unique(labels)  # class k is the k-th smallest label value
+        raw = RawData(
+            _scale_images(X_train, directory),
+            np.searchsorted(values, y_train),
+            class_names=[str(v) for v in values],
+            label_values=[int(v) for v in values],
+        )
+        if X_test is not None:
+            raw.X_test, raw.y_test = _scale_images(X_test, directory), np.searchsorted(values, y_test)
+        return raw
+
+    return make
+
+
+def _rectangles(options, seed, test_fraction):
+    generator = rng(seed, "source")
+    X_train, y_train = synthetic.rectangles(options["num_train"], generator, options["image_size"])
+    X_test, y_test = synthetic.rectangles(options["num_test"], generator, options["image_size"])
+    return RawData(X_train, y_train, X_test, y_test, class_names=["wide", "tall"])
+
+
+def _symmetric_2d(options, seed, test_fraction):
+    generator = rng(seed, "source")
+    X_train, y_train = synthetic.symmetric_2d(options["num_train"], generator, options["noise"], options["one_sided"])
+    X_test, y_test = synthetic.symmetric_2d(options["num_test"], generator, options["noise"])
+    return RawData(X_train, y_train, X_test, y_test)
+
+
+def _two_moons(options, seed, test_fraction):
+    generator = rng(seed, "source")
+    X_train, y_train = synthetic.two_moons(options["num_train"], generator, options["noise"])
+    X_test, y_test = synthetic.two_moons(options["num_test"], generator, options["noise"])
+    return RawData(X_train, y_train, X_test, y_test, class_names=["upper", "lower"])
+
+
+def patch_positions(photo_shape, size: int, counts: dict, test_fraction: float, generator):
+    """Top-left corners {'train': (top [n], left [n]), 'test': ...} of square patches in one photo.
+
+    The photo is tiled into square blocks of side 3·size; a `test_fraction` share of the blocks (at least
+    one, chosen by the generator) is reserved for test patches, the rest for training. Each patch lies
+    wholly inside one block, so no test pixel is ever seen in training, yet both parts cover the photo.
+    """
+    block = 3 * size
+    rows, cols = photo_shape[0] // block, photo_shape[1] // block
+    order = generator.permutation(rows * cols)
+    n_test_blocks = min(max(int(round(test_fraction * len(order))), 1), len(order) - 1)
+    blocks = {"test": order[:n_test_blocks], "train": order[n_test_blocks:]}
+    positions = {}
+    for part in ("train", "test"):
+        n = counts[part]
+        chosen = generator.choice(blocks[part], size=n)  # with replacement: many patches per block
+        top = (chosen // cols) * block + generator.integers(0, block - size + 1, size=n)
+        left = (chosen % cols) * block + generator.integers(0, block - size + 1, size=n)
+        positions[part] = (top, left)
+    return positions
+
+
+def _photo_patches(options, seed, test_fraction):
+    """Patches of both sample photos (0 china, 1 flower), half of each part from each photo."""
+    photos = skdata.load_sample_images().images  # two [427, 640, 3] uint8 arrays: china, flower
+    size = options["patch_size"]
+    generator = rng(seed, "source")
+    parts = {"train": ([], []), "test": ([], [])}
+    for label, photo in enumerate(photos):
+        totals = {part: options[f"num_{part}"] for part in parts}
+        counts = {part: n - n // 2 if label == 0 else n // 2 for part, n in totals.items()}  # china takes an odd one
+        for part, (top, left) in patch_positions(photo.shape, size, counts, test_fraction, generator).items():
+            patches = np.stack([photo[t : t + size, l : l + size] for t, l in zip(top, left)])  # [n, size, size, 3]
+            parts[part][0].append(patches.transpose(0, 3, 1, 2) / 255.0)  # [n, 3, size, size]
+            parts[part][1].append(np.full(len(top), label))
+    (Xtr, ytr), (Xte, yte) = [(np.concatenate(X), np.concatenate(y)) for X, y in parts.values()]
+    train, test = generator.permutation(len(ytr)), generator.permutation(len(yte))  # mix the two photos
+    return RawData(Xtr[train], ytr[train], Xte[test], yte[test], class_names=["china", "flower"],
+                   uses_test_fraction=True)
+
+
+def _tabular(loader):
+    def make(options, seed, test_fraction):
+        bunch = loader()
+        names = [str(n) for n in bunch.target_names] if hasattr(bunch, "target_names") else None
+        return RawData(bunch.data, bunch.target, class_names=names)
+
+    return make
+
+
+SOURCES = {
+    s.name: s
+    for s in [
+        Source("digits", "8×8 handwritten digits bundled with scikit-learn", "image", "classification", _digits,
+               digit_labels=True),
+        Source("mnist", "28×28 MNIST handwritten digits (fetched once by `invlab fetch mnist`)", "image",
+               "classification", _mnist, digit_labels=True),
+        Source("rectangles", "28×28 outlines of random rectangles, tall vs wide (paper 001)", "image",
+               "classification", _rectangles, RectanglesOptions),
+        Source("symmetric-2d", "noisy samples of a 2-D function symmetric under swapping x1 and x2 (paper 000 "
+               "Fig. 2)", "points", "regression", _symmetric_2d, Symmetric2dOptions),
+        Source("two-moons", "scikit-learn's two moons (paper 002 Fig. 1)", "points", "classification",
+               _two_moons, TwoMoonsOptions),
+        Source("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
+               "classification", _photo_patches, PhotoPatchesOptions),
+        Source("diabetes", "scikit-learn's diabetes progression (442 patients, 10 features)", "tabular",
+               "regression", _tabular(skdata.load_diabetes)),
+        Source("wine", "scikit-learn's wine cultivars (178 wines, 13 features, 3 classes)", "tabular",
+               "classification", _tabular(skdata.load_wine)),
+        Source("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
+               "classification", _tabular(skdata.load_breast_cancer)),
+    ]
+}
+
+
+def names() -> list[str]:
+    return list(SOURCES)
+
+
+def canonical(name: str) -> str:
+    """Lower case, and '_' and '-' both accepted ('two_moons', 'breast-cancer')."""
+    key = name.strip().lower()
+    for known in SOURCES:
+        if key.replace("_", "-") == known.replace("_", "-"):
+            return known
+    return key
+
+
+def resolve(name: str) -> Source:
+    """The Source for a name: a registered one, or `idx:/path/to/dir`."""
+    if not isinstance(name, str):
+        raise DataError(f"dataset name must be a string, not {type(name).__name__}; choose from {names()}.")
+    if name.startswith(IDX_PREFIX):
+        directory = name[len(IDX_PREFIX) :]
+        if not directory:
+            raise DataError("'idx:' needs a directory, e.g. 'idx:/data/my-digits'.")
+        return Source(name, f"MNIST-format IDX files in {directory}", "image", "classification",
+                      make_idx(directory), digit_labels=True)
+    source = SOURCES.get(canonical(name))
+    if source is None:
+        raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(names())} or 'idx:/path/to/dir'.")
+    return source
