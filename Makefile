@@ -1,0 +1,33 @@
+# Set-up and the two everyday commands: `make run` (the main job) and `make test`.
+# The environment lives in .venv. torch is installed as torch==2.13.0 unless the Python that builds
+# the venv can already import a torch, in which case the venv sees that one (system site packages).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@if [ ! -x $(BIN)/python ]; then \
+	  if $(PYTHON) -c "import torch" 2>/dev/null; then \
+	    echo "using the torch that $(PYTHON) already has"; $(PYTHON) -m venv --system-site-packages $(VENV); \
+	  else $(PYTHON) -m venv $(VENV); fi; fi
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[test,bench]"
+	@touch $(STAMP)
+
+run: setup
+	$(BIN)/invlab train --model svgp --dataset digits --steps 1000
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python -m benchmarks.svgp_vs_gpytorch --quick
+
+clean:
+	rm -rf $(VENV) build *.egg-info

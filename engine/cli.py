@@ -1,0 +1,256 @@
+"""`invlab`: train models, fetch data, list stored runs, start the dashboard.
+
+Flags of `invlab train` are generated from the param configs (data options, the chosen model family's
+config, the training setup): bounds, choices and docs come from the parameters, never copied here.
+
+    invlab train --model svgp --dataset digits --steps 1000
+    invlab train --resume 3
+    invlab runs
+    invlab fetch mnist
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+import param
+
+from .errors import ConfigError, InvlabError
+
+GROUPS = ("data", "model", "train")
+
+
+# -- flags from param ----------------------------------------------------------------------------------------------
+def _flag_type(p: param.Parameter):
+    if isinstance(p, param.Integer):
+        return int
+    if isinstance(p, param.Number):
+        return lambda s: None if s.lower() in ("auto", "none", "") else float(s)
+    if isinstance(p, param.List):
+        return lambda s: [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in s.split(",") if v.strip()]
+    return str
+
+
+def _describe(p: param.Parameter) -> str:
+    text = (p.doc or "").strip()
+    bounds = getattr(p, "bounds", None)
+    if bounds and any(b is not None for b in bounds):
+        text += f" Range {bounds[0]}..{bounds[1]}."
+    default = p.default if not isinstance(p.default, list) else ",".join(map(str, p.default))
+    return f"{text} (default: {default})".replace("%", "%%")
+
+
+def add_param_flags(parser: argparse.ArgumentParser, cls: type[param.Parameterized], group: str,
+                    table: dict[str, tuple[str, str]], skip=()) -> None:
+    """Add one flag per parameter of `cls`; a name already taken by another group gets the group as prefix."""
+    section = parser.add_argument_group(f"{group} options ({cls.__name__})")
+    for name, p in cls.param.objects("existing").items():
+        if name == "name" or name in skip or isinstance(p, param.Dict):
+            continue
+        flag = name.replace("_", "-")
+        if flag in table:
+            flag = f"{group}-{flag}"
+        dest = f"{group}__{name}"
+        table[flag] = (group, name)
+        if isinstance(p, param.Boolean):
+            section.add_argument(f"--{flag}", dest=dest, action=argparse.BooleanOptionalAction, default=None,
+                                 help=_describe(p))
+        elif isinstance(p, param.Selector):
+            section.add_argument(f"--{flag}", dest=dest, choices=[str(o) for o in p.objects], default=None,
+                                 help=_describe(p))
+        else:
+            section.add_argument(f"--{flag}", dest=dest, type=_flag_type(p), default=None, help=_describe(p),
+                                 metavar=name.upper())
+
+
+def collect(args: argparse.Namespace) -> dict[str, dict]:
+    out: dict[str, dict] = {g: {} for g in GROUPS}
+    for key, value in vars(args).items():
+        if "__" in key and value is not None:
+            group, name = key.split("__", 1)
+            out[group][name] = value
+    return out
+
+
+# -- commands ------------------------------------------------------------------------------------------------------
+def _train_parser(model_name: str) -> argparse.ArgumentParser:
+    from .data import DataConfig
+    from .models import get_model, model_names
+    from .train import TrainConfig
+
+    spec = get_model(model_name)
+    parser = argparse.ArgumentParser(prog="invlab train", description="Train a model and store the run.")
+    parser.add_argument("--model", default="svgp", choices=model_names(), help="Model family (default: svgp).")
+    parser.add_argument("--resume", type=int, metavar="ID", help="Continue stored run ID from its latest checkpoint.")
+    parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="Option of the data source, e.g. num_train=500 (repeatable).")
+    parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    table: dict[str, tuple[str, str]] = {}
+    add_param_flags(parser, TrainConfig, "train", table)
+    add_param_flags(parser, DataConfig, "data", table)
+    add_param_flags(parser, spec.config, "model", table)
+    return parser
+
+
+def _source_options(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def cmd_train(argv: list[str]) -> int:
+    from .train import RunConfig, RunStore, Trainer
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--model", default="svgp")
+    known, _ = pre.parse_known_args(argv)
+    try:
+        parser = _train_parser(known.model)
+    except ConfigError as err:
+        print(f"invlab train: {err}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    values = collect(args)
+    store = RunStore()
+    try:
+        if args.resume is not None:
+            trainer = Trainer.resume(store, args.resume)
+            if values["train"].get("steps") is not None:
+                trainer.tc.steps = values["train"]["steps"]
+            print(f"resuming run {args.resume} at step {trainer.step_count} of {trainer.tc.steps}", file=sys.stderr)
+        else:
+            data = dict(values["data"])
+            if args.source_option:
+                data["source_options"] = _source_options(args.source_option)
+            config = RunConfig(model=args.model, data=data, model_config=values["model"], train=values["train"])
+            trainer = Trainer(config, store=store)
+        return _run_with_progress(trainer, quiet=args.quiet)
+    except InvlabError as err:
+        print(f"invlab train: {err}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+
+
+def _run_with_progress(trainer, quiet: bool = False) -> int:
+    from tqdm import tqdm
+
+    from .errors import NonFiniteLossError
+
+    ds = trainer.dataset
+    print(f"run {trainer.run_id}: {trainer.spec.name} on {ds.name} ({ds.num_train} train / {ds.num_test} test), "
+          f"{trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
+    total = trainer.tc.steps
+    start, t0 = trainer.step_count, time.perf_counter()
+    bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
+    try:
+        for snap in trainer.run(every=max(1, trainer.tc.log_every)):
+            bar.update(snap.step - bar.n)
+            post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
+            post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
+            bar.set_postfix(post, refresh=False)
+    except NonFiniteLossError as err:
+        bar.close()
+        print(f"invlab train: {err}\nresume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        bar.close()
+        if trainer.store is not None:
+            trainer.save_checkpoint()
+        print(f"\ninterrupted at step {trainer.step_count}; resume with: invlab train --resume {trainer.run_id}",
+              file=sys.stderr)
+        return 130
+    bar.close()
+    seconds = time.perf_counter() - t0
+    print(summary_line(trainer, seconds, trainer.step_count - start))
+    return 0
+
+
+def summary_line(trainer, seconds: float, steps: int) -> str:
+    m = trainer.last_metrics
+    parts = [f"run {trainer.run_id}", f"{trainer.spec.name} on {trainer.dataset.name}", f"step {trainer.step_count}"]
+    if "elbo" in trainer.last_parts:
+        parts.append(f"ELBO {trainer.last_parts['elbo']:.4g}")
+    if "test_error" in m:
+        parts.append(f"test error {100 * m['test_error']:.2f}%")
+    if "test_rmse" in m:
+        parts.append(f"test RMSE {m['test_rmse']:.4g}")
+    if "test_nlpd" in m:
+        parts.append(f"NLPD {m['test_nlpd']:.4g}")
+    rate = steps / seconds if seconds > 0 else math.nan
+    parts.append(f"{steps} steps in {seconds:.1f} s ({rate:.1f} steps/s)")
+    return " | ".join(parts)
+
+
+def cmd_runs(argv: list[str]) -> int:
+    from .train import RunStore
+
+    parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--json", action="store_true", help="One JSON object per line.")
+    args = parser.parse_args(argv)
+    try:
+        with RunStore() as store:
+            runs = store.list_runs(args.limit)
+    except InvlabError as err:
+        print(f"invlab runs: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        for r in runs:
+            print(json.dumps(r.summary()))
+        return 0
+    if not runs:
+        print("no runs stored yet; start one with: invlab train --model svgp --dataset digits")
+        return 0
+    fmt = "{:>4}  {:<10} {:<14} {:<11} {:>7}  {:>12}  {:>10}  {:>8}"
+    print(fmt.format("id", "model", "dataset", "status", "steps", "last ELBO", "test error", "RMSE"))
+
+    def num(v, f):
+        return "-" if v is None else format(v, f)
+
+    for r in runs:
+        err = "-" if r.test_error is None else f"{100 * r.test_error:.2f}%"
+        print(fmt.format(r.id, r.model[:10], r.dataset[:14], r.status[:11], r.step, num(r.elbo, ".5g"), err,
+                         num(r.test_rmse, ".4g")))
+    return 0
+
+
+def cmd_fetch(argv: list[str]) -> int:
+    from .data import fetch
+
+    parser = argparse.ArgumentParser(prog="invlab fetch", description="Download a dataset once into the data directory.")
+    parser.add_argument("name", choices=["mnist"])
+    args = parser.parse_args(argv)
+    try:
+        path = fetch(args.name)
+    except InvlabError as err:
+        print(f"invlab fetch: {err}", file=sys.stderr)
+        return 1
+    print(f"{args.name} is ready: {path}")
+    return 0
+
+
+COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS), file=sys.stderr if argv else sys.stdout)
+        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""Training: the Trainer loop, its configuration, the SQLite run store and checkpoints."""
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .config import RunConfig, TrainConfig, apply_values, config_values
+from .store import RunRecord, RunStore, RunStoreError
+from .trainer import Snapshot, StepResult, Trainer
+
+__all__ = ["Trainer", "Snapshot", "StepResult", "RunConfig", "TrainConfig", "RunStore", "RunRecord", "RunStoreError",
+           "CheckpointError", "load_checkpoint", "save_checkpoint", "apply_values", "config_values"]

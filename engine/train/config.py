@@ -1,0 +1,97 @@
+"""Training configuration (param), and the whole-run configuration that round-trips through JSON.
+
+A `RunConfig` is what a stored run, a checkpoint, a CLI invocation and a dashboard URL all carry:
+the data options, the model family with its config, and the training setup.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import param
+
+from ..errors import ConfigError
+
+
+class TrainConfig(param.Parameterized):
+    """Optimisation and bookkeeping: every knob with its bounds and a one-line doc."""
+
+    steps = param.Integer(default=1000, bounds=(0, 10_000_000), doc="Optimiser steps to run.")
+    learning_rate = param.Number(default=0.01, bounds=(1e-6, 10.0), doc="Step size of the optimiser.")
+    optimizer = param.Selector(default="auto", objects=["auto", "adam", "lbfgs"],
+                               doc="auto: the model family's default (Adam for GPs, L-BFGS for the RKHS solver).")
+    schedule = param.Selector(default="constant", objects=["constant", "cosine", "exponential"],
+                              doc="Learning-rate schedule over `steps`.")
+    final_lr_ratio = param.Number(default=0.1, bounds=(0.0, 1.0), doc="Cosine / exponential: final rate ÷ initial rate.")
+    batch_size = param.Integer(default=256, bounds=(0, 1_000_000), doc="Minibatch size; 0 = full batch.")
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed for initialisation and minibatches.")
+    device = param.Selector(default="auto", objects=["auto", "cpu", "cuda"], doc="auto: CUDA when available.")
+    dtype = param.Selector(default="auto", objects=["auto", "float64", "float32"],
+                           doc="auto: float64 on CPU, float32 on GPU.")
+    jitter = param.Number(default=1e-6, bounds=(0.0, 0.1), doc="Added to K_uu before Cholesky; escalated on failure.")
+    log_every = param.Integer(default=10, bounds=(1, 100_000), doc="Record the loss every this many steps.")
+    eval_every = param.Integer(default=100, bounds=(0, 1_000_000), doc="Evaluate on the test subset every this many steps; 0 = only at the end.")
+    eval_size = param.Integer(default=2000, bounds=(1, 1_000_000), doc="At most this many test points per evaluation.")
+    checkpoint_every = param.Integer(default=0, bounds=(0, 10_000_000), doc="Save a checkpoint every this many steps; 0 = only at the end.")
+    flush_every = param.Integer(default=50, bounds=(1, 100_000), doc="Write metrics to the run store every this many steps.")
+
+
+def config_values(config: param.Parameterized) -> dict:
+    """The parameter values of a config, without param's own `name`, JSON-safe."""
+    return {k: v for k, v in config.param.values().items() if k != "name"}
+
+
+def apply_values(cls: type[param.Parameterized], values: dict, what: str) -> param.Parameterized:
+    """Instantiate `cls` from a dict, turning param's errors into ones that name the setting."""
+    unknown = set(values) - set(cls.param) - {"name"}
+    if unknown:
+        raise ConfigError(f"unknown {what} setting(s): {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sorted(p for p in cls.param if p != 'name'))}")
+    try:
+        return cls(**{k: v for k, v in values.items() if k != "name"})
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"invalid {what} setting: {err}") from None
+
+
+@dataclass
+class RunConfig:
+    """Everything needed to rebuild a run: data options, model family + its config, training setup."""
+
+    model: str = "svgp"
+    data: dict = field(default_factory=lambda: {"dataset": "digits"})
+    model_config: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"model": self.model, "data": self.data, "model_config": self.model_config, "train": self.train},
+                          sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        try:
+            d = json.loads(text)
+            return cls(d["model"], d["data"], d.get("model_config", {}), d.get("train", {}))
+        except (ValueError, KeyError, TypeError) as err:
+            raise ConfigError(f"stored run configuration is unreadable ({err}); the run cannot be rebuilt") from None
+
+    # materialised param objects ------------------------------------------------------------------
+    def train_config(self) -> TrainConfig:
+        return apply_values(TrainConfig, self.train, "training")
+
+    def model_spec(self):
+        from ..models import get_model
+
+        return get_model(self.model)
+
+    def model_params(self) -> param.Parameterized:
+        return apply_values(self.model_spec().config, self.model_config, f"{self.model} model")
+
+    def data_config(self):
+        from ..data import DataConfig
+
+        return apply_values(DataConfig, self.data, "data")
+
+    def validate(self) -> "RunConfig":
+        """Build every config object once so that bad values fail here, with a message, before any work."""
+        self.train_config(), self.model_params(), self.data_config()
+        return self

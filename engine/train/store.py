@@ -1,0 +1,170 @@
+"""The run store: runs, their configs, status, per-step metrics and checkpoint paths in SQLite (WAL).
+
+Metrics are buffered in memory and written by `flush()` in one transaction; with WAL a process killed
+mid-run loses at most what was logged since the last flush, and never corrupts what was committed.
+One connection is shared by the threads of a process under a lock (the dashboard trains in a
+background thread and reads from the server thread).
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import settings
+from ..errors import InvlabError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created REAL NOT NULL, updated REAL NOT NULL,
+    model TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL,
+    status TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
+    elbo REAL, test_error REAL, test_rmse REAL, test_nlpd REAL, message TEXT
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, name TEXT NOT NULL, value REAL
+);
+CREATE INDEX IF NOT EXISTS metrics_by_run ON metrics (run_id, name, step);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, path TEXT NOT NULL, created REAL NOT NULL
+);
+"""
+
+
+class RunStoreError(InvlabError):
+    pass
+
+
+@dataclass
+class RunRecord:
+    id: int
+    created: float
+    updated: float
+    model: str
+    dataset: str
+    config: str
+    status: str
+    step: int
+    elbo: float | None
+    test_error: float | None
+    test_rmse: float | None
+    test_nlpd: float | None
+    message: str | None
+
+    def summary(self) -> dict:
+        return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error", "test_rmse",
+                                              "test_nlpd")}
+
+
+class RunStore:
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else settings.data_dir() / "runs.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._pending: list[tuple[int, int, str, float]] = []
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise RunStoreError(f"the run store {self.path} cannot be opened ({err}). It was left untouched; move it "
+                                "aside (or point INVLAB_DATA elsewhere) to start a new store.") from None
+
+    # -- writing ------------------------------------------------------------------------------------------------
+    def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
+        now = time.time()
+        with self._lock, self._db:
+            cur = self._db.execute(
+                "INSERT INTO runs (created, updated, model, dataset, config, status) VALUES (?, ?, ?, ?, ?, ?)",
+                (now, now, model, dataset, config_json, status))
+            return int(cur.lastrowid)
+
+    def log_metrics(self, run_id: int, step: int, metrics: dict[str, float]) -> None:
+        """Buffer metrics for one step; they reach the database at the next `flush()`."""
+        with self._lock:
+            self._pending.extend((run_id, int(step), name, float(value)) for name, value in metrics.items())
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._pending:
+                return
+            rows, self._pending = self._pending, []
+            with self._db:
+                self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)", rows)
+
+    def update_run(self, run_id: int, **fields) -> None:
+        allowed = {"status", "step", "elbo", "test_error", "test_rmse", "test_nlpd", "message", "config"}
+        bad = set(fields) - allowed
+        if bad:
+            raise RunStoreError(f"cannot update run fields {sorted(bad)}")
+        fields["updated"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._lock, self._db:
+            self._db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+
+    def add_checkpoint(self, run_id: int, step: int, path: str | Path) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
+                             (run_id, int(step), str(path), time.time()))
+
+    def truncate(self, run_id: int, after_step: int) -> None:
+        """Drop metrics logged after `after_step` (a resumed run continues from its last checkpoint)."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", (run_id, int(after_step)))
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    def get_run(self, run_id: int) -> RunRecord:
+        with self._lock:
+            row = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs WHERE id = ?",
+                                   (int(run_id),)).fetchone()
+        if row is None:
+            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
+        return RunRecord(*row)
+
+    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        sql = f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs ORDER BY id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        with self._lock:
+            return [RunRecord(*row) for row in self._db.execute(sql).fetchall()]
+
+    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
+        with self._lock:
+            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
+                                    (int(run_id),)).fetchall()
+        out: dict[str, tuple[list[int], list[float]]] = {}
+        for name, step, value in rows:
+            if names is None or name in names:
+                steps, values = out.setdefault(name, ([], []))
+                steps.append(step)
+                values.append(value)
+        return out
+
+    def latest_checkpoint(self, run_id: int) -> tuple[int, Path] | None:
+        with self._lock:
+            rows = self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step DESC, created DESC",
+                                    (int(run_id),)).fetchall()
+        for step, path in rows:
+            if Path(path).exists():
+                return int(step), Path(path)
+        return None
+
+    def checkpoint_dir(self, run_id: int) -> Path:
+        path = self.path.parent / "checkpoints" / f"run_{int(run_id)}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def close(self) -> None:
+        with self._lock:
+            self.flush()
+            self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,392 @@
+"""The training loop shared by the CLI, notebooks and the dashboard.
+
+`Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
+bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
+Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every step
+also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last
+good state and raises `NonFiniteLossError`; the run can continue from there.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+import threading
+
+import numpy as np
+import torch
+
+from ..diagnostics import View
+from ..errors import ConfigError, NonFiniteLossError, NumericalError
+from ..parameters import learnables
+from ..settings import resolve_device, resolve_dtype
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import RunConfig, TrainConfig
+from .store import RunStore
+
+
+@dataclass
+class StepResult:
+    step: int
+    loss: float
+    parts: dict[str, float]
+    seconds: float
+
+
+@dataclass
+class Snapshot:
+    """A picture of a run at one step: everything here is numpy or Python scalars."""
+
+    step: int
+    status: str
+    parts: dict[str, float]
+    metrics: dict[str, float]
+    history: dict[str, tuple[np.ndarray, np.ndarray]]
+    views: dict[str, View] = field(default_factory=dict)
+    numerics: dict[str, float] = field(default_factory=dict)
+    steps_per_sec: float = float("nan")
+    device: str = "cpu"
+    dtype: str = "float64"
+    run_id: int | None = None
+    warning: str | None = None
+
+
+class Trainer:
+    def __init__(self, config: RunConfig, *, store: RunStore | None = None, run_id: int | None = None, dataset=None):
+        self.config = config.validate()
+        self.tc: TrainConfig = config.train_config()
+        self.spec = config.model_spec()
+        self.device = resolve_device(self.tc.device)
+        self.dtype = resolve_dtype(self.tc.dtype, self.device)
+        self.dataset = dataset if dataset is not None else config.data_config().load()
+        ds = self.dataset
+        if ds.task not in self.spec.tasks:
+            raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
+                              f"it supports {', '.join(self.spec.tasks)}")
+        if self.spec.image_only and not ds.is_image:
+            raise ConfigError(f"model {self.spec.name!r} needs image data; {ds.name} is tabular")
+        self.X = torch.as_tensor(ds.X_train, dtype=self.dtype, device=self.device)
+        self.y = self._labels(ds.y_train)
+        self.X_test = torch.as_tensor(ds.X_test, dtype=self.dtype, device=self.device)
+        self.y_test = self._labels(ds.y_test)
+        self.generator = torch.Generator().manual_seed(self.tc.seed)
+        torch.manual_seed(self.tc.seed)  # Monte-Carlo likelihoods and samplers draw from the global stream
+        # build on CPU in float64 (initialisation is cheap and exact there), then move
+        model = self.spec.build(config.model_params(), torch.as_tensor(ds.X_train, dtype=torch.float64),
+                                torch.as_tensor(ds.y_train), task=ds.task, num_classes=ds.num_classes,
+                                image_shape=ds.image_shape, y_std=float(getattr(ds, "y_std", 1.0) or 1.0),
+                                generator=self.generator)
+        model.jitter = self.tc.jitter
+        self.model = model.to(device=self.device, dtype=self.dtype)
+        self.optimizer_name = self.spec.optimizer if self.tc.optimizer == "auto" else self.tc.optimizer
+        self.optimizer = self._make_optimizer()
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.lock = threading.RLock()
+        self.step_count = 0
+        self.status = "created"
+        self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        self.last_parts: dict[str, float] = {}
+        self.last_metrics: dict[str, float] = {}
+        self.last_warning: str | None = None
+        self._order = torch.empty(0, dtype=torch.long)
+        self._cursor = 0
+        self._rate = (time.perf_counter(), 0)
+        self._steps_per_sec = float("nan")
+        self._eval_idx = torch.randperm(len(self.X_test), generator=torch.Generator().manual_seed(self.tc.seed + 1))[
+            : self.tc.eval_size].to(self.device)
+        self._good = self._capture()
+        self.store, self.run_id = store, run_id
+        if store is not None and run_id is None:
+            self.run_id = store.create_run(config.to_json(), config.model, ds.name)
+
+    # -- set-up helpers ------------------------------------------------------------------------------------------
+    def _labels(self, y):
+        y = torch.as_tensor(y, device=self.device)
+        return y.long() if self.dataset.task == "classification" else y.to(self.dtype)
+
+    def _make_optimizer(self):
+        params = [p for p in self.model.parameters()]
+        if self.optimizer_name == "lbfgs":
+            return torch.optim.LBFGS(params, lr=self.tc.learning_rate, max_iter=20, history_size=20,
+                                     line_search_fn="strong_wolfe")
+        return torch.optim.Adam(params, lr=self.tc.learning_rate)
+
+    def _lr_factor(self, step: int) -> float:
+        total, r = max(self.tc.steps, 1), self.tc.final_lr_ratio
+        frac = min(step / total, 1.0)
+        if self.tc.schedule == "cosine":
+            return r + (1 - r) * 0.5 * (1 + math.cos(math.pi * frac))
+        if self.tc.schedule == "exponential":
+            return max(r, 1e-12) ** frac
+        return 1.0
+
+    def _next_batch(self):
+        N, B = self.X.shape[0], self.tc.batch_size
+        if B == 0 or B >= N or self.optimizer_name == "lbfgs":
+            return self.X, self.y
+        if self._cursor + B > len(self._order):
+            self._order = torch.randperm(N, generator=self.generator)
+            self._cursor = 0
+        idx = self._order[self._cursor:self._cursor + B].to(self.device)
+        self._cursor += B
+        return self.X.index_select(0, idx), self.y.index_select(0, idx)
+
+    # -- good state / recovery --------------------------------------------------------------------------------------
+    def _capture(self):
+        return ({k: v.detach().clone() for k, v in self.model.state_dict().items()},
+                copy.deepcopy(self.optimizer.state_dict()), self.step_count)
+
+    def _restore(self, good) -> None:
+        model_state, opt_state, step = good
+        self.model.load_state_dict(model_state)
+        self.optimizer.load_state_dict(copy.deepcopy(opt_state))
+        self.step_count = step
+
+    def _all_finite(self, loss: torch.Tensor | None, with_grads: bool) -> bool:
+        checks = [] if loss is None else [torch.isfinite(loss).all()]
+        for p in self.model.parameters():
+            checks.append(torch.isfinite(p).all())
+            if with_grads and p.grad is not None:
+                checks.append(torch.isfinite(p.grad).all())
+        return bool(torch.stack(checks).all())  # the step's one host sync
+
+    def _fail(self, terms, attempted: int, cause: Exception | None = None) -> None:
+        bad = [k for k, v in terms.parts.items() if not bool(torch.isfinite(v).all())] if terms is not None else []
+        if not self._all_finite(None, with_grads=False):
+            self._restore(self._good)
+        self.optimizer.zero_grad(set_to_none=True)
+        what = f" ({', '.join(bad)} not finite)" if bad else (f" ({cause})" if cause is not None else "")
+        msg = (f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model is at "
+               f"step {self.step_count}, its last good state. Lower the learning rate (now {self.current_lr:g}) or "
+               f"raise the jitter, then continue.")
+        self.last_warning = msg
+        raise NonFiniteLossError(msg) from cause
+
+    def _loss(self, X, y, attempted: int):
+        try:
+            return self.model.loss((X, y))
+        except NumericalError as err:  # e.g. Cholesky of a K_uu that has NaN in it
+            self._fail(None, attempted, err)
+
+    # -- stepping -----------------------------------------------------------------------------------------------------
+    @property
+    def current_lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    def _step(self):
+        """One optimiser step under the lock; returns the loss Terms (tensors, not synced)."""
+        with self.lock:
+            attempted = self.step_count + 1
+            X, y = self._next_batch()
+            if self.optimizer_name == "lbfgs":
+                good = self._capture()
+                holder = {}
+
+                def closure():
+                    self.optimizer.zero_grad(set_to_none=True)
+                    terms = self._loss(X, y, attempted)
+                    terms.loss.backward()
+                    holder["terms"] = terms
+                    return terms.loss
+
+                self.optimizer.step(closure)
+                terms = holder["terms"]
+                if not self._all_finite(terms.loss, with_grads=False):
+                    self._restore(good)
+                    self._fail(terms, attempted)
+            else:
+                self.optimizer.zero_grad(set_to_none=True)
+                terms = self._loss(X, y, attempted)
+                terms.loss.backward()
+                if not self._all_finite(terms.loss, with_grads=True):
+                    self._fail(terms, attempted)
+                self.optimizer.step()
+            self.scheduler.step()
+            self.step_count += 1
+            return terms
+
+    def step(self) -> StepResult:
+        t0 = time.perf_counter()
+        terms = self._step()
+        self._log(terms)
+        return StepResult(self.step_count, float(terms.loss.detach()), dict(self.last_parts), time.perf_counter() - t0)
+
+    def _log(self, terms) -> None:
+        parts = {"loss": float(terms.loss.detach())}
+        parts.update({k: float(v.detach()) for k, v in terms.parts.items()})
+        self.last_parts = parts
+        for k, v in parts.items():
+            steps, values = self.history[k]
+            steps.append(self.step_count)
+            values.append(v)
+        if self.store is not None:
+            self.store.log_metrics(self.run_id, self.step_count, parts)
+        self._good = self._capture()
+        now = time.perf_counter()
+        t_prev, s_prev = self._rate
+        if self.step_count > s_prev and now > t_prev:
+            self._steps_per_sec = (self.step_count - s_prev) / (now - t_prev)
+        self._rate = (now, self.step_count)
+
+    def run(self, steps: int | None = None, every: int | None = None, stop: threading.Event | None = None):
+        """Run `steps` more steps (default: up to the configured total), yielding a Snapshot every `every` steps."""
+        tc = self.tc
+        steps = max(tc.steps - self.step_count, 0) if steps is None else int(steps)
+        every = every or tc.log_every
+        end = self.step_count + steps
+        self._set_status("running")
+        self._rate = (time.perf_counter(), self.step_count)
+        try:
+            while self.step_count < end:
+                if stop is not None and stop.is_set():
+                    self._set_status("paused")
+                    break
+                terms = self._step()
+                n = self.step_count
+                if n % tc.log_every == 0 or n == end:
+                    self._log(terms)
+                if tc.eval_every and n % tc.eval_every == 0:
+                    self.evaluate()
+                if tc.checkpoint_every and n % tc.checkpoint_every == 0 and self.store is not None:
+                    self.save_checkpoint()
+                if self.store is not None and n % tc.flush_every == 0:
+                    self._flush()
+                if n % every == 0 or n == end:
+                    yield self.snapshot(views=False)
+            else:
+                self.finish()
+        except NonFiniteLossError:
+            self._set_status("failed", message=self.last_warning)
+            raise
+        except BaseException:  # KeyboardInterrupt included: keep what we have
+            self._set_status("interrupted")
+            raise
+
+    def finish(self) -> dict[str, float]:
+        metrics = self.evaluate()
+        self._set_status("finished")
+        if self.store is not None:
+            self.save_checkpoint()
+        return metrics
+
+    # -- evaluation and snapshots -------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        with self.lock:
+            idx = self._eval_idx
+            metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
+        metrics = {f"test_{k}": v for k, v in metrics.items()}
+        self.last_metrics = metrics
+        for k, v in metrics.items():
+            steps, values = self.history[k]
+            steps.append(self.step_count)
+            values.append(v)
+        if self.store is not None:
+            self.store.log_metrics(self.run_id, self.step_count, metrics)
+        return metrics
+
+    def snapshot(self, views: bool = True) -> Snapshot:
+        with self.lock:
+            numerics = self.model.numerics() if views else {"jitter": getattr(self.model, "last_jitter", float("nan"))}
+            diag = {}
+            if views:
+                sample = self._diagnostic_data()
+                diag = self.model.diagnostics(sample)
+        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64)) for k, (s, v) in self.history.items()}
+        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
+                        numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
+                        self.run_id, self.last_warning)
+
+    def _diagnostic_data(self, n: int = 400):
+        idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
+        return self.X.index_select(0, idx), self.y.index_select(0, idx)
+
+    @torch.no_grad()
+    def predict(self, X) -> "Prediction":  # noqa: F821
+        X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
+        with self.lock:
+            return self.model.predict(X)
+
+    # -- live edits from another thread -----------------------------------------------------------------------------------
+    def set_value(self, name: str, value) -> None:
+        with self.lock:
+            self._learnable(name).assign(value)
+            self._good = self._capture()
+
+    def freeze(self, name: str, frozen: bool = True) -> None:
+        with self.lock:
+            self._learnable(name).frozen = frozen
+
+    def _learnable(self, name):
+        table = learnables(self.model)
+        if name not in table:
+            raise ConfigError(f"no learnable value {name!r}; this model has: {', '.join(table)}")
+        return table[name]
+
+    def set_learning_rate(self, lr: float) -> None:
+        with self.lock:
+            self.tc.learning_rate = lr  # validated by param
+            for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs):
+                group["lr"] = lr * self._lr_factor(self.step_count)
+            self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
+
+    # -- persistence ----------------------------------------------------------------------------------------------------
+    def _set_status(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        if self.store is not None:
+            summary = {"test_error": self.last_metrics.get("test_error"), "test_rmse": self.last_metrics.get("test_rmse"),
+                       "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo")}
+            self.store.update_run(self.run_id, status=status, step=self.step_count, message=message,
+                                  **{k: v for k, v in summary.items() if v is not None})
+            self.store.flush()
+
+    def _flush(self) -> None:
+        self.store.update_run(self.run_id, step=self.step_count, elbo=self.last_parts.get("elbo"))
+        self.store.flush()
+
+    def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        with self.lock:
+            if path is None:
+                if self.store is None:
+                    raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
+                path = self.store.checkpoint_dir(self.run_id) / f"step_{self.step_count:08d}.pt"
+            path = save_checkpoint(path, model_state=self.model.state_dict(), optimizer_state=self.optimizer.state_dict(),
+                                   step=self.step_count, config_json=self.config.to_json(),
+                                   rng_state=self.generator.get_state())
+            if self.store is not None:
+                self.store.add_checkpoint(self.run_id, self.step_count, path)
+                self._flush()
+            return path
+
+    def load_state(self, payload: dict) -> None:
+        with self.lock:
+            self.model.load_state_dict(payload["model"])
+            self.optimizer.load_state_dict(payload["optimizer"])
+            self.step_count = int(payload["step"])
+            self.generator.set_state(payload["rng"])
+            self.scheduler.last_epoch = self.step_count
+            self._good = self._capture()
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, **kwargs) -> "Trainer":
+        payload = load_checkpoint(path, map_location="cpu")
+        trainer = cls(RunConfig.from_json(payload["config"]), **kwargs)
+        trainer.load_state(payload)
+        return trainer
+
+    @classmethod
+    def resume(cls, store: RunStore, run_id: int, dataset=None) -> "Trainer":
+        """Continue a stored run from its latest checkpoint; metrics logged after it are dropped."""
+        record = store.get_run(run_id)
+        trainer = cls(RunConfig.from_json(record.config), store=store, run_id=run_id, dataset=dataset)
+        latest = store.latest_checkpoint(run_id)
+        if latest is not None:
+            step, path = latest
+            trainer.load_state(load_checkpoint(path, map_location=trainer.device))
+        store.truncate(run_id, trainer.step_count)
+        for name, (steps, values) in store.metrics(run_id).items():
+            trainer.history[name] = (list(steps), list(values))
+        return trainer

@@ -1,0 +1,76 @@
+"""The SQLite run store: round trips, corrupt files, and a writer killed mid-run."""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from engine.train import RunStore, RunStoreError
+
+
+def test_runs_metrics_and_checkpoints_round_trip(tmp_path):
+    with RunStore(tmp_path / "r.sqlite") as store:
+        rid = store.create_run('{"model": "svgp"}', "svgp", "digits")
+        store.log_metrics(rid, 10, {"elbo": -5.0, "kl": 1.0})
+        store.log_metrics(rid, 20, {"elbo": -4.0})
+        assert store.metrics(rid) == {}  # buffered until flushed
+        store.flush()
+        assert store.metrics(rid)["elbo"] == ([10, 20], [-5.0, -4.0])
+        ck = tmp_path / "ck.pt"
+        ck.write_bytes(b"x")
+        store.add_checkpoint(rid, 20, ck)
+        store.update_run(rid, status="finished", step=20, test_error=0.1)
+        assert store.latest_checkpoint(rid) == (20, ck)
+        assert store.get_run(rid).summary()["test_error"] == 0.1
+        store.truncate(rid, 10)
+        assert store.metrics(rid)["elbo"] == ([10], [-5.0])
+    assert sqlite3.connect(tmp_path / "r.sqlite").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_unknown_run_and_corrupt_store_give_clear_errors(tmp_path):
+    with RunStore(tmp_path / "r.sqlite") as store:
+        with pytest.raises(RunStoreError, match="invlab runs"):
+            store.get_run(99)
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(RunStoreError, match="left untouched"):
+        RunStore(bad)
+    assert bad.read_bytes() == b"this is not sqlite" * 100  # nothing was overwritten
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from engine.train import RunStore
+    store = RunStore(sys.argv[1])
+    rid = store.create_run("{}", "svgp", "digits", status="running")
+    step = 0
+    while True:
+        for _ in range(50):
+            step += 1
+            store.log_metrics(rid, step, {"elbo": -1.0 / step, "kl": float(step)})
+        store.flush()
+        with open(sys.argv[2], "w") as f:
+            f.write(str(step))
+""")
+
+
+def test_store_survives_a_killed_writer_process(tmp_path):
+    db, progress = tmp_path / "r.sqlite", tmp_path / "progress"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(progress)], cwd=os.getcwd())
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if progress.exists() and progress.read_text().strip() and int(progress.read_text()) >= 2000:
+            break
+        time.sleep(0.05)
+    flushed = int(progress.read_text())
+    os.kill(proc.pid, signal.SIGKILL)  # mid-write, most likely
+    proc.wait()
+    with RunStore(db) as store:
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        steps, values = store.metrics(1)["elbo"]
+        assert len(steps) >= flushed and steps == list(range(1, len(steps) + 1))  # whole flushes, no gaps
+        assert len(steps) % 50 == 0

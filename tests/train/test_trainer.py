@@ -1,0 +1,185 @@
+"""Trainer behaviour a user relies on: recovery from NaN, checkpoints, resume, live edits, snapshots."""
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from engine.errors import ConfigError, NonFiniteLossError
+from engine.train import RunConfig, RunStore, Trainer
+from engine.train.checkpoint import CheckpointError, load_checkpoint
+
+
+def small_config(**train):
+    base = {"steps": 30, "log_every": 5, "eval_every": 0, "eval_size": 100, "batch_size": 64}
+    base.update(train)
+    return RunConfig(model="svgp", data={"dataset": "digits", "subset": 300, "test_subset": 150},
+                     model_config={"num_inducing": 20}, train=base)
+
+
+def params_of(trainer):
+    return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+
+def test_injected_nan_rolls_back_and_reports(monkeypatch):
+    trainer = Trainer(small_config())
+    for _ in range(5):
+        trainer.step()
+    before = params_of(trainer)
+    real_loss = trainer.model.loss
+
+    def poisoned(batch):
+        terms = real_loss(batch)
+        terms.parts["expected_log_lik"] = terms.parts["expected_log_lik"] * float("nan")
+        terms.loss = terms.loss * float("nan")
+        return terms
+
+    monkeypatch.setattr(trainer.model, "loss", poisoned)
+    with pytest.raises(NonFiniteLossError, match=r"step 6 .*expected_log_lik.*step 5"):
+        trainer.step()
+    assert trainer.step_count == 5
+    assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
+    monkeypatch.setattr(trainer.model, "loss", real_loss)
+    trainer.step()  # the run continues from the good state
+    assert trainer.step_count == 6
+
+
+def test_nan_written_into_a_parameter_restores_the_last_good_state():
+    trainer = Trainer(small_config())
+    for _ in range(5):  # step 5 is a logged step: the good state is captured there
+        trainer.step()
+    good = params_of(trainer)
+    with torch.no_grad():
+        trainer.model.kernel.lengthscale.raw.fill_(float("nan"))
+    with pytest.raises(NonFiniteLossError, match="last good state"):
+        trainer.step()
+    assert trainer.step_count == 5
+    assert all(torch.equal(good[k], v) for k, v in trainer.model.state_dict().items())
+
+
+def test_run_marks_failure_in_the_store(tmp_path, monkeypatch):
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(small_config(), store=store)
+    monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
+    with pytest.raises(NonFiniteLossError):
+        list(trainer.run())
+    assert store.get_run(trainer.run_id).status == "failed"
+
+
+def test_checkpoint_round_trip_gives_identical_predictions(tmp_path):
+    trainer = Trainer(small_config())
+    list(trainer.run(20))
+    path = trainer.save_checkpoint(tmp_path / "ck.pt")
+    restored = Trainer.from_checkpoint(path)
+    X = trainer.X_test[:50]
+    a, b = trainer.predict(X), restored.predict(X)
+    assert restored.step_count == 20
+    assert torch.equal(a.mean, b.mean) and torch.equal(a.var, b.var) and torch.equal(a.probs, b.probs)
+    # both continue identically: same optimiser state and minibatch stream
+    trainer.step(), restored.step()
+    assert all(torch.equal(v, restored.model.state_dict()[k]) for k, v in trainer.model.state_dict().items())
+
+
+def test_corrupt_checkpoint_is_refused_with_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="cannot be read"):
+        load_checkpoint(bad)
+
+
+def test_resume_continues_the_step_count_and_the_metrics(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(small_config(steps=40, checkpoint_every=20, flush_every=5), store=store)
+    gen = trainer.run()
+    for snap in gen:
+        if snap.step == 25:  # killed between checkpoints: steps 21..25 are lost on resume
+            break
+    gen.close()
+    resumed = Trainer.resume(store, trainer.run_id)
+    assert resumed.step_count == 20
+    list(resumed.run())
+    assert resumed.step_count == 40
+    steps, _ = store.metrics(trainer.run_id)["elbo"]
+    assert steps == sorted(set(steps)) and steps[-1] == 40  # no duplicated steps after the resume
+    record = store.get_run(trainer.run_id)
+    assert record.status == "finished" and record.step == 40 and record.test_error is not None
+
+
+def test_snapshot_is_plain_numpy_and_floats():
+    trainer = Trainer(small_config())
+    list(trainer.run(10))
+    trainer.evaluate()
+    snap = trainer.snapshot()
+
+    def walk(obj):
+        assert not isinstance(obj, torch.Tensor)
+        if isinstance(obj, dict):
+            for v in obj.values():
+                walk(v)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                walk(v)
+        elif hasattr(obj, "__dataclass_fields__"):
+            for k in obj.__dataclass_fields__:
+                walk(getattr(obj, k))
+
+    walk(snap)
+    steps, values = snap.history["elbo"]
+    assert isinstance(values, np.ndarray) and steps[-1] == 10
+    assert "kuu_spectrum" in snap.views and "test_error" in snap.metrics and np.isfinite(snap.numerics["kuu_condition"])
+
+
+def test_live_edits_from_another_thread_under_the_lock():
+    trainer = Trainer(small_config(steps=200))
+    trainer.freeze("kernel.variance")
+    variance = float(trainer.model.kernel.variance())
+    stop = threading.Event()
+    worker = threading.Thread(target=lambda: [None for _ in trainer.run(stop=stop)])
+    worker.start()
+    trainer.set_value("likelihood.variance" if "likelihood.variance" in dict(trainer.model.named_modules()) else
+                      "kernel.lengthscale", 2.0)
+    stop.set()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and trainer.status == "paused"
+    assert float(trainer.model.kernel.variance()) == variance  # frozen value untouched by the optimiser
+    with pytest.raises(ConfigError, match="no learnable value"):
+        trainer.set_value("kernel.nonsense", 1.0)
+
+
+def test_evaluation_uses_a_bounded_fixed_subset():
+    trainer = Trainer(small_config(eval_size=37))
+    assert len(trainer._eval_idx) == 37
+    a = trainer.evaluate()
+    b = trainer.evaluate()
+    assert a == b
+
+
+def test_learning_rate_schedules():
+    cos = Trainer(small_config(schedule="cosine", steps=10, final_lr_ratio=0.1, learning_rate=0.02))
+    list(cos.run())
+    assert abs(cos.current_lr - 0.002) < 1e-12
+    exp = Trainer(small_config(schedule="exponential", steps=10, final_lr_ratio=0.5, learning_rate=0.02))
+    list(exp.run(5))
+    assert abs(exp.current_lr - 0.02 * 0.5 ** 0.5) < 1e-12
+
+
+def test_lbfgs_full_batch_decreases_the_loss():
+    config = RunConfig(model="svgp", data={"dataset": "diabetes", "subset": 120},
+                       model_config={"num_inducing": 15}, train={"optimizer": "lbfgs", "steps": 5, "learning_rate": 1.0,
+                                                                 "log_every": 1, "eval_every": 0})
+    trainer = Trainer(config)
+    losses = [trainer.step().loss for _ in range(5)]
+    assert losses[-1] < losses[0]
+    assert "test_rmse" in trainer.finish()
+
+
+def test_bad_configuration_is_refused_before_any_work():
+    with pytest.raises(ConfigError, match="num_inducing"):
+        Trainer(RunConfig(model_config={"num_inducing": 0}))
+    with pytest.raises(ConfigError, match="unknown training setting"):
+        Trainer(RunConfig(train={"stepz": 3}))
+    with pytest.raises(ConfigError, match="unknown model"):
+        Trainer(RunConfig(model="nope"))
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="CUDA is not available"):
+            Trainer(RunConfig(train={"device": "cuda"}))
