@@ -46,6 +46,14 @@ class InducingPoints(InducingVariables):
         self.Z.requires_grad_(not flag)
 
 
+class InterDomainPoints(InducingPoints):
+    """u = g(Z): inducing points in the space of the function g that an orbit kernel sums (patches, images).
+
+    With an `OrbitKernel` k_f = Σ w w' k_g, K_uu = k_g(Z, Z) and K_uf = Σ_a w_a k_g(Z, x_a) (paper 000 eq. 13,
+    paper 001 eq. 15): far cheaper than inducing points in the space of f, which would need orbit sums in K_uu.
+    """
+
+
 def initial_locations(X: torch.Tensor, M: int, generator: torch.Generator | None = None, *, kmeans_iters: int = 10
                       ) -> torch.Tensor:
     """M distinct training inputs refined by a few k-means (Lloyd) steps: a standard, cheap initialisation."""

@@ -1,0 +1,58 @@
+"""Kernels of functions summed over an orbit: the shared idea of convolutional and invariant GPs.
+
+f(x) = Σ_a w_a g(x_a), where {x_a} is the orbit of x — its patches (paper 001), the elements of a finite
+group acting on it, or samples from an augmentation distribution (paper 000) — and g ~ GP(0, k_g). Then
+
+    k_f(x, x') = Σ_a Σ_b w_a w_b k_g(x_a, x'_b).
+
+Leaf classes define `orbit(X) -> [N, P, E]` and, if not uniform, `orbit_weights(X) -> [N, P]` (the default
+is w_a = 1/P, the orbit average of paper 000; paper 001's sum is w_a = 1). This class gives the
+brute-force `K` and `K_diag`, which are exact but materialise the orbit; covariances registered for
+specific pairs in `engine.covariances` are the fast paths and are tested against these.
+"""
+from __future__ import annotations
+
+import torch
+
+from .base import Kernel
+
+
+class OrbitKernel(Kernel):
+    def __init__(self, base: Kernel):
+        super().__init__()
+        self.base = base  # k_g, on orbit elements of dimension E
+
+    def orbit(self, X: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """[N, ...] → [N, P, E]: the orbit elements of each input, flattened."""
+        raise NotImplementedError
+
+    def orbit_weights(self, X: torch.Tensor, P: int) -> torch.Tensor:
+        """[N, P] weights w_a; uniform 1/P by default."""
+        return torch.full((X.shape[0], P), 1.0 / P, dtype=X.dtype, device=X.device)
+
+    # Orbit kernels see the raw input (images keep their shape), so bypass the base class flattening.
+    def K(self, X, X2=None):
+        X2 = X if X2 is None else X2
+        return self._K(X, X2)
+
+    def K_diag(self, X):
+        return self._K_diag(X)
+
+    def _K(self, X, X2):
+        A, B = self.orbit(X), self.orbit(X2)  # [N, P, E], [N2, Q, E]
+        wa, wb = self.orbit_weights(X, A.shape[1]), self.orbit_weights(X2, B.shape[1])
+        Kg = self.base.K(A.reshape(-1, A.shape[-1]), B.reshape(-1, B.shape[-1]))  # [N·P, N2·Q]
+        Kg = Kg.reshape(A.shape[0], A.shape[1], B.shape[0], B.shape[1])
+        return torch.einsum("ip,ipjq,jq->ij", wa, Kg, wb)
+
+    def _K_diag(self, X):
+        A = self.orbit(X)  # [N, P, E]
+        w = self.orbit_weights(X, A.shape[1])
+        return torch.stack([w[n] @ self.base.K(A[n]) @ w[n] for n in range(A.shape[0])])
+
+    def cross_g(self, Z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """Σ_a w_a k_g(z, x_a): covariance of g(z) with f(x). Z [M, E] → [M, N] (brute force)."""
+        A = self.orbit(X)
+        w = self.orbit_weights(X, A.shape[1])
+        Kg = self.base.K(Z, A.reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[1])  # [M, N, P]
+        return (Kg * w[None]).sum(-1)
