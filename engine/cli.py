@@ -7,6 +7,7 @@ config, the training setup): bounds, choices and docs come from the parameters, 
     invlab train --resume 3
     invlab runs
     invlab fetch mnist
+    invlab serve                      # the dashboard on http://127.0.0.1:5006
 """
 from __future__ import annotations
 
@@ -241,7 +242,61 @@ def cmd_fetch(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch}
+def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
+    import os
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(
+        prog="invlab serve", description="Serve the dashboard. Options not listed here are passed to `panel serve` "
+        "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="Interface to bind (default 127.0.0.1: this machine only). Use 0.0.0.0 to expose it.")
+    parser.add_argument("--port", type=int, default=5006)
+    parser.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+                        help="Host names browsers may use to reach the server (repeatable).")
+    parser.add_argument("--num-procs", type=int, default=1, help="Worker processes (0 = one per core).")
+    parser.add_argument("--max-training", type=int, default=None,
+                        help="Sessions allowed to train at once per process (default: number of CPU cores).")
+    parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    args, passthrough = parser.parse_known_args(argv)
+    app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    if not app.exists():
+        import dashboard
+
+        app = Path(dashboard.__file__).resolve().parent / "app.py"
+    origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    cmd = [sys.executable, "-m", "panel", "serve", str(app), "--address", args.address, "--port", str(args.port),
+           "--num-procs", str(args.num_procs)]
+    for origin in origins:
+        cmd += ["--allow-websocket-origin", origin]
+    if args.show:
+        cmd.append("--show")
+    env = {}
+    if args.max_training is not None:
+        if args.max_training < 1:
+            raise ConfigError("--max-training must be at least 1")
+        env["INVLAB_MAX_TRAINING"] = str(args.max_training)
+    return cmd + passthrough, env
+
+
+def cmd_serve(argv: list[str]) -> int:
+    import os
+    import subprocess
+
+    try:
+        cmd, env = serve_command(argv)
+    except ConfigError as err:
+        print(f"invlab serve: {err}", file=sys.stderr)
+        return 2
+    print(f"serving the dashboard: {' '.join(cmd[2:])}", file=sys.stderr)
+    try:
+        return subprocess.call(cmd, env={**os.environ, **env})
+    except KeyboardInterrupt:
+        return 0
+
+
+COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": cmd_serve}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,9 @@ import os
 import pytest
 import torch
 
-torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+# One intra-op thread per process: tests run beside a served dashboard and a browser, and torch's
+# OpenMP threads slow down by orders of magnitude when they compete for cores.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,8 @@ class ModelSpec:
     tasks: tuple[str, ...] = ("regression", "classification")
     optimizer: str = "adam"  # default optimiser: 'adam' or 'lbfgs'
     image_only: bool = False  # needs image inputs [N, C, H, W]
+    # config parameter → learnable value it initialises; changing it while training sets the value live
+    live: tuple[tuple[str, str], ...] = ()
 
 
 REGISTRY: dict[str, ModelSpec] = {}
@@ -47,7 +49,15 @@ def model_names() -> list[str]:
 
 from .svgp import SVGP, SVGPConfig, build_svgp  # noqa: E402
 
-register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)"))
+SVGP_LIVE = (("lengthscale", "kernel.lengthscale"), ("variance", "kernel.variance"), ("noise_variance", "likelihood.variance"))
+
+register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)",
+                   live=SVGP_LIVE))
 
 __all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
-           "SVGP", "SVGPConfig"]
+           "SVGP", "SVGPConfig", "SVGP_LIVE"]
+
+from .invariant import InvariantConfig, build_invariant  # noqa: E402
+
+register(ModelSpec("invariant", InvariantConfig, build_invariant,
+                   "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)"))

@@ -1,0 +1,335 @@
+"""Explorer: the dashboard as one `pn.viewable.Viewer` — controls, views and one TrainingSession.
+
+State lives in param objects (the data, model and training configs from the engine, plus the family);
+views are thin and fed at a few Hz by a periodic callback on the server thread that drains the
+session's outbox. The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import panel as pn
+import param
+
+from engine.data import DataConfig
+from engine.errors import InvlabError
+from engine.models import get_model, model_names
+from engine.train import RunConfig, RunStore, TrainConfig
+from engine.train.config import apply_values, config_values
+
+from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .session import TrainingSession
+from .views import CurveBoard, ViewPane
+
+STATE_COLOURS = {"idle": "#777", "building": "#b58900", "queued": "#b58900", "running": "#2a9d3a", "paused": "#1f6fb5",
+                 "finished": "#2a9d3a", "failed": "#c0392b"}
+
+
+class Explorer(pn.viewable.Viewer):
+    model = param.Selector(default="svgp", objects=model_names(), doc="Model family.")
+    notice = param.String(default="", doc="Pending changes or the last action's outcome.")
+
+    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 250,
+                 view_interval: float = 1.0, **params):
+        config = config or RunConfig(train={"steps": 2000, "eval_every": 50})
+        super().__init__(model=config.model, **params)
+        self.data = apply_values(DataConfig, config.data, "data")
+        self.train = apply_values(TrainConfig, config.train, "training")
+        self.model_config = apply_values(get_model(config.model).config, config.model_config, f"{config.model} model")
+        self.store = RunStore() if store is True else (store or None)
+        self.session = TrainingSession(self.run_config(), store=self.store, view_interval=view_interval)
+        self.tick_ms = tick_ms
+        self.curves = CurveBoard()
+        self.view_panes: dict[str, ViewPane] = {}
+        self.learned_controls: dict[str, LearnedValueControl] = {}
+        self._run_label = ""
+        self._last_snapshot = None
+        self._callback = None
+        self._location = None
+        self._watch_config(self.data, self.train, self.model_config)
+        self._build_widgets()
+
+    # -- configuration -----------------------------------------------------------------------------------------------
+    def run_config(self) -> RunConfig:
+        return RunConfig(model=self.model, data=config_values(self.data), model_config=config_values(self.model_config),
+                         train=config_values(self.train))
+
+    def _watch_config(self, *objects) -> None:
+        for obj in objects:
+            obj.param.watch(self._on_config_change, [p for p in obj.param if p != "name"])
+
+    def _on_config_change(self, *events) -> None:
+        live = dict(get_model(self.model).live)
+        structural = []
+        for event in events:
+            if event.obj is self.train and event.name == "learning_rate":
+                self.session.set_learning_rate(event.new)
+            elif event.obj is self.model_config and event.name in live:
+                self._apply_live(live[event.name], event.new)
+            elif not (event.obj is self.train and event.name in ("steps", "eval_every")):
+                structural.append(event.name)
+            elif event.name == "steps" and self.session.trainer is not None:
+                self.session.trainer.tc.steps = event.new
+        if structural:
+            self._structural_change(structural)
+
+    def _apply_live(self, learnable: str, value) -> None:
+        if value is None or self.session.trainer is None:
+            return
+        try:
+            self.session.set_value(learnable, value)
+            self.notice = f"{learnable} set to {value:g} in the running model"
+        except InvlabError as err:
+            self.notice = str(err)
+
+    def _structural_change(self, names) -> None:
+        if self.session.trainer is None or (self.session.step == 0 and self.session.state in ("idle", "failed")):
+            self.session.config = self.run_config()
+            if self.session.trainer is not None:
+                self.session.reset(self.run_config())
+            self.notice = ""
+        else:
+            self.notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. Press Reset to apply "
+                           "(the current curves stay for comparison).")
+
+    @param.depends("model", watch=True)
+    def _family_changed(self) -> None:
+        old = self.model_config
+        self.model_config = get_model(self.model).config()
+        if self._location is not None:
+            self._location.unsync(old)
+            self._location.sync(self.model_config, {p: f"model.{p}" for p in self.model_config.param if p != "name"})
+        self._watch_config(self.model_config)
+        self.model_group[:] = [model_controls(self.model_config)]
+        self._structural_change(["model family"])
+
+    # -- commands ---------------------------------------------------------------------------------------------------
+    def start(self, *_):
+        if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
+                self.session.step == 0:
+            self.session.config = self.run_config()
+            if self.session.trainer is not None:
+                self.session.reset(self.run_config())
+        self.session.start()
+
+    def pause(self, *_):
+        self.session.pause()
+
+    def step(self, *_):
+        self.session.step_once()
+
+    def reset(self, *_):
+        self.notice = ""
+        try:
+            config = self.run_config().validate()
+        except InvlabError as err:
+            self.notice = str(err)
+            return
+        self.session.reset(config)
+
+    def save_checkpoint(self, *_):
+        try:
+            self.notice = f"checkpoint saved: {self.session.save_checkpoint()}"
+        except InvlabError as err:
+            self.notice = str(err)
+
+    def open_run(self, *_):
+        run_id = self.runs_select.value
+        if run_id is None:
+            self.notice = "no stored run selected"
+            return
+        self.session.open_run(run_id)
+
+    # -- widgets and layout -------------------------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.buttons = {
+            "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
+            "pause": pn.widgets.Button(label="⏸ Pause", color="primary", width=90),
+            "step": pn.widgets.Button(label="⏭ Step", width=80),
+            "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
+            "save": pn.widgets.Button(label="Save checkpoint", width=140),
+        }
+        for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
+                        ("save", self.save_checkpoint)):
+            self.buttons[key].on_click(fn)
+        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=260)
+        self.open_button = pn.widgets.Button(label="Open run", width=100)
+        self.open_button.on_click(self.open_run)
+        self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
+                                                label="Download curves (CSV)", color="light", width=220)
+        self.model_group = pn.Column(model_controls(self.model_config), name="Model")
+        self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
+                                          name="Invariance")
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", name="status")
+        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False)
+        self.views_area = pn.FlexBox()
+        self._refresh_runs()
+        self._render_status()
+
+    def controls(self) -> pn.Tabs:
+        family = pn.widgets.Select.from_param(self.param.model, label="Model family")
+        return pn.Tabs(
+            data_controls(self.data),
+            pn.Column(family, self.model_group, name="Model"),
+            self.invariance_group,
+            optimisation_controls(self.train),
+            pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs"),
+            dynamic=False, width=330,
+        )
+
+    def __panel__(self):
+        run_bar = pn.Row(*(self.buttons[k] for k in ("start", "pause", "step", "reset")))
+        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
+                            pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
+                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
+        main = pn.Column(run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout, self.views_area,
+                         self.curves.extra_layout, sizing_mode="stretch_width")
+        layout = pn.Row(self.controls(), main, sizing_mode="stretch_width")
+        pn.state.onload(self._on_load)
+        return layout
+
+    # -- server-side lifecycle -------------------------------------------------------------------------------------------
+    def _on_load(self) -> None:
+        if self._callback is None:
+            self._callback = pn.state.add_periodic_callback(self.tick, period=self.tick_ms)
+        if pn.state.curdoc is not None:  # under a server: stop training when the browser tab goes away
+            pn.state.on_session_destroyed(lambda ctx: self.close())
+        if pn.state.location is not None:
+            self.sync_location(pn.state.location)
+
+    def sync_location(self, location) -> None:
+        """Keep the whole configuration in the URL query string (and read it from there first)."""
+        self._location = location
+        location.sync(self, {"model": "model"})
+        location.sync(self.data, {p: f"data.{p}" for p in self.data.param if p != "name"})
+        location.sync(self.model_config, {p: f"model.{p}" for p in self.model_config.param if p != "name"})
+        location.sync(self.train, {p: f"train.{p}" for p in self.train.param if p != "name"})
+
+    def close(self) -> None:
+        """Stop training and the periodic callback (the browser session ended)."""
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+        self.session.stop()
+
+    # -- the tick: drain the session, feed the views ---------------------------------------------------------------------
+    def tick(self) -> None:
+        update = self.session.drain()
+        if update.new_run:
+            self.curves.archive(self._run_label or "previous")
+            self._run_label = update.run_label
+            self._rebuild_learned_controls()
+            self._refresh_runs()
+        for metric, (steps, values) in update.points.items():
+            self.curves.send(metric, steps, values)
+        if update.snapshot is not None:
+            self._last_snapshot = update.snapshot
+            self._show_views(update.snapshot.views)
+            self._show_learned(update.snapshot.views)
+        self._render_status()
+
+    def _show_views(self, views) -> None:
+        for name, view in views.items():
+            pane = self.view_panes.get(name)
+            if pane is None or pane.kind is not type(view):
+                pane = self.view_panes[name] = ViewPane(name, view)
+                self.views_area.append(pane.panel)
+            else:
+                pane.update(view)
+
+    def _rebuild_learned_controls(self) -> None:
+        trainer = self.session.trainer
+        self.learned_controls = {}
+        ranges = getattr(trainer.model, "invariance_parameters", None) if trainer is not None else None
+        if ranges is None:
+            self.invariance_group[:] = [pn.pane.Markdown(f"The **{self.model}** family has no invariance ranges.")]
+            return
+        controls = []
+        for name, p in ranges().items():
+            value = p().detach()
+            if value.numel() != 1:
+                continue
+            lo, hi = (getattr(p, "lo", None), getattr(p, "hi", None))
+            ctl = LearnedValueControl(name, float(value), lo, hi, self._set_learned, self._freeze_learned)
+            ctl.learn.value = not p.frozen
+            self.learned_controls[name] = ctl
+            controls.append(ctl.panel)
+        self.invariance_group[:] = controls or [pn.pane.Markdown("No scalar invariance ranges in this model.")]
+
+    def _set_learned(self, name, value):
+        try:
+            self.session.set_value(name, value)
+            self.notice = f"{name} set to {value:g}"
+        except InvlabError as err:
+            self.notice = str(err)
+
+    def _freeze_learned(self, name, frozen):
+        self.session.freeze(name, frozen)
+
+    def _show_learned(self, views) -> None:
+        scalars = views.get("hyperparameters")
+        if scalars is None:
+            return
+        for name, ctl in self.learned_controls.items():
+            if name in scalars.values:
+                ctl.show(scalars.values[name])
+
+    def _refresh_runs(self) -> None:
+        if self.store is None:
+            return
+        try:
+            runs = self.store.list_runs(limit=100)
+        except InvlabError as err:
+            self.notice = str(err)
+            return
+        self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}": r.id for r in runs}
+
+    @param.depends("notice", watch=True)
+    def _show_notice(self) -> None:
+        self.notice_pane.object = self.notice
+        self.notice_pane.visible = bool(self.notice)
+
+    def status_values(self) -> dict:
+        s = self._last_snapshot
+        numerics = s.numerics if s is not None else {}
+        return {
+            "state": self.session.state, "step": self.session.step,
+            "steps_per_sec": s.steps_per_sec if s is not None else float("nan"),
+            "device": s.device if s is not None else "-", "dtype": s.dtype if s is not None else "-",
+            "jitter": numerics.get("jitter", float("nan")), "kuu_condition": numerics.get("kuu_condition", float("nan")),
+            "learning_rate": self.train.learning_rate, "message": self.session.message,
+        }
+
+    def _render_status(self) -> None:
+        v = self.status_values()
+
+        def fmt(x, spec):
+            return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+        colour = STATE_COLOURS.get(v["state"], "#777")
+        cells = [
+            f'<b style="color:{colour}" data-field="state">{v["state"]}</b>',
+            f'step <b data-field="step">{v["step"]}</b>',
+            f'<span data-field="rate">{fmt(v["steps_per_sec"], ".1f")}</span> steps/s',
+            f'{v["device"]} · {v["dtype"]}',
+            f'lr <span data-field="lr">{fmt(v["learning_rate"], "g")}</span>',
+            f'jitter {fmt(v["jitter"], ".1e")}',
+            f'cond(K<sub>uu</sub>) {fmt(v["kuu_condition"], ".2e")}',
+        ]
+        message = v["message"]
+        html = " &nbsp;|&nbsp; ".join(cells)
+        if message:
+            html += f'<div data-field="message" style="color:#c0392b;margin-top:4px">{_escape(message)}</div>'
+        self.status.object = f'<div class="invlab-status" style="font-family:monospace">{html}</div>'
+
+    def to_query(self) -> str:
+        """The configuration as it appears in the URL query (for sharing a demo as a link)."""
+        items = {"model": self.model}
+        for prefix, obj in (("data", self.data), ("model", self.model_config), ("train", self.train)):
+            items.update({f"{prefix}.{k}": v for k, v in config_values(obj).items()})
+        return json.dumps(items, sort_keys=True)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

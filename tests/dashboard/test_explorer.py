@@ -1,0 +1,219 @@
+"""The dashboard without a browser: controls from param, the training thread, live edits, URL state, failures."""
+import time
+
+import numpy as np
+import panel as pn
+import pytest
+from bokeh.document import Document
+from bokeh.models import ColumnDataSource
+
+from dashboard import Explorer, TrainingSession
+from dashboard.session import TrainingSlots
+from engine.data import DataConfig
+from engine.models import SVGPConfig
+from engine.train import RunConfig, RunStore
+
+
+def small(**train):
+    t = {"steps": 400, "eval_every": 20, "log_every": 5, "batch_size": 64}
+    t.update(train)
+    return RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
+                     train=t)
+
+
+def wait_for(predicate, explorer=None, timeout=60.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if explorer is not None:
+            explorer.tick()
+        if predicate():
+            return True
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def explorer(tmp_path):
+    e = Explorer(small(), store=RunStore(tmp_path / "runs.sqlite"))
+    e.__panel__()
+    yield e
+    e.close()
+
+
+def test_controls_are_generated_from_the_param_configs(explorer):
+    tabs = explorer.controls()
+    names = [t.name for t in tabs]
+    assert names == ["Data", "Model", "Invariance", "Optimisation", "Runs"]
+    data_widgets = tabs[0]._widgets
+    assert (data_widgets["rotate"].start, data_widgets["rotate"].end) == DataConfig.param.rotate.bounds
+    model_widgets = explorer.model_group[0]._widgets
+    assert set(model_widgets) >= {"kernel", "num_inducing", "likelihood", "lengthscale"}
+    assert list(model_widgets["kernel"].options) == SVGPConfig.param.kernel.objects
+    assert model_widgets["num_inducing"].start == SVGPConfig.param.num_inducing.bounds[0]
+
+
+def test_start_pause_step_reset_drive_a_real_model(explorer):
+    explorer.start()
+    wait_for(lambda: explorer.session.step >= 15 and "elbo" in explorer.curves.buffers, explorer)
+    explorer.pause()
+    wait_for(lambda: explorer.session.state == "paused", explorer)
+    paused_at = explorer.session.step
+    time.sleep(0.5)
+    assert explorer.session.step == paused_at
+    explorer.step()
+    wait_for(lambda: explorer.session.step == paused_at + 1 and explorer.session.state == "paused", explorer)
+    elbo = explorer.curves.buffers["elbo"].data
+    assert len(elbo) >= 3 and np.isfinite(elbo["elbo"]).all()
+    wait_for(lambda: {"kuu_spectrum", "inducing_inputs", "hyperparameters"} <= set(explorer.view_panes), explorer)
+    status = explorer.status.object
+    assert "paused" in status and f">{paused_at + 1}<" in status and "cpu" in status and "float64" in status
+    explorer.reset()
+    wait_for(lambda: explorer.session.step == 0 and explorer.curves.previous, explorer)
+    assert len(explorer.curves.buffers["elbo"].data) == 0  # live buffer cleared ...
+    assert len(explorer.curves.previous[-1][1]["elbo"]) >= 3  # ... old curve kept for comparison
+
+
+def test_live_tweaks_reach_the_running_model(explorer):
+    explorer.start()
+    wait_for(lambda: explorer.session.step >= 5, explorer)
+    explorer.train.learning_rate = 0.003
+    trainer = explorer.session.trainer
+    before = float(trainer.model.kernel.lengthscale())
+    explorer.model_config.lengthscale = 7.5  # far from the initial median-distance value
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.003)
+    with trainer.lock:  # the thread keeps training, so a step or two may have moved it slightly since
+        assert float(trainer.model.kernel.lengthscale()) == pytest.approx(7.5, rel=0.02)
+    assert abs(before - 7.5) > 1.0
+    assert "lr <span data-field=\"lr\">0.003<" in (explorer.tick() or explorer.status.object)
+    # a structural change does not silently rebuild a running model: it asks for Reset
+    explorer.model_config.num_inducing = 10
+    assert "Press Reset" in explorer.notice
+    assert explorer.session.trainer is trainer
+
+
+def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path):
+    doc = Document()
+    e = Explorer(small(), store=False)
+    with pn.io.server.set_curdoc(doc):
+        e._on_load()
+    assert e._callback is not None and len(doc.session_destroyed_callbacks) == 1
+    e.start()
+    wait_for(lambda: e.session.step > 0, e)
+    for callback in doc.session_destroyed_callbacks:  # what Bokeh does when the tab closes
+        callback(None)
+    assert not e.session.thread.is_alive()
+    assert e._callback is None
+
+
+def test_plot_handles_receive_data_after_sends(explorer):
+    explorer.curves.send("elbo", [1, 2, 3], [-10.0, -8.0, -7.5])
+    pane = explorer.curves.plots["elbo"]
+    doc = Document()
+    root = pane.get_root(doc)
+    explorer.curves.send("elbo", [4, 5], [-7.0, -6.9])
+    sources = [m for m in root.references() if isinstance(m, ColumnDataSource) and "elbo" in m.data]
+    assert sources and max(len(s.data["elbo"]) for s in sources) == 5
+    assert list(max(sources, key=lambda s: len(s.data["elbo"])).data["step"])[-1] == 5
+
+
+def test_url_round_trip_restores_the_configuration():
+    from panel.io.location import Location
+
+    a = Explorer(small(), store=False)
+    loc = Location()
+    a.sync_location(loc)
+    a.data.rotate = 45.0
+    a.data.classes = [3, 8]
+    a.model_config.kernel = "matern52"
+    a.model_config.num_inducing = 33
+    a.train.learning_rate = 0.02
+    query = loc.search
+    assert "data.rotate=45" in query and "model.kernel=matern52" in query
+    b = Explorer(RunConfig(), store=False)
+    b.sync_location(Location(search=query))
+    assert b.run_config().to_json() == a.run_config().to_json()
+    a.close(), b.close()
+
+
+def test_numerical_failure_pauses_and_explains(explorer, monkeypatch):
+    explorer.start()
+    wait_for(lambda: explorer.session.step >= 5, explorer)
+    trainer = explorer.session.trainer
+    real = trainer.model.loss
+
+    def poisoned(batch):
+        terms = real(batch)
+        terms.loss = terms.loss * float("nan")
+        return terms
+
+    monkeypatch.setattr(trainer.model, "loss", poisoned)
+    wait_for(lambda: explorer.session.state == "paused" and "non-finite" in explorer.session.message, explorer)
+    assert "last good state" in explorer.status.object
+    assert explorer.session.thread.is_alive()  # the dashboard keeps running
+
+
+def test_bad_settings_fail_with_a_message_and_the_session_survives(tmp_path):
+    e = Explorer(RunConfig(model_config={"likelihood": "bernoulli"}), store=False)
+    e.__panel__()
+    e.start()
+    wait_for(lambda: e.session.state == "failed", e)
+    assert "2 classes" in e.session.message and "2 classes" in e.status.object
+    e.model_config.likelihood = "auto"
+    e.data.subset = 200
+    e.start()
+    wait_for(lambda: e.session.step > 0, e)
+    e.close()
+
+
+def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path):
+    explorer.step()
+    wait_for(lambda: explorer.session.step == 1, explorer)
+    path = explorer.session.save_checkpoint()
+    with open(path, "wb") as f:
+        f.write(b"garbage")
+    trainer = explorer.session.trainer
+    explorer._refresh_runs()
+    explorer.runs_select.value = trainer.run_id
+    explorer.open_run()
+    wait_for(lambda: "cannot be read" in explorer.session.message, explorer)
+    assert explorer.session.trainer is trainer and explorer.session.step == 1
+
+
+def test_stored_run_can_be_reopened(explorer):
+    explorer.start()
+    wait_for(lambda: explorer.session.step >= 20, explorer)
+    explorer.pause()
+    wait_for(lambda: explorer.session.state == "paused", explorer)
+    explorer.save_checkpoint()
+    run_id, step = explorer.session.trainer.run_id, explorer.session.trainer.step_count
+    explorer.session.open_run(run_id)
+    wait_for(lambda: explorer.session.trainer.step_count == step and "opened stored run" in explorer.session.message,
+             explorer)
+
+
+def test_sessions_beyond_the_cap_are_queued():
+    slots = TrainingSlots(1)
+    a = TrainingSession(small(steps=100_000), slots=slots)
+    b = TrainingSession(small(steps=100_000), slots=slots)
+    a.start()
+    deadline = time.time() + 60
+    while a.state != "running" and time.time() < deadline:
+        time.sleep(0.05)
+    b.start()
+    while b.state != "queued" and time.time() < deadline:
+        time.sleep(0.05)
+    assert a.state == "running" and b.state == "queued"
+    a.pause()
+    while b.state != "running" and time.time() < deadline:
+        time.sleep(0.05)
+    assert b.state == "running"
+    a.stop(), b.stop()
+
+
+def test_csv_download_holds_every_run(explorer):
+    explorer.curves.send("elbo", [1, 2], [-3.0, -2.0])
+    explorer.curves.archive("run 1")
+    explorer.curves.send("elbo", [1], [-5.0])
+    text = explorer.curves.to_csv().getvalue()
+    assert text.splitlines()[0] == "run,metric,step,value"
+    assert "run 1,elbo,2,-2.0" in text and "current,elbo,1,-5.0" in text
