@@ -17,9 +17,11 @@ def _slider_throttling(obj: param.Parameterized, names) -> dict:
     out = {}
     for name in names:
         p = obj.param[name]
-        if isinstance(p, param.Number) and p.bounds and None not in p.bounds and not isinstance(p, param.Integer):
+        if isinstance(p, param.Number) and p.allow_None and not isinstance(p, param.Integer):
+            out[name] = {"type": pn.widgets.FloatInput, "placeholder": "auto"}  # empty = chosen from the data
+        elif isinstance(p, param.Number) and p.bounds and None not in p.bounds and not isinstance(p, param.Integer):
             out[name] = {"type": pn.widgets.FloatSlider, "throttled": True}
-        elif isinstance(p, param.Integer) and p.bounds and None not in p.bounds and p.bounds[1] <= 100_000:
+        elif isinstance(p, param.Integer):  # counts and seeds span orders of magnitude: type them
             out[name] = {"type": pn.widgets.IntInput}
     return out
 

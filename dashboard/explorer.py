@@ -145,8 +145,8 @@ class Explorer(pn.viewable.Viewer):
     def _build_widgets(self) -> None:
         self.buttons = {
             "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
-            "pause": pn.widgets.Button(label="⏸ Pause", color="primary", width=90),
-            "step": pn.widgets.Button(label="⏭ Step", width=80),
+            "pause": pn.widgets.Button(label="❚❚ Pause", color="primary", width=90),
+            "step": pn.widgets.Button(label="+1 Step", width=80),
             "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
             "save": pn.widgets.Button(label="Save checkpoint", width=140),
         }

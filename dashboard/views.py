@@ -231,6 +231,8 @@ class CurveBoard(param.Parameterized):
                     f = frames[metric]
                     layers.append(hv.Curve((f["step"], transform(ema(f[metric].to_numpy(), smoothing))), "step", label,
                                            label=run_label).opts(alpha=0.45, line_dash="dashed", line_width=1.5))
+        if len(steps) < 50:  # sparse series (test metrics): show the points themselves too
+            layers.append(hv.Scatter((steps, transform(values)), "step", label).opts(color="#1f77b4", size=5))
         if smoothing > 0:
             layers.append(hv.Curve((steps, transform(values)), "step", label, label="raw").opts(alpha=0.25, color="#1f77b4"))
             layers.append(hv.Curve((steps, transform(ema(values, smoothing))), "step", label, label="this run").opts(
@@ -240,6 +242,7 @@ class CurveBoard(param.Parameterized):
                                                                                                     line_width=2))
         return hv.Overlay(layers).opts(
             hv.opts.Curve(width=WIDTH, height=HEIGHT, logy=logy, tools=["hover"], framewise=True),
+            hv.opts.Scatter(logy=logy, framewise=True),
             hv.opts.Overlay(title=metric.replace("_", " "), legend_position="top_left", show_legend=len(layers) > 1))
 
     def send(self, metric: str, steps, values) -> None:

@@ -1,0 +1,112 @@
+"""The dashboard in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+Serves `dashboard/app.py` with `panel serve` on a free localhost port, presses Start, waits for the ELBO
+curve's data source in the page to fill, changes the learning rate live, pauses, and keeps a screenshot.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
+                                reason="Chromium is not installed (CI installs Debian's chromium via .ci/run)")
+
+# The number of points in the page's ELBO data source (the largest source holding an `elbo` column).
+ELBO_POINTS_JS = """() => {
+  let n = 0;
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.data && m.data.elbo) n = Math.max(n, m.data.elbo.length);
+  return n;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served_app(tmp_path):
+    port = free_port()
+    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")
+    log = open(tmp_path / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/app"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url, timeout=5).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("the dashboard did not start: " + (tmp_path / "server.log").read_text()[-2000:])
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def poll(fn, timeout=90.0, interval=0.2):
+    deadline = time.time() + timeout
+    value = None
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out; last value {value!r}")
+
+
+def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                                    args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_app)
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+
+        poll(lambda: page.evaluate(ELBO_POINTS_JS) >= 5)
+        status = page.locator(".invlab-status").first
+        assert "running" in status.inner_text()
+
+        page.locator(".bk-tab", has_text="Optimisation").first.click()
+        lr = page.locator(".bk-input-group", has_text="Learning rate").locator("input").first
+        lr.fill("0.005")
+        lr.press("Enter")
+        poll(lambda: "lr 0.005" in status.inner_text())
+
+        page.get_by_role("button", name="❚❚ Pause").click()
+        poll(lambda: "paused" in status.inner_text())
+        stopped_at = page.locator("[data-field=step]").first.inner_text()
+        time.sleep(2.0)
+        assert page.locator("[data-field=step]").first.inner_text() == stopped_at
+        assert int(stopped_at) >= 5
+
+        shot = tmp_path / "dashboard.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        assert not errors, errors
+        browser.close()
