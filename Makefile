@@ -1,4 +1,4 @@
-# Set-up and the two everyday commands: `make run` (the main job) and `make test`.
+# Set-up and the two everyday commands: `make run` (the dashboard on digits) and `make test`.
 # The environment lives in .venv. torch is installed as torch==2.13.0 unless the Python that builds
 # the venv can already import a torch, in which case the venv sees that one (system site packages).
 
@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup run train test bench clean
 
 setup: $(STAMP)
 
@@ -21,10 +21,13 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: setup
+	$(BIN)/invlab serve
+
+train: setup
 	$(BIN)/invlab train --model svgp --dataset digits --steps 1000
 
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --nbmake tests notebooks
 
 bench: setup
 	$(BIN)/python -m benchmarks.svgp_vs_gpytorch --quick

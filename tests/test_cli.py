@@ -43,27 +43,49 @@ def test_train_on_digits_then_list_and_resume(data_dir):
     assert "| step 50 |" in more.stdout
 
 
-def test_bad_values_are_refused_with_the_parameter_named(data_dir):
-    out = invlab("train", "--num-inducing", "0", "--steps", "1", data_dir=data_dir)
-    assert out.returncode == 1 and "num_inducing" in out.stderr
-    out = invlab("train", "--dataset", "no-such-set", "--steps", "1", data_dir=data_dir)
-    assert out.returncode == 1 and "digits" in out.stderr and "not a known dataset" in out.stderr
-    out = invlab("train", "--dataset", "mnist", "--steps", "1", data_dir=data_dir)
-    assert out.returncode == 1 and "invlab fetch mnist" in out.stderr
-    out = invlab("train", "--likelihood", "bernoulli", "--steps", "1", data_dir=data_dir)
-    assert out.returncode == 1 and "2 classes" in out.stderr
-    out = invlab("train", "--resume", "7", data_dir=data_dir)
-    assert out.returncode == 1 and "no run with id 7" in out.stderr
+def run_main(capsys, *args):
+    """The CLI in-process (same code path as the console script, without a new interpreter per call)."""
+    from engine.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exit_:  # argparse's --help
+        code = exit_.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_help_lists_generated_flags(data_dir):
-    out = invlab("train", "--help", data_dir=data_dir)
-    assert out.returncode == 0
+def test_bad_values_are_refused_with_the_parameter_named(capsys):
+    code, _, err = run_main(capsys, "train", "--num-inducing", "0", "--steps", "1")
+    assert code == 1 and "num_inducing" in err
+    code, _, err = run_main(capsys, "train", "--dataset", "no-such-set", "--steps", "1")
+    assert code == 1 and "digits" in err and "not a known dataset" in err
+    code, _, err = run_main(capsys, "train", "--dataset", "mnist", "--steps", "1")
+    assert code == 1 and "invlab fetch mnist" in err
+    code, _, err = run_main(capsys, "train", "--likelihood", "bernoulli", "--steps", "1")
+    assert code == 1 and "2 classes" in err
+    code, _, err = run_main(capsys, "train", "--resume", "7")
+    assert code == 1 and "no run with id 7" in err
+
+
+def test_help_lists_generated_flags(capsys):
+    code, out, _ = run_main(capsys, "train", "--help")
+    assert code == 0
     for flag in ("--num-inducing", "--kernel", "--rotate", "--odd-even", "--learning-rate", "--data-seed", "--whiten"):
-        assert flag in out.stdout
-    assert "Range 1..5000" in out.stdout  # bounds come from the param config
+        assert flag in out
+    assert "Range 1..5000" in out  # bounds come from the param config
 
 
-def test_runs_on_an_empty_store(data_dir):
-    out = invlab("runs", data_dir=data_dir)
-    assert out.returncode == 0 and "no runs stored yet" in out.stdout
+def test_runs_on_an_empty_store(capsys):
+    code, out, _ = run_main(capsys, "runs")
+    assert code == 0 and "no runs stored yet" in out
+
+
+def test_serve_binds_to_localhost_and_passes_panel_options_through():
+    from engine.cli import serve_command
+
+    cmd, env = serve_command(["--port", "5100", "--basic-auth", "creds.json", "--max-training", "3"])
+    assert cmd[1:4] == ["-m", "panel", "serve"] and cmd[4].endswith("dashboard/app.py")
+    assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
+    assert "127.0.0.1:5100" in cmd and "localhost:5100" in cmd
+    assert cmd[-2:] == ["--basic-auth", "creds.json"] and env == {"INVLAB_MAX_TRAINING": "3"}
