@@ -218,12 +218,7 @@ class Trainer:
         parts = {"loss": float(terms.loss.detach())}
         parts.update({k: float(v.detach()) for k, v in terms.parts.items()})
         self.last_parts = parts
-        for k, v in parts.items():
-            steps, values = self.history[k]
-            steps.append(self.step_count)
-            values.append(v)
-        if self.store is not None:
-            self.store.log_metrics(self.run_id, self.step_count, parts)
+        self._record(parts)
         self._good = self._capture()
         now = time.perf_counter()
         t_prev, s_prev = self._rate
@@ -280,13 +275,17 @@ class Trainer:
             metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
         metrics = {f"test_{k}": v for k, v in metrics.items()}
         self.last_metrics = metrics
-        for k, v in metrics.items():
-            steps, values = self.history[k]
-            steps.append(self.step_count)
-            values.append(v)
-        if self.store is not None:
-            self.store.log_metrics(self.run_id, self.step_count, metrics)
+        self._record(metrics)
         return metrics
+
+    def _record(self, values: dict[str, float]) -> None:
+        """Append to the in-memory history and buffer for the run store."""
+        for k, v in values.items():
+            steps, series = self.history[k]
+            steps.append(self.step_count)
+            series.append(v)
+        if self.store is not None:
+            self.store.log_metrics(self.run_id, self.step_count, values)
 
     def snapshot(self, views: bool = True) -> Snapshot:
         with self.lock:
