@@ -22,9 +22,9 @@ from ..errors import ConfigError
 from ..inducing import InducingPoints, InducingVariables, initial_locations
 from ..kernels import KERNELS, Kernel, build_kernel
 from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
-from ..linalg import robust_cholesky
+from ..linalg import robust_cholesky, whitened_solve
 from .base import ModelFamily, Prediction, Terms
-from .conditionals import project
+from .conditionals import project, project_whitened
 from .variational import VariationalDistribution
 
 
@@ -53,11 +53,18 @@ class SVGP(ModelFamily):
         return result.L
 
     def qf(self, X: torch.Tensor, Luu: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginals of q(f) at X: mean, var [N, L]."""
-        Luu = self.prior_cholesky() if Luu is None else Luu
+        """Marginals of q(f) at X: mean, var [N, L].
+
+        Whitened and without a given factor, K_uu's Cholesky and the solve L⁻¹K_uf go through one fused
+        autograd function (`linalg.whitened_solve`), which has a much cheaper backward pass.
+        """
         q_sqrt = self.q.q_sqrt_diag if self.q.mean_field else self.q.sqrt()
-        return project(Kuf(self.inducing, self.kernel, X), Luu, Kff_diag(self.inducing, self.kernel, X), self.q.q_mu,
-                       q_sqrt, self.whiten)
+        Kmn, kff = Kuf(self.inducing, self.kernel, X), Kff_diag(self.inducing, self.kernel, X)
+        if Luu is None and self.whiten:
+            W, self.last_jitter = whitened_solve(Kuu(self.inducing, self.kernel), Kmn, self.jitter)
+            return project_whitened(W, kff, self.q.q_mu, q_sqrt)
+        Luu = self.prior_cholesky() if Luu is None else Luu
+        return project(Kmn, Luu, kff, self.q.q_mu, q_sqrt, self.whiten)
 
     def kl(self, Luu: torch.Tensor | None = None) -> torch.Tensor:
         if self.whiten:
@@ -65,13 +72,16 @@ class SVGP(ModelFamily):
         return self.q.kl(self.prior_cholesky() if Luu is None else Luu)
 
     # -- objective ----------------------------------------------------------------------------------------
-    def expected_log_lik(self, X: torch.Tensor, Y: torch.Tensor, Luu: torch.Tensor) -> torch.Tensor:
-        """E_q[log p(y_n | f_n)] per point [B]; families with orbit estimators override this."""
+    def expected_log_lik(self, X: torch.Tensor, Y: torch.Tensor, Luu: torch.Tensor | None) -> torch.Tensor:
+        """E_q[log p(y_n | f_n)] per point [B]; families with orbit estimators override this.
+
+        `Luu` is None for whitened models (see `elbo_terms`); call `prior_cholesky()` if you need it."""
         mean, var = self.qf(X, Luu)
         return self.likelihood.expected_log_prob(Y, mean, var)
 
     def elbo_terms(self, X: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
-        Luu = self.prior_cholesky()
+        # the whitened objective never needs L_uu itself (the KL is against N(0, I)): `qf` fuses it with the solve
+        Luu = None if self.whiten else self.prior_cholesky()
         ell = self.expected_log_lik(X, self.likelihood.encode(y), Luu).sum() * (self.num_data / X.shape[0])
         kl = self.kl(Luu)
         return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}

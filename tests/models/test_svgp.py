@@ -195,3 +195,21 @@ def test_robustmax_model_trains_on_multiclass_toy():
     assert float(loss) < start and model.metrics(X, y)["error"] < 0.05
     field = model.diagnostics((X, y))["posterior"]
     assert field.values.shape == (60, 60)
+
+
+def test_fused_whitened_solve_gradients_match_autograd():
+    from engine.linalg import whitened_solve
+
+    g = torch.Generator().manual_seed(5)
+    A = torch.randn(6, 6, generator=g, dtype=torch.float64)
+    K = (A @ A.T + 6 * torch.eye(6, dtype=torch.float64)).requires_grad_(True)
+    B = torch.randn(6, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    Gout = torch.randn(6, 4, generator=g, dtype=torch.float64)
+    W, _ = whitened_solve(K, B, 0.0)
+    dK, dB = torch.autograd.grad((W * Gout).sum(), (K, B))
+    K2, B2 = K.detach().clone().requires_grad_(True), B.detach().clone().requires_grad_(True)
+    W2 = torch.linalg.solve_triangular(torch.linalg.cholesky(K2), B2, upper=False)
+    rK, rB = torch.autograd.grad((W2 * Gout).sum(), (K2, B2))
+    assert torch.allclose(W, W2, atol=1e-12) and torch.allclose(dB, rB, atol=1e-10)
+    assert torch.allclose(dK, 0.5 * (rK + rK.T), atol=1e-10)  # the symmetric gradient (K is symmetric)
+    assert torch.autograd.gradcheck(lambda k, b: whitened_solve(0.5 * (k + k.T), b, 0.0)[0], (K.detach().clone().requires_grad_(True), B))

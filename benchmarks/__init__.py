@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: scripts that print a ratio measured in one run (STYLE.md lesson 11), not timed tests."""
