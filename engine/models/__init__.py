@@ -56,8 +56,3 @@ register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a
 
 __all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
            "SVGP", "SVGPConfig", "SVGP_LIVE"]
-
-from .invariant import InvariantConfig, build_invariant  # noqa: E402
-
-register(ModelSpec("invariant", InvariantConfig, build_invariant,
-                   "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)"))
