@@ -252,7 +252,10 @@ class Trainer:
                 if n % every == 0 or n == end:
                     yield self.snapshot(views=False)
             else:
-                self.finish()
+                if self.step_count >= tc.steps:  # the configured total, not just this call's share of it
+                    self.finish()
+                else:
+                    self._set_status("paused")
         except NonFiniteLossError:
             self._set_status("failed", message=self.last_warning)
             raise
