@@ -85,12 +85,16 @@ def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         errors = []
         page.on("pageerror", lambda err: errors.append(str(err)))
-        page.goto(served_app)
+        # a shared link: the configuration comes from the query string
+        page.goto(served_app + "?train.learning_rate=0.02&model.num_inducing=40")
+        status = page.locator(".invlab-status").first
+        poll(lambda: "lr 0.02" in status.inner_text())
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
 
         poll(lambda: page.evaluate(ELBO_POINTS_JS) >= 5)
-        status = page.locator(".invlab-status").first
         assert "running" in status.inner_text()
+        page.locator(".bk-tab", has_text="Model").first.click()
+        assert page.locator(".bk-input-group", has_text="Num inducing").locator("input").first.input_value() == "40"
 
         page.locator(".bk-tab", has_text="Optimisation").first.click()
         lr = page.locator(".bk-input-group", has_text="Learning rate").locator("input").first
