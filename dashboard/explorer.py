@@ -6,8 +6,10 @@ session's outbox. The same object works under `panel serve`, in a notebook cell 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import time
 
 import panel as pn
 import param
@@ -30,8 +32,8 @@ class Explorer(pn.viewable.Viewer):
     model = param.Selector(default="svgp", objects=model_names(), doc="Model family.")
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
-    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 250,
-                 view_interval: float = 1.0, **params):
+    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
+                 view_interval: float = 2.0, **params):
         config = config or RunConfig(train={"steps": 2000, "eval_every": 50})
         super().__init__(model=config.model, **params)
         self.data = apply_values(DataConfig, config.data, "data")
@@ -47,6 +49,8 @@ class Explorer(pn.viewable.Viewer):
         self._last_snapshot = None
         self._callback = None
         self._location = None
+        self._pending_extra: dict[str, tuple[list, list]] = {}
+        self._last_extra = 0.0
         self._watch_config(self.data, self.train, self.model_config)
         self._build_widgets()
 
@@ -214,20 +218,55 @@ class Explorer(pn.viewable.Viewer):
         self.session.stop()
 
     # -- the tick: drain the session, feed the views ---------------------------------------------------------------------
+    MAIN_CURVES = {"elbo", "test_error", "test_rmse", "test_nlpd"}
+    EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
+
     def tick(self) -> None:
+        started = time.perf_counter()
+        with batched_recompute(pn.state.curdoc):
+            self._tick()
+        self._pace(time.perf_counter() - started)
+
+    def _tick(self) -> None:
         update = self.session.drain()
         if update.new_run:
             self.curves.archive(self._run_label or "previous")
             self._run_label = update.run_label
+            self._pending_extra = {}
             self._rebuild_learned_controls()
             self._refresh_runs()
+        has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
+        now = time.perf_counter()
         for metric, (steps, values) in update.points.items():
-            self.curves.send(metric, steps, values)
+            if metric == "loss" and has_elbo:
+                continue  # −ELBO: the same curve upside down
+            if metric in self.MAIN_CURVES or (metric == "loss" and not has_elbo):
+                self.curves.send(metric, steps, values)
+            else:  # secondary curves: collect, draw every EXTRA_EVERY seconds
+                pending = self._pending_extra.setdefault(metric, ([], []))
+                pending[0].extend(steps)
+                pending[1].extend(values)
+        if now - self._last_extra >= self.EXTRA_EVERY or update.snapshot is not None and update.snapshot.status != "running":
+            for metric, (steps, values) in self._pending_extra.items():
+                self.curves.send(metric, steps, values)
+            self._pending_extra, self._last_extra = {}, now
         if update.snapshot is not None:
             self._last_snapshot = update.snapshot
             self._show_views(update.snapshot.views)
             self._show_learned(update.snapshot.views)
         self._render_status()
+
+    def _pace(self, elapsed: float) -> None:
+        """Keep the tick under about a quarter of the server's (or notebook kernel's) event loop.
+
+        A periodic callback that overruns its period is re-run at once without yielding, which would
+        starve the loop (in a notebook: no cell runs until training ends)."""
+        cb = self._callback
+        if cb is None:
+            return
+        period = max(self.tick_ms, int(4000 * elapsed))
+        if abs(period - cb.period) > 0.25 * cb.period:
+            cb.period = period
 
     def _show_views(self, views) -> None:
         for name, view in views.items():
@@ -329,6 +368,29 @@ class Explorer(pn.viewable.Viewer):
         for prefix, obj in (("data", self.data), ("model", self.model_config), ("train", self.train)):
             items.update({f"{prefix}.{k}": v for k, v in config_values(obj).items()})
         return json.dumps(items, sort_keys=True)
+
+
+@contextlib.contextmanager
+def batched_recompute(doc):
+    """Recompute the Bokeh document's model graph at most once, and only if some update changed it.
+
+    Each plot update otherwise freezes and re-walks the whole graph (≈35 ms on this page, several times
+    per tick). Uses Bokeh's model manager internals; without them (another Bokeh) it does nothing special.
+    """
+    models = getattr(doc, "models", None)
+    if models is None or not all(hasattr(models, a) for a in ("_push_freeze", "_freeze_count", "recompute")):
+        yield
+        return
+    dirty = []
+    models._push_freeze()
+    models.invalidate = lambda: dirty.append(True)  # instance attribute shadows the method while batching
+    try:
+        yield
+    finally:
+        del models.invalidate
+        models._freeze_count -= 1
+        if models._freeze_count == 0 and dirty:
+            models.recompute()
 
 
 def _escape(text: str) -> str:
