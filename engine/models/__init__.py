@@ -56,3 +56,9 @@ register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a
 
 __all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
            "SVGP", "SVGPConfig", "SVGP_LIVE"]
+
+from .gwi import GWIConfig, build_gwi  # noqa: E402
+
+register(ModelSpec("gwi", GWIConfig, build_gwi,
+                   "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
+                   "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),)))

@@ -1,0 +1,378 @@
+"""Gaussian Wasserstein inference in function space (paper 003: Wild, Hu & Sejdinovic 2022, as in the notes).
+
+Two steps (sec. 1.3): (1) fit the reference P's kernel by the exact marginal likelihood on M = c·√N points and
+freeze it (`reference`); (2) learn the approximation Q (`approximate`) by minimising (sec. 2.1, 4.1)
+
+    L = −Σ_n E_Q[log p(y_n | F(x_n))] + Σ_j Ŵ²(P_j, Q_j),
+
+the expected log-likelihood estimated on a minibatch, scaled by N/B, and Ŵ² the estimate of sec. 2.1.2 on
+the same minibatch (`wasserstein`). Regression uses the Gaussian likelihood (closed form, sec. 2.1.1);
+multi-class classification the robust-max likelihood (sec. 3–4), E_Q[log p(y | F)] = log(1−ε) S(x, y) +
+log(ε/(J−1)) (1 − S(x, y)), with S(x, j) = Q(f_j(x) is the largest) by Gauss–Hermite quadrature whose nodes
+are scaled by the *standard deviation* √r_j(x, x) (engine.likelihoods.quadrature). Prediction: N(m_Q,
+r + σ²) (sec. 2.2), or Q(Y* = j) = (1−ε) S(x*, j) + ε/(J−1) (1 − S(x*, j)) (sec. 4.2; the notes' ε/(I−1) is
+a typo for J − 1). Tempering α_T (sec. 2.3) is fitted on a validation split with everything else frozen.
+
+The validation split is carved out of the training data at build time. The trainer's minibatches are drawn
+from all the training data, so the model drops validation rows from each batch in `loss` (matched by a
+random-projection fingerprint, then row by row): they are never trained on. The expected log-likelihood is
+still scaled by N_total / B, which keeps it unbiased for the sum over the points that are trained on. (Dropping
+rows gives the batch a data-dependent size: one host sync per step, on top of the Cholesky's, and only when a
+validation split exists.)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import param
+import torch
+from torch.nn import functional as F
+
+from ... import diagnostics as dg
+from ...covariances import Kuu
+from ...errors import ConfigError
+from ...kernels import build_kernel
+from ...likelihoods import Gaussian, RobustMax, prob_is_largest
+from ..base import ModelFamily, Prediction, Terms
+from ..svgp import field_over_plane, hyperparameter_values, median_distance
+from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
+from .reference import fit_reference, reference_size
+from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
+from .wasserstein import METHODS, W2Estimate, wasserstein_estimate
+
+W2_PARTS = ("w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen")
+KERNELS = ("rbf", "arccos1", "arccos0")
+
+
+class PartsHistory:
+    """The W2 parts over training, kept in the model so `diagnostics` can draw them without the trainer.
+
+    Values are detached tensors (no host sync in the step); at `capacity` entries every other one is dropped
+    and the stride doubles, so a long run keeps an even, bounded record.
+    """
+
+    def __init__(self, capacity: int = 512):
+        self.capacity, self.stride, self.calls = capacity, 1, 0
+        self.steps: list[int] = []
+        self.values: list[dict[str, torch.Tensor]] = []
+
+    def record(self, values: dict[str, torch.Tensor]) -> None:
+        self.calls += 1
+        if (self.calls - 1) % self.stride:
+            return
+        self.steps.append(self.calls)
+        self.values.append(values)
+        if len(self.steps) >= self.capacity:
+            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
+
+    def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        if not self.values:
+            return {}
+        steps = np.asarray(self.steps, dtype=np.int64)
+        return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}
+
+
+class GWI(ModelFamily):
+    """P (frozen kernel, zero mean) and Q (SVGP form) with the GWI objective; see the module docstring."""
+
+    def __init__(self, kernel, Z: torch.Tensor, likelihood, num_data: int, *, num_latent: int = 1,
+                 task: str = "regression", num_classes: int | None = None, init_sqrt=None, init_mean=None,
+                 network: MeanNetwork | None = None, num_spectrum: int = 100, spectrum: str = "subsample",
+                 jitter: float | None = None, validation: tuple[torch.Tensor, torch.Tensor] | None = None,
+                 temperature_bounds: tuple[float, float] = (1e-3, 1.0)):
+        super().__init__()
+        if num_data < 1:
+            raise ConfigError(f"num_data must be at least 1, got {num_data}")
+        if spectrum not in METHODS:
+            raise ConfigError(f"spectrum={spectrum!r} is not one of {', '.join(METHODS)}")
+        if int(num_spectrum) < 1:
+            raise ConfigError(f"num_spectrum (N_S) must be at least 1, got {num_spectrum}")
+        self.kernel = kernel  # P's kernel: frozen after the reference fit
+        self.Q = ApproximateMeasure(kernel, Z, num_latent, init_sqrt=init_sqrt, init_mean=init_mean, network=network,
+                                    jitter=jitter)
+        self.likelihood = likelihood
+        self.num_data, self.task, self.num_classes = int(num_data), task, num_classes
+        self.num_spectrum, self.spectrum = int(num_spectrum), spectrum
+        self.temperature_bounds = tuple(float(b) for b in temperature_bounds)
+        self.register_buffer("alpha_T", torch.ones((), dtype=torch.float64))
+        self.history = PartsHistory()
+        self.last_spectrum: torch.Tensor | None = None
+        self.last_imag: torch.Tensor | None = None
+        self.reference_info: dict[str, float] = {}
+        self._set_validation(validation)
+
+    # -- numerics knobs the trainer sets ------------------------------------------------------------------------
+    @property
+    def jitter(self):
+        return self.Q.jitter
+
+    @jitter.setter
+    def jitter(self, value):
+        self.Q.jitter = value
+
+    @property
+    def last_jitter(self) -> float:
+        return self.Q.last_jitter
+
+    # -- validation split ---------------------------------------------------------------------------------------------
+    def _set_validation(self, validation) -> None:
+        if validation is None or validation[0].shape[0] == 0:
+            self.X_val = self.y_val = self.fp_w = None
+            return
+        X_val, y_val = validation
+        X_val = X_val.to(torch.float64)
+        w = torch.randn(X_val.reshape(X_val.shape[0], -1).shape[1], generator=torch.Generator().manual_seed(12345),
+                        dtype=torch.float64)
+        self.register_buffer("X_val", X_val)
+        self.register_buffer("y_val", y_val.clone())
+        self.register_buffer("fp_w", w)  # random projection: the fingerprint of a row
+
+    @property
+    def has_validation(self) -> bool:
+        return self.X_val is not None
+
+    def validation_mask(self, X: torch.Tensor) -> torch.Tensor:
+        """[B] True for rows of X that are validation points.
+
+        Rows are matched by a random-projection fingerprint (sorted, so O((B + V) log V)), and each candidate
+        (the four nearest fingerprints, which absorbs rounding differences) is confirmed element by element.
+        """
+        B = X.shape[0]
+        if not self.has_validation:
+            return torch.zeros(B, dtype=torch.bool, device=X.device)
+        Xf = X.reshape(B, -1)
+        Xval = self.X_val.reshape(self.X_val.shape[0], -1).to(X.dtype)
+        V = Xval.shape[0]
+        w = self.fp_w.to(X.dtype)
+        fp_val, order = (Xval @ w).sort()
+        pos = torch.searchsorted(fp_val, (Xf @ w).contiguous())  # [B]
+        tol = 1e3 * torch.finfo(X.dtype).eps * (1.0 + Xf.abs().amax(1))  # [B]
+        hit = torch.zeros(B, dtype=torch.bool, device=X.device)
+        for shift in (-2, -1, 0, 1):
+            rows = order[(pos + shift).clamp(0, V - 1)]
+            hit |= (Xf - Xval[rows]).abs().amax(1) <= tol
+        return hit
+
+    # -- objective ------------------------------------------------------------------------------------------------
+    def w2(self, X: torch.Tensor, Luu: torch.Tensor | None = None, index: torch.Tensor | None = None,
+           marginals: tuple[torch.Tensor, torch.Tensor] | None = None) -> W2Estimate:
+        """Ŵ²(P_j, Q_j) for every latent j on the points X (sub-sample X_S = X[index], random by default)."""
+        Luu = self.Q.prior_cholesky() if Luu is None else Luu
+        mean, var = self.Q.marginals(X, Luu) if marginals is None else marginals
+        return wasserstein_estimate(self.kernel, self.Q, X, mean, var, Luu, num_spectrum=self.num_spectrum,
+                                    method=self.spectrum, index=index)
+
+    def loss(self, batch) -> Terms:
+        X, y = batch
+        B = X.shape[0]
+        if self.has_validation:
+            keep = ~self.validation_mask(X)
+            if bool(keep.any()):  # a batch of validation points only (tiny batches) falls back to itself
+                X, y = X[keep], y[keep]
+        Luu = self.Q.prior_cholesky()
+        mean, var = self.Q.marginals(X, Luu)  # [B', L]
+        ell = self.likelihood.expected_log_prob(self.likelihood.encode(y), mean, var).sum() * (self.num_data / B)
+        est = self.w2(X, Luu, marginals=(mean, var))
+        w2 = est.total.sum()  # Σ_j over the latent functions (sec. 4.1)
+        parts = {"expected_log_lik": ell, "w2": w2, "w2_mean": est.mean.sum(), "w2_trace_p": est.trace_p.sum(),
+                 "w2_trace_q": est.trace_q.sum(), "w2_eigen": est.eigen.sum()}
+        if torch.is_grad_enabled():
+            self.history.record({k: parts[k].detach() for k in ("w2",) + W2_PARTS})
+            self.last_spectrum = est.spectrum.detach()
+            self.last_imag = None if est.imag is None else est.imag.detach()
+        return Terms(-ell + w2, parts)
+
+    # -- prediction -----------------------------------------------------------------------------------------------
+    def marginals(self, X: torch.Tensor, chunk: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
+        Luu = self.Q.prior_cholesky()
+        out = [self.Q.marginals(X[s:s + chunk], Luu) for s in range(0, X.shape[0], chunk)]
+        return torch.cat([m for m, _ in out]), torch.cat([v for _, v in out])
+
+    def prob_is_largest(self, X: torch.Tensor) -> torch.Tensor:
+        """S(x, j) = Q(f_j(x) > f_l(x) for all l ≠ j) [N, J] (sec. 4.1.1), by Gauss–Hermite quadrature."""
+        mean, var = self.marginals(X)
+        return prob_is_largest(mean, var, self.likelihood.num_points)
+
+    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None, tempered: bool = False) -> Prediction:
+        mean, var = self.marginals(X)
+        alpha = self.alpha_T.to(mean.dtype) if tempered else 1.0
+        pred = Prediction(mean, var)
+        if self.likelihood.is_classification:
+            pred.probs = self.likelihood.predict_probs(mean, alpha * var)
+            if y is not None:
+                pred.log_density = self.likelihood.log_predictive_density(y, mean, alpha * var)
+        else:
+            pred.y_mean, pred.y_var = mean, alpha * (var + self.likelihood.variance())
+            if y is not None:
+                yy = y.reshape(mean.shape).to(mean.dtype)
+                pred.log_density = (-0.5 * (math.log(2 * math.pi) + torch.log(pred.y_var))
+                                    - 0.5 * (yy - mean) ** 2 / pred.y_var).sum(-1)
+        return pred
+
+    @torch.no_grad()
+    def fit_temperature(self, X_val: torch.Tensor | None = None, y_val: torch.Tensor | None = None) -> float:
+        """α_T minimising the validation NLL with everything else frozen (sec. 2.3); stored in `alpha_T`."""
+        if X_val is None:
+            if not self.has_validation:
+                raise ConfigError("this model has no validation split (validation_fraction = 0): pass X_val and y_val")
+            X_val, y_val = self.X_val.to(self.alpha_T.dtype), self.y_val
+        lo, hi = self.temperature_bounds
+        mean, var = self.marginals(X_val)
+        if self.likelihood.is_classification:
+            def nll(alpha):
+                return -float(self.likelihood.log_predictive_density(y_val, mean, alpha * var).mean())
+            alpha = scalar_temperature(nll, lo, hi)
+        else:
+            alpha = gaussian_temperature(y_val.to(mean.dtype), mean, var + self.likelihood.variance(), lo, hi)
+        self.alpha_T.fill_(alpha)
+        return alpha
+
+    @torch.no_grad()
+    def validation_nll(self, alpha: float = 1.0, X_val=None, y_val=None) -> float:
+        """Mean validation NLL at temperature α (standardised units for regression)."""
+        if X_val is None:
+            X_val, y_val = self.X_val.to(self.alpha_T.dtype), self.y_val
+        mean, var = self.marginals(X_val)
+        if self.likelihood.is_classification:
+            return -float(self.likelihood.log_predictive_density(y_val, mean, alpha * var).mean())
+        return float(gaussian_nll(y_val.to(mean.dtype), mean, var + self.likelihood.variance(), alpha))
+
+    @torch.no_grad()
+    def metrics(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> dict[str, float]:
+        """The shared metrics (untempered), plus `nlpd_tempered` with α_T refitted on the validation split."""
+        out = super().metrics(X, y, batch_size)
+        if self.has_validation:
+            self.fit_temperature()
+        nll, n = 0.0, 0
+        for start in range(0, X.shape[0], batch_size):
+            xb, yb = X[start:start + batch_size], y[start:start + batch_size]
+            nll -= float(self.predict(xb, yb, tempered=True).log_density.sum())
+            n += xb.shape[0]
+        out["nlpd_tempered"] = nll / n + (0.0 if self.task == "classification" else math.log(self.y_std))
+        return out
+
+    # -- what to look at --------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def numerics(self) -> dict[str, float]:
+        K = Kuu(self.Q.inducing, self.kernel)
+        j = self.last_jitter if math.isfinite(self.last_jitter) else 0.0
+        ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device))
+        out = {"jitter": self.last_jitter, "kuu_condition": float(ev[-1] / ev[0].clamp_min(1e-300))}
+        if self.last_imag is not None:
+            out["spectrum_imag"] = float(self.last_imag.max())
+        return out
+
+    @torch.no_grad()
+    def diagnostics(self, data=None) -> dict[str, dg.View]:
+        views: dict[str, dg.View] = {}
+        spectrum = self.last_spectrum
+        if data is not None:
+            X = data[0]
+            S = min(self.num_spectrum, X.shape[0])
+            index = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(0))[:S].to(X.device)
+            spectrum = self.w2(X, index=index).spectrum
+        if spectrum is not None:
+            views["w2_spectrum"] = dg.Spectrum(
+                title="Spectrum λ_s of the W2 operator estimate (C_Q C_P on X_S)",
+                values=np.sort(spectrum.reshape(-1).cpu().numpy()),
+                description=f"{self.spectrum} estimate, N_S = {spectrum.shape[-1]}, all {spectrum.shape[0]} latent "
+                            "function(s); Σ√λ_s is the eigenvalue term of Ŵ².")
+        series = self.history.series()
+        if series:
+            views["w2_terms"] = dg.Curves(title="Parts of the W2 estimate", series=series, ylabel="value",
+                                          description="Ŵ² = w2_mean + w2_trace_p + w2_trace_q − 2·w2_eigen "
+                                                      "(summed over latent functions), per training step.")
+        values = hyperparameter_values(self)
+        values.update({"alpha_T": float(self.alpha_T), "M (inducing)": float(self.Q.num_inducing),
+                       "N_S": float(self.num_spectrum)})
+        values.update({f"reference {k}": v for k, v in self.reference_info.items()})
+        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters (P frozen)", values=values)
+        if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
+            views["posterior"] = field_over_plane(self, data[0], data[1])
+        return views
+
+
+# -- configuration and construction ----------------------------------------------------------------------------------
+class GWIConfig(param.Parameterized):
+    """Gaussian Wasserstein inference: a frozen reference GP P and an SVGP-form Q fitted by the W2 objective."""
+
+    kernel = param.Selector(default="rbf", objects=list(KERNELS),
+                            doc="Reference kernel: RBF (ARD when `ard`) or arc-cosine (NNGP of one layer) of order 1/0.")
+    ard = param.Boolean(default=True, doc="RBF: one lengthscale per input dimension.")
+    lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                               doc="Initial lengthscale before the reference fit; empty = median distance.")
+    variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial kernel variance before the reference fit.")
+    inducing_factor = param.Number(default=1.0, bounds=(0.05, 100.0),
+                                   doc="c in M = c·√N: points for the reference fit, also Q's inducing inputs.")
+    reference_steps = param.Integer(default=100, bounds=(0, 10_000),
+                                    doc="L-BFGS iterations of the exact marginal-likelihood fit of P (0: keep initial values).")
+    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3),
+                                  doc="Initial Gaussian noise σ² for the reference fit (regression: then the likelihood's).")
+    learn_noise = param.Boolean(default=True, doc="Regression: keep learning σ² in the GWI objective.")
+    init_regulariser = param.Number(default=1e-6, bounds=(0.0, 1e6),
+                                    doc="λ in L_Σ = chol([K_ZZ + σ⁻² K_ZX K_XZ + λI]⁻¹) (sec. 1.6.1).")
+    init_mean = param.Boolean(default=True, doc="Start β at the closed form Σ K_ZX y / σ² (else at zero).")
+    network_width = param.Integer(default=0, bounds=(0, 4096),
+                                  doc="Width of the tanh network g added to Q's mean (sec. 1.5.2); 0 = none.")
+    network_depth = param.Integer(default=1, bounds=(1, 8), doc="Hidden layers of the mean network.")
+    num_spectrum = param.Integer(default=100, bounds=(1, 100_000), doc="N_S: sub-sample size for the W2 spectrum.")
+    spectrum = param.Selector(default="subsample", objects=list(METHODS),
+                              doc="W2 eigenvalue term: 'subsample' = λ(r(X_S,X_S) k(X_S,X_S))/N_S² (real by "
+                                  "construction); 'paper' = λ(r(X_S,X) k(X,X_S))/(N·N_S) (sec. 2.1.2, can be complex).")
+    epsilon = param.Number(default=0.01, bounds=(1e-6, 0.5), doc="Robust-max label-noise rate ε (classification).")
+    quadrature_points = param.Integer(default=64, bounds=(4, 256), doc="Gauss–Hermite nodes for S(x, j).")
+    validation_fraction = param.Number(default=0.1, bounds=(0.0, 0.5),
+                                       doc="Share of the training data held out (never trained on) to fit α_T.")
+    max_temperature = param.Number(default=1.0, bounds=(1.0, 1e3),
+                                   doc="Upper bound of α_T (the notes take α_T ∈ (0, 1]: tempering only shrinks).")
+
+
+def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
+              image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> GWI:
+    """Split off the validation set, fit and freeze P on M = c·√N points, initialise Q in closed form."""
+    N = X.shape[0]
+    X = torch.as_tensor(X, dtype=torch.float64)
+    y = torch.as_tensor(y)
+    generator = generator if generator is not None else torch.Generator().manual_seed(0)
+    V = int(round(config.validation_fraction * N))
+    if V > 0 and N - V < 2:
+        raise ConfigError(f"validation_fraction={config.validation_fraction} leaves fewer than 2 of {N} points to "
+                          "train on; lower it")
+    perm = torch.randperm(N, generator=generator)
+    fit, val = perm[V:], perm[:V]
+    X_fit, y_fit = X[fit], y[fit]
+    N_fit = X_fit.shape[0]
+    D = X_fit.reshape(N_fit, -1).shape[1]
+    M = reference_size(N_fit, config.inducing_factor)
+    z_index = torch.randperm(N_fit, generator=generator)[:M]
+    Z = X_fit.reshape(N_fit, -1)[z_index]  # X_Z: M training points, with their labels for the reference fit
+
+    if task == "classification":
+        if not num_classes or num_classes < 2:
+            raise ConfigError(f"GWI classification needs at least 2 classes, got {num_classes}")
+        J = num_classes
+        Y = F.one_hot(y_fit.long(), J).to(torch.float64) - 1.0 / J  # centred one-hot, the regression-on-labels proxy
+    else:
+        J = 1
+        Y = y_fit.to(torch.float64).reshape(N_fit, 1)
+    ell = config.lengthscale if config.lengthscale is not None else median_distance(X_fit)
+    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance,
+                          ard=config.ard and config.kernel == "rbf")
+    noise, lml = fit_reference(kernel, Z, Y[z_index], config.noise_variance, steps=config.reference_steps)
+    init_sqrt, init_mean = closed_form_init(kernel, Z, X_fit.reshape(N_fit, -1), Y if config.init_mean else None,
+                                            noise, config.init_regulariser)
+    if task == "classification":
+        likelihood = RobustMax(J, config.epsilon, num_points=config.quadrature_points)
+    else:
+        likelihood = Gaussian(max(noise, 2e-6))
+        likelihood.variance.frozen = not config.learn_noise
+    network = MeanNetwork(D, J, config.network_width, config.network_depth) if config.network_width > 0 else None
+    model = GWI(kernel, Z, likelihood, N, num_latent=J, task=task, num_classes=num_classes, init_sqrt=init_sqrt,
+                init_mean=init_mean, network=network, num_spectrum=config.num_spectrum, spectrum=config.spectrum,
+                validation=(X[val], y[val]) if V > 0 else None,
+                temperature_bounds=(1e-3, config.max_temperature))
+    model.reference_info = {"M": float(M), "noise_variance": noise, "log_marginal_likelihood": lml}
+    model.image_shape = image_shape
+    model.y_std = y_std
+    return model
