@@ -1,0 +1,22 @@
+"""Invariance as bounded linear functionals on an RKHS (paper 002: Zhang, Lee & Teh, NIPS 2013).
+
+- `functionals`: evaluations, directional / partial derivatives (eq. 6–8), image-transformation tangents as
+  directional derivatives (Thm 5, eq. 9), Gaussian local averages (sec. 4.3), and `inner` for the inner
+  products of their representers (closed forms; autograd for any other kernel);
+- `tangents`: tangent vectors of affine image transformations, by differentiating the warp or by finite
+  differences of the transformation; virtual samples for the VirSVM baseline;
+- `gram`: the representer Gram matrix as an operator, with the fast product of eq. 11;
+- `losses`: logistic, squared, smoothed hinge and smoothed ε-insensitive losses;
+- `model`: the regularised risk of eq. 4 over the representer expansion (eq. 3), solved by L-BFGS; the
+  family's config and build function (registry name `rkhs`).
+"""
+from .functionals import (DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives, gram, inner,
+                          representer_values)
+from .gram import RepresenterGram, dense_partials_gram, fast_gradient
+from .model import LIVE, NonNegative, RKHSConfig, RKHSMachine, build_rkhs, choose_labelled, invariance_functionals
+from .tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, tangent_vectors, virtual_samples
+
+__all__ = ["Functionals", "Evaluation", "DirectionalDerivative", "PartialDerivatives", "LocalAverage", "inner", "gram",
+           "representer_values", "RepresenterGram", "fast_gradient", "dense_partials_gram", "RKHSMachine", "RKHSConfig",
+           "build_rkhs", "NonNegative", "choose_labelled", "invariance_functionals", "tangent_vectors", "virtual_samples",
+           "TRANSFORMATIONS", "PAPER_MAGNITUDES", "LIVE"]

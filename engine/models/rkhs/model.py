@@ -1,0 +1,516 @@
+"""The RKHS invariance machine of paper 002 (Zhang, Lee & Teh 2013): regularised risk with invariances as bounded
+linear functionals, solved over the representer expansion by L-BFGS (eq. 2–4, sec. 5).
+
+    min_α  J(α) = λ Σ_{i≤l} w_i ℓ₁(f(x_i) + b, y_i)  +  ν Σ_{i>l} ℓ₂(L_i(f))  +  ½ αᵀ K α,   f = Σ_b α_b z_b   (eq. 4)
+
+over the representers z_b of the l labelled evaluations and the m invariance functionals (Thm 2, eq. 3), with
+an optional unpenalised bias b (the F + H version of the representer theorem, sec. 3). `Terms.parts` are the
+three summands: `data_loss` (λ Σ w ℓ₁), `invariance_loss` (ν Σ ℓ₂) and `norm` (½ αᵀKα = ½‖f‖²). The
+objective is convex in (α, b) for every loss offered, and deterministic: `loss(batch)` ignores the batch,
+because the expansion is fixed when the model is built (the trainer hands L-BFGS the full batch anyway).
+
+Semi-supervised mode (sec. 3, 6.1–6.2) puts the invariance functionals at unlabelled points too.
+
+The solver is L-BFGS (`torch.optim.LBFGS`, strong-Wolfe line search) in one of two parametrisations of the same
+problem: the paper's α (`whiten=False`), whose Gram products use eq. 11 for partial derivatives and never
+materialise their block; or, by default, β with α = U Λ^{-1/2} β from K = U Λ Uᵀ, which turns ½αᵀKα into ½‖β‖²
+and removes K's condition number (often 1e15 for a Gaussian kernel) from the problem: L-BFGS then needs tens of
+iterations where over α it needs thousands (see `whitening`). Whitening materialises K once (B ≤ max_dense).
+
+ν and λ are held as fixed `NonNegative` values, so the dashboard's ν slider (`live` in the registry) sets
+them while training runs and the next L-BFGS step re-solves; the kernel's hyper-parameters are fixed too (eq. 4
+is not an evidence: minimising it over ℓ is meaningless). Fixed values are buffers, not parameters, because
+torch's L-BFGS adds its (zero) update to every parameter it holds, frozen or not, which would bump their
+version counters and make the cached Gram matrix look stale at every evaluation.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import param
+import torch
+from torch import nn
+
+from ... import diagnostics as dg
+from ...errors import ConfigError, ShapeError
+from ...kernels import build_kernel
+from ...parameters import Constrained
+from ..base import ModelFamily, Prediction, Terms
+from ..svgp import median_distance
+from .functionals import DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives
+from .gram import RepresenterGram
+from .losses import DATA_LOSSES, INVARIANCE_LOSSES, data_loss, invariance_loss
+from .tangents import TANGENT_METHODS, TRANSFORMATIONS, tangent_vectors
+
+PREDICT_CHUNK = 2048
+LIVE = (("nu", "nu"), ("lam", "lam"))  # config parameter → fixed value the dashboard sets while training runs
+SPECTRUM_MAX = 1500  # eigenvalues of at most this many representers (a principal submatrix beyond)
+
+
+class NonNegative(Constrained):
+    """value = max(raw, 0): a weight such as ν that may be exactly zero (ν = 0 is plain kernel regression)."""
+
+    def transform(self, raw):
+        return raw.clamp_min(0.0)
+
+    def inverse(self, value):
+        return value.clone()
+
+    def _check(self, value):
+        super()._check(value)
+        if (value < 0).any():
+            raise ConfigError(f"{self.name or 'parameter'} must be ≥ 0, got {value.tolist()}")
+
+
+def fix(module: nn.Module) -> nn.Module:
+    """Turn every constrained value in `module` into a fixed one: its raw tensor becomes a buffer (settable with
+    `assign`, listed by `learnables`, never handed to an optimiser)."""
+    for c in [m for m in module.modules() if isinstance(m, Constrained)]:
+        raw = c.raw.detach().clone()
+        del c.raw
+        c.register_buffer("raw", raw)
+    return module
+
+
+class RKHSMachine(ModelFamily):
+    """f = Σ_b α_b z_b (+ b) over labelled evaluations and invariance functionals; J(α) of eq. 4."""
+
+    def __init__(self, kernel, X_labelled: torch.Tensor, y_labelled: torch.Tensor, invariances: list[Functionals], *,
+                 task: str = "classification", num_classes: int | None = 2, loss: str = "auto",
+                 invariance_loss: str = "squared", lam: float = 1.0, nu: float = 0.1, bias: bool = True,
+                 epsilon: float = 0.1, smoothing: float = 0.5, weights: torch.Tensor | None = None, fast: bool = True,
+                 unlabelled: torch.Tensor | None = None, max_dense: int = 8000, whiten: bool = True,
+                 eig_floor: float = 1e-12):
+        super().__init__()
+        self.task, self.num_classes = task, num_classes
+        if task not in DATA_LOSSES:
+            raise ConfigError(f"task must be classification or regression, got {task!r}")
+        loss = ("logistic" if task == "classification" else "squared") if loss == "auto" else loss
+        if loss not in DATA_LOSSES[task]:
+            raise ConfigError(f"loss={loss!r} does not suit {task}; choose one of {', '.join(DATA_LOSSES[task])}")
+        if invariance_loss not in INVARIANCE_LOSSES:
+            raise ConfigError(f"invariance_loss={invariance_loss!r}; choose one of {', '.join(INVARIANCE_LOSSES)}")
+        if not smoothing > 0:
+            raise ConfigError(f"smoothing (the width h of the quadratic smoothing) must be positive, got {smoothing}")
+        if epsilon < 0:
+            raise ConfigError(f"epsilon must be ≥ 0, got {epsilon}")
+        self.loss_name, self.invariance_loss_name = loss, invariance_loss
+        self.epsilon, self.smoothing = float(epsilon), float(smoothing)
+        self.eig_floor = float(eig_floor)
+
+        XL = X_labelled.reshape(X_labelled.shape[0], -1)
+        y = torch.as_tensor(y_labelled, device=XL.device)
+        if y.shape != (XL.shape[0],):
+            raise ShapeError(f"labels must be [{XL.shape[0]}] to match the labelled inputs, got {tuple(y.shape)}")
+        if task == "classification":
+            K = int(num_classes or 0)
+            if K < 2:
+                raise ConfigError(f"classification needs num_classes ≥ 2, got {num_classes}")
+            y = y.long()
+            C = 1 if K == 2 else K
+            if K == 2:
+                targets = (2.0 * y.to(XL.dtype) - 1.0)[:, None]  # y ∈ {−1, +1}
+            else:
+                targets = 2.0 * nn.functional.one_hot(y, K).to(XL.dtype) - 1.0  # one-vs-rest ±1 columns
+        else:
+            C = 1
+            targets = y.to(XL.dtype)[:, None]
+        self.num_outputs = C
+        self.register_buffer("labels", y if task == "classification" else torch.zeros_like(y, dtype=torch.long))
+        self.register_buffer("targets", targets)
+        like = {"dtype": XL.dtype, "device": XL.device}  # everything follows the inputs (CPU or CUDA)
+        w = torch.ones(XL.shape[0], **like) if weights is None else torch.as_tensor(weights, **like)
+        self.register_buffer("weights", w)
+        self.register_buffer("unlabelled", (unlabelled if unlabelled is not None else XL[:0]).reshape(-1, XL.shape[1]))
+
+        kernel = fix(kernel).to(**like)
+        self.gram = RepresenterGram(kernel, [Evaluation(XL)] + list(invariances), fast=fast, max_dense=max_dense)
+        self.num_labelled = XL.shape[0]
+        B = self.gram.size
+        self.whiten = bool(whiten)
+        if self.whiten and B > max_dense:
+            raise ConfigError(f"whiten=True needs the dense {B}×{B} Gram matrix, above max_dense = {max_dense}; use "
+                              "whiten=False (the paper's α parametrisation, with eq. 11 for partial derivatives) or fewer "
+                              "functionals")
+        if self.whiten:  # α = W β with W = U Λ^{-1/2} (see `whitening`)
+            self.beta = nn.Parameter(torch.zeros(B, C, **like))
+            self.register_buffer("W", torch.zeros(B, B, **like))  # U Λ^{-1/2}, 0 beyond the rank
+            self.register_buffer("evals", torch.zeros(B, **like))  # Λ, 0 beyond the rank
+            self._whitening_key = None
+        else:
+            self.alpha = nn.Parameter(torch.zeros(B, C, **like))
+        self.rank = None
+        self.bias = nn.Parameter(torch.zeros(C, **like)) if bias else None
+        self.nu = fix(NonNegative(nu, name="nu")).to(**like)
+        self.lam = fix(NonNegative(lam, name="lam")).to(**like)
+        self.trace: list[dict[str, float]] = []  # the objective's parts per L-BFGS iteration of `fit`
+        self.image_shape = None
+        self.tangent_preview = None  # (images [n, C, H, W], tangents [n, T, C, H, W], names) for diagnostics
+        self._spectrum = (None, None)
+
+    @property
+    def kernel(self):
+        return self.gram.kernel
+
+    @property
+    def invariance_blocks(self) -> list[Functionals]:
+        return list(self.gram.blocks)[1:]
+
+    # -- parametrisation ---------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def whitening(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """W = U Λ^{-1/2} and Λ from K = U Λ Uᵀ, over the eigenvalues above eig_floor·λ_max (the others set to 0).
+
+        With α = W β, ½ αᵀKα = ½‖β‖² and K α = W Λ β: the same convex problem, but its Hessian I + (KW)ᵀ D (KW)
+        is well conditioned, where over α it inherits K's condition number (often 1e15 for a Gaussian kernel) and
+        L-BFGS crawls. Dropping K's null space loses nothing: f = Σ α_b z_b depends on α only through K α. When
+        the kernel changes (a value set live) β is carried over so that α, and f, stay where they were."""
+        key = self.gram.state_key()
+        if self._whitening_key == key:
+            return self.W, self.evals
+        alpha_old = self.W @ self.beta if self._whitening_key is not None else None
+        evals, U = torch.linalg.eigh(self.gram.full())
+        keep = evals > self.eig_floor * evals[-1].clamp_min(1e-300)
+        root = torch.where(keep, evals.clamp_min(1e-300).sqrt(), torch.zeros_like(evals))
+        self.W.copy_(U * torch.where(keep, 1.0 / root.clamp_min(1e-300), torch.zeros_like(root)))
+        self.evals.copy_(torch.where(keep, evals, torch.zeros_like(evals)))
+        if alpha_old is not None:
+            self.beta.copy_((U * root).T @ alpha_old)  # β = Λ^{1/2} Uᵀ α: α's component in the range of K
+        self.rank = int(keep.sum())
+        self._whitening_key = key
+        return self.W, self.evals
+
+    def coefficients(self) -> torch.Tensor:
+        """α of the representer expansion f = Σ_b α_b z_b (eq. 3): [B, C]."""
+        if self.whiten:
+            W, _ = self.whitening()
+            return W @ self.beta
+        return self.alpha
+
+    # -- objective (eq. 4) -------------------------------------------------------------------------------------------
+    def objective_terms(self) -> dict[str, torch.Tensor]:
+        if self.whiten:
+            W, evals = self.whitening()
+            Fv = W @ (evals[:, None] * self.beta)  # K α = U Λ^{1/2} β: every functional's value at f  [B, C]
+            norm = 0.5 * (self.beta**2).sum()  # ½ αᵀKα = ½‖f‖²
+        else:
+            Fv = self.gram.matmul(self.alpha)
+            norm = 0.5 * (self.alpha * Fv).sum()
+        L = self.num_labelled
+        FL = Fv[:L] if self.bias is None else Fv[:L] + self.bias
+        l1 = data_loss(self.loss_name, FL, self.targets, self.labels, eps=self.epsilon, h=self.smoothing)
+        data = self.lam() * (self.weights * l1).sum()
+        if Fv.shape[0] > L:
+            inv = self.nu() * invariance_loss(self.invariance_loss_name, Fv[L:], eps=self.epsilon, h=self.smoothing).sum()
+        else:
+            inv = torch.zeros((), dtype=Fv.dtype, device=Fv.device)
+        return {"data_loss": data, "invariance_loss": inv, "norm": norm}
+
+    def loss(self, batch=None) -> Terms:
+        parts = self.objective_terms()
+        return Terms(parts["data_loss"] + parts["invariance_loss"] + parts["norm"], parts)
+
+    @torch.no_grad()
+    def objective(self) -> float:
+        return float(self.loss().loss)
+
+    def fit(self, max_iter: int = 1000, tol: float = 1e-12, history_size: int = 50,
+            record: bool = True) -> list[dict[str, float]]:
+        """Minimise J by L-BFGS with a strong-Wolfe line search, from the current coefficients (a warm start).
+
+        record=True: one `torch.optim.LBFGS` iteration per call, each iterate's parts appended to `self.trace`; stops
+        when J changes by < tol·max(1, |J|) twice running. record=False: one call running up to `max_iter`
+        iterations with torch's own stopping rules (less overhead, for cross-validation loops)."""
+        params = [p for p in self.parameters() if p.requires_grad]
+        if not record:
+            scale = max(1.0, abs(self.objective()))
+            opt = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, max_eval=2 * max_iter, history_size=history_size,
+                                    line_search_fn="strong_wolfe", tolerance_grad=1e-10, tolerance_change=tol * scale)
+
+            def closure():
+                opt.zero_grad(set_to_none=True)
+                J = self.loss().loss
+                J.backward()
+                return J
+
+            opt.step(closure)
+            return []
+        # max_eval bounds the line search too (torch defaults it to 1.25·max_iter, i.e. 1: no line search at all)
+        opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=40, history_size=history_size,
+                                line_search_fn="strong_wolfe", tolerance_grad=1e-12, tolerance_change=1e-16)
+
+        def closure():
+            opt.zero_grad(set_to_none=True)
+            J = self.loss().loss
+            J.backward()
+            return J
+
+        def record():
+            with torch.no_grad():
+                parts = {k: float(v) for k, v in self.objective_terms().items()}
+            parts["objective"] = sum(parts.values())
+            self.trace.append(parts)
+            return parts["objective"]
+
+        self.trace = []
+        prev, calm = record(), 0
+        for _ in range(max_iter):
+            opt.step(closure)
+            J = record()
+            calm = calm + 1 if abs(prev - J) <= tol * max(1.0, abs(J)) else 0
+            if calm >= 2 or not math.isfinite(J):
+                break
+            prev = J
+        return self.trace
+
+    # -- prediction --------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def decision_function(self, X: torch.Tensor) -> torch.Tensor:
+        """f(x) (+ b) at X [N, ...] → [N, C]."""
+        X = X.reshape(X.shape[0], -1)
+        D = self.gram.blocks[0].input_dim
+        if X.shape[1] != D:
+            raise ShapeError(f"inputs have {X.shape[1]} dimensions, the model was built for {D}")
+        alpha = self.coefficients()
+        out = torch.cat([self.gram.values(X[s:s + PREDICT_CHUNK], alpha) for s in range(0, X.shape[0], PREDICT_CHUNK)])
+        return out if self.bias is None else out + self.bias
+
+    @torch.no_grad()
+    def noise_variance(self) -> torch.Tensor:
+        """Regression: the mean squared residual at the labelled points, a plug-in predictive variance (the machine
+        itself gives none)."""
+        FL = self.gram.matmul(self.coefficients())[: self.num_labelled] + (0.0 if self.bias is None else self.bias)
+        return ((FL - self.targets) ** 2).mean().clamp_min(1e-6)
+
+    @torch.no_grad()
+    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
+        f = self.decision_function(X)
+        pred = Prediction(f, torch.zeros_like(f))
+        if self.task == "classification":
+            logp = torch.cat([nn.functional.logsigmoid(-f), nn.functional.logsigmoid(f)], 1) if f.shape[1] == 1 \
+                else torch.log_softmax(f, 1)
+            pred.probs = logp.exp()
+            if y is not None:
+                pred.log_density = logp.gather(1, y.long().reshape(-1, 1))[:, 0]
+        else:
+            var = self.noise_variance()
+            pred.y_mean, pred.y_var = f, var.expand_as(f)
+            if y is not None:
+                r = y.reshape(-1).to(f.dtype) - f[:, 0]
+                pred.log_density = -0.5 * (math.log(2 * math.pi) + torch.log(var) + r * r / var)
+        return pred
+
+    # -- what to look at ---------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def gram_spectrum(self) -> np.ndarray:
+        key = self.gram._state_key()
+        if self._spectrum[0] == key:
+            return self._spectrum[1]
+        B = self.gram.size
+        index = None
+        if B > SPECTRUM_MAX:
+            index = torch.randperm(B, generator=torch.Generator().manual_seed(0))[:SPECTRUM_MAX].sort().values
+        values = dg.spectrum_of((self.gram.full() if index is None else self.gram.dense(index.to(self.targets.device)))
+                                .cpu().numpy())
+        self._spectrum = (key, values)
+        return values
+
+    @torch.no_grad()
+    def numerics(self) -> dict[str, float]:
+        ev = self.gram_spectrum()
+        return {"representers": float(self.gram.size), "gram_condition": float(ev[-1] / max(ev[0], 1e-300))}
+
+    @torch.no_grad()
+    def diagnostics(self, data=None) -> dict[str, dg.View]:
+        views: dict[str, dg.View] = {}
+        parts = {k: float(v) for k, v in self.objective_terms().items()}
+        views["objective"] = dg.Scalars(title="Objective (eq. 4)", values={
+            **parts, "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
+            "labelled": float(self.num_labelled), "invariance functionals": float(self.gram.size - self.num_labelled)})
+        B = self.gram.size
+        title = "Eigenvalues of the representer Gram matrix K (eq. 4)"
+        if B > SPECTRUM_MAX:
+            title += f" — a random {SPECTRUM_MAX}×{SPECTRUM_MAX} principal submatrix of {B}×{B}"
+        views["gram_spectrum"] = dg.Spectrum(title=title, values=self.gram_spectrum(),
+                                             description="Evaluations and invariance representers together; a long tail "
+                                                         "of tiny eigenvalues means directions the norm barely penalises.")
+        if self.trace:
+            it = np.arange(len(self.trace))
+            views["solver_trace"] = dg.Curves(
+                title="Objective terms over L-BFGS iterations (fit)", xlabel="iteration", logy=False,
+                series={k: (it, np.array([t[k] for t in self.trace])) for k in ("data_loss", "invariance_loss", "norm")})
+        if self.gram.blocks[0].input_dim == 2:
+            views["decision_function"] = self.decision_field(data)
+        if self.tangent_preview is not None:
+            images, tangents, names = self.tangent_preview
+            rows = []
+            for img, tan in zip(images, tangents):
+                scale = max(float(np.abs(tan).max()), 1e-12)
+                rows.append(np.concatenate([img[None, 0] * 2.0 - 1.0, tan[:, 0] / scale], 0))
+            views["tangents"] = dg.ImageGrid(title="Labelled images and their tangent vectors (Thm 5)",
+                                             images=np.stack(rows), col_labels=["image"] + list(names), vrange=(-1.0, 1.0))
+        return views
+
+    @torch.no_grad()
+    def decision_field(self, data=None, resolution: int = 60) -> dg.Field2D:
+        """f over the plane with the labelled points (their class) and the unlabelled ones (label −1)."""
+        XL = self.gram.blocks[0].X
+        U = self.unlabelled
+        pts = torch.cat([XL, U], 0)
+        cloud = pts if data is None else torch.cat([pts, data[0].reshape(data[0].shape[0], -1).to(pts)], 0)
+        lo, hi = cloud.min(0).values, cloud.max(0).values
+        pad = 0.1 * (hi - lo).clamp_min(1e-6)
+        gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=XL.dtype, device=XL.device)
+        gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=XL.dtype, device=XL.device)
+        G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)
+        f = self.decision_function(G)
+        if f.shape[1] == 1:
+            values, contour = f[:, 0], (0.0 if self.task == "classification" else None)
+            title = "Decision function f(x) (boundary f = 0)" if contour is not None else "f(x)"
+        else:
+            values, contour, title = f.argmax(1).to(f.dtype), None, "Predicted class"
+        labels = torch.cat([self.labels if self.task == "classification" else torch.zeros(len(XL), dtype=torch.long,
+                                                                                             device=XL.device),
+                            torch.full((len(U),), -1, dtype=torch.long, device=XL.device)])
+        return dg.Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
+                          values=values.reshape(resolution, resolution).cpu().numpy(), points=pts.cpu().numpy(),
+                          point_labels=labels.cpu().numpy(), contour=contour,
+                          description="Labelled points by class; unlabelled points (label −1) carry invariance "
+                                      "functionals in semi-supervised mode.")
+
+
+# -- configuration and construction ----------------------------------------------------------------------------------
+FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
+
+
+class RKHSConfig(param.Parameterized):
+    """Kernel machine with invariances as bounded linear functionals (paper 002), solved by L-BFGS."""
+
+    kernel = param.Selector(default="rbf", objects=["rbf", "polynomial", "matern52", "linear"],
+                            doc="rbf: κ_σ (eq. 8 and 11 in closed form); polynomial (x·y + 1)^r (eq. 7); others: "
+                                "matern52 in closed form, linear by autograd.")
+    sigma = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                         doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training inputs.")
+    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree r of the polynomial kernel.")
+    nu = param.Number(default=0.1, bounds=(0.0, 10.0), step=0.01,
+                      doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
+    lam = param.Number(default=1.0, bounds=(0.0, None), doc="Data weight λ of eq. 2; changes apply live.")
+    loss = param.Selector(default="auto", objects=["auto", "logistic", "squared", "smoothed_hinge", "smoothed_eps"],
+                          doc="ℓ₁ on labelled points; auto: logistic (classification) or squared (regression).")
+    invariance_loss = param.Selector(default="squared", objects=list(INVARIANCE_LOSSES),
+                                     doc="ℓ₂ on the invariance functionals.")
+    epsilon = param.Number(default=0.1, bounds=(0.0, None), doc="ε of the ε-insensitive losses.")
+    smoothing = param.Number(default=0.5, bounds=(1e-6, None),
+                             doc="Width h of the quadratic smoothing of the hinge and ε-insensitive losses.")
+    functionals = param.Selector(default="auto", objects=list(FUNCTIONALS),
+                                 doc="Invariances: gradient (sec. 4.1), transformations (image tangents, sec. 4.2), "
+                                     "local_average (sec. 4.3), none; auto: transformations for images, else gradient.")
+    transformations = param.List(default=list(TRANSFORMATIONS), item_type=str,
+                                 doc=f"Image transformations for the tangent functionals ({', '.join(TRANSFORMATIONS)}).")
+    tangent_method = param.Selector(default="analytic", objects=list(TANGENT_METHODS),
+                                    doc="analytic / autograd: differentiate the (Gaussian-interpolated) warp, by the chain "
+                                        "rule / by autograd; finite: the difference the ±δ transformations make (paper).")
+    blur = param.Number(default=1.0, bounds=(0.05, 10.0),
+                        doc="Gaussian interpolation width (pixels) of the derivative tangents.")
+    average_width = param.Number(default=None, allow_None=True, bounds=(1e-6, None),
+                                 doc="Width θ of the local-averaging density; empty = σ / 2.")
+    labelled = param.Integer(default=20, bounds=(0, None),
+                             doc="Labelled training points (stratified, round-robin over classes); 0 = all.")
+    semi_supervised = param.Boolean(default=True, doc="Put invariance functionals at unlabelled points too.")
+    max_unlabelled = param.Integer(default=300, bounds=(0, None), doc="At most this many unlabelled points are used.")
+    bias = param.Boolean(default=True, doc="Add an unpenalised bias b.")
+    class_balanced = param.Boolean(default=False, doc="Weight ℓ₁ by 1/n_c within each class (sec. 6.3).")
+    fast_gradient = param.Boolean(default=True, doc="Products with the partial-derivative block by eq. 11 (O(l²n)) "
+                                                    "instead of materialising it (O(l²n²)): the α solver and predictions.")
+    whiten = param.Boolean(default=True, doc="Solve over β with α = U Λ^{-1/2} β (K = U Λ Uᵀ): same problem, well "
+                                             "conditioned; off: the paper's α (with eq. 11 for partial derivatives).")
+    max_dense = param.Integer(default=8000, bounds=(1, None), doc="Refuse to materialise a Gram matrix larger than this.")
+
+
+def choose_labelled(y: torch.Tensor, count: int, task: str, num_classes: int | None,
+                    generator: torch.Generator | None) -> torch.Tensor:
+    """Indices of `count` labelled points: round-robin over the classes in a random order (so 2 on two classes is
+    one per class), or a random subset for regression; count = 0 (or ≥ N) labels every point."""
+    N = y.shape[0]
+    if count == 0 or count >= N:
+        return torch.arange(N)
+    perm = torch.randperm(N, generator=generator)
+    if task != "classification":
+        return perm[:count].sort().values
+    K = int(num_classes)
+    if count < K:
+        raise ConfigError(f"labelled={count} is fewer than the {K} classes; label at least one point per class")
+    pools = [perm[y[perm] == c].tolist() for c in range(K)]
+    order = torch.randperm(K, generator=generator).tolist()
+    picked: list[int] = []
+    while len(picked) < count:
+        for c in order:
+            if pools[c] and len(picked) < count:
+                picked.append(pools[c].pop(0))
+        if not any(pools):
+            break
+    return torch.tensor(sorted(picked), dtype=torch.long)
+
+
+def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
+                           transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
+                           average_width: float | None = None) -> tuple[list[Functionals], object]:
+    """The invariance functionals of one kind at `points` [P, ...]; also returns a tangent preview (or None)."""
+    P = points.shape[0]
+    flat = points.reshape(P, -1)
+    if kind == "none" or P == 0:
+        return [], None
+    if kind == "gradient":
+        return [PartialDerivatives(flat)], None
+    if kind == "local_average":
+        return [LocalAverage(flat, average_width if average_width is not None else sigma / 2.0)], None
+    if kind == "transformations":
+        if image_shape is None:
+            raise ConfigError("functionals='transformations' needs image data (tangents of image transformations); "
+                              "use gradient or local_average for vectors")
+        images = flat.reshape(P, *image_shape)
+        T = tangent_vectors(images, transformations, method=tangent_method, blur=blur)  # [P, T, C, H, W]
+        nT = T.shape[1]
+        block = DirectionalDerivative(flat.repeat_interleave(nT, 0), T.reshape(P * nT, -1))
+        preview = (images[:4].cpu().numpy(), T[:4].cpu().numpy(), list(transformations))
+        return [block], preview
+    raise ConfigError(f"unknown functionals {kind!r}; choose one of {', '.join(FUNCTIONALS)}")
+
+
+def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
+               image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> RKHSMachine:
+    """The machine for training inputs X [N, ...] and labels y: labelled subset, invariance functionals at the
+    labelled (and, semi-supervised, unlabelled) points, the kernel of the config."""
+    X = torch.as_tensor(X, dtype=torch.float64)
+    y = torch.as_tensor(y)
+    flat = X.reshape(X.shape[0], -1)
+    N, D = flat.shape
+    lab = choose_labelled(y, config.labelled, task, num_classes, generator)
+    mask = torch.ones(N, dtype=torch.bool)
+    mask[lab] = False
+    rest = torch.nonzero(mask)[:, 0]
+    rest = rest[torch.randperm(len(rest), generator=generator)][: config.max_unlabelled].sort().values
+    sigma = config.sigma if config.sigma is not None else median_distance(flat)
+    kernel = build_kernel(config.kernel, D, lengthscale=sigma, variance=1.0, degree=config.degree)
+    kind = config.functionals
+    if kind == "auto":
+        kind = "transformations" if image_shape is not None else "gradient"
+    points = torch.cat([flat[lab], flat[rest]]) if config.semi_supervised else flat[lab]
+    blocks, preview = invariance_functionals(kind, points, image_shape=image_shape, sigma=sigma,
+                                             transformations=config.transformations, tangent_method=config.tangent_method,
+                                             blur=config.blur, average_width=config.average_width)
+    weights = None
+    if config.class_balanced and task == "classification":
+        counts = torch.bincount(y[lab].long(), minlength=int(num_classes)).to(torch.float64)
+        weights = 1.0 / counts[y[lab].long()]
+    model = RKHSMachine(kernel, flat[lab], y[lab], blocks, task=task, num_classes=num_classes, loss=config.loss,
+                        invariance_loss=config.invariance_loss, lam=config.lam, nu=config.nu, bias=config.bias,
+                        epsilon=config.epsilon, smoothing=config.smoothing, weights=weights,
+                        fast=config.fast_gradient, unlabelled=flat[rest], max_dense=config.max_dense,
+                        whiten=config.whiten)
+    model.image_shape = image_shape
+    model.tangent_preview = preview
+    model.y_std = y_std
+    return model
+
