@@ -74,3 +74,22 @@ from .gwi import GWIConfig, build_gwi  # noqa: E402
 register(ModelSpec("gwi", GWIConfig, build_gwi,
                    "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
                    "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),)))
+
+from .invariant import InvariantConfig, build_invariant  # noqa: E402
+
+register(ModelSpec("invariant", InvariantConfig, build_invariant,
+                   "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)",
+                   live=(("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
+                         ("noise_variance", "likelihood.variance"))))
+
+from .rkhs import LIVE as _RKHS_LIVE, RKHSConfig, build_rkhs  # noqa: E402
+
+register(ModelSpec("rkhs", RKHSConfig, build_rkhs,
+                   "Kernel machine with invariances as linear functionals on an RKHS (Zhang, Lee & Teh 2013)",
+                   tasks=("classification", "regression"), optimizer="lbfgs", live=_RKHS_LIVE))
+
+from .gwi import GWIConfig, build_gwi  # noqa: E402
+
+register(ModelSpec("gwi", GWIConfig, build_gwi,
+                   "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
+                   "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),)))

@@ -1,0 +1,253 @@
+"""Invariant GPs with a learned augmentation distribution (paper 000: van der Wilk, Bauer, John & Hensman 2018,
+"Learning invariances using the marginal likelihood").
+
+f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space of g (eq. 13). The model is
+the SVGP core with an `InvariantKernel` and `InterDomainPoints`; it differs only in its covariances
+(`engine.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
+unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits) drawn from the *same* S
+samples per input. The augmentation's ranges are hyper-parameters learned by back-propagating the
+bound through the sampler (reparameterisation).
+
+Likelihoods: Gaussian for regression and, on one-hot targets, for multi-class classification (as the
+paper does); the Pólya-Gamma bound on the logistic likelihood with a recognition network for binary
+classification (sec. 4.5). Both are linear in μ, μ², σ², so the ELBO estimate stays unbiased.
+
+Predictions use `num_predict_samples` samples (the whole orbit for a finite orbit that small) and the
+same estimators; a negative variance estimate is clipped at zero there.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import param
+import torch
+
+from .. import diagnostics as dg
+from ..covariances import Kff_diag, Kuf, Kuu
+from ..covariances.invariant import OrbitSample, moments_from_solves, sampled_moments
+from ..errors import ConfigError
+from ..inducing import InterDomainPoints, initial_locations
+from ..kernels import KERNELS, build_kernel
+from ..kernels.invariant import InvariantKernel
+from ..likelihoods import Gaussian, Likelihood
+from ..likelihoods.polya_gamma import PolyaGammaLogistic
+from ..linalg import whitened_solve
+from ..parameters import learnables
+from ..transforms import AUGMENTATIONS, build_augmentation
+from .base import Terms
+from .svgp import SVGP, median_distance
+
+PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
+
+
+class RangeHistory:
+    """The learned ranges over training, kept in the model so `diagnostics` can draw them without the trainer.
+
+    Values are stored as detached tensors (no host sync in the training step); at `capacity` entries every
+    other one is dropped and the recording stride doubles, so a long run keeps an even, bounded record.
+    """
+
+    def __init__(self, capacity: int = 512):
+        self.capacity, self.stride, self.calls = capacity, 1, 0
+        self.steps: list[int] = []
+        self.values: list[dict[str, torch.Tensor]] = []
+
+    def record(self, values: dict[str, torch.Tensor]) -> None:
+        self.calls += 1
+        if not values or (self.calls - 1) % self.stride:
+            return
+        self.steps.append(self.calls)
+        self.values.append({k: v.detach() for k, v in values.items()})
+        if len(self.steps) >= self.capacity:
+            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
+
+    def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        if not self.values:
+            return {}
+        steps = np.asarray(self.steps, dtype=np.int64)
+        return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}
+
+
+class InvariantSVGP(SVGP):
+    def __init__(self, kernel: InvariantKernel, inducing: InterDomainPoints, likelihood: Likelihood, num_data: int, *,
+                 num_predict_samples: int = 32, **kwargs):
+        super().__init__(kernel, inducing, likelihood, num_data, **kwargs)
+        self.num_predict_samples = int(num_predict_samples)
+        self.range_history = RangeHistory()
+
+    @property
+    def augmentation(self):
+        return self.kernel.augmentation
+
+    # -- the estimators ------------------------------------------------------------------------------------------
+    def moments(self, X: torch.Tensor, Luu: torch.Tensor | None = None, S: int | None = None, generator=None):
+        """Unbiased μ̂, μ²̂, σ²̂ of q(f) at X [N, ...] from S samples per input (all three from the same ones). [N, L] each.
+
+        Whitened and without a given factor, chol(K_uu) and L⁻¹K_uf go through the fused `linalg.whitened_solve`
+        (a cheaper backward pass), as in the SVGP core."""
+        orbit = OrbitSample(self.kernel.sample_orbit(X, S, generator), self.kernel.orbit_size)
+        Kuf_s = Kuf(self.inducing, self.kernel, orbit)  # [M, N, S]
+        kff = Kff_diag(self.inducing, self.kernel, orbit)  # [N]
+        q_sqrt = self.q.q_sqrt_diag if self.q.mean_field else self.q.sqrt()
+        if Luu is None and self.whiten:
+            M, N, S = Kuf_s.shape
+            W, self.last_jitter = whitened_solve(Kuu(self.inducing, self.kernel), Kuf_s.reshape(M, N * S), self.jitter)
+            W = W.reshape(M, N, S)
+            return moments_from_solves(W, W, kff, self.q.q_mu, q_sqrt, orbit.orbit_size)
+        Luu = self.prior_cholesky() if Luu is None else Luu
+        return sampled_moments(Kuf_s, Luu, kff, self.q.q_mu, q_sqrt, self.whiten, orbit.orbit_size)
+
+    def expected_log_lik(self, X, Y, Luu):
+        mu, mu2, var = self.moments(X, Luu)  # Luu is None for whitened models (the fused solve is used)
+        if isinstance(self.likelihood, PolyaGammaLogistic):
+            return self.likelihood.expected_log_prob_moments(Y, mu, mu2, var, X)
+        # Gaussian: E[(y − f)²] = y² − 2yμ + μ² + σ². Passing σ² + (μ²̂ − μ̂²) as the variance puts the
+        # unbiased μ²̂ in place of μ̂² while reusing the likelihood's own formula.
+        return self.likelihood.expected_log_prob(Y, mu, var + mu2 - mu ** 2)
+
+    def qf(self, X, Luu=None):
+        """Predictive marginals of f at X: mean, var [N, L] from `num_predict_samples` samples per input."""
+        Luu = self.prior_cholesky() if Luu is None else Luu  # once for all chunks
+        S = self.augmentation.num_samples(self.num_predict_samples)
+        chunk = max(1, PREDICT_CHUNK // S)
+        means, variances = [], []
+        for start in range(0, X.shape[0], chunk):
+            mu, _, var = self.moments(X[start:start + chunk], Luu, S)
+            means.append(mu)
+            variances.append(var.clamp_min(0.0))  # an unbiased estimate can dip below zero; a variance cannot
+        return torch.cat(means), torch.cat(variances)
+
+    def invariance_parameters(self) -> dict:
+        """The augmentation's learnable values by their full names (what the dashboard's sliders set and freeze)."""
+        return {k: v for k, v in learnables(self).items() if k.startswith("kernel.augmentation.")}
+
+    # -- objective: the SVGP's, plus the ranges as named parts so the trainer logs them --------------------------
+    def range_values(self) -> dict[str, torch.Tensor]:
+        return self.augmentation.range_values()
+
+    def loss(self, batch) -> Terms:
+        terms = super().loss(batch)
+        ranges = {k: v.detach() for k, v in self.range_values().items()}
+        if torch.is_grad_enabled():
+            self.range_history.record(ranges)
+        terms.parts.update({f"range.{k}": v for k, v in ranges.items()})
+        return terms
+
+    # -- what to look at ------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def augmentation_samples(self, X: torch.Tensor, y=None, rows: int = 4, S: int = 7, seed: int = 0) -> dg.ImageGrid:
+        """A few inputs (first column) each with S samples of p(x_a | x) (paper 000 Fig. 1).
+
+        The noise is fixed by `seed`, so between calls the grid changes only as the ranges change.
+        """
+        X = X[:rows]
+        generator = torch.Generator().manual_seed(seed)
+        A = self.augmentation.sample(X, S, generator)  # [rows, S, C, H, W]
+        grid = torch.cat([X[:, None], A], 1).cpu().numpy()  # [rows, 1 + S, C, H, W]
+        grid = grid[:, :, 0] if grid.shape[2] == 1 else grid.transpose(0, 1, 3, 4, 2)
+        labels = [f"input {i}" + (f" (label {int(y[i])})" if y is not None else "") for i in range(X.shape[0])]
+        lo, hi = float(min(grid.min(), 0.0)), float(max(grid.max(), 1.0))
+        return dg.ImageGrid(title="Augmentation samples p(x_a | x)", images=grid, row_labels=labels,
+                            col_labels=["input"] + [f"sample {s + 1}" for s in range(A.shape[1])],
+                            vrange=None if (lo, hi) == (0.0, 1.0) else (lo, hi),
+                            description="Each row: a training input and samples of its augmentation at the current "
+                                        "ranges (fixed noise, so the grid changes only when the ranges do).")
+
+    @torch.no_grad()
+    def diagnostics(self, data=None) -> dict[str, dg.View]:
+        views = super().diagnostics(data)
+        ranges = {k: float(v) for k, v in self.range_values().items()}
+        if ranges:
+            units = {name: getattr(r, "unit", "") for name, r in getattr(self.augmentation, "ranges", {}).items()}
+            views["augmentation_ranges"] = dg.Scalars(
+                title="Learned augmentation ranges", values=ranges,
+                description="; ".join(f"{k}: {u}" for k, u in units.items() if u))
+            series = self.range_history.series()
+            if series:
+                views["augmentation_history"] = dg.Curves(title="Augmentation ranges over training", series=series,
+                                                          xlabel="training step", ylabel="range")
+        if data is not None and data[0].dim() == 4:
+            views["augmentation_samples"] = self.augmentation_samples(data[0], data[1])
+        return views
+
+
+# -- configuration and construction ----------------------------------------------------------------------------------
+class InvariantConfig(param.Parameterized):
+    """An invariant GP: k_f averaged over a (learned) augmentation distribution or a finite orbit."""
+
+    augmentation = param.Selector(default="auto", objects=list(AUGMENTATIONS),
+                                  doc="What f is made insensitive to. auto: rotation for images, coordinate "
+                                      "permutations for vectors. rotation/affine/deformation have learnable ranges; "
+                                      "rot90/flips/permutations/cyclic_shifts are finite orbits.")
+    num_samples = param.Integer(default=8, bounds=(2, 1024),
+                                doc="S, augmented samples per input and step (capped at the orbit size; S = orbit size "
+                                    "is exact).")
+    num_predict_samples = param.Integer(default=32, bounds=(2, 4096), doc="Samples per input when predicting.")
+    init_rotation = param.Number(default=5.0, bounds=(0.0, 179.0),
+                                 doc="Initial rotation range α in degrees ([−α, α]; also the jitter of local deformations).")
+    init_affine = param.Number(default=0.02, bounds=(0.0, 0.45),
+                               doc="Initial half-width of the scale, shear and translation ranges ('affine'), and of the "
+                                   "local scale jitter ('deformation').")
+    init_deformation = param.Number(default=0.5, bounds=(0.0, 9.0),
+                                    doc="Initial strength of the smooth displacement field in pixels ('deformation').")
+    deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
+                                          doc="Width in pixels of the Gaussian that smooths the displacement field.")
+    learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
+    kernel = param.Selector(default="rbf", objects=list(KERNELS), doc="Base kernel k_g on augmented inputs.")
+    lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                               doc="Initial lengthscale; empty = median distance between training inputs.")
+    variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial signal variance of k_g.")
+    ard = param.Boolean(default=False, doc="One lengthscale per input dimension.")
+    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree of the polynomial base kernel.")
+    num_inducing = param.Integer(default=100, bounds=(1, 5000), doc="Number of inducing points M (in the space of g).")
+    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing locations Z.")
+    likelihood = param.Selector(default="auto", objects=["auto", "gaussian", "polya_gamma"],
+                                doc="auto: Gaussian for regression and for more than 2 classes (on one-hot targets), "
+                                    "the Pólya-Gamma logistic bound for 2 classes.")
+    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
+    recognition_hidden = param.Integer(default=32, bounds=(1, 4096),
+                                       doc="Hidden units of the Pólya-Gamma recognition network (x, y) → c.")
+    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u.")
+    mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
+
+
+def build_likelihood(config: InvariantConfig, task: str, num_classes: int | None, input_dim: int) -> Likelihood:
+    name = config.likelihood
+    if name == "auto":
+        name = "polya_gamma" if task == "classification" and num_classes == 2 else "gaussian"
+    if name == "polya_gamma":
+        if task != "classification" or num_classes != 2:
+            raise ConfigError(f"likelihood='polya_gamma' is for 2-class data; this dataset has "
+                              f"{num_classes if num_classes else 'regression targets'}: use 'gaussian'")
+        return PolyaGammaLogistic(input_dim, config.recognition_hidden)
+    return Gaussian(config.noise_variance, num_classes if task == "classification" else None)
+
+
+def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
+                    image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> InvariantSVGP:
+    """An invariant GP for training inputs X [N, ...] (images [N, C, H, W] or vectors [N, D])."""
+    input_shape = tuple(X.shape[1:])
+    augmentation = build_augmentation(config.augmentation, input_shape, rotation=config.init_rotation,
+                                      affine=config.init_affine, deformation=config.init_deformation,
+                                      smoothness=config.deformation_smoothness)
+    if not config.learn_ranges:
+        for value in learnables(augmentation).values():
+            value.frozen = True
+    D = int(math.prod(input_shape))
+    ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
+    base = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard, degree=config.degree)
+    kernel = InvariantKernel(base, augmentation, config.num_samples)
+    M = min(config.num_inducing, X.shape[0])
+    inducing = InterDomainPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
+    likelihood = build_likelihood(config, task, num_classes, D)
+    num_latent = num_classes if isinstance(likelihood, Gaussian) and task == "classification" else 1
+    model = InvariantSVGP(kernel, inducing, likelihood, X.shape[0], num_latent=num_latent, whiten=config.whiten,
+                          mean_field=config.mean_field, task=task, num_classes=num_classes,
+                          num_predict_samples=config.num_predict_samples)
+    model.image_shape = image_shape
+    model.y_std = y_std
+    return model
+
+
+__all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant", "RangeHistory"]

@@ -1,0 +1,149 @@
+"""Augmentation distributions p(x_a | x) and finite orbits A(x): what an invariant kernel sums over.
+
+Paper 000 (van der Wilk et al. 2018, "Learning invariances using the marginal likelihood") builds
+f(x) = E_{p(x_a|x)}[g(x_a)] (eq. 8) or the orbit average of g (eq. 6–7). The model never needs the
+whole orbit: it needs S samples per input (eq. 17, 21), `sample(X, S) -> [N, S, ...]`, drawn so that
+the bound's gradient reaches the augmentation's parameters (reparameterisation: every random choice is
+a fixed noise ε pushed through a differentiable map of the learnable values).
+
+Two kinds:
+- a *density* (`orbit_size is None`): affine maps with uniform parameter ranges, local deformations;
+  samples are i.i.d. draws;
+- a *finite orbit* (`FiniteOrbit`, `orbit_size = P`): rot90, flips, coordinate permutations, cyclic
+  shifts; S of the P elements are drawn *without replacement* (appendix B.1), and S = P gives the
+  whole orbit, so the estimators become exact sums.
+
+The learnable values (range ends, strengths) are `engine.parameters.Bounded` values, so the
+dashboard finds them with `learnables(model)`, can set them while training runs and can freeze them.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..errors import ConfigError, ShapeError
+from ..parameters import Bounded
+
+
+# -- noise on the input's device and dtype -------------------------------------------------------------------------
+def uniform(shape, like: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """U(0, 1) noise of `shape` on `like`'s device and dtype (drawn on the generator's device, then moved)."""
+    if generator is None:
+        return torch.rand(shape, dtype=like.dtype, device=like.device)
+    return torch.rand(shape, generator=generator, dtype=like.dtype, device=generator.device).to(like.device)
+
+
+def normal(shape, like: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """N(0, 1) noise of `shape` on `like`'s device and dtype."""
+    if generator is None:
+        return torch.randn(shape, dtype=like.dtype, device=like.device)
+    return torch.randn(shape, generator=generator, dtype=like.dtype, device=generator.device).to(like.device)
+
+
+# -- learnable uniform ranges ---------------------------------------------------------------------------------------
+class UniformRange(nn.Module):
+    """θ ~ U[lo, hi] with both ends learnable, reparameterised as θ = lo + (hi − lo)·ε, ε ~ U(0, 1).
+
+    `lo` and `hi` are `Bounded` values in (−limit, limit). Nothing forces lo ≤ hi: if they cross, the
+    same formula draws uniformly between them, so no value the optimiser or a slider can reach is invalid.
+    """
+
+    def __init__(self, lo: float, hi: float, limit: float, *, name: str = "", unit: str = ""):
+        super().__init__()
+        self.limit, self.unit = float(limit), unit
+        self.lo = Bounded(lo, -limit, limit, name=f"{name}.lo" if name else "lo")
+        self.hi = Bounded(hi, -limit, limit, name=f"{name}.hi" if name else "hi")
+
+    def forward(self, eps: torch.Tensor) -> torch.Tensor:
+        lo, hi = self.lo(), self.hi()
+        return lo + (hi - lo) * eps
+
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        lo, hi = self.lo(), self.hi()
+        return torch.minimum(lo, hi), torch.maximum(lo, hi)
+
+
+class SymmetricRange(nn.Module):
+    """θ ~ U[−α, α] with one learnable α (e.g. the rotation-only preset), θ = α(2ε − 1).
+
+    α is a `Bounded` value in (−limit, limit): zero lies inside, so "no augmentation" is reachable and
+    the sigmoid is steepest there (a range started near zero learns fast). The sign of α does not
+    matter (U[−α, α] = U[α, −α]); reports show |α|.
+    """
+
+    def __init__(self, half_width: float, limit: float, *, name: str = "", unit: str = ""):
+        super().__init__()
+        self.limit, self.unit = float(limit), unit
+        self.half_width = Bounded(half_width, -limit, limit, name=f"{name}.half_width" if name else "half_width")
+
+    def forward(self, eps: torch.Tensor) -> torch.Tensor:
+        return self.half_width() * (2.0 * eps - 1.0)
+
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        a = self.half_width().abs()
+        return -a, a
+
+
+def range_summary(ranges: dict[str, nn.Module]) -> dict[str, torch.Tensor]:
+    """{'rotation': α} for symmetric ranges, {'shear.lo': lo, 'shear.hi': hi} for two-sided ones (tensors)."""
+    out = {}
+    for name, r in ranges.items():
+        lo, hi = r.bounds()
+        if isinstance(r, SymmetricRange):
+            out[name] = hi
+        else:
+            out[f"{name}.lo"], out[f"{name}.hi"] = lo, hi
+    return out
+
+
+# -- the interface ----------------------------------------------------------------------------------------------------
+class Augmentation(nn.Module):
+    """p(x_a | x). Subclasses implement `sample`; `range_values()` reports the current learnable ranges."""
+
+    orbit_size: int | None = None  # P for a finite orbit sampled without replacement; None for a density
+    image_only: bool = True  # needs inputs [N, C, H, W]
+
+    def sample(self, X: torch.Tensor, S: int, generator: torch.Generator | None = None) -> torch.Tensor:
+        """S augmented copies of every input: [N, ...] → [N, S, ...]."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def range_values(self) -> dict[str, torch.Tensor]:
+        """Current learnable ranges by name (scalar tensors, differentiable); empty for fixed orbits."""
+        return {}
+
+    def check_input(self, X: torch.Tensor) -> None:
+        if self.image_only and X.dim() != 4:
+            raise ShapeError(f"{type(self).__name__} acts on images [N, C, H, W]; got inputs of shape {tuple(X.shape)}")
+
+    def num_samples(self, S: int) -> int:
+        """The number of samples actually drawn for a request of S (a finite orbit caps it at P)."""
+        if S < 1:
+            raise ConfigError(f"the number of augmentation samples must be at least 1, got {S}")
+        return S if self.orbit_size is None else min(S, self.orbit_size)
+
+
+class FiniteOrbit(Augmentation):
+    """A finite orbit of P elements; `apply(X, index)` builds elements by number, index [N, S] → [N, S, ...]."""
+
+    @property
+    def orbit_size(self) -> int:  # P
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def apply(self, X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def elements(self, X: torch.Tensor) -> torch.Tensor:
+        """The whole orbit of every input: [N, P, ...], element 0 the identity."""
+        self.check_input(X)
+        P = self.orbit_size
+        return self.apply(X, torch.arange(P, device=X.device).expand(X.shape[0], P))
+
+    def sample(self, X: torch.Tensor, S: int, generator: torch.Generator | None = None) -> torch.Tensor:
+        """S distinct elements per input, uniformly without replacement (each input its own subset);
+        S ≥ P gives the whole orbit in order."""
+        self.check_input(X)
+        S, P = self.num_samples(S), self.orbit_size
+        if S == P:
+            return self.elements(X)
+        index = uniform((X.shape[0], P), X, generator).argsort(dim=1)[:, :S]  # [N, S] a random S-subset
+        return self.apply(X, index)

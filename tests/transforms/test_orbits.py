@@ -1,0 +1,85 @@
+"""Finite orbits against torch's own operations, and sampling without replacement."""
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage
+
+from engine.errors import ConfigError, ShapeError
+from engine.transforms import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit, build_augmentation
+
+DT = torch.float64
+
+
+def images(n=3, c=1, h=5, w=5, seed=0):
+    return torch.rand(n, c, h, w, generator=torch.Generator().manual_seed(seed), dtype=DT)
+
+
+def test_rot90_orbit_is_torch_rot90_counter_clockwise():
+    X = images(c=2)
+    E = Rot90Orbit().elements(X)
+    assert E.shape == (3, 4, 2, 5, 5)
+    for k in range(4):
+        assert torch.equal(E[:, k], torch.rot90(X, k, dims=(-2, -1)))
+    # element 1 is +90° in the data's convention (scipy.ndimage.rotate, axes=(2, 1): counter-clockwise as displayed)
+    ref = np.stack([ndimage.rotate(x, 90, axes=(2, 1), reshape=False, order=1) for x in X.numpy()])
+    assert np.abs(E[:, 1].numpy() - ref).max() < 1e-12
+
+
+def test_flip_orbits():
+    X = images(h=4, w=6)
+    assert torch.equal(FlipOrbit("horizontal").elements(X)[:, 1], X.flip(-1))
+    assert torch.equal(FlipOrbit("vertical").elements(X)[:, 1], X.flip(-2))
+    both = FlipOrbit("both").elements(X)
+    assert both.shape[1] == 4 and torch.equal(both[:, 3], torch.rot90(X, 2, dims=(-2, -1)))
+    with pytest.raises(ConfigError):
+        FlipOrbit("diagonal")
+
+
+def test_permutation_orbit():
+    X = torch.randn(4, 3, dtype=DT)
+    orbit = PermutationOrbit(3)
+    E = orbit.elements(X)
+    assert orbit.orbit_size == 6 and torch.equal(E[:, 0], X)
+    assert {tuple(r.tolist()) for r in E[0]} == {tuple(X[0, list(p)].tolist()) for p in orbit.table}
+    swap = PermutationOrbit(2).elements(X[:, :2])
+    assert torch.equal(swap[:, 1], X[:, :2].flip(-1))
+    with pytest.raises(ShapeError):
+        orbit.elements(torch.randn(4, 2))
+    with pytest.raises(ConfigError):
+        PermutationOrbit(2, [(0, 0)])
+
+
+def test_cyclic_shifts_are_torch_roll():
+    X = images(c=2, h=4, w=3)
+    orbit = CyclicShiftOrbit(4, 3)
+    E = orbit.elements(X)
+    assert orbit.orbit_size == 12
+    for k in range(12):
+        assert torch.equal(E[:, k], torch.roll(X, divmod(k, 3), dims=(-2, -1)))
+
+
+@pytest.mark.parametrize("orbit", [Rot90Orbit(), CyclicShiftOrbit(3, 3), FlipOrbit("both")])
+def test_sampling_without_replacement(orbit):
+    X = images(n=2000, h=3, w=3)
+    P = orbit.orbit_size
+    S = P - 1
+    A = orbit.sample(X, S, torch.Generator().manual_seed(0))  # [N, S, ...]
+    E = orbit.elements(X)  # [N, P, ...]
+    # which element each sample is (inputs are random, so elements are distinct)
+    match = (A.reshape(2000, S, 1, -1) == E.reshape(2000, 1, P, -1)).all(-1)  # [N, S, P]
+    assert (match.sum(-1) == 1).all()
+    index = match.float().argmax(-1)  # [N, S]
+    assert all(len(set(row.tolist())) == S for row in index[:50])  # distinct within an input
+    counts = torch.bincount(index.reshape(-1), minlength=P).double()
+    expected = 2000 * S / P
+    assert ((counts - expected).abs() < 5 * expected ** 0.5).all()  # uniform marginals
+    assert torch.equal(orbit.sample(X[:3], P + 5), E[:3])  # S ≥ P: the whole orbit, in order
+
+
+def test_build_augmentation_names():
+    assert isinstance(build_augmentation("auto", (2,)), PermutationOrbit)
+    assert isinstance(build_augmentation("cyclic_shifts", (1, 4, 5)), CyclicShiftOrbit)
+    with pytest.raises(ConfigError, match="vector"):
+        build_augmentation("rotation", (2,))
+    with pytest.raises(ConfigError, match="images"):
+        build_augmentation("permutations", (1, 4, 4))
