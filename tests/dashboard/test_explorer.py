@@ -217,3 +217,28 @@ def test_csv_download_holds_every_run(explorer):
     text = explorer.curves.to_csv().getvalue()
     assert text.splitlines()[0] == "run,metric,step,value"
     assert "run 1,elbo,2,-2.0" in text and "current,elbo,1,-5.0" in text
+
+
+def test_invariance_sliders_set_and_freeze_the_running_models_ranges():
+    config = RunConfig(model="invariant", data={"dataset": "digits", "subset": 150, "test_subset": 60},
+                       model_config={"augmentation": "rotation", "num_inducing": 10, "num_samples": 4},
+                       train={"steps": 400, "log_every": 5, "eval_every": 0, "batch_size": 32})
+    e = Explorer(config, store=False)
+    e.__panel__()
+    e.start()
+    wait_for(lambda: e.session.step >= 3 and e.learned_controls, e)
+    name, control = next(iter(e.learned_controls.items()))
+    assert name.startswith("kernel.augmentation.")
+    e.pause()
+    wait_for(lambda: e.session.state == "paused", e)
+    p = e.session.trainer.model.invariance_parameters()[name]
+    control.learn.value = False  # the learn / freeze toggle
+    assert p.frozen
+    target = 0.5 * (control.widget.start + control.widget.end)
+    e._set_learned(name, target)  # what releasing the slider calls
+    assert float(p()) == pytest.approx(target, rel=1e-9)
+    e.step()
+    wait_for(lambda: e.session.state == "paused" and e.session.step > 3, e)
+    assert float(p()) == pytest.approx(target, rel=1e-9)  # frozen: the optimiser left it alone
+    wait_for(lambda: "augmentation_samples" in e.view_panes or any("augment" in k for k in e.view_panes), e)
+    e.close()
