@@ -94,3 +94,32 @@ def image_grid_from_flat(Z: np.ndarray, image_shape: tuple, cols: int = 8, max_i
     out = np.zeros((rows * cols,) + imgs.shape[1:])
     out[:n] = imgs
     return out.reshape((rows, cols) + imgs.shape[1:])
+
+
+class ThinnedHistory:
+    """Named scalars over training (learned ranges, objective parts), kept in a model so `diagnostics` can draw
+    them without the trainer.
+
+    Values are stored as detached tensors (no host sync in the training step); at `capacity` entries every
+    other one is dropped and the recording stride doubles, so a long run keeps an even, bounded record.
+    """
+
+    def __init__(self, capacity: int = 512):
+        self.capacity, self.stride, self.calls = capacity, 1, 0
+        self.steps: list[int] = []
+        self.values: list[dict] = []
+
+    def record(self, values: dict) -> None:
+        self.calls += 1
+        if not values or (self.calls - 1) % self.stride:
+            return
+        self.steps.append(self.calls)
+        self.values.append({k: v.detach() for k, v in values.items()})
+        if len(self.steps) >= self.capacity:
+            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
+
+    def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        if not self.values:
+            return {}
+        steps = np.asarray(self.steps, dtype=np.int64)
+        return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}

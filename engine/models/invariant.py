@@ -41,40 +41,12 @@ from .svgp import SVGP, median_distance
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
 
 
-class RangeHistory:
-    """The learned ranges over training, kept in the model so `diagnostics` can draw them without the trainer.
-
-    Values are stored as detached tensors (no host sync in the training step); at `capacity` entries every
-    other one is dropped and the recording stride doubles, so a long run keeps an even, bounded record.
-    """
-
-    def __init__(self, capacity: int = 512):
-        self.capacity, self.stride, self.calls = capacity, 1, 0
-        self.steps: list[int] = []
-        self.values: list[dict[str, torch.Tensor]] = []
-
-    def record(self, values: dict[str, torch.Tensor]) -> None:
-        self.calls += 1
-        if not values or (self.calls - 1) % self.stride:
-            return
-        self.steps.append(self.calls)
-        self.values.append({k: v.detach() for k, v in values.items()})
-        if len(self.steps) >= self.capacity:
-            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
-
-    def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        if not self.values:
-            return {}
-        steps = np.asarray(self.steps, dtype=np.int64)
-        return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}
-
-
 class InvariantSVGP(SVGP):
     def __init__(self, kernel: InvariantKernel, inducing: InterDomainPoints, likelihood: Likelihood, num_data: int, *,
                  num_predict_samples: int = 32, **kwargs):
         super().__init__(kernel, inducing, likelihood, num_data, **kwargs)
         self.num_predict_samples = int(num_predict_samples)
-        self.range_history = RangeHistory()
+        self.range_history = dg.ThinnedHistory()
 
     @property
     def augmentation(self):
@@ -250,4 +222,4 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, *
     return model
 
 
-__all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant", "RangeHistory"]
+__all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant"]

@@ -45,34 +45,6 @@ W2_PARTS = ("w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen")
 KERNELS = ("rbf", "arccos1", "arccos0")
 
 
-class PartsHistory:
-    """The W2 parts over training, kept in the model so `diagnostics` can draw them without the trainer.
-
-    Values are detached tensors (no host sync in the step); at `capacity` entries every other one is dropped
-    and the stride doubles, so a long run keeps an even, bounded record.
-    """
-
-    def __init__(self, capacity: int = 512):
-        self.capacity, self.stride, self.calls = capacity, 1, 0
-        self.steps: list[int] = []
-        self.values: list[dict[str, torch.Tensor]] = []
-
-    def record(self, values: dict[str, torch.Tensor]) -> None:
-        self.calls += 1
-        if (self.calls - 1) % self.stride:
-            return
-        self.steps.append(self.calls)
-        self.values.append(values)
-        if len(self.steps) >= self.capacity:
-            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
-
-    def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        if not self.values:
-            return {}
-        steps = np.asarray(self.steps, dtype=np.int64)
-        return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}
-
-
 class GWI(ModelFamily):
     """P (frozen kernel, zero mean) and Q (SVGP form) with the GWI objective; see the module docstring."""
 
@@ -96,7 +68,7 @@ class GWI(ModelFamily):
         self.num_spectrum, self.spectrum = int(num_spectrum), spectrum
         self.temperature_bounds = tuple(float(b) for b in temperature_bounds)
         self.register_buffer("alpha_T", torch.ones((), dtype=torch.float64))
-        self.history = PartsHistory()
+        self.history = dg.ThinnedHistory()
         self.last_spectrum: torch.Tensor | None = None
         self.last_imag: torch.Tensor | None = None
         self.reference_info: dict[str, float] = {}
