@@ -12,6 +12,6 @@ Kuu = PairDispatcher("Kuu")
 Kuf = PairDispatcher("Kuf")
 Kff_diag = PairDispatcher("Kff_diag")
 
-from . import invariant, orbits, points  # noqa: E402,F401  (register their pairs)
+from . import invariant, orbits, patches, points  # noqa: E402,F401  (register their pairs)
 
 __all__ = ["Kuu", "Kuf", "Kff_diag", "PairDispatcher"]

@@ -70,3 +70,6 @@ def initial_locations(X: torch.Tensor, M: int, generator: torch.Generator | None
         moved = counts > 0
         Z[moved] = sums[moved] / counts[moved, None]
     return Z
+
+
+from .patches import InducingBlocks, InducingPatches, SharedInducingPatches, block_sizes, initial_patches  # noqa: E402,F401

@@ -57,30 +57,17 @@ register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a
 __all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
            "SVGP", "SVGPConfig", "SVGP_LIVE"]
 
-from .gwi import GWIConfig, build_gwi  # noqa: E402
-
-register(ModelSpec("gwi", GWIConfig, build_gwi,
-                   "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
-                   "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),)))
-
-from .rkhs import LIVE as _RKHS_LIVE, RKHSConfig, build_rkhs  # noqa: E402
-
-register(ModelSpec("rkhs", RKHSConfig, build_rkhs,
-                   "Kernel machine with invariances as linear functionals on an RKHS (Zhang, Lee & Teh 2013)",
-                   tasks=("classification", "regression"), optimizer="lbfgs", live=_RKHS_LIVE))
-
-from .gwi import GWIConfig, build_gwi  # noqa: E402
-
-register(ModelSpec("gwi", GWIConfig, build_gwi,
-                   "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
-                   "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),)))
-
 from .invariant import InvariantConfig, build_invariant  # noqa: E402
 
 register(ModelSpec("invariant", InvariantConfig, build_invariant,
                    "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)",
                    live=(("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
                          ("noise_variance", "likelihood.variance"))))
+
+from .convolutional import LIVE as _CONV_LIVE, VARIANTS as _CONV_VARIANTS  # noqa: E402
+
+for _name, _config, _build, _description in _CONV_VARIANTS:
+    register(ModelSpec(_name, _config, _build, _description, image_only=True, live=_CONV_LIVE[_name]))
 
 from .rkhs import LIVE as _RKHS_LIVE, RKHSConfig, build_rkhs  # noqa: E402
 

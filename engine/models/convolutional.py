@@ -1,0 +1,483 @@
+"""Convolutional GPs with inducing patches (van der Wilk, Rasmussen & Hensman 2017; paper 001).
+
+The family is the SVGP core with other covariances: the kernels are `OrbitKernel`s summed over patches
+(`engine.kernels.convolutional`) and the inducing variables live in patch space (`engine.inducing.patches`);
+`engine.covariances.patches` gives their K_uu, K_uf and k_ff. The one thing added here is block structure
+(sec. 3.3–3.4, app. C): the weighted convolutional + RBF kernel and the multi-channel kernel have inducing
+variables in independent blocks, so K_uu is block diagonal. This model factorises it block by block, forms
+q(f) with solves against M×M blocks only (eq. C.23–C.24), and offers q(u) as
+
+- `full`:       one Gaussian over all blocks stacked (S is Σ M_b × Σ M_b; posterior correlations across blocks),
+- `mean-field`: independent blocks (S block diagonal, the paper's mean-field; equal to `full` with one block),
+- `diagonal`:   independent inducing outputs.
+
+With one block the SVGP's own q(u) → q(f) is used unchanged.
+
+Variants (registered in `engine.models`): translation invariant (eq. 13–16), weighted (eq. 17–19), weighted +
+RBF (sec. 3.3), and for colour images colour-patch, multi-channel (eq. 22–23) and additive (eq. 24–25).
+"""
+from __future__ import annotations
+
+import numpy as np
+import param
+import torch
+from torch import nn
+
+from .. import diagnostics as dg
+from ..covariances import Kff_diag, Kuf, Kuu
+from ..covariances.patches import Kuu_blocks
+from ..errors import ConfigError
+from ..inducing import (InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches, block_sizes,
+                        initial_locations, initial_patches)
+from ..kernels import build_kernel
+from ..kernels.convolutional import (Convolutional, MultiChannelConvolutional, Sum, WeightedConvolutional,
+                                     build_patch_kernel)
+from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
+from ..linalg import robust_cholesky
+from .svgp import SVGP, hyperparameter_values, median_distance
+from .variational import VariationalDistribution
+
+Q_COVARIANCES = ("full", "mean-field", "diagonal")
+
+
+# -- q(u) over independent blocks -----------------------------------------------------------------------------------
+class BlockVariational(nn.Module):
+    """q(u) = Π_b N(u_b | m_b, L_b L_bᵀ): independent blocks (paper 001 app. C, "mean-field").
+
+    m: [Σ M_b, L] (stacked like K_uf's rows); one lower-triangular [L, M_b, M_b] factor per block.
+    """
+
+    mean_field = False  # not diagonal: block diagonal
+
+    def __init__(self, sizes, num_latent: int, init_sqrt: list[torch.Tensor] | None = None):
+        super().__init__()
+        self.sizes = tuple(int(s) for s in sizes)
+        self.q_mu = nn.Parameter(torch.zeros(sum(self.sizes), num_latent, dtype=torch.float64))
+        inits = init_sqrt or [torch.eye(s, dtype=torch.float64) for s in self.sizes]
+        self.q_sqrt_blocks = nn.ParameterList([nn.Parameter(torch.as_tensor(L, dtype=torch.float64).expand(
+            num_latent, s, s).clone()) for L, s in zip(inits, self.sizes)])
+
+    @property
+    def num_inducing(self) -> int:
+        return self.q_mu.shape[0]
+
+    @property
+    def num_latent(self) -> int:
+        return self.q_mu.shape[1]
+
+    def block_sqrts(self) -> list[torch.Tensor]:
+        return [torch.tril(p) for p in self.q_sqrt_blocks]  # each [L, M_b, M_b]
+
+    def sqrt(self) -> torch.Tensor:
+        """The block-diagonal factor as one [L, ΣM_b, ΣM_b] matrix (for inspection; the model never forms it)."""
+        out = self.q_mu.new_zeros(self.num_latent, self.num_inducing, self.num_inducing)
+        a = 0
+        for Lb in self.block_sqrts():
+            b = a + Lb.shape[-1]
+            out[:, a:b, a:b] = Lb
+            a = b
+        return out
+
+    def sqrt_diag(self) -> torch.Tensor:  # [L, ΣM_b]
+        return torch.cat([p.diagonal(dim1=-2, dim2=-1) for p in self.q_sqrt_blocks], -1)
+
+    @torch.no_grad()
+    def set(self, q_mu: torch.Tensor, q_sqrt: torch.Tensor) -> None:
+        """Set m [ΣM_b, L] and the diagonal blocks of a factor L [L, ΣM_b, ΣM_b]."""
+        self.q_mu.copy_(q_mu.reshape(self.q_mu.shape))
+        a = 0
+        for p, s in zip(self.q_sqrt_blocks, self.sizes):
+            p.copy_(torch.tril(q_sqrt[..., a:a + s, a:a + s]).expand_as(p))
+            a += s
+
+    def kl(self, Lp=None) -> torch.Tensor:
+        """KL to the whitened prior N(0, I); with a block prior use `kl_block_prior`."""
+        if Lp is not None:
+            raise ValueError("BlockVariational.kl takes no prior factor; use kl_block_prior for an unwhitened prior")
+        trace = sum((Lb ** 2).sum() for Lb in self.block_sqrts())
+        logdet_q = torch.log(self.sqrt_diag() ** 2).sum()
+        return 0.5 * (trace + (self.q_mu ** 2).sum() - self.num_inducing * self.num_latent - logdet_q)
+
+
+def _q_rows(q, a: int, b: int) -> torch.Tensor:
+    """Rows a:b of q's factor L, [L, b−a, ΣM] (block q: only its own block's columns, [L, b−a, b−a])."""
+    if isinstance(q, BlockVariational):
+        starts = np.cumsum((0,) + q.sizes)
+        return q.block_sqrts()[int(np.searchsorted(starts, a))]
+    if q.mean_field:
+        return torch.diag_embed(q.q_sqrt_diag[:, a:b])
+    return torch.tril(q.q_sqrt_raw)[:, a:b, :]
+
+
+def kl_block_prior(q, factors: list[torch.Tensor]) -> torch.Tensor:
+    """KL(q(u) ‖ N(0, K_uu)) with K_uu = blockdiag(L_b L_bᵀ), using only M_b × M_b solves (eq. C.25–C.26)."""
+    M, L = q.num_inducing, q.num_latent
+    trace = mahal = logdet_p = 0.0
+    a = 0
+    for Lb in factors:
+        b = a + Lb.shape[0]
+        trace = trace + (torch.linalg.solve_triangular(Lb, _q_rows(q, a, b), upper=False) ** 2).sum()
+        mahal = mahal + (torch.linalg.solve_triangular(Lb, q.q_mu[a:b], upper=False) ** 2).sum()
+        logdet_p = logdet_p + 2.0 * torch.log(Lb.diagonal()).sum() * L
+        a = b
+    logdet_q = torch.log(q.sqrt_diag() ** 2).sum()
+    return 0.5 * (trace + mahal - M * L + logdet_p - logdet_q)
+
+
+def project_blocks(Kuf: torch.Tensor, factors: list[torch.Tensor], Kff_diag: torch.Tensor, q, whiten: bool = True
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """q(f) marginals with block-diagonal K_uu (eq. C.23–C.24): Kuf [ΣM_b, N], factors L_b [M_b, M_b] → mean, var [N, L].
+
+    Blocks that share one factor (the multi-channel kernel's) are solved together in one batched call.
+    """
+    N = Kuf.shape[1]
+    if all(Lb is factors[0] for Lb in factors):  # one factor for every block: batched solves
+        B, Mb = len(factors), factors[0].shape[0]
+        W = torch.linalg.solve_triangular(factors[0], Kuf.reshape(B, Mb, N), upper=False)  # [B, M_b, N]
+        A = W if whiten else torch.linalg.solve_triangular(factors[0].T, W, upper=True)
+        W, A = W.reshape(B * Mb, N), A.reshape(B * Mb, N)
+    else:
+        Ws, As, a = [], [], 0
+        for Lb in factors:
+            b = a + Lb.shape[0]
+            Wb = torch.linalg.solve_triangular(Lb, Kuf[a:b], upper=False)  # [M_b, N]
+            Ws.append(Wb)
+            As.append(Wb if whiten else torch.linalg.solve_triangular(Lb.T, Wb, upper=True))
+            a = b
+        W, A = torch.cat(Ws), torch.cat(As)  # [ΣM_b, N]
+    mean = A.T @ q.q_mu  # [N, L]
+    if isinstance(q, BlockVariational):
+        quad, a = 0.0, 0
+        for Lq in q.block_sqrts():
+            b = a + Lq.shape[-1]
+            quad = quad + ((Lq.transpose(-1, -2) @ A[a:b]) ** 2).sum(1)  # [L, N]
+            a = b
+    elif q.mean_field:
+        quad = ((q.q_sqrt_diag[:, :, None] * A) ** 2).sum(1)
+    else:
+        quad = ((q.sqrt().transpose(-1, -2) @ A) ** 2).sum(1)
+    var = Kff_diag[:, None] - (W ** 2).sum(0)[:, None] + quad.T  # [N, L]
+    return mean, var
+
+
+# -- the model -----------------------------------------------------------------------------------------------------
+class ConvolutionalGP(SVGP):
+    """SVGP with inducing patches and inducing blocks; `prior_factors()` gives one Cholesky factor per block of K_uu."""
+
+    class_names: list[str] | None = None  # for labelling per-class diagnostics
+
+    def __init__(self, kernel, inducing, likelihood: Likelihood, num_data: int, *, num_latent: int = 1,
+                 whiten: bool = True, q_covariance: str = "full", jitter: float | None = None,
+                 task: str = "regression", num_classes: int | None = None, image_shape=None):
+        if q_covariance not in Q_COVARIANCES:
+            raise ConfigError(f"q_covariance={q_covariance!r}; choose one of {', '.join(Q_COVARIANCES)}")
+        # the SVGP builds a whitened placeholder q(u); it is replaced below by one that knows the blocks
+        super().__init__(kernel, inducing, likelihood, num_data, num_latent=num_latent, whiten=True,
+                         mean_field=q_covariance == "diagonal", jitter=jitter, task=task, num_classes=num_classes)
+        self.whiten, self.q_covariance, self.image_shape = whiten, q_covariance, image_shape
+        self.block_sizes = block_sizes(inducing)
+        init = None
+        if not whiten:  # start at the prior: S = K_uu
+            with torch.no_grad():
+                init = [L.detach() for L in self.prior_factors()]
+        if q_covariance == "mean-field" and len(self.block_sizes) > 1:
+            self.q = BlockVariational(self.block_sizes, num_latent, init)
+        else:
+            full_init = None if init is None else torch.block_diag(*init)
+            self.q = VariationalDistribution(inducing.num_inducing, num_latent, mean_field=q_covariance == "diagonal",
+                                             init_sqrt=full_init)
+
+    # -- q(u) → q(f), block by block ---------------------------------------------------------------------------------
+    def prior_factors(self) -> list[torch.Tensor]:
+        """Cholesky factors of the diagonal blocks of K_uu; a block shared by several outputs is factored once."""
+        factors, done = [], {}
+        for K in Kuu_blocks(self.inducing, self.kernel):
+            if id(K) not in done:
+                done[id(K)] = robust_cholesky(K, self.jitter)
+            factors.append(done[id(K)].L)
+        self.last_jitter = max(r.jitter for r in done.values())
+        return factors
+
+    def prior_cholesky(self):
+        """As the SVGP's (one factor) with one block; the list of the blocks' factors otherwise."""
+        factors = self.prior_factors()
+        return factors[0] if len(factors) == 1 else factors
+
+    def _blocks(self) -> bool:
+        return len(self.block_sizes) > 1
+
+    def qf(self, X: torch.Tensor, Luu=None) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self._blocks():
+            return super().qf(X, Luu)  # one block: exactly the SVGP's q(u) → q(f)
+        factors = self.prior_factors() if Luu is None else Luu
+        return project_blocks(Kuf(self.inducing, self.kernel, X), factors, Kff_diag(self.inducing, self.kernel, X),
+                              self.q, self.whiten)
+
+    def kl(self, Luu=None) -> torch.Tensor:
+        if not self._blocks() or self.whiten:
+            return super().kl(Luu)
+        return kl_block_prior(self.q, self.prior_factors() if Luu is None else Luu)
+
+    # -- what to look at -------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def inducing_output_mean(self) -> torch.Tensor:
+        """E_q[u] [ΣM_b, L] in the units of g (whitened: L_uu m, block by block)."""
+        m = self.q.q_mu
+        if not self.whiten:
+            return m.clone()
+        out, a = [], 0
+        for Lb in self.prior_factors():
+            b = a + Lb.shape[0]
+            out.append(Lb @ m[a:b])
+            a = b
+        return torch.cat(out)
+
+    def _conv_parts(self):
+        """(inducing patches, convolutional kernel, row offset of their block in u) of this model."""
+        if isinstance(self.inducing, InducingBlocks):
+            a = 0
+            for b, k in zip(self.inducing.blocks, self.kernel.parts):
+                if isinstance(b, InducingPatches):
+                    return b, k, a
+                a += b.num_inducing
+        return self.inducing, self.kernel, 0
+
+    @torch.no_grad()
+    def diagnostics(self, data=None) -> dict[str, dg.View]:
+        views: dict[str, dg.View] = {}
+        views["inducing_patches"] = self._inducing_patch_view()
+        weights = self._weight_view()
+        if weights is not None:
+            views["patch_weights"] = weights
+        if isinstance(self.kernel, Sum):
+            views["variance_split"] = self._variance_split(data)
+            views["inducing_images"] = self._inducing_image_view()
+        K = Kuu(self.inducing, self.kernel).cpu().numpy()
+        views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
+                                            description="Block-diagonal K_uu: the union of the blocks' spectra. A wide "
+                                                        "spread means an ill-conditioned K_uu (more jitter needed).")
+        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+        return views
+
+    def _inducing_patch_view(self) -> dg.ImageGrid:
+        """Inducing patches sorted by their inducing output mean (paper 001 Fig. 1); per class when multi-class."""
+        inducing, kernel, start = self._conv_parts()
+        M = inducing.num_patches
+        mu = self.inducing_output_mean()  # [ΣM_b, L]
+        blocks = getattr(inducing, "num_outputs", 1)
+        score = mu[start:start + blocks * M].reshape(blocks, M, -1).sum(0).cpu().numpy()  # [M, L], channels summed
+        C, h, w = inducing.patch_shape
+        Z = inducing.Z.detach().cpu().numpy().reshape(M, C, h, w)
+        Z = Z[:, 0] if C == 1 else Z.transpose(0, 2, 3, 1)  # [M, h, w(, 3)]
+        if score.shape[1] == 1:  # one latent: all patches, largest output first (top and bottom 16 if many)
+            order = np.argsort(-score[:, 0])
+            if M > 32:
+                order = np.concatenate([order[:16], order[-16:]])
+            cols = min(8, len(order))
+            rows = -(-len(order) // cols)
+            imgs = np.zeros((rows * cols,) + Z.shape[1:])
+            imgs[:len(order)] = Z[order]
+            title = "Inducing patches by inducing output (largest first" + (", then the 16 smallest)" if M > 32 else ")")
+            return dg.ImageGrid(title=title, images=imgs.reshape((rows, cols) + Z.shape[1:]),
+                                description="Patches at the top favour class 1 (or large outputs), at the bottom the other.")
+        cols = min(8, M)
+        order = np.argsort(-score, axis=0)[:cols].T  # [L, cols]: each class's strongest patches
+        names = self.class_names or [f"class {k}" for k in range(score.shape[1])]
+        return dg.ImageGrid(title="Inducing patches with the largest inducing output, per class", images=Z[order],
+                            row_labels=list(names)[:score.shape[1]],
+                            description="Row k: the patches whose inducing output favours class k most (paper 001 Fig. 1).")
+
+    def _weight_view(self) -> dg.ImageGrid | None:
+        _, kernel, _ = self._conv_parts()
+        w = kernel.patch_weights()
+        if w is None:
+            return None
+        w = w.detach().cpu().numpy().reshape(kernel.weight_shape)  # [C_w, H', W']
+        vmax = float(np.abs(w).max()) or 1.0
+        labels = ["all channels"] if w.shape[0] == 1 else [["red", "green", "blue"][c] if w.shape[0] == 3 else
+                                                            f"channel {c}" for c in range(w.shape[0])]
+        return dg.ImageGrid(title="Patch weights over positions", images=w[None], col_labels=labels, vrange=(-vmax, vmax),
+                            description="w_p for each patch position (red positive, blue negative): where in the image "
+                                        "patch responses count.")
+
+    def _variance_split(self, data) -> dg.Scalars:
+        """Prior variance of f_conv and of f_rbf at the data, and the kernels' σ² (paper 001 sec. 3.3)."""
+        values = {}
+        for block, part in zip(self.inducing.blocks, self.kernel.parts):
+            conv = isinstance(block, InducingPatches)
+            name = "convolutional" if conv else "RBF"
+            values[f"σ² of {'k_g' if conv else 'the RBF'}"] = float((part.base if conv else part).variance())
+            if data is not None:
+                values[f"prior variance of f ({name}), mean over data"] = float(Kff_diag(block, part, data[0][:200]).mean())
+        if data is not None:
+            conv, rbf = (values[f"prior variance of f ({n}), mean over data"] for n in ("convolutional", "RBF"))
+            values["convolutional share of the prior variance"] = conv / (conv + rbf)
+        return dg.Scalars(title="Variance split: convolutional vs RBF", values=values,
+                          description="How much of the prior variance of f each part carries (paper 001 sec. 3.3).")
+
+    def _inducing_image_view(self) -> dg.ImageGrid:
+        points = next(b for b in self.inducing.blocks if not isinstance(b, InducingPatches))
+        Z = points.Z.detach().cpu().numpy()
+        return dg.ImageGrid(title="Inducing images of the RBF part", images=dg.image_grid_from_flat(Z, self.image_shape))
+
+
+# -- configuration --------------------------------------------------------------------------------------------------
+class ConvolutionalConfig(param.Parameterized):
+    """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (paper 001 sec. 3.1)."""
+
+    patch_size = param.Integer(default=3, bounds=(1, 64), doc="Side h = w of the square patches.")
+    stride = param.Integer(default=1, bounds=(1, 64), doc="Step between neighbouring patches, in pixels.")
+    num_inducing = param.Integer(default=64, bounds=(1, 5000), doc="Number of inducing patches M.")
+    inducing_init = param.Selector(default="data", objects=["data", "noise"],
+                                   doc="Start inducing patches at distinct training patches, or at uniform noise.")
+    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing patches.")
+    patch_kernel = param.Selector(default="rbf", objects=["rbf", "matern52"], doc="Kernel k_g on patches.")
+    lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                               doc="Initial lengthscale of k_g; empty = median distance between training patches.")
+    variance = param.Number(default=1.0, bounds=(1e-5, 1e4),
+                            doc="Initial variance σ² of k_g (patch weights start at 1/P, so f starts near this scale).")
+    ard = param.Boolean(default=False, doc="One lengthscale per pixel of a patch.")
+    likelihood = param.Selector(default="auto", objects=list(LIKELIHOODS),
+                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more.")
+    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
+    epsilon = param.Number(default=1e-3, bounds=(1e-6, 0.5), doc="Robust-max label-noise rate ε.")
+    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u (usually optimises faster).")
+    q_covariance = param.Selector(default="full", objects=list(Q_COVARIANCES),
+                                  doc="q(u) covariance: full; mean-field = independent blocks (conv vs RBF, or per "
+                                      "colour channel; as full with one block); diagonal.")
+
+
+class WeightedConvolutionalConfig(ConvolutionalConfig):
+    """Weighted convolutional GP: f(x) = Σ_p w_p g(x[p]) with learnable patch weights (paper 001 sec. 3.2).
+
+    On colour images every channel of every position is a patch of its own (the paper's grey baseline)."""
+
+    learn_weights = param.Boolean(default=True, doc="Optimise the patch weights w_p.")
+
+
+class WeightedRBFConfig(WeightedConvolutionalConfig):
+    """Weighted convolutional + RBF: f = f_conv + f_rbf with inducing patches and inducing images (sec. 3.3)."""
+
+    num_inducing_rbf = param.Integer(default=64, bounds=(1, 5000), doc="Number of inducing images of the RBF part.")
+    rbf_lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                                   doc="Initial RBF lengthscale on whole images; empty = median distance between images.")
+    rbf_variance = param.Number(default=0.1, bounds=(1e-5, 1e4), doc="Initial variance of the RBF part.")
+
+
+class ColourConvolutionalConfig(WeightedConvolutionalConfig):
+    """Weighted convolutional GPs for colour images (paper 001 sec. 3.4)."""
+
+    colour = param.Selector(default="multi-channel", objects=["colour-patch", "multi-channel", "additive"],
+                            doc="colour-patch: g on h×w×C patches; multi-channel: one g_c per channel (shared inducing "
+                                "patches, block-diagonal K_uu); additive: g on colour patches with a sum of per-channel "
+                                "kernels.")
+
+
+# -- construction -----------------------------------------------------------------------------------------------------
+def _check_images(image_shape, name):
+    if image_shape is None:
+        raise ConfigError(f"model {name!r} needs image data [N, C, H, W]; this dataset is tabular")
+    return tuple(image_shape)
+
+
+def _patch_lengthscale(config, U: torch.Tensor, generator) -> float:
+    if config.lengthscale is not None:
+        return float(config.lengthscale)
+    distinct = torch.unique(U.reshape(-1, U.shape[-1])[:20000], dim=0)
+    return median_distance(distinct[torch.randperm(distinct.shape[0], generator=generator)[:500]])
+
+
+def _likelihood(config, task, num_classes):
+    return build_likelihood(config.likelihood, task, num_classes, noise_variance=config.noise_variance,
+                            epsilon=config.epsilon)
+
+
+def _conv_kernel_and_inducing(config, X, image_shape, generator, *, weighted: bool, colour: str | None = None):
+    """The convolutional kernel of a config and its inducing patches, both initialised from the data."""
+    C = image_shape[0]
+    probe = build_patch_kernel(config.patch_kernel, 1)  # geometry first; k_g is rebuilt below with its size
+    if colour == "multi-channel":
+        kernel = MultiChannelConvolutional(probe, image_shape, config.patch_size, config.stride)
+        patches = lambda x: kernel.channel_patches(x).reshape(x.shape[0], -1, kernel.patch_dim)  # noqa: E731
+    else:
+        cls = WeightedConvolutional if weighted else Convolutional
+        kernel = cls(probe, image_shape, config.patch_size, config.stride, colour_patches=colour is not None)
+        patches = kernel.patches
+    idx = torch.randperm(X.shape[0], generator=generator)[:500]
+    ell = _patch_lengthscale(config, patches(X[idx]), generator)
+    kernel.base = build_patch_kernel(config.patch_kernel, kernel.patch_dim, lengthscale=ell, variance=config.variance,
+                                     ard=config.ard, channels=C if colour == "additive" else 1)
+    # f starts as the mean of the patch responses (GPflow 2's normalisation of the paper's sum); weights v start at 1
+    kernel.weight = 1.0 / (kernel.num_positions if colour == "multi-channel" else kernel.num_patches)
+    if weighted:
+        kernel.weights.frozen = not config.learn_weights
+    Z = initial_patches(X, config.num_inducing, patches, generator, init=config.inducing_init)
+    if colour == "multi-channel":
+        inducing = SharedInducingPatches(Z, C, kernel.patch_shape, learnable=config.learn_inducing)
+    else:
+        inducing = InducingPatches(Z, kernel.patch_shape, learnable=config.learn_inducing)
+    return kernel, inducing
+
+
+def _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std):
+    likelihood = _likelihood(config, task, num_classes)
+    model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(num_classes),
+                            whiten=config.whiten, q_covariance=config.q_covariance, task=task, num_classes=num_classes,
+                            image_shape=image_shape)
+    model.y_std = y_std
+    return model
+
+
+def build_conv_invariant(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
+    image_shape = _check_images(image_shape, "conv-invariant")
+    kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=False)
+    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+
+
+def build_conv_weighted(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
+    image_shape = _check_images(image_shape, "conv-weighted")
+    kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
+    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+
+
+def build_conv_weighted_rbf(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
+    image_shape = _check_images(image_shape, "conv-weighted-rbf")
+    conv, patches = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
+    D = X.reshape(X.shape[0], -1).shape[1]
+    ell = config.rbf_lengthscale if config.rbf_lengthscale is not None else median_distance(X)
+    rbf = build_kernel("rbf", D, lengthscale=ell, variance=config.rbf_variance)
+    M = min(config.num_inducing_rbf, X.shape[0])
+    images = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
+    # RBF block first, patches second (paper 001 app. C.1)
+    return _model(config, Sum([rbf, conv]), InducingBlocks([images, patches]), X, task, num_classes, image_shape, y_std)
+
+
+def build_conv_colour(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
+    image_shape = _check_images(image_shape, "conv-colour")
+    kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True, colour=config.colour)
+    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+
+
+# (registry name, config, build, description)
+VARIANTS = (
+    ("conv-invariant", ConvolutionalConfig, build_conv_invariant,
+     "Translation-invariant convolutional GP with inducing patches (van der Wilk et al. 2017)"),
+    ("conv-weighted", WeightedConvolutionalConfig, build_conv_weighted,
+     "Weighted convolutional GP: learnable patch weights (van der Wilk et al. 2017)"),
+    ("conv-weighted-rbf", WeightedRBFConfig, build_conv_weighted_rbf,
+     "Weighted convolutional + RBF GP: inducing patches and inducing images, block-diagonal K_uu"),
+    ("conv-colour", ColourConvolutionalConfig, build_conv_colour,
+     "Convolutional GP for colour images: colour-patch, multi-channel or additive (van der Wilk et al. 2017)"),
+)
+
+# config parameter → learnable it initialises (the dashboard applies changes live)
+LIVE = {
+    "conv-invariant": (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
+                       ("noise_variance", "likelihood.variance")),
+    "conv-weighted": (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
+                      ("noise_variance", "likelihood.variance")),
+    "conv-weighted-rbf": (("lengthscale", "kernel.parts.1.base.lengthscale"), ("variance", "kernel.parts.1.base.variance"),
+                          ("rbf_lengthscale", "kernel.parts.0.lengthscale"), ("rbf_variance", "kernel.parts.0.variance"),
+                          ("noise_variance", "likelihood.variance")),
+    "conv-colour": (("noise_variance", "likelihood.variance"),),
+}

@@ -1,0 +1,212 @@
+"""Fast patch covariances against brute-force sums over explicitly extracted patches (paper 001 eq. 15, 19, 23).
+
+Every variant's K_uf and k_ff = diag K_ff agree with explicit sums to 1e-10 in float64, with the default chunk
+and tile sizes and with tiny ones (so chunk and tile edges are crossed), and so do their gradients. K_uu is
+block diagonal for the summed and multi-channel kernels, symmetric and PSD.
+"""
+import pytest
+import torch
+
+from engine.covariances import Kff_diag, Kuf, Kuu, orbits
+from engine.covariances import patches as fast
+from engine.covariances.patches import Kuu_blocks, PatchCross, PatchGramQuad, _Profile
+from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
+from engine.kernels import RBF, Matern52, Polynomial
+from engine.kernels.convolutional import (ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum,
+                                          WeightedConvolutional)
+
+DT = torch.float64
+
+
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def explicit_terms(kernel, X):
+    """Per image: (group, weight, patch vector) for every term of f(x) = Σ w g_group(patch), by slicing."""
+    h, w = kernel.patch_size
+    sh, sw = kernel.stride
+    H, W = X.shape[-2:]
+    pos = [(i, j) for i in range(0, H - h + 1, sh) for j in range(0, W - w + 1, sw)]
+    C = X.shape[1]
+    out = []
+    for n in range(X.shape[0]):
+        if isinstance(kernel, MultiChannelConvolutional):
+            wt = kernel.patch_weights().detach()
+            out.append([(c, wt[c, p], X[n, c, i:i + h, j:j + w].reshape(-1)) for c in range(C)
+                        for p, (i, j) in enumerate(pos)])
+            continue
+        wt = kernel.orbit_weights(X, kernel.num_patches)[n].detach()
+        if kernel.colour_patches:
+            out.append([(0, wt[p], X[n, :, i:i + h, j:j + w].reshape(-1)) for p, (i, j) in enumerate(pos)])
+        else:
+            out.append([(0, wt[c * len(pos) + p], X[n, c, i:i + h, j:j + w].reshape(-1)) for c in range(C)
+                        for p, (i, j) in enumerate(pos)])
+    return out
+
+
+def stacked(terms):
+    """(groups [T], weights [T], vectors [T, E]) of one image's terms."""
+    return (torch.tensor([g for g, _, _ in terms]), torch.stack([w for _, w, _ in terms]),
+            torch.stack([v for _, _, v in terms]))
+
+
+def brute_kuf(kernel, Z, X, groups=1):
+    """[groups·M, N]: block g holds Σ_{terms of group g} w k_g(z_m, patch)."""
+    out = torch.zeros(groups, Z.shape[0], X.shape[0], dtype=DT)
+    for n, tn in enumerate(explicit_terms(kernel, X)):
+        g, w, V = stacked(tn)
+        for c in range(groups):
+            out[c, :, n] = kernel.base.K(Z, V[g == c]) @ w[g == c]
+    return out.reshape(groups * Z.shape[0], X.shape[0])
+
+
+def brute_kff_diag(kernel, X):
+    """Σ_a Σ_b w_a w_b k_g(patch_a, patch_b) over pairs of terms in the same group (independent g_c)."""
+    out = torch.zeros(X.shape[0], dtype=DT)
+    for n, tn in enumerate(explicit_terms(kernel, X)):
+        g, w, V = stacked(tn)
+        out[n] = (w[:, None] * w[None] * (g[:, None] == g[None]) * kernel.base.K(V, V)).sum()
+    return out
+
+
+def weighted(kernel, seed=1):
+    with torch.no_grad():
+        kernel.weights.assign(torch.randn(kernel.weights.shape, generator=gen(seed), dtype=DT))
+    return kernel.double()
+
+
+CASES = {  # name → (kernel, number of inducing-output blocks)
+    "invariant": lambda: (Convolutional(RBF(None, 0.8, 1.4), (1, 7, 6), 3, weight=0.6).double(), 1),
+    "weighted": lambda: (weighted(WeightedConvolutional(RBF(None, 0.9), (1, 7, 6), 3)), 1),
+    "weighted strided": lambda: (weighted(WeightedConvolutional(RBF(None, 1.1), (1, 7, 6), (2, 3), stride=(2, 1))), 1),
+    "weighted matern": lambda: (weighted(WeightedConvolutional(Matern52(None, 1.3, 0.8), (1, 7, 6), 2)), 1),
+    "weighted ard": lambda: (weighted(WeightedConvolutional(RBF(4, 1.0, ard=True), (1, 7, 6), 2)), 1),
+    "grey on colour": lambda: (weighted(WeightedConvolutional(RBF(None, 0.9), (3, 7, 6), 2, colour_patches=False)), 1),
+    "colour-patch": lambda: (weighted(WeightedConvolutional(RBF(None, 1.2), (3, 7, 6), 2)), 1),
+    "additive": lambda: (weighted(WeightedConvolutional(
+        ChannelAdditive([RBF(None, 0.6 + 0.4 * c, 0.5 + c) for c in range(3)]), (3, 7, 6), 2)), 1),
+    "multi-channel": lambda: (weighted(MultiChannelConvolutional(RBF(None, 0.8, 1.2), (3, 7, 6), 2)), 3),
+    "multi-channel matern": lambda: (weighted(MultiChannelConvolutional(Matern52(None, 0.9), (2, 7, 6), (2, 3),
+                                                                        stride=2)), 2),
+}
+
+
+def setup(name, M=5, N=4):
+    kernel, groups = CASES[name]()
+    if getattr(kernel.base, "ard", False):
+        kernel.base.lengthscale.assign(torch.linspace(0.5, 1.5, kernel.patch_dim, dtype=DT))
+    Z = torch.rand(M, kernel.patch_dim, generator=gen(2), dtype=DT)
+    inducing = SharedInducingPatches(Z, groups) if groups > 1 else InducingPatches(Z)
+    X = torch.rand(N, kernel.image_shape[0], 7, 6, generator=gen(3), dtype=DT)
+    return kernel, inducing, X, groups
+
+
+@pytest.fixture(params=["default", "tiny"])
+def chunking(request, monkeypatch):
+    if request.param == "tiny":  # every chunk one image, tiles of 4 patches (the last one shorter)
+        monkeypatch.setitem(fast.CHUNK_ELEMENTS, "cpu", 1)
+        monkeypatch.setattr(fast, "GRAM_TILE", 4)
+    return request.param
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_covariances_equal_brute_force_sums(name, chunking):
+    kernel, inducing, X, groups = setup(name)
+    with torch.no_grad():
+        assert torch.allclose(Kuf(inducing, kernel, X), brute_kuf(kernel, inducing.Z, X, groups), atol=1e-10, rtol=0)
+        assert torch.allclose(Kff_diag(inducing, kernel, X), brute_kff_diag(kernel, X), atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_gradients_equal_autograd_through_the_definition(name):
+    kernel, inducing, X, groups = setup(name)
+    X.requires_grad_()
+    params = [p for p in kernel.parameters()] + [inducing.Z, X]
+    Gu = torch.randn(groups * inducing.num_patches, X.shape[0], generator=gen(4), dtype=DT)
+    Gf = torch.randn(X.shape[0], generator=gen(5), dtype=DT)
+
+    def grads(kuf, kff):
+        return torch.autograd.grad((kuf * Gu).sum() + (kff * Gf).sum(), params)
+
+    fast_grads = grads(Kuf(inducing, kernel, X), Kff_diag(inducing, kernel, X))
+    ref = (kernel.cross_g(inducing.Z, X), kernel.K_diag(X))  # the generic orbit path: autograd end to end
+    for g, r in zip(fast_grads, grads(*ref)):
+        assert torch.allclose(g, r, atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("rbf", [True, False])
+def test_autograd_functions_pass_gradcheck(rbf, monkeypatch):
+    monkeypatch.setattr(fast, "GRAM_TILE", 3)
+    k = RBF(None) if rbf else Matern52(None)
+    Z = torch.rand(3, 4, generator=gen(6), dtype=DT, requires_grad=True)
+    U = torch.rand(2, 5, 4, generator=gen(7), dtype=DT, requires_grad=True)
+    w = torch.randn(2, 5, generator=gen(8), dtype=DT, requires_grad=True)
+    gamma = torch.tensor(1.7, dtype=DT, requires_grad=True)
+    prof = _Profile(k)
+    assert torch.autograd.gradcheck(lambda *a: PatchCross.apply(*a, prof, 7), (Z, U, w, gamma))
+    assert torch.autograd.gradcheck(lambda *a: PatchGramQuad.apply(*a, prof, 30, 3), (U, w, gamma))
+
+
+def test_non_stationary_patch_kernel_falls_back_to_the_generic_path():
+    kernel = WeightedConvolutional(Polynomial(2, 0.5), (1, 7, 6), 3).double()
+    inducing = InducingPatches(torch.rand(4, 9, generator=gen(9), dtype=DT))
+    X = torch.rand(3, 1, 7, 6, generator=gen(10), dtype=DT)
+    with torch.no_grad():
+        assert torch.allclose(Kuf(inducing, kernel, X), brute_kuf(kernel, inducing.Z, X), atol=1e-10)
+        assert torch.allclose(Kff_diag(inducing, kernel, X), brute_kff_diag(kernel, X), atol=1e-10)
+        assert torch.allclose(Kuf(inducing, kernel, X), orbits._kuf_interdomain(inducing, kernel, X), atol=1e-12)
+
+
+def assert_psd(K):
+    assert torch.allclose(K, K.T, atol=1e-12)
+    assert torch.linalg.eigvalsh(K).min() > -1e-10
+
+
+def test_multi_channel_kuu_is_block_diagonal_with_shared_blocks():
+    kernel, inducing, X, C = setup("multi-channel")
+    M = inducing.num_patches
+    with torch.no_grad():
+        K = Kuu(inducing, kernel)
+        Kg = kernel.base.K(inducing.Z)
+        assert K.shape == (C * M, C * M) and inducing.block_sizes == (M,) * C
+        for a in range(C):
+            for b in range(C):
+                block = K[a * M:(a + 1) * M, b * M:(b + 1) * M]
+                assert torch.equal(block, Kg) if a == b else torch.count_nonzero(block) == 0
+        assert_psd(K)
+        blocks = Kuu_blocks(inducing, kernel)
+        assert len(blocks) == C and all(B is blocks[0] for B in blocks)  # factored once by the model
+
+
+def test_sum_kernel_blocks_stack_rbf_above_patches():
+    conv = weighted(WeightedConvolutional(RBF(None, 0.9), (1, 7, 6), 3))
+    rbf = RBF(42, 2.5, 0.4).double()
+    kernel = Sum([rbf, conv])
+    X = torch.rand(4, 1, 7, 6, generator=gen(11), dtype=DT)
+    images = InducingPoints(torch.rand(3, 1, 7, 6, generator=gen(12), dtype=DT))
+    patches = InducingPatches(torch.rand(5, 9, generator=gen(13), dtype=DT))
+    inducing = InducingBlocks([images, patches])
+    assert inducing.num_inducing == 8 and inducing.block_sizes == (3, 5)
+    with torch.no_grad():
+        K = Kuu(inducing, kernel)
+        assert torch.allclose(K[:3, :3], rbf.K(images.Z)) and torch.allclose(K[3:, 3:], conv.base.K(patches.Z))
+        assert torch.count_nonzero(K[:3, 3:]) == 0 and torch.count_nonzero(K[3:, :3]) == 0  # independent in the prior
+        assert_psd(K)
+        Kux = Kuf(inducing, kernel, X)
+        assert torch.allclose(Kux[:3], rbf.K(images.Z, X), atol=1e-12)
+        assert torch.allclose(Kux[3:], brute_kuf(conv, patches.Z, X), atol=1e-10)
+        assert torch.allclose(Kff_diag(inducing, kernel, X), rbf.K_diag(X) + brute_kff_diag(conv, X), atol=1e-10)
+        assert torch.allclose(Kff_diag(inducing, kernel, X), kernel.K(X).diagonal(), atol=1e-10)
+
+
+def test_mismatched_pairs_are_refused_with_a_message():
+    multi = MultiChannelConvolutional(RBF(None), (3, 7, 6), 2)
+    wtd = WeightedConvolutional(RBF(None), (1, 7, 6), 2)
+    X = torch.rand(2, 3, 7, 6, dtype=DT)
+    with pytest.raises(NotImplementedError, match="SharedInducingPatches"):
+        Kuf(InducingPatches(torch.rand(3, 4)), multi, X)
+    with pytest.raises(NotImplementedError, match="MultiChannelConvolutional"):
+        Kuu(SharedInducingPatches(torch.rand(3, 4), 3), wtd)
+    with pytest.raises(NotImplementedError, match="pair one to one"):
+        Kuu(InducingBlocks([InducingPatches(torch.rand(3, 4))]), Sum([wtd, RBF(42)]))

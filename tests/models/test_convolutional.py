@@ -1,0 +1,236 @@
+"""Convolutional GPs: the SVGP core with inducing patches and blocks, checked against independent computations.
+
+- With a finite set of possible patches (binary images) and every one of them an inducing patch, u determines f,
+  so the ELBO at Titsias' optimal q(u) is the exact log marginal likelihood of the convolutional GP — for the
+  weighted, the weighted + RBF (blocks) and the multi-channel (shared patches) kernels.
+- The block-diagonal q(u) ("mean-field", paper 001 app. C) equals a full q(u) that is block diagonal, and its
+  KL equals torch.distributions' KL.
+- Every registered variant builds from its config, trains from the CLI and gives its diagnostics.
+"""
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch.distributions import MultivariateNormal, kl_divergence
+
+from engine import cli
+from engine import diagnostics as dg
+from engine.covariances import Kuf, Kuu
+from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
+from engine.kernels import RBF
+from engine.kernels.convolutional import MultiChannelConvolutional, Sum, WeightedConvolutional
+from engine.likelihoods import Gaussian
+from engine.models import REGISTRY
+from engine.models.convolutional import BlockVariational, ConvolutionalGP
+from engine.train import RunConfig, Trainer
+
+DT = torch.float64
+CONV_MODELS = ["conv-invariant", "conv-weighted", "conv-weighted-rbf", "conv-colour"]
+
+
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def all_binary_patches(E):
+    return torch.tensor(list(itertools.product([0.0, 1.0], repeat=E)), dtype=DT)  # [2^E, E]
+
+
+def binary_problem(kind, N=10, seed=0):
+    g = gen(seed)
+    C = 2 if kind == "multi" else 1
+    X = (torch.rand(N, C, 4, 4, generator=g, dtype=DT) > 0.5).to(DT)
+    if kind == "multi":
+        kernel = MultiChannelConvolutional(RBF(None, 0.6, 1.3), (C, 4, 4), 2)
+        inducing = SharedInducingPatches(all_binary_patches(4), C)
+    else:
+        kernel = WeightedConvolutional(RBF(None, 0.6, 1.3), (1, 4, 4), 2)
+        inducing = InducingPatches(all_binary_patches(4))
+    with torch.no_grad():
+        kernel.weights.assign(torch.randn(kernel.weights.shape, generator=g, dtype=DT) * 0.5)
+    if kind == "sum":
+        kernel = Sum([RBF(16, 1.5, 0.4), kernel])
+        inducing = InducingBlocks([InducingPoints(X), inducing])
+    y = torch.randn(N, generator=g, dtype=DT)
+    return kernel.double(), inducing.double(), X, y
+
+
+def set_optimal_q(model, X, y, noise):
+    """Titsias' optimal q(u) from the full K_uu and K_uf, in the model's (whitened or not) coordinates."""
+    with torch.no_grad():
+        K, Kx = Kuu(model.inducing, model.kernel), Kuf(model.inducing, model.kernel, X)
+        Sigma = K @ torch.linalg.solve(K + Kx @ Kx.T / noise, K)
+        m = Sigma @ torch.linalg.solve(K, Kx @ y) / noise
+        if model.whiten:
+            Lk = torch.block_diag(*model.prior_factors())
+            m = torch.linalg.solve_triangular(Lk, m[:, None], upper=False)[:, 0]
+            Sigma = torch.linalg.solve_triangular(Lk, torch.linalg.solve_triangular(Lk, Sigma, upper=False).T, upper=False)
+        model.q.set(m[:, None], torch.linalg.cholesky(0.5 * (Sigma + Sigma.T))[None])
+
+
+@pytest.mark.parametrize("kind,whiten", [("weighted", True), ("weighted", False), ("sum", True), ("sum", False),
+                                         ("multi", True), ("multi", False)])
+def test_elbo_is_the_exact_marginal_likelihood_when_every_patch_is_inducing(kind, whiten):
+    kernel, inducing, X, y = binary_problem(kind)
+    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0).double()
+    set_optimal_q(model, X, y, 0.3)
+    with torch.no_grad():
+        elbo = model.elbo_terms(X, y)["elbo"]
+        Kf = kernel.K(X) + 0.3 * torch.eye(X.shape[0], dtype=DT)  # brute-force kernel
+        exact = MultivariateNormal(torch.zeros(X.shape[0], dtype=DT), covariance_matrix=Kf).log_prob(y)
+    assert abs(float(elbo - exact)) <= 1e-8 * abs(float(exact))
+
+
+@pytest.mark.parametrize("kind", ["sum", "multi"])
+def test_mean_field_blocks_equal_a_block_diagonal_full_q_and_bound_the_likelihood(kind):
+    kernel, inducing, X, y = binary_problem(kind, seed=1)
+    for whiten in (True, False):
+        full = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0).double()
+        blocks = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0,
+                                 q_covariance="mean-field").double()
+        assert isinstance(blocks.q, BlockVariational) and blocks.q.sizes == inducing.block_sizes
+        with torch.no_grad():
+            Mt = inducing.num_inducing
+            S = torch.tril(torch.randn(1, Mt, Mt, generator=gen(2), dtype=DT)) * 0.2 + torch.eye(Mt, dtype=DT)
+            mask = torch.block_diag(*[torch.ones(s, s, dtype=DT) for s in inducing.block_sizes])
+            m = torch.randn(Mt, 1, generator=gen(3), dtype=DT)
+            full.q.set(m, S * mask)
+            blocks.q.set(m, S)  # keeps only the diagonal blocks
+            assert torch.equal(blocks.q.sqrt(), full.q.sqrt())
+            for a, b in zip(full.qf(X), blocks.qf(X)):
+                assert torch.allclose(a, b, atol=1e-10)
+            assert torch.allclose(full.kl(), blocks.kl(), atol=1e-10)
+            if not whiten:  # against torch.distributions with the full block-diagonal prior
+                Ls = blocks.prior_factors()
+                p = MultivariateNormal(torch.zeros(Mt, dtype=DT), scale_tril=torch.block_diag(*Ls))
+                q = MultivariateNormal(m[:, 0], scale_tril=(S * mask)[0])
+                assert torch.allclose(blocks.kl(), kl_divergence(q, p), atol=1e-9)
+    # the optimal full q attains the exact likelihood (previous test); a mean-field q is a strict lower bound
+    set_optimal_q(full, X, y, 0.3)
+    with torch.no_grad():
+        best = full.elbo_terms(X, y)["elbo"]
+        blocks.q.set(full.q.q_mu, full.q.sqrt())
+        assert blocks.elbo_terms(X, y)["elbo"] < best
+
+
+def test_diagonal_q_and_float32():
+    kernel, inducing, X, y = binary_problem("sum", seed=4)
+    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], q_covariance="diagonal").to(torch.float32)
+    terms = model.loss((X.float(), y.float()))
+    terms.loss.backward()
+    assert terms.loss.dtype == torch.float32 and torch.isfinite(terms.loss)
+    assert model.q.mean_field and model.q.q_sqrt_diag.grad is not None
+
+
+# -- the registered variants -----------------------------------------------------------------------------------------
+def small_run(model, model_config=None, steps=3, dataset="rectangles", **source):
+    options = {"num_train": 60, "num_test": 40, "image_size": 10} if dataset == "rectangles" else source
+    data = {"dataset": dataset, "source_options": options}
+    if dataset == "digits":
+        data = {"dataset": "digits", "classes": [0, 1, 7], "subset": 90, "test_subset": 30}
+    config = RunConfig(model=model, data=data, model_config={"num_inducing": 8, **(model_config or {})},
+                       train={"steps": steps, "batch_size": 20, "eval_every": 0, "eval_size": 40})
+    trainer = Trainer(config)
+    list(trainer.run())
+    return trainer
+
+
+def check_views(views, model):
+    assert isinstance(views["inducing_patches"], dg.ImageGrid)
+    assert isinstance(views["kuu_spectrum"], dg.Spectrum) and (views["kuu_spectrum"].values >= 0).all()
+    assert isinstance(views["hyperparameters"], dg.Scalars)
+    if model != "conv-invariant":
+        w = views["patch_weights"]
+        assert isinstance(w, dg.ImageGrid) and w.vrange[0] == -w.vrange[1]
+
+
+@pytest.mark.parametrize("model", CONV_MODELS)
+def test_each_variant_trains_and_shows_its_diagnostics(model):
+    spec = REGISTRY[model]
+    assert spec.image_only
+    trainer = small_run(model)
+    assert np.isfinite(trainer.last_parts["elbo"]) and 0 <= trainer.last_metrics["test_error"] <= 1
+    snap = trainer.snapshot()
+    check_views(snap.views, model)
+    grid = snap.views["inducing_patches"].images
+    assert grid.shape[-2:] == (3, 3)  # 3×3 patches by default
+    if model == "conv-weighted-rbf":
+        split = snap.views["variance_split"].values
+        assert 0 < split["convolutional share of the prior variance"] < 1
+        assert snap.views["inducing_images"].images.shape[-2:] == (10, 10)
+    if model != "conv-invariant":
+        assert snap.views["patch_weights"].images.shape == (1, 1, 8, 8)  # one weight per position of 10×10 images
+
+
+@pytest.mark.parametrize("colour,q", [("colour-patch", "full"), ("multi-channel", "mean-field"),
+                                      ("multi-channel", "full"), ("additive", "diagonal")])
+def test_colour_variants_on_photo_patches(colour, q):
+    trainer = small_run("conv-colour", {"colour": colour, "q_covariance": q, "patch_size": 2}, dataset="photo-patches",
+                        num_train=30, num_test=20, patch_size=6)
+    assert np.isfinite(trainer.last_parts["elbo"])
+    views = trainer.snapshot().views
+    check_views(views, "conv-colour")
+    if colour == "multi-channel":
+        assert trainer.model.inducing.block_sizes == (8, 8, 8) and views["patch_weights"].images.shape == (1, 3, 5, 5)
+        assert views["inducing_patches"].images.shape[-2:] == (2, 2)  # grey patches shared by the channels
+        assert isinstance(trainer.model.q, BlockVariational) == (q == "mean-field")
+    else:
+        assert views["inducing_patches"].images.shape[-3:] == (2, 2, 3)  # colour patches
+
+
+def test_multi_class_patches_are_sorted_per_class():
+    trainer = small_run("conv-weighted", {"patch_size": 3}, dataset="digits")
+    grid = trainer.snapshot().views["inducing_patches"]
+    assert grid.images.shape[:2] == (3, 8) and len(grid.row_labels) == 3
+    mu = trainer.model.inducing_output_mean().numpy()  # [M, 3]
+    Z = trainer.model.inducing.Z.detach().numpy().reshape(-1, 3, 3)
+    for k in range(3):  # row k starts with the patch of the largest class-k inducing output
+        assert np.allclose(grid.images[k, 0], Z[mu[:, k].argmax()])
+
+
+def test_inducing_patches_start_at_distinct_training_patches():
+    trainer = Trainer(RunConfig(model="conv-weighted", data={"dataset": "rectangles", "source_options": {
+        "num_train": 40, "num_test": 10, "image_size": 10}}, model_config={"num_inducing": 12}, train={"steps": 0}))
+    Z = trainer.model.inducing.Z.detach()
+    assert torch.unique(Z, dim=0).shape[0] == 12
+    U = trainer.model.kernel.patches(trainer.X).reshape(-1, 9)
+    assert all(((U - z).abs().sum(1) == 0).any() for z in Z)  # every one is a real patch
+    noise = Trainer(RunConfig(model="conv-invariant", data=trainer.config.data,
+                              model_config={"num_inducing": 12, "inducing_init": "noise"}, train={"steps": 0}))
+    Zn = noise.model.inducing.Z.detach()
+    assert 0 <= float(Zn.min()) and float(Zn.max()) <= 1 and torch.unique(Zn, dim=0).shape[0] == 12
+
+
+def test_translation_invariant_model_learns_rectangles():
+    trainer = Trainer(RunConfig(model="conv-invariant", data={"dataset": "rectangles", "source_options": {
+        "num_train": 200, "num_test": 300, "image_size": 12}}, model_config={"num_inducing": 16},
+        train={"steps": 80, "batch_size": 100, "learning_rate": 0.05, "eval_every": 0}))
+    list(trainer.run())
+    assert trainer.last_metrics["test_error"] < 0.1
+
+
+@pytest.mark.parametrize("model", CONV_MODELS)
+def test_cli_trains_each_variant(model, capsys):
+    code = cli.main(["train", "--model", model, "--dataset", "rectangles", "--steps", "2", "--source-option",
+                     "num_train=30", "--source-option", "num_test=20", "--source-option", "image_size=9",
+                     "--num-inducing", "6", "--batch-size", "10", "--quiet"])
+    assert code == 0
+    assert f"{model} on rectangles | step 2" in capsys.readouterr().out
+
+
+def test_command_line_entry_point(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "conv-weighted-rbf", "--dataset",
+                          "rectangles", "--steps", "3", "--source-option", "num_train=30", "--source-option",
+                          "num_test=20", "--source-option", "image_size=9", "--num-inducing", "6",
+                          "--num-inducing-rbf", "5", "--q-covariance", "mean-field", "--no-whiten", "--quiet"],
+                         capture_output=True, text=True, timeout=120, env={"INVLAB_DATA": str(tmp_path), "PATH": ""})
+    assert out.returncode == 0, out.stderr
+    assert "conv-weighted-rbf on rectangles | step 3" in out.stdout
+
+
+def test_tabular_data_is_refused():
+    with pytest.raises(Exception, match="needs image data"):
+        Trainer(RunConfig(model="conv-weighted", data={"dataset": "wine"}, train={"steps": 0}))
