@@ -69,6 +69,19 @@ from .convolutional import LIVE as _CONV_LIVE, VARIANTS as _CONV_VARIANTS  # noq
 for _name, _config, _build, _description in _CONV_VARIANTS:
     register(ModelSpec(_name, _config, _build, _description, image_only=True, live=_CONV_LIVE[_name]))
 
+from .dkp import DIWPConfig as _DIWPConfig, DKPSVGPConfig as _DKPSVGPConfig, NNGPConfig as _NNGPConfig  # noqa: E402
+from .dkp import build_dkp as _build_dkp, build_dkp_svgp as _build_dkp_svgp  # noqa: E402
+
+register(ModelSpec("diwp", _DIWPConfig, _build_dkp,
+                   "Deep inverse Wishart process, doubly-stochastic inducing-point inference (Aitchison et al. 2021)",
+                   live=(("noise_variance", "likelihood.variance"),)))
+register(ModelSpec("nngp", _NNGPConfig, _build_dkp,
+                   "NNGP: the deep kernel stack as deterministic transforms (the DIWP's δ → ∞ limit)",
+                   live=(("noise_variance", "likelihood.variance"),)))
+register(ModelSpec("dkp_svgp", _DKPSVGPConfig, _build_dkp_svgp,
+                   "Plain SVGP whose kernel is the deep kernel stack (NNGP kernel); the DIWP's SVGP baseline",
+                   live=(("noise_variance", "likelihood.variance"),)))
+
 from .rkhs import LIVE as _RKHS_LIVE, RKHSConfig, build_rkhs  # noqa: E402
 
 register(ModelSpec("rkhs", RKHSConfig, build_rkhs,

@@ -1,0 +1,424 @@
+"""The deep inverse Wishart process (DIWP) and its NNGP limit (paper 004: Aitchison, Yang & Ober 2021, sec. 5, Alg. 1).
+
+One step (Alg. 1) for a batch of Pt points and Pi global inducing inputs X_i, with S Monte-Carlo samples:
+
+  X̃ = scale ⊙ X + bias (learned per feature); the input layer gives G₁ — through Ω (eq. 18, app. F) or,
+  when X̃_iX̃_iᵀ is full rank, as an inverse Wishart layer on the linear kernel (app. F, last note);
+  for ℓ = 2..L: K = K(G_ℓ₋₁) on the blocks; G_ii^ℓ ~ Q, train points from the prior conditional (eq. 31–34);
+  output: f_i ~ Q(f_i | G_L) (app. G) and f_t | f_i from the conditional prior;
+  ELBO = (N/Pt) Σ_t E[log p(y_t | f_t)] + E[log P − log Q] over Ω, {G_ii^ℓ} and f_i (eq. 27–29).
+
+Every train point is sampled on its own given the inducing blocks, so a step costs O(Pi³ + Pi²·Pt) (sec. 6).
+`propagate` therefore runs in two phases: all inducing blocks first, then the train points in chunks small
+enough for their [S, Pi, chunk] blocks to stay in cache (which keeps the cost linear in Pt in practice too).
+The likelihood integrates f_t given the upstream samples in closed form (Gaussian) or by its own quadrature
+/ Monte Carlo, which keeps the estimate unbiased with less variance than sampling f_t.
+
+The NNGP is the same model with every inverse Wishart replaced by its δ → ∞ limit (Ω = I, G_ℓ = K(G_ℓ₋₁)):
+deterministic kernel transforms with the same global-inducing output layer. A third baseline, the plain
+SVGP with the same (NNGP) kernel, is built in `build_dkp_svgp` from the engine's SVGP core.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import param
+import torch
+from torch import nn
+
+from ... import diagnostics as dg
+from ... import settings
+from ...errors import ConfigError, ShapeError
+from ...inducing import InducingPoints, initial_locations
+from ...kernels.gram import GRAM_KERNELS, GramKernel, InputAffine, NNGPKernel, build_gram_kernel, linear_gram
+from ...likelihoods import Likelihood, build_likelihood
+from ..base import ModelFamily, Prediction, Terms
+from ..svgp import SVGP, field_over_plane, hyperparameter_values
+from .layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
+
+PREDICT_ROWS = 8192  # at most S × (test points) rows per predictive pass
+CHUNK_ELEMENTS = 160_000  # numbers per [S, Pi, chunk] block of train points within one pass (about 1.3 MB)
+
+
+@dataclass
+class InducingSample:
+    """Phase 1 of a pass: S samples of every layer's inducing block, and what phase 2 conditions on."""
+
+    Xi: torch.Tensor  # [Pi, N0], the inducing inputs after the input affine
+    logpq: torch.Tensor  # [S]: log P − log Q of Ω, {G_ii^ℓ} and f_i
+    grams: list[torch.Tensor]  # G_ii^ℓ per layer [S', Pi, Pi]
+    states: list  # per layer: what `condition` needs (Ω, chol(Ψ_ii), or None)
+    output_kernel: torch.Tensor  # K(G_L)_ii with jitter [S', Pi, Pi]
+    output_state: tuple  # (L_K, W) of the output layer
+
+
+@dataclass
+class Propagation:
+    """One pass through the layers: q(f_t) given each upstream sample, and what the diagnostics draw."""
+
+    mean: torch.Tensor  # [S, Pt, L]
+    var: torch.Tensor  # [S, Pt, L]
+    logpq: torch.Tensor  # [S]: log P − log Q of Ω, {G_ii^ℓ} and f_i
+    grams: list[torch.Tensor] = field(default_factory=list)  # G_ii^ℓ per layer [S', Pi, Pi] (trace only)
+    output_kernel: torch.Tensor | None = None  # K(G_L)_ii [S', Pi, Pi] (trace only)
+    output_blocks: GramBlocks | None = None  # K(G_L) blocks ii, it, tt fed to the output layer (trace only)
+
+
+class DeepKernelProcess(ModelFamily):
+    """DIWP (stochastic layers) or NNGP (deterministic layers) with global inducing inputs Z [Pi, N0]."""
+
+    def __init__(self, Z: torch.Tensor, affine: InputAffine, input_layer: nn.Module, hidden: list[nn.Module],
+                 kernels: list[GramKernel], output: GlobalInducingOutput, likelihood: Likelihood, num_data: int, *,
+                 num_samples: int = 4, num_predict_samples: int = 32, learn_inducing: bool = True,
+                 task: str = "regression", num_classes: int | None = None, jitter: float | None = None):
+        super().__init__()
+        if len(kernels) != len(hidden) + 1:
+            raise ConfigError(f"a {len(hidden) + 1}-layer process needs {len(hidden) + 1} Gram kernels, got {len(kernels)}")
+        if num_data < 1 or num_samples < 1 or num_predict_samples < 1:
+            raise ConfigError("num_data, num_samples and num_predict_samples must all be at least 1")
+        self.Z = nn.Parameter(torch.as_tensor(Z, dtype=torch.float64).clone(), requires_grad=learn_inducing)  # [Pi, N0]
+        self.affine, self.input_layer, self.output, self.likelihood = affine, input_layer, output, likelihood
+        self.hidden = nn.ModuleList(hidden)
+        self.kernels = nn.ModuleList(kernels)
+        self.num_data, self.num_samples, self.num_predict_samples = int(num_data), int(num_samples), int(num_predict_samples)
+        self.task, self.num_classes = task, num_classes
+        self.jitter = settings.default_jitter() if jitter is None else float(jitter)
+
+    @property
+    def num_inducing(self) -> int:
+        return self.Z.shape[0]
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.hidden) + 1
+
+    @property
+    def stochastic(self) -> bool:
+        return not isinstance(self.input_layer, LinearInputLayer) or any(
+            not isinstance(h, KernelLayer) for h in self.hidden)
+
+    @property
+    def last_jitter(self) -> float:
+        return self.jitter
+
+    # -- one pass (Alg. 1) --------------------------------------------------------------------------------------------
+    def chunk_size(self, S: int) -> int:
+        """Train points per chunk: [S, Pi, chunk] blocks of about CHUNK_ELEMENTS numbers stay in cache, which keeps a
+        step's cost linear in Pt in practice, not only in flops (a [4, 100, 2000] block is ~5× slower per element
+        than a [4, 100, 1000] one on a 2-core CPU)."""
+        return max(1, CHUNK_ELEMENTS // (S * self.num_inducing))
+
+    def sample_inducing(self, S: int) -> InducingSample:
+        """Phase 1: every layer's inducing block (O(Pi³) each), log P − log Q [S] and what phase 2 needs."""
+        Xi = self.affine(self.Z)  # [Pi, N0]
+        j = self.jitter
+        eye = torch.eye(Xi.shape[0], dtype=Xi.dtype, device=Xi.device)
+        if isinstance(self.input_layer, InverseWishartLayer):  # G₁ ~ IW(δ K0, ·) on the full-rank inducing block
+            G_ii, logpq, state = self.input_layer.sample_inducing(linear_gram(Xi, Xi)[None] + j * eye, S)
+        else:  # Ω (stochastic) or Ω = I (NNGP)
+            G_ii, logpq, state = self.input_layer.sample_inducing(Xi, S)
+        logpq = torch.zeros(S, dtype=Xi.dtype, device=Xi.device) if logpq is None else logpq
+        grams, states = [G_ii], [state]
+        for kernel, layer in zip(self.kernels[:-1], self.hidden):
+            G_ii, lpq, state = layer.sample_inducing(kernel.K(G_ii) + j * eye, S)
+            grams.append(G_ii)
+            states.append(state)
+            if lpq is not None:
+                logpq = logpq + lpq
+        K_ii = self.kernels[-1].K(G_ii) + j * eye
+        lpq_out, out_state, _ = self.output.sample_inducing(K_ii, S)
+        return InducingSample(Xi, logpq + lpq_out, grams, states, K_ii, out_state)
+
+    def propagate(self, X: torch.Tensor, S: int, trace: bool = False) -> Propagation:
+        """Sample every inducing block (O(Pi³) per layer), then the train points given them, chunk by chunk."""
+        ind = self.sample_inducing(S)
+        Xi, grams, states, j = ind.Xi, ind.grams, ind.states, self.jitter
+        gram_input = isinstance(self.input_layer, InverseWishartLayer)
+        # phase 2: each train point from its conditional given the inducing blocks (app. I)
+        means, variances, K_its, k_tts = [], [], [], []
+        for start in range(0, X.shape[0], self.chunk_size(S)):
+            Xt = self.affine(X[start:start + self.chunk_size(S)])  # [Pc, N0] (checks D)
+            if gram_input:
+                G_it, g_tt = self.input_layer.condition(grams[0], states[0], linear_gram(Xi, Xt)[None],
+                                                        ((Xt * Xt).sum(-1) / Xt.shape[-1] + j)[None])
+            else:
+                G_it, g_tt = self.input_layer.condition(Xi, states[0], Xt)
+            for ell, (kernel, layer) in enumerate(zip(self.kernels[:-1], self.hidden)):
+                d_i = grams[ell].diagonal(dim1=-2, dim2=-1)
+                G_it, g_tt = layer.condition(grams[ell + 1], states[ell + 1], kernel.cross(G_it, d_i, g_tt),
+                                             kernel.diag(g_tt) + j)
+            K_it = self.kernels[-1].cross(G_it, grams[-1].diagonal(dim1=-2, dim2=-1), g_tt)
+            k_tt = self.kernels[-1].diag(g_tt) + j
+            mean, var = self.output.condition(ind.output_state, K_it, k_tt)
+            means.append(mean)
+            variances.append(var)
+            if trace:
+                K_its.append(K_it.detach())
+                k_tts.append(k_tt.detach())
+        out = Propagation(torch.cat(means, -2), torch.cat(variances, -2), ind.logpq)
+        if trace:
+            out.grams = [g.detach() for g in grams]
+            out.output_kernel = ind.output_kernel.detach()
+            out.output_blocks = GramBlocks(out.output_kernel, torch.cat(K_its, -1), torch.cat(k_tts, -1))
+        return out
+
+    # -- objective ----------------------------------------------------------------------------------------------------
+    def _per_sample(self, fn, y, mean, var) -> torch.Tensor:
+        """Apply a likelihood function to every (sample, point) pair; returns [S, Pt]."""
+        S, Pt, L = mean.shape
+        y_rep = y.repeat((S,) + (1,) * (y.dim() - 1))  # [S·Pt, ...], sample-major like the reshape below
+        return fn(y_rep, mean.reshape(S * Pt, L), var.reshape(S * Pt, L)).reshape(S, Pt)
+
+    def elbo_terms(self, X: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = self.propagate(X, self.num_samples)
+        ell_pts = self._per_sample(self.likelihood.expected_log_prob, self.likelihood.encode(y), out.mean, out.var)
+        ell = ell_pts.mean(0).sum() * (self.num_data / X.shape[0])
+        kl = -out.logpq.mean()  # unbiased estimate of KL(Q ‖ P) over Ω, {G_ii}, f_i
+        return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
+
+    @torch.no_grad()
+    def kl_estimate(self, num_samples: int = 256, batch: int = 64) -> float:
+        """KL(Q ‖ P) over Ω, {G_ii} and f_i by Monte Carlo: only the inducing phase, so many samples are cheap."""
+        draws = [self.sample_inducing(min(batch, num_samples - i)).logpq for i in range(0, num_samples, batch)]
+        return float(-torch.cat(draws).mean())
+
+    @torch.no_grad()
+    def full_elbo(self, X: torch.Tensor, y: torch.Tensor, num_samples: int | None = None, batch_size: int = 1000,
+                  kl_samples: int = 256) -> dict[str, float]:
+        """An unbiased ELBO estimate over a whole data set: Σ_n E[log p(y_n | f_n)] in chunks of points (each chunk
+        with `num_samples` fresh upstream samples) minus the KL estimated from `kl_samples` inducing-phase samples
+        (log P − log Q of a 100-square inverse Wishart varies by tens of nats between samples)."""
+        S = int(num_samples or self.num_samples)
+        ell = 0.0
+        for i in range(0, X.shape[0], batch_size):
+            xb, yb = X[i:i + batch_size], y[i:i + batch_size]
+            out = self.propagate(xb, S)
+            ell += float(self._per_sample(self.likelihood.expected_log_prob, self.likelihood.encode(yb), out.mean,
+                                          out.var).mean(0).sum())
+        kl = self.kl_estimate(kl_samples)
+        return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
+
+    def loss(self, batch) -> Terms:
+        X, y = batch
+        if X.shape[0] != y.shape[0]:
+            raise ShapeError(f"a batch has {X.shape[0]} inputs but {y.shape[0]} labels")
+        parts = self.elbo_terms(X, y)
+        return Terms(-parts["elbo"], parts)
+
+    # -- prediction ---------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None, num_samples: int | None = None) -> Prediction:
+        """Predictive distribution, a mixture over `num_samples` upstream samples (each chunk of points draws its own)."""
+        S = int(num_samples or self.num_predict_samples)
+        chunk = max(1, PREDICT_ROWS // S)
+        parts = [self._predict_chunk(X[i:i + chunk], None if y is None else y[i:i + chunk], S)
+                 for i in range(0, X.shape[0], chunk)]
+        cat = lambda name: None if getattr(parts[0], name) is None else torch.cat([getattr(p, name) for p in parts])  # noqa: E731
+        return Prediction(cat("mean"), cat("var"), cat("y_mean"), cat("y_var"), cat("probs"), cat("log_density"))
+
+    def _predict_chunk(self, X, y, S) -> Prediction:
+        out = self.propagate(X, S)
+        m, v = out.mean, out.var  # [S, Pt, L]
+        mean = m.mean(0)
+        pred = Prediction(mean, (v + m * m).mean(0) - mean * mean)
+        lik = self.likelihood
+        if lik.is_classification:
+            probs = lik.predict_probs(m.reshape(-1, m.shape[-1]), v.reshape(-1, v.shape[-1]))  # [S·Pt, K]
+            pred.probs = probs.reshape(S, X.shape[0], -1).mean(0)  # [Pt, K]
+            if y is not None:
+                p_y = pred.probs.gather(1, y.long().reshape(-1, 1)).squeeze(1)
+                pred.log_density = torch.log(p_y.clamp_min(1e-300))
+        else:
+            ym, yv = lik.predict_mean_and_var(m, v)  # [S, Pt, L] each
+            pred.y_mean = ym.mean(0)
+            pred.y_var = (yv + ym * ym).mean(0) - pred.y_mean ** 2
+            if y is not None:
+                lp = self._per_sample(lik.log_predictive_density, y.reshape(X.shape[0], -1), m, v)  # [S, Pt]
+                pred.log_density = torch.logsumexp(lp, 0) - math.log(S)
+        return pred
+
+    # -- what to look at ----------------------------------------------------------------------------------------------
+    def inducing_order(self) -> np.ndarray:
+        """Inducing points sorted by their desired output (class, then strength), so Gram heatmaps show blocks."""
+        v = self.output.v.detach().cpu().numpy()
+        if v.shape[1] == 1:
+            return np.argsort(v[:, 0])
+        return np.lexsort((-v.max(1), v.argmax(1)))
+
+    @torch.no_grad()
+    def layer_grams(self, S: int = 4) -> tuple[list[np.ndarray], np.ndarray]:
+        """Samples of G_ii^ℓ per layer [S', Pi, Pi] and of the output kernel K(G_L)_ii (numpy)."""
+        ind = self.sample_inducing(S)
+        return [g.cpu().numpy() for g in ind.grams], ind.output_kernel.cpu().numpy()
+
+    @torch.no_grad()
+    def numerics(self) -> dict[str, float]:
+        _, K = self.layer_grams(S=1)
+        ev = np.linalg.eigvalsh(K[0])
+        return {"jitter": self.jitter, "output_kii_condition": float(ev[-1] / max(ev[0], 1e-300))}
+
+    @torch.no_grad()
+    def diagnostics(self, data=None) -> dict[str, dg.View]:
+        grams, K = self.layer_grams(S=4)
+        order = self.inducing_order()
+        views: dict[str, dg.View] = {}
+        kind = "inverse Wishart" if self.stochastic else "deterministic (NNGP)"
+        for ell, G in enumerate(grams, start=1):
+            views[f"layer{ell}_gram"] = dg.Heatmap(
+                title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)", matrix=G.mean(0)[np.ix_(order, order)],
+                xlabel="inducing point", ylabel="inducing point",
+                description=f"{kind} layer; inducing points sorted by their desired output v.")
+            views[f"layer{ell}_spectrum"] = dg.Spectrum(
+                title=f"Layer {ell}: eigenvalues of one G_ii sample", values=dg.spectrum_of(G[0]),
+                description="Inverse Wishart samples have no near-zero eigenvalues (paper 004 app. H).")
+        views["output_kernel"] = dg.Heatmap(title="Output kernel K(G_L) at the inducing points",
+                                            matrix=K.mean(0)[np.ix_(order, order)], xlabel="inducing point",
+                                            ylabel="inducing point")
+        views["output_spectrum"] = dg.Spectrum(title="Eigenvalues of the output kernel K(G_L)_ii",
+                                               values=dg.spectrum_of(K[0]))
+        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+        if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
+            views["posterior"] = field_over_plane(self, data[0], data[1], resolution=40)
+        return views
+
+
+# -- configuration --------------------------------------------------------------------------------------------------------
+LIKELIHOOD_CHOICES = ("auto", "gaussian", "bernoulli", "softmax", "robustmax")
+
+
+class GramKernelConfig(param.Parameterized):
+    """What every deep-kernel family shares: the kernel stack on Gram matrices and the inducing inputs."""
+
+    kernel = param.Selector(default="relu", objects=list(GRAM_KERNELS),
+                            doc="Kernel on Gram matrices: relu (arc-cosine, the NNGP of a ReLU layer) or sqexp.")
+    num_layers = param.Integer(default=2, bounds=(1, 8),
+                               doc="L, Gram layers including the input layer (L = 2: two hidden layers and an output "
+                                   "layer, three fully-connected layers).")
+    lengthscale = param.Number(default=1.0, bounds=(1e-3, 1e3), doc="Initial lengthscale of the sqexp kernel.")
+    kernel_variance = param.Number(default=1.0, bounds=(1e-4, 1e4), doc="Initial scale σ² of each layer's kernel.")
+    input_scale_bias = param.Boolean(default=True, doc="Learn a scale and a bias per input feature.")
+    num_inducing = param.Integer(default=100, bounds=(2, 5000), doc="Pi, the number of global inducing inputs.")
+    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing inputs.")
+    likelihood = param.Selector(default="auto", objects=list(LIKELIHOOD_CHOICES),
+                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, softmax for more.")
+    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
+
+
+class NNGPConfig(GramKernelConfig):
+    """The NNGP: deterministic kernel transforms (the DIWP's δ → ∞ limit) with a global-inducing output layer."""
+
+    num_samples = param.Integer(default=4, bounds=(1, 1000), doc="Monte-Carlo samples per training step.")
+    num_predict_samples = param.Integer(default=32, bounds=(1, 10000), doc="Samples averaged when predicting.")
+    output_precision = param.Number(default=1.0, bounds=(1e-6, 1e6),
+                                    doc="Initial precision Λ of the output layer's pseudo-observations v.")
+
+
+class DIWPConfig(NNGPConfig):
+    """The deep inverse Wishart process with doubly-stochastic inducing-point inference (paper 004)."""
+
+    delta = param.Number(default=50.0, bounds=(1e-3, 1e12),
+                         doc="Initial δ of every layer: the prior's 'width' (large δ: little variability, → NNGP).")
+    gamma = param.Number(default=1.0, bounds=(1e-6, 1e6), doc="Initial γ: extra degrees of freedom of Q over P.")
+    learn_delta = param.Boolean(default=True, doc="Learn δ per layer (off: keep the initial value).")
+    input_layer = param.Selector(default="auto", objects=["auto", "omega", "gram"],
+                                 doc="omega: Ω over the N0 input features (app. F); gram: an inverse Wishart on the "
+                                     "inducing points' input Gram (needs Pi < N0); auto: gram when Pi < N0.")
+
+
+class DKPSVGPConfig(GramKernelConfig):
+    """A plain SVGP whose kernel is the deep kernel stack (the NNGP kernel); num_layers = 1 is a shallow GP."""
+
+    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u.")
+    mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
+
+
+# -- construction ---------------------------------------------------------------------------------------------------------
+def _likelihood(config: GramKernelConfig, task: str, num_classes: int | None) -> Likelihood:
+    name = config.likelihood
+    if name == "auto":
+        name = "gaussian" if task == "regression" else ("bernoulli" if num_classes == 2 else "softmax")
+    return build_likelihood(name, task, num_classes, noise_variance=config.noise_variance)
+
+
+def _kernels(config: GramKernelConfig) -> list[GramKernel]:
+    return [build_gram_kernel(config.kernel, lengthscale=config.lengthscale, variance=config.kernel_variance)
+            for _ in range(config.num_layers)]
+
+
+def desired_outputs(Z: torch.Tensor, X: torch.Tensor, y: torch.Tensor, likelihood: Likelihood, task: str,
+                    num_classes: int | None) -> torch.Tensor:
+    """Initial inducing outputs v [Pi, L]: the target of each inducing input's nearest training input (app. G)."""
+    nearest = torch.cdist(Z, X.reshape(X.shape[0], -1)).argmin(1)
+    t = y[nearest]
+    if task == "regression":
+        return t.reshape(-1, 1).to(torch.float64)
+    if likelihood.num_latent(num_classes) == 1:  # Bernoulli: a confident latent of the right sign
+        return (2.0 * (2.0 * t.to(torch.float64) - 1.0)).reshape(-1, 1)
+    onehot = torch.nn.functional.one_hot(t.long(), num_classes).to(torch.float64)
+    return 3.0 * (onehot - 1.0 / num_classes)
+
+
+@torch.no_grad()
+def nngp_inducing_kernels(Xi: torch.Tensor, kernels: list[GramKernel], jitter: float) -> list[torch.Tensor]:
+    """K_ℓ at the inducing inputs under the NNGP (δ → ∞): [K0 = X̃X̃ᵀ/N0, K(K0), K(K(K0)), …] with jitter."""
+    eye = torch.eye(Xi.shape[0], dtype=Xi.dtype)
+    out = [linear_gram(Xi, Xi) + jitter * eye]
+    for k in kernels[:-1]:
+        out.append(k.K(out[-1]) + jitter * eye)
+    return out
+
+
+def build_dkp(config: NNGPConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
+              image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> DeepKernelProcess:
+    """A DIWP (for a `DIWPConfig`) or an NNGP (for an `NNGPConfig`) for training inputs X [N, ...] and labels y."""
+    X = X.reshape(X.shape[0], -1).to(torch.float64)
+    N, D = X.shape
+    Pi = min(config.num_inducing, N)
+    Z = initial_locations(X, Pi, generator)
+    affine = InputAffine(D, config.input_scale_bias)
+    kernels = _kernels(config)
+    likelihood = _likelihood(config, task, num_classes)
+    output = GlobalInducingOutput(Pi, likelihood.num_latent(num_classes),
+                                  desired_outputs(Z, X, y, likelihood, task, num_classes), config.output_precision)
+    L = config.num_layers
+    jitter = settings.default_jitter()
+    if isinstance(config, DIWPConfig):
+        mode = config.input_layer
+        if mode == "auto":
+            mode = "gram" if Pi < D else "omega"
+        if mode == "gram" and Pi >= D:
+            raise ConfigError(f"input_layer='gram' needs fewer inducing points than input features (X̃_iX̃_iᵀ must be "
+                              f"full rank), but num_inducing={Pi} ≥ {D} features; use input_layer='omega' or 'auto'")
+        Ks = nngp_inducing_kernels(Z, kernels, jitter)  # V_ℓ = √γ chol(K_ℓ) starts Q at the prior's mean
+        iw = lambda K: InverseWishartLayer(Pi, config.delta, config.gamma,  # noqa: E731
+                                           math.sqrt(config.gamma) * torch.linalg.cholesky(K), config.learn_delta)
+        input_layer = iw(Ks[0]) if mode == "gram" else OmegaInputLayer(D, config.delta, config.gamma, config.learn_delta)
+        hidden = [iw(K) for K in Ks[1:]]
+    else:
+        input_layer, hidden = LinearInputLayer(), [KernelLayer() for _ in range(L - 1)]
+    model = DeepKernelProcess(Z, affine, input_layer, hidden, kernels, output, likelihood, N,
+                              num_samples=config.num_samples, num_predict_samples=config.num_predict_samples,
+                              learn_inducing=config.learn_inducing, task=task, num_classes=num_classes, jitter=jitter)
+    model.image_shape, model.y_std = image_shape, y_std
+    return model
+
+
+def build_dkp_svgp(config: DKPSVGPConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
+                   image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> SVGP:
+    """The engine's SVGP with the NNGP kernel of the same stack (`NNGPKernel`): the plain sparse-GP baseline."""
+    X = X.reshape(X.shape[0], -1).to(torch.float64)
+    N, D = X.shape
+    M = min(config.num_inducing, N)
+    kernel = NNGPKernel(D, _kernels(config), config.input_scale_bias)
+    likelihood = _likelihood(config, task, num_classes)
+    model = SVGP(kernel, InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing), likelihood,
+                 N, num_latent=likelihood.num_latent(num_classes), whiten=config.whiten, mean_field=config.mean_field,
+                 task=task, num_classes=num_classes)
+    model.image_shape, model.y_std = image_shape, y_std
+    return model
+
+
+__all__ = ["DeepKernelProcess", "Propagation", "InducingSample", "GramKernelConfig", "NNGPConfig", "DIWPConfig", "DKPSVGPConfig",
+           "build_dkp", "build_dkp_svgp", "desired_outputs", "nngp_inducing_kernels"]

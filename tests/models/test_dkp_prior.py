@@ -1,0 +1,81 @@
+"""Prior samples of deep kernel processes and the prior explorer (paper 004 Fig. 2, app. H Fig. 5, app. J Fig. 6)."""
+import numpy as np
+import pytest
+import torch
+
+from engine import diagnostics as dg
+from engine.errors import ConfigError
+from engine.kernels.gram import SquaredExponentialGram
+from engine.models.dkp.prior import PriorExplorer, prior_functions, sample_deep_prior
+
+DT = torch.float64
+
+
+def test_the_gp_limit_is_the_deterministic_kernel_composition():
+    X = torch.linspace(-2, 2, 9, dtype=DT)[:, None]
+    k = SquaredExponentialGram(lengthscale=0.8)
+    grams = sample_deep_prior(X, k, 3, process="gp", jitter=0.0)
+    assert torch.allclose(grams[0], X @ X.T)
+    assert torch.allclose(grams[2], k.K(k.K(X @ X.T)))
+
+
+def test_one_layer_deep_iw_is_a_squared_exponential_with_a_random_lengthscale():
+    """App. J: with 1-D inputs G₁ = Ω x xᵀ, so K(G₁) = exp(−Ω (x − x')²/2) with Ω ~ InvGamma((δ + 2)/2, δ/2)."""
+    X = torch.linspace(-2, 2, 7, dtype=DT)[:, None]
+    k = SquaredExponentialGram()
+    torch.manual_seed(0)
+    G = sample_deep_prior(X, k, 1, delta=3.0)[0]
+    omega = G[-1, -1] / 4.0
+    assert torch.allclose(G, omega * X @ X.T)
+    assert torch.allclose(k.K(G), torch.exp(-0.5 * omega * (X - X.T) ** 2))
+    omegas = torch.stack([sample_deep_prior(X[-1:], k, 1, delta=3.0)[0][0, 0] / 4.0 for _ in range(1000)])
+    assert abs(float(omegas.mean()) - 1.0) < 3 * float(omegas.std()) / np.sqrt(1000)  # E[Ω] = I
+
+
+def test_prior_functions_have_the_kernel_as_covariance():
+    torch.manual_seed(1)
+    x = torch.linspace(-1, 1, 4, dtype=DT)[:, None]
+    K = SquaredExponentialGram().K(x @ x.T)
+    f = prior_functions(K, 50_000)
+    assert torch.allclose(torch.cov(f), K, atol=0.03)
+
+
+def test_explorer_returns_typed_views_that_follow_its_parameters():
+    explorer = PriorExplorer(size=150, num_points=40, num_panels=2, num_functions=3)
+    views = explorer.views()
+    spectra = [views[k] for k in ("wishart_eigenvalues", "residual_wishart_eigenvalues", "inverse_wishart_eigenvalues")]
+    assert all(isinstance(s, dg.Spectrum) and s.values.shape == (150,) for s in spectra)
+    for s in spectra:  # all three have mean I: the eigenvalues average to about 1
+        assert abs(s.values.mean() - 1.0) < 0.25
+    assert isinstance(views["prior_functions_gp"], dg.Curves) and len(views["prior_functions_gp"].series) == 3
+    assert {"prior_functions_1", "prior_functions_2"} <= set(views) and "prior_functions_3" not in views
+    assert isinstance(views["top_gram"], dg.Heatmap) and views["top_gram"].matrix.shape == (40, 40)
+    # same seed, same pictures; a new δ changes the inverse Wishart panel only
+    again = explorer.views()
+    assert np.array_equal(again["inverse_wishart_eigenvalues"].values, views["inverse_wishart_eigenvalues"].values)
+    explorer.delta = 150.0
+    moved = explorer.views()
+    assert np.array_equal(moved["wishart_eigenvalues"].values, views["wishart_eigenvalues"].values)
+    # app. H: the Wishart (N = P) has eigenvalues near zero; an inverse Wishart with δ ~ N does not
+    assert moved["wishart_eigenvalues"].values.min() < 0.01 < 0.1 < moved["inverse_wishart_eigenvalues"].values.min()
+
+
+def test_explorer_panels_share_the_first_layer_when_deep():
+    explorer = PriorExplorer(num_points=30, num_panels=2, num_layers=1)
+    _, _, _, panels = explorer.function_samples()
+    assert not np.allclose(panels[0][0], panels[1][0])  # one layer: each panel draws its own Ω
+    explorer.num_layers = 2
+    _, _, _, panels = explorer.function_samples()
+    assert np.array_equal(panels[0][0], panels[1][0])  # app. J: the panels share the first layer ...
+    assert not np.allclose(panels[0][1], panels[1][1])  # ... and differ through the second
+
+
+def test_explorer_and_sampler_refuse_bad_values():
+    with pytest.raises(ValueError, match="delta"):
+        PriorExplorer(delta=-1.0)
+    with pytest.raises(ValueError, match="num_layers"):
+        PriorExplorer(num_layers=0)
+    with pytest.raises(ConfigError, match="process"):
+        sample_deep_prior(torch.zeros(3, 1, dtype=DT), SquaredExponentialGram(), 1, process="nope")
+    with pytest.raises(ConfigError, match="width"):
+        sample_deep_prior(torch.zeros(3, 1, dtype=DT), SquaredExponentialGram(), 2, process="wishart", width=2.5)
