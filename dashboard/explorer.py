@@ -21,6 +21,7 @@ from engine.train import RunConfig, RunStore, TrainConfig
 from engine.train.config import apply_values, config_values
 
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .prior import PriorPanel
 from .session import TrainingSession
 from .views import CurveBoard, ViewPane
 
@@ -168,6 +169,7 @@ class Explorer(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", name="status")
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False)
         self.views_area = pn.FlexBox()
+        self.prior = PriorPanel()  # the deep-kernel-process prior explorer: a page of its own, drawn when first shown
         self._refresh_runs()
         self._render_status()
 
@@ -189,9 +191,11 @@ class Explorer(pn.viewable.Viewer):
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
         main = pn.Column(run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout, self.views_area,
                          self.curves.extra_layout, sizing_mode="stretch_width")
-        layout = pn.Row(self.controls(), main, sizing_mode="stretch_width")
+        layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
+        self.pages = pn.Tabs(("Training", layout), ("Deep kernel prior", self.prior), dynamic=False, sizing_mode="stretch_width")
+        self.pages.param.watch(lambda event: event.new == 1 and self.prior.activate(), "active")
         pn.state.onload(self._on_load)
-        return layout
+        return self.pages
 
     # -- server-side lifecycle -------------------------------------------------------------------------------------------
     def _on_load(self) -> None:

@@ -18,3 +18,22 @@ def _isolated_data_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def rng():
     return torch.Generator().manual_seed(1234)
+
+
+def _wait_until(predicate, explorer=None, timeout=120.0):
+    """Tick a dashboard Explorer (drain its training session into the views) until `predicate()` holds."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if explorer is not None:
+            explorer.tick()
+        if predicate():
+            return True
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def wait_until():
+    return _wait_until

@@ -114,3 +114,35 @@ def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
         assert shot.stat().st_size > 10_000
         assert not errors, errors
         browser.close()
+
+
+# Every plot title (and text) in the page's Bokeh documents.
+TEXTS_JS = """() => {
+  const out = [];
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (typeof m.text === "string") out.push(m.text);
+  return out;
+}"""
+
+
+def test_prior_explorer_page_in_a_real_browser(served_app):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                                    args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_app)
+        page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=90_000)
+        titles = lambda: " | ".join(page.evaluate(TEXTS_JS))  # noqa: E731
+        poll(lambda: "Inverse Wishart IW(δI, δ + N + 1), δ = 20" in titles()
+             and "2-layer deep IW, δ = 20: top-layer sample 1" in titles())
+
+        # switch the process: the function panels are redrawn from a deep Wishart process
+        page.locator(".bk-input-group", has_text="Process").locator("select").first.select_option("wishart")
+        poll(lambda: "2-layer deep Wishart, N = 5: top-layer sample 1" in titles())
+        assert not errors, errors
+        browser.close()

@@ -1,0 +1,83 @@
+"""The deep-kernel-process prior explorer (paper 004, app. H and J) as a dashboard tab.
+
+Sliders for δ, α and the layer count (and the process, width, kernel and seed) drive the engine's
+`PriorExplorer`; its typed views — eigenvalue histograms of Wishart, residual Wishart and inverse Wishart
+samples, prior functions of one- and multi-layer processes, a top-layer Gram sample — are drawn by the
+same renderers as the training views. Nothing is computed until the tab is first shown.
+"""
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from engine.models.dkp import PriorExplorer
+
+from .views import ViewPane
+
+CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengthscale", "num_panels", "seed")
+
+
+class PriorPanel(pn.viewable.Viewer):
+    """Controls of a `PriorExplorer` beside its views, redrawn whenever a control is released."""
+
+    error = param.String(default="", doc="Why the last redraw failed (empty when it worked).")
+
+    def __init__(self, explorer: PriorExplorer | None = None, **params):
+        super().__init__(**params)
+        self.explorer = explorer or PriorExplorer()
+        self.panes: dict[str, ViewPane] = {}
+        self.views_area = pn.FlexBox()
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        self.redraws = 0
+        self._active = False
+        widgets = {
+            "delta": {"type": pn.widgets.FloatSlider, "start": 0.5, "end": 1000.0, "step": 0.5, "throttled": True},
+            "alpha": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 5.0, "step": 0.05, "throttled": True},
+            "num_layers": {"type": pn.widgets.IntSlider, "throttled": True},
+            "width": {"type": pn.widgets.IntSlider, "start": 1, "end": 100, "throttled": True},
+            "lengthscale": {"type": pn.widgets.FloatSlider, "start": 0.1, "end": 5.0, "step": 0.05, "throttled": True},
+            "num_panels": {"type": pn.widgets.IntSlider, "start": 1, "end": 4, "throttled": True},
+        }
+        self.controls = pn.Param(self.explorer, parameters=list(CONTROLS), widgets=widgets, show_name=False, width=300)
+        self.explorer.param.watch(self._on_change, list(CONTROLS))
+
+    def activate(self) -> None:
+        """Draw for the first time (called when the tab is shown)."""
+        if not self._active:
+            self._active = True
+            self.redraw()
+
+    def _on_change(self, *events) -> None:
+        if self._active:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute every view; a failure is shown beside the controls and the previous pictures stay."""
+        try:
+            views = self.explorer.views()
+        except Exception as err:  # noqa: BLE001 — a slider must never take the dashboard down
+            self.error = f"{type(err).__name__}: {err}"
+            self.alert.object = f"Could not draw the prior with these settings: {self.error}"
+            self.alert.visible = True
+            return
+        self.error, self.alert.visible = "", False
+        for name in [k for k in self.panes if k not in views]:  # fewer panels than before
+            self.views_area.remove(self.panes.pop(name).panel)
+        for name, view in views.items():
+            pane = self.panes.get(name)
+            if pane is None:
+                pane = self.panes[name] = ViewPane(name, view)
+                self.views_area.append(pane.panel)
+            else:
+                pane.update(view)
+        self.redraws += 1
+
+    def __panel__(self):
+        intro = pn.pane.Markdown(
+            "**Deep kernel process priors** (Aitchison et al. 2021). Eigenvalues of one sample each of a Wishart "
+            "W(I/N, N), a residual Wishart with identity weight α and an inverse Wishart IW(δI, δ + N + 1), all with "
+            "mean I; then functions drawn from one- and multi-layer processes on 1-D inputs (the panels share the "
+            "first layer). Large δ approaches the deterministic NNGP; small δ makes every layer more random.",
+            max_width=900)
+        return pn.Row(pn.Column(self.controls, self.alert), pn.Column(intro, self.views_area, sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width", name="Deep kernel prior")
