@@ -1,0 +1,32 @@
+"""Benchmark scripts behave as documented: one JSON object as the last line, a clear message without peers."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(code: str, tmp_path, timeout=300):
+    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def test_gpflow_benchmark_without_gpflow_says_what_to_install_and_fails(tmp_path):
+    out = run("import sys, runpy; sys.modules['gpflow'] = None; "  # as if GPflow were not installed
+              "runpy.run_module('benchmarks.conv_vs_gpflow', run_name='__main__')", tmp_path)
+    assert out.returncode != 0
+    assert "pip install -e '.[peers]'" in out.stderr and "GPflow" in out.stderr
+
+
+def test_dkp_scaling_quick_prints_its_ratios(tmp_path):
+    out = run("import sys, runpy; sys.argv = ['dkp_scaling', '--quick']; "
+              "runpy.run_module('benchmarks.dkp_scaling', run_name='__main__')", tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["ratio_double_pt"] > 0 and result["ratio_double_pi"] > 0  # timings: reported, never asserted
+    steps = result["step_ms"]
+    assert abs(result["ratio_double_pt"] - steps["pi_2pt"] / steps["pi_pt"]) < 0.01 * result["ratio_double_pt"]
+    assert set(result["step_ms"]) == {"pi_pt", "pi_2pt", "2pi_pt"}
