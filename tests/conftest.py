@@ -20,7 +20,7 @@ def rng():
     return torch.Generator().manual_seed(1234)
 
 
-def _wait_until(predicate, explorer=None, timeout=120.0):
+def _wait_until(predicate, explorer=None, timeout=180.0):
     """Tick a dashboard Explorer (drain its training session into the views) until `predicate()` holds."""
     import time
 

@@ -3,6 +3,7 @@
 Serves `dashboard/app.py` with `panel serve` on a free localhost port, presses Start, waits for the ELBO
 curve's data source in the page to fill, changes the learning rate live, pauses, and keeps a screenshot.
 """
+import contextlib
 import os
 import shutil
 import socket
@@ -76,15 +77,25 @@ def poll(fn, timeout=90.0, interval=0.2):
     raise AssertionError(f"timed out; last value {value!r}")
 
 
-def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
+@contextlib.contextmanager
+def browser_page():
+    """A page in headless Chromium and the list that collects its JavaScript errors."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
                                     args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors = []
-        page.on("pageerror", lambda err: errors.append(str(err)))
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            errors = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
+    with browser_page() as (page, errors):
         # a shared link: the configuration comes from the query string
         page.goto(served_app + "?train.learning_rate=0.02&model.num_inducing=40")
         status = page.locator(".invlab-status").first
@@ -113,7 +124,6 @@ def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         assert not errors, errors
-        browser.close()
 
 
 # Every plot title (and text) in the page's Bokeh documents.
@@ -127,14 +137,7 @@ TEXTS_JS = """() => {
 
 
 def test_prior_explorer_page_in_a_real_browser(served_app):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors = []
-        page.on("pageerror", lambda err: errors.append(str(err)))
+    with browser_page() as (page, errors):
         page.goto(served_app)
         page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=90_000)
         titles = lambda: " | ".join(page.evaluate(TEXTS_JS))  # noqa: E731
@@ -145,4 +148,3 @@ def test_prior_explorer_page_in_a_real_browser(served_app):
         page.locator(".bk-input-group", has_text="Process").locator("select").first.select_option("wishart")
         poll(lambda: "2-layer deep Wishart, N = 5: top-layer sample 1" in titles())
         assert not errors, errors
-        browser.close()

@@ -21,17 +21,6 @@ def small(**train):
                      train=t)
 
 
-def wait_for(predicate, explorer=None, timeout=60.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if explorer is not None:
-            explorer.tick()
-        if predicate():
-            return True
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
-
-
 @pytest.fixture
 def explorer(tmp_path):
     e = Explorer(small(), store=RunStore(tmp_path / "runs.sqlite"))
@@ -52,30 +41,30 @@ def test_controls_are_generated_from_the_param_configs(explorer):
     assert model_widgets["num_inducing"].start == SVGPConfig.param.num_inducing.bounds[0]
 
 
-def test_start_pause_step_reset_drive_a_real_model(explorer):
+def test_start_pause_step_reset_drive_a_real_model(explorer, wait_until):
     explorer.start()
-    wait_for(lambda: explorer.session.step >= 15 and "elbo" in explorer.curves.buffers, explorer)
+    wait_until(lambda: explorer.session.step >= 15 and "elbo" in explorer.curves.buffers, explorer)
     explorer.pause()
-    wait_for(lambda: explorer.session.state == "paused", explorer)
+    wait_until(lambda: explorer.session.state == "paused", explorer)
     paused_at = explorer.session.step
     time.sleep(0.5)
     assert explorer.session.step == paused_at
     explorer.step()
-    wait_for(lambda: explorer.session.step == paused_at + 1 and explorer.session.state == "paused", explorer)
+    wait_until(lambda: explorer.session.step == paused_at + 1 and explorer.session.state == "paused", explorer)
     elbo = explorer.curves.buffers["elbo"].data
     assert len(elbo) >= 3 and np.isfinite(elbo["elbo"]).all()
-    wait_for(lambda: {"kuu_spectrum", "inducing_inputs", "hyperparameters"} <= set(explorer.view_panes), explorer)
+    wait_until(lambda: {"kuu_spectrum", "inducing_inputs", "hyperparameters"} <= set(explorer.view_panes), explorer)
     status = explorer.status.object
     assert "paused" in status and f">{paused_at + 1}<" in status and "cpu" in status and "float64" in status
     explorer.reset()
-    wait_for(lambda: explorer.session.step == 0 and explorer.curves.previous, explorer)
+    wait_until(lambda: explorer.session.step == 0 and explorer.curves.previous, explorer)
     assert len(explorer.curves.buffers["elbo"].data) == 0  # live buffer cleared ...
     assert len(explorer.curves.previous[-1][1]["elbo"]) >= 3  # ... old curve kept for comparison
 
 
-def test_live_tweaks_reach_the_running_model(explorer):
+def test_live_tweaks_reach_the_running_model(explorer, wait_until):
     explorer.start()
-    wait_for(lambda: explorer.session.step >= 5, explorer)
+    wait_until(lambda: explorer.session.step >= 5, explorer)
     explorer.train.learning_rate = 0.003
     trainer = explorer.session.trainer
     before = float(trainer.model.kernel.lengthscale())
@@ -91,14 +80,14 @@ def test_live_tweaks_reach_the_running_model(explorer):
     assert explorer.session.trainer is trainer
 
 
-def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path):
+def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path, wait_until):
     doc = Document()
     e = Explorer(small(), store=False)
     with pn.io.server.set_curdoc(doc):
         e._on_load()
     assert e._callback is not None and len(doc.session_destroyed_callbacks) == 1
     e.start()
-    wait_for(lambda: e.session.step > 0, e)
+    wait_until(lambda: e.session.step > 0, e)
     for callback in doc.session_destroyed_callbacks:  # what Bokeh does when the tab closes
         callback(None)
     assert not e.session.thread.is_alive()
@@ -135,9 +124,9 @@ def test_url_round_trip_restores_the_configuration():
     a.close(), b.close()
 
 
-def test_numerical_failure_pauses_and_explains(explorer, monkeypatch):
+def test_numerical_failure_pauses_and_explains(explorer, monkeypatch, wait_until):
     explorer.start()
-    wait_for(lambda: explorer.session.step >= 5, explorer)
+    wait_until(lambda: explorer.session.step >= 5, explorer)
     trainer = explorer.session.trainer
     real = trainer.model.loss
 
@@ -147,27 +136,27 @@ def test_numerical_failure_pauses_and_explains(explorer, monkeypatch):
         return terms
 
     monkeypatch.setattr(trainer.model, "loss", poisoned)
-    wait_for(lambda: explorer.session.state == "paused" and "non-finite" in explorer.session.message, explorer)
+    wait_until(lambda: explorer.session.state == "paused" and "non-finite" in explorer.session.message, explorer)
     assert "last good state" in explorer.status.object
     assert explorer.session.thread.is_alive()  # the dashboard keeps running
 
 
-def test_bad_settings_fail_with_a_message_and_the_session_survives(tmp_path):
+def test_bad_settings_fail_with_a_message_and_the_session_survives(tmp_path, wait_until):
     e = Explorer(RunConfig(model_config={"likelihood": "bernoulli"}), store=False)
     e.__panel__()
     e.start()
-    wait_for(lambda: e.session.state == "failed", e)
+    wait_until(lambda: e.session.state == "failed", e)
     assert "2 classes" in e.session.message and "2 classes" in e.status.object
     e.model_config.likelihood = "auto"
     e.data.subset = 200
     e.start()
-    wait_for(lambda: e.session.step > 0, e)
+    wait_until(lambda: e.session.step > 0, e)
     e.close()
 
 
-def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path):
+def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path, wait_until):
     explorer.step()
-    wait_for(lambda: explorer.session.step == 1, explorer)
+    wait_until(lambda: explorer.session.step == 1, explorer)
     path = explorer.session.save_checkpoint()
     with open(path, "wb") as f:
         f.write(b"garbage")
@@ -175,19 +164,19 @@ def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path):
     explorer._refresh_runs()
     explorer.runs_select.value = trainer.run_id
     explorer.open_run()
-    wait_for(lambda: "cannot be read" in explorer.session.message, explorer)
+    wait_until(lambda: "cannot be read" in explorer.session.message, explorer)
     assert explorer.session.trainer is trainer and explorer.session.step == 1
 
 
-def test_stored_run_can_be_reopened(explorer):
+def test_stored_run_can_be_reopened(explorer, wait_until):
     explorer.start()
-    wait_for(lambda: explorer.session.step >= 20, explorer)
+    wait_until(lambda: explorer.session.step >= 20, explorer)
     explorer.pause()
-    wait_for(lambda: explorer.session.state == "paused", explorer)
+    wait_until(lambda: explorer.session.state == "paused", explorer)
     explorer.save_checkpoint()
     run_id, step = explorer.session.trainer.run_id, explorer.session.trainer.step_count
     explorer.session.open_run(run_id)
-    wait_for(lambda: explorer.session.trainer.step_count == step and "opened stored run" in explorer.session.message,
+    wait_until(lambda: explorer.session.trainer.step_count == step and "opened stored run" in explorer.session.message,
              explorer)
 
 
@@ -219,18 +208,18 @@ def test_csv_download_holds_every_run(explorer):
     assert "run 1,elbo,2,-2.0" in text and "current,elbo,1,-5.0" in text
 
 
-def test_invariance_sliders_set_and_freeze_the_running_models_ranges():
+def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until):
     config = RunConfig(model="invariant", data={"dataset": "digits", "subset": 150, "test_subset": 60},
                        model_config={"augmentation": "rotation", "num_inducing": 10, "num_samples": 4},
                        train={"steps": 400, "log_every": 5, "eval_every": 0, "batch_size": 32})
     e = Explorer(config, store=False)
     e.__panel__()
     e.start()
-    wait_for(lambda: e.session.step >= 3 and e.learned_controls, e)
+    wait_until(lambda: e.session.step >= 3 and e.learned_controls, e)
     name, control = next(iter(e.learned_controls.items()))
     assert name.startswith("kernel.augmentation.")
     e.pause()
-    wait_for(lambda: e.session.state == "paused", e)
+    wait_until(lambda: e.session.state == "paused", e)
     p = e.session.trainer.model.invariance_parameters()[name]
     control.learn.value = False  # the learn / freeze toggle
     assert p.frozen
@@ -238,7 +227,7 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges():
     e._set_learned(name, target)  # what releasing the slider calls
     assert float(p()) == pytest.approx(target, rel=1e-9)
     e.step()
-    wait_for(lambda: e.session.state == "paused" and e.session.step > 3, e)
+    wait_until(lambda: e.session.state == "paused" and e.session.step > 3, e)
     assert float(p()) == pytest.approx(target, rel=1e-9)  # frozen: the optimiser left it alone
-    wait_for(lambda: "augmentation_samples" in e.view_panes or any("augment" in k for k in e.view_panes), e)
+    wait_until(lambda: "augmentation_samples" in e.view_panes or any("augment" in k for k in e.view_panes), e)
     e.close()

@@ -1,5 +1,4 @@
 """The GWI family in the dashboard (no browser): its W2 parts become live curves and its views render."""
-import time
 
 import numpy as np
 
@@ -8,17 +7,7 @@ from engine.models.gwi.model import W2_PARTS
 from engine.train import RunConfig
 
 
-def wait_for(predicate, explorer, timeout=90.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        explorer.tick()
-        if predicate():
-            return True
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
-
-
-def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard():
+def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard(wait_until):
     config = RunConfig(model="gwi", data={"dataset": "diabetes"},
                        model_config={"inducing_factor": 2.0, "reference_steps": 20, "num_spectrum": 30},
                        train={"steps": 200, "eval_every": 20, "log_every": 2, "batch_size": 64})
@@ -27,8 +16,8 @@ def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard():
         e.__panel__()
         assert "num_spectrum" in e.model_group[0]._widgets and "spectrum" in e.model_group[0]._widgets
         e.start()
-        wait_for(lambda: e.session.step >= 10 and all(p in e.curves.buffers for p in W2_PARTS), e)
-        wait_for(lambda: {"w2_spectrum", "w2_terms", "hyperparameters"} <= set(e.view_panes), e)
+        wait_until(lambda: e.session.step >= 10 and all(p in e.curves.buffers for p in W2_PARTS), e)
+        wait_until(lambda: {"w2_spectrum", "w2_terms", "hyperparameters"} <= set(e.view_panes), e)
         e.pause()
         for part in ("w2",) + W2_PARTS:
             data = e.curves.buffers[part].data

@@ -1,22 +1,11 @@
 """The rkhs family in the dashboard without a browser: the ν slider re-solves the running model and the decision
 boundary view follows (paper 002, Fig. 1 made interactive)."""
-import time
 
 import numpy as np
 import pytest
 
 from dashboard import Explorer
 from engine.train import RunConfig, RunStore
-
-
-def wait_for(predicate, explorer, timeout=180.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        explorer.tick()
-        if predicate():
-            return True
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 @pytest.fixture
@@ -34,11 +23,11 @@ def field(explorer):
     return explorer._last_snapshot.views["decision_function"]
 
 
-def test_nu_slider_redraws_the_decision_boundary_live(explorer):
+def test_nu_slider_redraws_the_decision_boundary_live(explorer, wait_until):
     widgets = explorer.model_group[0]._widgets
     assert widgets["nu"].start == 0.0 and widgets["nu"].end == 10.0  # a slider, from the param bounds
     explorer.start()
-    wait_for(lambda: explorer.session.step >= 10 and explorer._last_snapshot is not None
+    wait_until(lambda: explorer.session.step >= 10 and explorer._last_snapshot is not None
              and "decision_function" in explorer._last_snapshot.views, explorer)
     before = field(explorer)
     assert (before.point_labels == -1).sum() == 118 and before.contour == 0.0
@@ -48,7 +37,7 @@ def test_nu_slider_redraws_the_decision_boundary_live(explorer):
     with trainer.lock:
         assert float(trainer.model.nu()) == 1.0
         changed_at = trainer.step_count
-    wait_for(lambda: explorer._last_snapshot.step > changed_at + 20, explorer)
+    wait_until(lambda: explorer._last_snapshot.step > changed_at + 20, explorer)
     after = field(explorer)
     assert np.abs(after.values - before.values).max() > 0.1  # the boundary moved ...
     pane = explorer.view_panes["decision_function"]
@@ -56,5 +45,5 @@ def test_nu_slider_redraws_the_decision_boundary_live(explorer):
     # the objective's three terms are plotted live (secondary curves arrive every couple of seconds); the
     # invariance term, 0 while ν was 0, rises
     buffers = explorer.curves.buffers
-    wait_for(lambda: {"data_loss", "invariance_loss", "norm"} <= set(buffers)
+    wait_until(lambda: {"data_loss", "invariance_loss", "norm"} <= set(buffers)
              and np.asarray(buffers["invariance_loss"].data["invariance_loss"]).max() > 0, explorer)
