@@ -54,8 +54,9 @@ def variance_split(model, X: torch.Tensor) -> dict[str, float]:
             "sigma2_rbf": float(rbf.variance()), "sigma2_g": float(conv.base.variance())}
 
 
-def run_model(label: str, model: str, data: dict, model_config: dict, train: dict, *, eval_every: int) -> dict:
-    """Train one model and score it on the whole test set."""
+def run_model(label: str, model: str, data: dict, model_config: dict, train: dict, *, eval_every: int,
+              analyse=None) -> dict:
+    """Train one model and score it on the whole test set; `analyse(trainer)` may add experiment-specific fields."""
     config = RunConfig(model=model, data=data, model_config=model_config,
                        train={"eval_every": eval_every, "eval_size": 1_000_000, **train})
     trainer = Trainer(config)
@@ -74,7 +75,7 @@ def run_model(label: str, model: str, data: dict, model_config: dict, train: dic
               "test_error": metrics.get("error"), "test_nlpd": metrics["nlpd"], "num_train": ds.num_train,
               "num_test": ds.num_test, "model_config": model_config, "train": train,
               **full_elbo(trainer.model, trainer.X, trainer.y), **variance_split(trainer.model, trainer.X),
-              "jitter": trainer.model.last_jitter}
+              "jitter": trainer.model.last_jitter, **(analyse(trainer) if analyse else {})}
     print(f"[{label}] done: {json.dumps(result)}", file=sys.stderr, flush=True)
     return result
 

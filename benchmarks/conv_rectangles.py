@@ -12,11 +12,40 @@ Targets (issue 5): invariant ≤ 3 % error, weighted ≤ 1.5 %.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .conv_common import finish, parser, run_model
 
 MODELS = ["invariant", "weighted", "rbf"]
+
+
+def rectangle_geometry(images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Height, width and whether the outline touches the image border, read off the pixels [N, 1, S, S]."""
+    on = images[:, 0] > 0.5
+    rows, cols = on.any(2), on.any(1)  # [N, S]: rows / columns holding part of the outline
+    S = on.shape[-1]
+    first = lambda m: m.argmax(1)  # noqa: E731
+    last = lambda m: S - 1 - m[:, ::-1].argmax(1)  # noqa: E731
+    top, bottom, left, right = first(rows), last(rows), first(cols), last(cols)
+    edge = (top == 0) | (left == 0) | (bottom == S - 1) | (right == S - 1)
+    return bottom - top + 1, right - left + 1, edge
+
+
+@torch.no_grad()
+def error_breakdown(trainer) -> dict:
+    """Where the errors are (paper 001 sec. 3.2 blames rectangles along the edge): error rates of rectangles that
+    touch the border and of those that do not, and of near-squares (|height − width| = 1)."""
+    X, y = trainer.X_test, trainer.y_test
+    wrong = np.concatenate([(trainer.model.predict(X[a:a + 250]).probs.argmax(-1) != y[a:a + 250].long()).cpu().numpy()
+                            for a in range(0, X.shape[0], 250)])
+    h, w, edge = rectangle_geometry(X.cpu().numpy())
+    near = np.abs(h - w) == 1
+    rate = lambda m: float(wrong[m].mean()) if m.any() else None  # noqa: E731
+    return {"errors": int(wrong.sum()), "edge_fraction_of_test": float(edge.mean()),
+            "error_edge": rate(edge), "error_interior": rate(~edge), "errors_on_edge": int(wrong[edge].sum()),
+            "near_square_fraction_of_test": float(near.mean()), "error_near_square": rate(near),
+            "error_interior_not_near_square": rate(~edge & ~near)}
 
 
 def main(argv=None):
@@ -41,7 +70,7 @@ def main(argv=None):
     for label in args.models.split(","):
         model, mc, tr = runs[label]
         every = max(1, args.rbf_lbfgs // 4) if (label == "rbf" and args.rbf_lbfgs) else args.eval_every
-        results.append(run_model(label, model, data, mc, tr, eval_every=every))
+        results.append(run_model(label, model, data, mc, tr, eval_every=every, analyse=error_breakdown))
     finish("rectangles", results, targets={"invariant": 0.03, "weighted": 0.015})
 
 
