@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import time
 
@@ -24,6 +25,8 @@ from .controls import LearnedValueControl, data_controls, model_controls, optimi
 from .prior import PriorPanel
 from .session import TrainingSession
 from .views import CurveBoard, ViewPane
+
+log = logging.getLogger(__name__)
 
 STATE_COLOURS = {"idle": "#777", "building": "#b58900", "queued": "#b58900", "running": "#2a9d3a", "paused": "#1f6fb5",
                  "finished": "#2a9d3a", "failed": "#c0392b"}
@@ -227,38 +230,74 @@ class Explorer(pn.viewable.Viewer):
 
     def tick(self) -> None:
         started = time.perf_counter()
-        with batched_recompute(pn.state.curdoc):
-            self._tick()
-        self._pace(time.perf_counter() - started)
-
-    def _tick(self) -> None:
         update = self.session.drain()
-        if update.new_run:
-            self.curves.archive(self._run_label or "previous")
-            self._run_label = update.run_label
-            self._pending_extra = {}
-            self._rebuild_learned_controls()
-            self._refresh_runs()
+        building = 0.0
+        try:
+            with batched_recompute(pn.state.curdoc) as attach_new_models:
+                if update.new_run:
+                    self._start_new_run(update)
+                sends = self._curves_to_send(update)
+                if self._add_panes([metric for metric, _, _ in sends], update.snapshot):
+                    attach_new_models()  # before any data is streamed into the new plots
+                building = time.perf_counter() - started
+                for metric, steps, values in sends:
+                    self.curves.send(metric, steps, values)
+                if update.snapshot is not None:
+                    self._last_snapshot = update.snapshot
+                    self._show_views(update.snapshot.views)
+                    self._show_learned(update.snapshot.views)
+                self._render_status()
+        except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
+            log.exception("dashboard update failed")
+            self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
+        # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
+        self._pace(time.perf_counter() - started - building)
+
+    def _start_new_run(self, update) -> None:
+        self.curves.archive(self._run_label or "previous")
+        self._run_label = update.run_label
+        self._pending_extra = {}
+        self._rebuild_learned_controls()
+        self._refresh_runs()
+
+    def _curves_to_send(self, update) -> list[tuple[str, list, list]]:
+        """The main curves now; secondary ones (loss terms, ranges) collected and sent every EXTRA_EVERY seconds."""
+        sends = []
         has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
-        now = time.perf_counter()
         for metric, (steps, values) in update.points.items():
             if metric == "loss" and has_elbo:
                 continue  # −ELBO: the same curve upside down
             if metric in self.MAIN_CURVES or (metric == "loss" and not has_elbo):
-                self.curves.send(metric, steps, values)
-            else:  # secondary curves: collect, draw every EXTRA_EVERY seconds
+                sends.append((metric, steps, values))
+            else:
                 pending = self._pending_extra.setdefault(metric, ([], []))
                 pending[0].extend(steps)
                 pending[1].extend(values)
-        if now - self._last_extra >= self.EXTRA_EVERY or update.snapshot is not None and update.snapshot.status != "running":
-            for metric, (steps, values) in self._pending_extra.items():
-                self.curves.send(metric, steps, values)
+        now = time.perf_counter()
+        finishing = update.snapshot is not None and update.snapshot.status != "running"
+        if now - self._last_extra >= self.EXTRA_EVERY or finishing:
+            sends.extend((metric, steps, values) for metric, (steps, values) in self._pending_extra.items())
             self._pending_extra, self._last_extra = {}, now
-        if update.snapshot is not None:
-            self._last_snapshot = update.snapshot
-            self._show_views(update.snapshot.views)
-            self._show_learned(update.snapshot.views)
-        self._render_status()
+        return [(metric, steps, values) for metric, steps, values in sends if len(steps)]
+
+    def _add_panes(self, metrics, snapshot) -> bool:
+        """Create the plots about to receive data; True if any were created.
+
+        A new plot's data source must be attached to the document before its first data is streamed: a
+        detached source emits no events, so the browser would keep the empty copy it received with the plot."""
+        created = False
+        for metric in metrics:
+            if metric not in self.curves.buffers:
+                self.curves.buffer(metric)
+                created = True
+        if snapshot is not None:
+            for name, view in snapshot.views.items():
+                pane = self.view_panes.get(name)
+                if pane is None or pane.kind is not type(view):
+                    self.view_panes[name] = ViewPane(name, view)
+                    self.views_area.append(self.view_panes[name].panel)
+                    created = True
+        return created
 
     def _pace(self, elapsed: float) -> None:
         """Keep the tick under about a quarter of the server's (or notebook kernel's) event loop.
@@ -275,10 +314,10 @@ class Explorer(pn.viewable.Viewer):
     def _show_views(self, views) -> None:
         for name, view in views.items():
             pane = self.view_panes.get(name)
-            if pane is None or pane.kind is not type(view):
+            if pane is None or pane.kind is not type(view):  # (normally created by `_add_panes` already)
                 pane = self.view_panes[name] = ViewPane(name, view)
                 self.views_area.append(pane.panel)
-            else:
+            elif pane.pipe.data is not view:
                 pane.update(view)
 
     def _rebuild_learned_controls(self) -> None:
@@ -383,13 +422,20 @@ def batched_recompute(doc):
     """
     models = getattr(doc, "models", None)
     if models is None or not all(hasattr(models, a) for a in ("_push_freeze", "_freeze_count", "recompute")):
-        yield
+        yield lambda: None
         return
     dirty = []
+
+    def attach_new_models():
+        """Recompute now: models added so far join the document (and get their document) before the block ends."""
+        if dirty:
+            dirty.clear()
+            models.recompute()
+
     models._push_freeze()
     models.invalidate = lambda: dirty.append(True)  # instance attribute shadows the method while batching
     try:
-        yield
+        yield attach_new_models
     finally:
         del models.invalidate
         models._freeze_count -= 1

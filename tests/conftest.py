@@ -28,6 +28,8 @@ def _wait_until(predicate, explorer=None, timeout=180.0):
     while time.time() < deadline:
         if explorer is not None:
             explorer.tick()
+            if explorer.notice.startswith("Could not update the page"):
+                raise AssertionError(explorer.notice)  # the tick swallowed an error: fail now, not at the timeout
         if predicate():
             return True
         time.sleep(0.05)

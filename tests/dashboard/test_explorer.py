@@ -223,6 +223,8 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     p = e.session.trainer.model.invariance_parameters()[name]
     control.learn.value = False  # the learn / freeze toggle
     assert p.frozen
+    e._set_learned(name, control.widget.end)  # the slider's ends lie inside the range's open bounds
+    assert float(p()) == pytest.approx(control.widget.end, rel=1e-9) and "must lie" not in e.notice
     target = 0.5 * (control.widget.start + control.widget.end)
     e._set_learned(name, target)  # what releasing the slider calls
     assert float(p()) == pytest.approx(target, rel=1e-9)
@@ -231,3 +233,54 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     assert float(p()) == pytest.approx(target, rel=1e-9)  # frozen: the optimiser left it alone
     wait_until(lambda: "augmentation_samples" in e.view_panes or any("augment" in k for k in e.view_panes), e)
     e.close()
+
+
+def test_new_plots_are_part_of_the_document_before_data_is_streamed_into_them(tmp_path, monkeypatch, wait_until):
+    """A data source that is streamed into before it joins the document emits no events: the browser keeps the
+    empty copy it got with the plot (seen as an empty test-error curve). Every stream must reach the document."""
+    from bokeh.models import ColumnDataSource as CDS
+    from panel.io.state import set_curdoc
+
+    detached = []
+    original = CDS._stream
+
+    def recording(self, new_data, rollover=None, setter=None):
+        if self.document is None:
+            detached.append(sorted(new_data))
+        return original(self, new_data, rollover, setter)
+
+    monkeypatch.setattr(CDS, "_stream", recording)
+    e = Explorer(small(steps=100_000, eval_every=5, log_every=1), store=RunStore(tmp_path / "runs.sqlite"))
+    doc = Document()
+    doc.add_root(e.__panel__().get_root(doc))
+    with set_curdoc(doc):
+        e.start()
+        wait_until(lambda: {"elbo", "test_error", "kl"} <= set(e.curves.buffers) and e.view_panes, e)
+        for _ in range(5):
+            e.tick()
+    e.close()
+    assert not detached, f"streamed into sources outside the document: {detached}"
+    sources = [m for m in doc.models if isinstance(m, CDS) and "test_error" in m.data]
+    assert sources and max(len(s.data["test_error"]) for s in sources) == len(e.curves.buffers["test_error"].data)
+
+
+def test_a_failing_page_update_is_reported_and_the_next_tick_recovers(tmp_path, monkeypatch, wait_until):
+    explorer = Explorer(small(steps=100_000), store=RunStore(tmp_path / "runs.sqlite"), view_interval=0.2)
+    explorer.__panel__()
+    explorer.start()
+    wait_until(lambda: explorer.session.step >= 3 and explorer.view_panes, explorer)
+
+    def broken(views):
+        raise RuntimeError("renderer exploded")
+
+    monkeypatch.setattr(explorer, "_show_views", broken)
+    deadline = time.time() + 60
+    while "renderer exploded" not in explorer.notice and time.time() < deadline:
+        explorer.tick()  # never raises: a periodic callback that raises is not called again by some servers
+        time.sleep(0.05)
+    assert "Could not update the page (RuntimeError: renderer exploded); training goes on." == explorer.notice
+    monkeypatch.undo()
+    explorer.notice = ""
+    step = explorer.session.step
+    wait_until(lambda: explorer._last_snapshot.step > step, explorer)  # views flow again
+    explorer.close()
