@@ -49,13 +49,14 @@ class LearnedValueControl:
     """A slider (or number box) for one learnable value of the running model, with a learn / freeze toggle."""
 
     def __init__(self, name: str, value: float, lo: float | None, hi: float | None, on_value, on_freeze):
-        label = name.split(".")[-1].replace("_", " ")
+        label = " ".join(name.split(".")[-2:]).replace("_", " ")  # e.g. "rotation half width": fits the column
         if lo is not None and hi is not None:
-            self.widget = pn.widgets.FloatSlider(label=f"{label} ({name})", start=lo, end=hi, value=value,
-                                                 step=(hi - lo) / 200, width=260)
+            step = (hi - lo) / 200  # the bounds are open (a range of exactly ±180° is refused): stay a step inside
+            self.widget = pn.widgets.FloatSlider(name=label, start=lo + step, end=hi - step, step=step, width=240,
+                                                 value=min(max(value, lo + step), hi - step))
             watch_on = "value_throttled"
         else:
-            self.widget = pn.widgets.FloatInput(label=f"{label} ({name})", value=value, width=260)
+            self.widget = pn.widgets.FloatInput(name=label, value=value, width=240)
             watch_on = "value"
         self.learn = pn.widgets.Checkbox(label="learn", value=True, width=60)
         self._updating = False
@@ -65,8 +66,11 @@ class LearnedValueControl:
 
     def show(self, value: float) -> None:
         """Reflect the model's current value without sending it back."""
+        value = float(value)
+        if isinstance(self.widget, pn.widgets.FloatSlider):
+            value = min(max(value, self.widget.start), self.widget.end)
         self._updating = True
         try:
-            self.widget.value = float(value)
+            self.widget.value = value
         finally:
             self._updating = False

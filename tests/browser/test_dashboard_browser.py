@@ -5,6 +5,7 @@ curve's data source in the page to fill, changes the learning rate live, pauses,
 """
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -147,4 +148,23 @@ def test_prior_explorer_page_in_a_real_browser(served_app):
         # switch the process: the function panels are redrawn from a deep Wishart process
         page.locator(".bk-input-group", has_text="Process").locator("select").first.select_option("wishart")
         poll(lambda: "2-layer deep Wishart, N = 5: top-layer sample 1" in titles())
+        assert not errors, errors
+
+
+def test_invariance_range_in_a_real_browser(served_app):
+    """A family with invariance ranges: its range slider, moved with the keyboard, sets the running model's range,
+    and the page says so."""
+    query = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=4"
+             "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=100000")
+    with browser_page() as (page, errors):
+        page.goto(served_app + query)
+        status = page.locator(".invlab-status").first
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: "running" in status.inner_text() and page.evaluate(ELBO_POINTS_JS) >= 3)
+        page.locator(".bk-tab", has_text="Invariance").first.click()
+        handle = page.locator(".noUi-handle:visible").first  # the controls column comes first: the range's slider
+        poll(lambda: page.get_by_text("rotation half width").count() > 0)
+        handle.press("End")  # the slider's maximum, released: what a drag to the end does
+        notice = page.get_by_text(re.compile(r"kernel\.augmentation\..*half_width set to 1[78]\d")).first
+        poll(lambda: notice.count() > 0 and notice.is_visible())
         assert not errors, errors
