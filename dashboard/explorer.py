@@ -312,12 +312,10 @@ class Explorer(pn.viewable.Viewer):
             cb.period = period
 
     def _show_views(self, views) -> None:
+        """Send each view to its pane (`_add_panes` created the missing ones, already holding their view)."""
         for name, view in views.items():
-            pane = self.view_panes.get(name)
-            if pane is None or pane.kind is not type(view):  # (normally created by `_add_panes` already)
-                pane = self.view_panes[name] = ViewPane(name, view)
-                self.views_area.append(pane.panel)
-            elif pane.pipe.data is not view:
+            pane = self.view_panes[name]
+            if pane.pipe.data is not view:
                 pane.update(view)
 
     def _rebuild_learned_controls(self) -> None:
