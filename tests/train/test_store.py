@@ -43,7 +43,7 @@ def test_unknown_run_and_corrupt_store_give_clear_errors(tmp_path):
 
 
 WRITER = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from engine.train import RunStore
     store = RunStore(sys.argv[1])
     rid = store.create_run("{}", "svgp", "digits", status="running")
@@ -53,20 +53,21 @@ WRITER = textwrap.dedent("""
             step += 1
             store.log_metrics(rid, step, {"elbo": -1.0 / step, "kl": float(step)})
         store.flush()
-        with open(sys.argv[2], "w") as f:
+        with open(sys.argv[2] + ".tmp", "w") as f:
             f.write(str(step))
+        os.replace(sys.argv[2] + ".tmp", sys.argv[2])  # the reader never sees a half-written file
 """)
 
 
 def test_store_survives_a_killed_writer_process(tmp_path):
     db, progress = tmp_path / "r.sqlite", tmp_path / "progress"
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(progress)], cwd=os.getcwd())
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if progress.exists() and progress.read_text().strip() and int(progress.read_text()) >= 2000:
-            break
+    deadline, flushed = time.time() + 60, 0
+    while time.time() < deadline and flushed < 2000:
+        if progress.exists():
+            flushed = int(progress.read_text())
         time.sleep(0.05)
-    flushed = int(progress.read_text())
+    assert flushed >= 2000, "the writer process made no progress"
     os.kill(proc.pid, signal.SIGKILL)  # mid-write, most likely
     proc.wait()
     with RunStore(db) as store:
