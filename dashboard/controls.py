@@ -52,11 +52,11 @@ class LearnedValueControl:
         label = " ".join(name.split(".")[-2:]).replace("_", " ")  # e.g. "rotation half width": fits the column
         if lo is not None and hi is not None:
             step = (hi - lo) / 200  # the bounds are open (a range of exactly ±180° is refused): stay a step inside
-            self.widget = pn.widgets.FloatSlider(name=label, start=lo + step, end=hi - step, step=step, width=240,
+            self.widget = pn.widgets.FloatSlider(label=label, start=lo + step, end=hi - step, step=step, width=240,
                                                  value=min(max(value, lo + step), hi - step))
             watch_on = "value_throttled"
         else:
-            self.widget = pn.widgets.FloatInput(name=label, value=value, width=240)
+            self.widget = pn.widgets.FloatInput(label=label, value=value, width=240)
             watch_on = "value"
         self.learn = pn.widgets.Checkbox(label="learn", value=True, width=60)
         self._updating = False
