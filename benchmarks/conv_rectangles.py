@@ -1,6 +1,7 @@
 """Rectangles (paper 001 sec. 3.1–3.2): convolutional GPs with 16 inducing patches against an RBF GP with 1,200.
 
-Data: `rectangles`, 1,200 training and 2,000 test images of 28×28 (outlines of random rectangles, tall vs wide).
+Data: `rectangles`, 1,200 training and 2,000 test images of 28×28 (outlines of random rectangles, tall vs wide,
+sides differing by at least --min-gap pixels: 3 in the Larochelle et al. data the paper uses).
 Models, as in the paper: the translation-invariant and the weighted convolutional kernel with 3×3 patches and
 M = 16 inducing patches initialised with uniform noise, Adam (learning rate 0.01, minibatches of 100). The
 baseline is an RBF SVGP with --rbf-M learnable inducing images (default 400, k-means initialised), trained the
@@ -35,12 +36,13 @@ def rectangle_geometry(images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
 @torch.no_grad()
 def error_breakdown(trainer) -> dict:
     """Where the errors are (paper 001 sec. 3.2 blames rectangles along the edge): error rates of rectangles that
-    touch the border and of those that do not, and of near-squares (|height − width| = 1)."""
+    touch the border and of those that do not, and of the most nearly square ones (|height − width| ≤ 3, the
+    smallest gap the data allows being 3 by default)."""
     X, y = trainer.X_test, trainer.y_test
     wrong = np.concatenate([(trainer.model.predict(X[a:a + 250]).probs.argmax(-1) != y[a:a + 250].long()).cpu().numpy()
                             for a in range(0, X.shape[0], 250)])
     h, w, edge = rectangle_geometry(X.cpu().numpy())
-    near = np.abs(h - w) == 1
+    near = np.abs(h - w) <= 3
     rate = lambda m: float(wrong[m].mean()) if m.any() else None  # noqa: E731
     return {"errors": int(wrong.sum()), "edge_fraction_of_test": float(edge.mean()),
             "error_edge": rate(edge), "error_interior": rate(~edge), "errors_on_edge": int(wrong[edge].sum()),
@@ -51,12 +53,15 @@ def error_breakdown(trainer) -> dict:
 def main(argv=None):
     p = parser(__doc__.split("\n\n")[0], steps=3000, models=MODELS)
     p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--min-gap", type=int, default=3, help="smallest |height − width| of the rectangles (1 admits "
+                                                          "near-squares; 3 is the paper's data)")
     p.add_argument("--rbf-M", type=int, default=400, help="inducing images of the RBF baseline")
     p.add_argument("--rbf-lbfgs", type=int, default=0, help="fit the RBF baseline by this many L-BFGS steps (20 "
                                                              "iterations each, full batch) instead of Adam")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    data = {"dataset": "rectangles", "seed": args.seed, "source_options": {"num_train": 1200, "num_test": 2000}}
+    data = {"dataset": "rectangles", "seed": args.seed, "source_options": {"num_train": 1200, "num_test": 2000,
+                                                                               "min_side_gap": args.min_gap}}
     conv = {"patch_size": 3, "num_inducing": 16, "inducing_init": "noise"}
     train = {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
     runs = {

@@ -53,6 +53,9 @@ class RectanglesOptions(param.Parameterized):
     num_train = param.Integer(1200, bounds=(1, None), doc="Number of training images (paper 001: 1,200).")
     num_test = param.Integer(2000, bounds=(1, None), doc="Number of test images.")
     image_size = param.Integer(28, bounds=(8, 64), doc="Side of the square images in pixels (paper 001: 28).")
+    min_side_gap = param.Integer(3, bounds=(1, 20), doc=(
+        "Smallest |height − width| in pixels; closer pairs are redrawn. 3 is the rule of the Larochelle et al. "
+        "(2007) rectangles data that paper 001 uses; 1 lets near-squares in (a harder task)."))
 
 
 class Symmetric2dOptions(param.Parameterized):
@@ -126,8 +129,13 @@ def make_idx(directory: str):
 
 def _rectangles(options, seed, test_fraction):
     generator = rng(seed, "source")
-    X_train, y_train = synthetic.rectangles(options["num_train"], generator, options["image_size"])
-    X_test, y_test = synthetic.rectangles(options["num_test"], generator, options["image_size"])
+    size, gap = options["image_size"], options["min_side_gap"]
+    if gap > size - synthetic.RECTANGLE_MIN_SIDE:
+        raise DataError(f"rectangles: min_side_gap={gap} leaves no rectangle in a {size}×{size} image (sides run "
+                        f"from {synthetic.RECTANGLE_MIN_SIDE} to {size}); use min_side_gap ≤ "
+                        f"{size - synthetic.RECTANGLE_MIN_SIDE} or a larger image_size.")
+    X_train, y_train = synthetic.rectangles(options["num_train"], generator, size, min_gap=gap)
+    X_test, y_test = synthetic.rectangles(options["num_test"], generator, size, min_gap=gap)
     return RawData(X_train, y_train, X_test, y_test, class_names=["wide", "tall"])
 
 

@@ -13,22 +13,29 @@ import numpy as np
 from sklearn.datasets import make_moons
 
 
-def rectangles(n: int, generator: np.random.Generator, size: int = 28, min_side: int = 3):
+RECTANGLE_MIN_SIDE = 3  # a side of at least 3 pixels keeps an empty interior: every image is an outline
+
+
+def rectangles(n: int, generator: np.random.Generator, size: int = 28, min_side: int = RECTANGLE_MIN_SIDE,
+               min_gap: int = 3):
     """n binary images [n, 1, size, size] of rectangle outlines, labels [n] (1 = taller than wide).
 
-    Paper 001 describes "the outline of a randomly generated rectangle" in a 28×28 image, labelled by
-    whether it has larger width or length, and mentions rectangles along the image's edge. It gives
-    no distribution, so: height and width are uniform integers in [min_side, size] with height ≠ width
-    (no square has a label), then the top-left corner is uniform over the positions that keep the whole
+    Paper 001 classifies "the outline of a randomly generated rectangle" in a 28×28 image by whether it
+    has larger width or length, with 1,200 training images: the `rectangles` set of Larochelle et al.
+    (2007, "An empirical evaluation of deep architectures on problems with many factors of variation";
+    1,000 training + 200 validation images). It is generated the way that set was: height and width
+    uniform (integers in [min_side, size]), pairs whose difference is below `min_gap` pixels redrawn
+    (Larochelle et al.: 3), then the top-left corner uniform over the positions that keep the whole
     rectangle inside the image (so some touch the edge). The outline is one pixel wide; pixels are 0 or 1.
-    A side of at least 3 pixels keeps an empty interior, so every image is an outline, not a bar.
     """
+    if min_gap < 1 or min_gap > size - min_side:
+        raise ValueError(f"min_gap={min_gap} must lie in [1, {size - min_side}] for sides in [{min_side}, {size}]")
     heights = np.empty(n, dtype=np.int64)
     widths = np.empty(n, dtype=np.int64)
     filled = 0
-    while filled < n:  # rejection of squares; about one draw in (size - min_side + 1) is redrawn
+    while filled < n:  # rejection of near-squares (and squares, which have no label)
         h, w = generator.integers(min_side, size + 1, size=(2, n - filled))
-        keep = h != w
+        keep = np.abs(h - w) >= min_gap
         k = keep.sum()
         heights[filled : filled + k], widths[filled : filled + k] = h[keep], w[keep]
         filled += k

@@ -93,11 +93,20 @@ def test_rectangles_are_one_pixel_outlines_labelled_by_orientation():
     for image, label in zip(data.X_train[:, 0], data.y_train):
         rows, cols = np.flatnonzero(image.any(1)), np.flatnonzero(image.any(0))
         height, width = rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1
-        assert height != width and label == int(height > width)
+        assert abs(height - width) >= 3 and label == int(height > width)  # Larochelle et al.'s gap rule
         assert image.sum() == 2 * height + 2 * width - 4  # only the border is drawn
         assert image[rows[0] + 1 : rows[-1], cols[0] + 1 : cols[-1]].sum() == 0
     assert 60 < data.y_train.sum() < 140  # both labels common
     assert load("rectangles", num_train=5, num_test=5, image_size=12).image_shape == (1, 12, 12)
+
+
+def test_rectangles_gap_option_admits_near_squares_and_refuses_impossible_gaps():
+    data = load("rectangles", num_train=400, num_test=5, min_side_gap=1)
+    rows, cols = data.X_train[:, 0].any(2), data.X_train[:, 0].any(1)  # [n, H] and [n, W] occupied lines
+    gaps = np.abs(rows.sum(1) - cols.sum(1))
+    assert gaps.min() == 1 and (gaps < 3).mean() > 0.05  # near-squares are common without the rule
+    with pytest.raises(DataError, match=r"min_side_gap=6 leaves no rectangle in a 8×8 image.*min_side_gap ≤ 5"):
+        load("rectangles", num_train=5, num_test=5, image_size=8, min_side_gap=6)
 
 
 def test_rectangles_default_sizes_follow_the_paper():
