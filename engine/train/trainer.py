@@ -22,7 +22,7 @@ import torch
 from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
 from ..parameters import learnables
-from ..settings import resolve_device, resolve_dtype
+from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .store import RunStore
@@ -60,6 +60,8 @@ class Trainer:
         self.tc: TrainConfig = config.train_config()
         self.spec = config.model_spec()
         self.device = resolve_device(self.tc.device)
+        if self.device.type == "cpu":
+            keep_freed_cpu_memory()  # large step tensors are reused instead of page-faulted in again every step
         self.dtype = resolve_dtype(self.tc.dtype, self.device)
         self.dataset = dataset if dataset is not None else config.data_config().load()
         ds = self.dataset
