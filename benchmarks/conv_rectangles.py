@@ -6,7 +6,7 @@ Models, as in the paper: the translation-invariant and the weighted convolutiona
 M = 16 inducing patches initialised with uniform noise, Adam (learning rate 0.01, minibatches of 100). The
 baseline is an RBF SVGP with --rbf-M learnable inducing images (default 400, k-means initialised), trained the
 same way; `--rbf-M 1200 --rbf-lbfgs 40` is the paper's baseline (an inducing point at every training image,
-L-BFGS on the full batch), which costs far more CPU time. Bernoulli (probit) likelihood throughout.
+L-BFGS on the full batch; about 4 minutes on one core). Bernoulli (probit) likelihood throughout.
 Targets (issue 5): invariant ≤ 3 % error, weighted ≤ 1.5 %.
 
     python -m benchmarks.conv_rectangles [--models invariant,weighted,rbf] [--steps 3000] [--rbf-M 400]
