@@ -18,8 +18,8 @@ import param
 from engine.data import DataConfig
 from engine.errors import InvlabError
 from engine.models import get_model, model_names
-from engine.train import RunConfig, RunStore, TrainConfig
-from engine.train.config import apply_values, config_values
+from engine.train import RunConfig, RunStore
+from engine.train.config import DEFAULT_LEARNING_RATE, apply_values, config_values
 
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .prior import PriorPanel
@@ -41,7 +41,7 @@ class Explorer(pn.viewable.Viewer):
         config = config or RunConfig(train={"steps": 2000, "eval_every": 50})
         super().__init__(model=config.model, **params)
         self.data = apply_values(DataConfig, config.data, "data")
-        self.train = apply_values(TrainConfig, config.train, "training")
+        self.train = config.train_config()  # the learning rate, if not given, is the optimiser's default
         self.model_config = apply_values(get_model(config.model).config, config.model_config, f"{config.model} model")
         self.store = RunStore() if store is True else (store or None)
         self.session = TrainingSession(self.run_config(), store=self.store, view_interval=view_interval)
@@ -55,6 +55,8 @@ class Explorer(pn.viewable.Viewer):
         self._location = None
         self._pending_extra: dict[str, tuple[list, list]] = {}
         self._last_extra = 0.0
+        self._optimizer = config.optimizer_name()
+        self._following_default_lr = False
         self._watch_config(self.data, self.train, self.model_config)
         self._build_widgets()
 
@@ -72,15 +74,31 @@ class Explorer(pn.viewable.Viewer):
         structural = []
         for event in events:
             if event.obj is self.train and event.name == "learning_rate":
-                self.session.set_learning_rate(event.new)
+                if not self._following_default_lr:
+                    self.session.set_learning_rate(event.new)
             elif event.obj is self.model_config and event.name in live:
                 self._apply_live(live[event.name], event.new)
             elif not (event.obj is self.train and event.name in ("steps", "eval_every")):
+                if event.obj is self.train and event.name == "optimizer":
+                    self._follow_default_learning_rate()
                 structural.append(event.name)
             elif event.name == "steps" and self.session.trainer is not None:
                 self.session.trainer.tc.steps = event.new
         if structural:
             self._structural_change(structural)
+
+    def _follow_default_learning_rate(self) -> None:
+        """Keep the learning rate at the optimiser's default (0.01 Adam, 1 L-BFGS) when the family or the optimiser
+        setting changes which optimiser runs, unless the user chose another rate. It belongs to the next run: the
+        running one keeps its rate."""
+        old, new = self._optimizer, self.run_config().optimizer_name()
+        self._optimizer = new
+        if new != old and self.train.learning_rate == DEFAULT_LEARNING_RATE.get(old) and new in DEFAULT_LEARNING_RATE:
+            self._following_default_lr = True
+            try:
+                self.train.learning_rate = DEFAULT_LEARNING_RATE[new]
+            finally:
+                self._following_default_lr = False
 
     def _apply_live(self, learnable: str, value) -> None:
         if value is None or self.session.trainer is None:
@@ -110,6 +128,7 @@ class Explorer(pn.viewable.Viewer):
             self._location.sync(self.model_config, {p: f"model.{p}" for p in self.model_config.param if p != "name"})
         self._watch_config(self.model_config)
         self.model_group[:] = [model_controls(self.model_config)]
+        self._follow_default_learning_rate()
         self._structural_change(["model family"])
 
     # -- commands ---------------------------------------------------------------------------------------------------

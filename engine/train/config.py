@@ -17,7 +17,8 @@ class TrainConfig(param.Parameterized):
     """Optimisation and bookkeeping: every knob with its bounds and a one-line doc."""
 
     steps = param.Integer(default=1000, bounds=(0, 10_000_000), doc="Optimiser steps to run.")
-    learning_rate = param.Number(default=0.01, bounds=(1e-6, 10.0), doc="Step size of the optimiser.")
+    learning_rate = param.Number(default=0.01, bounds=(1e-6, 10.0),
+                                 doc="Step size of the optimiser; when not given, 0.01 for Adam and 1 for L-BFGS.")
     optimizer = param.Selector(default="auto", objects=["auto", "adam", "lbfgs"],
                                doc="auto: the model family's default (Adam for GPs, L-BFGS for the RKHS solver).")
     schedule = param.Selector(default="constant", objects=["constant", "cosine", "exponential"],
@@ -34,6 +35,10 @@ class TrainConfig(param.Parameterized):
     eval_size = param.Integer(default=2000, bounds=(1, 1_000_000), doc="At most this many test points per evaluation.")
     checkpoint_every = param.Integer(default=0, bounds=(0, 10_000_000), doc="Save a checkpoint every this many steps; 0 = only at the end.")
     flush_every = param.Integer(default=50, bounds=(1, 100_000), doc="Write metrics to the run store every this many steps.")
+
+
+# Adam's usual step size, and L-BFGS's natural one (its strong-Wolfe line search starts from the step it is given).
+DEFAULT_LEARNING_RATE = {"adam": 0.01, "lbfgs": 1.0}
 
 
 def config_values(config: param.Parameterized) -> dict:
@@ -76,7 +81,15 @@ class RunConfig:
 
     # materialised param objects ------------------------------------------------------------------
     def train_config(self) -> TrainConfig:
-        return apply_values(TrainConfig, self.train, "training")
+        values = dict(self.train)
+        if values.get("learning_rate") is None:  # not given: the default of the optimiser that will run
+            values["learning_rate"] = DEFAULT_LEARNING_RATE.get(self.optimizer_name(), TrainConfig.param.learning_rate.default)
+        return apply_values(TrainConfig, values, "training")
+
+    def optimizer_name(self) -> str:
+        """The optimiser a run uses: the `optimizer` setting, or the model family's default for 'auto'."""
+        name = self.train.get("optimizer", "auto")
+        return self.model_spec().optimizer if name in (None, "auto") else name
 
     def model_spec(self):
         from ..models import get_model

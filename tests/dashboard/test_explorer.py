@@ -80,6 +80,24 @@ def test_live_tweaks_reach_the_running_model(explorer, wait_until):
     assert explorer.session.trainer is trainer
 
 
+def test_switching_to_an_lbfgs_family_follows_its_learning_rate_unless_the_user_chose_one(explorer, wait_until):
+    explorer.start()
+    wait_until(lambda: explorer.session.step >= 2, explorer)
+    explorer.model = "rkhs"  # solved by L-BFGS
+    assert explorer.train.learning_rate == 1.0 and explorer.run_config().train["learning_rate"] == 1.0
+    assert explorer.session.trainer.current_lr == 0.01  # the running Adam model keeps its rate until Reset
+    explorer.pause()
+    explorer.model = "svgp"
+    assert explorer.train.learning_rate == 0.01
+    explorer.train.learning_rate = 0.05  # the user's choice survives switching
+    explorer.model = "rkhs"
+    assert explorer.train.learning_rate == 0.05
+    explorer.model = "svgp"
+    explorer.train.learning_rate = 0.01
+    explorer.train.optimizer = "lbfgs"  # the optimiser setting switches it as well
+    assert explorer.train.learning_rate == 1.0
+
+
 def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path, wait_until):
     doc = Document()
     e = Explorer(small(), store=False)
