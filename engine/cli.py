@@ -290,8 +290,13 @@ def cmd_serve(argv: list[str]) -> int:
         print(f"invlab serve: {err}", file=sys.stderr)
         return 2
     print(f"serving the dashboard: {' '.join(cmd[2:])}", file=sys.stderr)
+    env = {**os.environ, **env}
+    if os.name == "posix":  # the server takes this process's place, so Ctrl-C and SIGTERM reach it, not an orphan
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os.execve(cmd[0], cmd, env)
     try:
-        return subprocess.call(cmd, env={**os.environ, **env})
+        return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
         return 0
 

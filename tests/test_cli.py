@@ -89,3 +89,36 @@ def test_serve_binds_to_localhost_and_passes_panel_options_through():
     assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
     assert "127.0.0.1:5100" in cmd and "localhost:5100" in cmd
     assert cmd[-2:] == ["--basic-auth", "creds.json"] and env == {"INVLAB_MAX_TRAINING": "3"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="on POSIX the server replaces the invlab process")
+def test_stopping_invlab_serve_stops_the_server(data_dir):
+    """SIGTERM (a service manager, a test harness, `kill`) must not leave the dashboard server running orphaned."""
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/app"
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=dict(os.environ, INVLAB_DATA=str(data_dir)))
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                assert urllib.request.urlopen(url, timeout=5).status == 200
+                break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("the dashboard did not start")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        with pytest.raises(OSError):  # nobody listens any more
+            urllib.request.urlopen(url, timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
