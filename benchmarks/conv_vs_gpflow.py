@@ -47,6 +47,7 @@ from engine.kernels.convolutional import WeightedConvolutional
 from engine.likelihoods import Gaussian
 from engine.models.convolutional import ConvolutionalGP
 from engine.models.svgp import median_distance
+from engine.settings import keep_freed_cpu_memory
 
 DTYPE = torch.float64
 JITTER = 1e-6  # GPflow's default_jitter(), added to K_uu in both
@@ -313,11 +314,13 @@ def main(argv: list[str] | None = None) -> int:
         config.steps = args.steps
     if args.repeats:
         config.repeats = args.repeats
+    # as in training (the Trainer sets it): freed buffers are reused, for both libraries, as one process
+    kept = keep_freed_cpu_memory()
     load_before = os.getloadavg()[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TensorFlow's and GPflow's deprecation chatter
         result = run(config)
-    result.update(quick=args.quick, load_average_1min=[load_before, os.getloadavg()[0]], cpu_count=os.cpu_count())
+    result.update(quick=args.quick, keep_freed_cpu_memory=kept, load_average_1min=[load_before, os.getloadavg()[0]], cpu_count=os.cpu_count())
     print(f"median step: engine {result['engine_s_per_step'] * 1e3:.1f} ms, GPflow {result['gpflow_s_per_step'] * 1e3:.1f} ms "
           f"({config.threads} threads each); ratio {result['ratio']:.3f} (target ≤ 0.5)"
           + (f"; engine on 1 thread {result['engine_1_thread_s_per_step'] * 1e3:.1f} ms, ratio "
