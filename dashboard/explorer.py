@@ -32,6 +32,9 @@ STATE_COLOURS = {"idle": "#777", "building": "#b58900", "queued": "#b58900", "ru
                  "finished": "#2a9d3a", "failed": "#c0392b"}
 
 
+RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
+
+
 class Explorer(pn.viewable.Viewer):
     model = param.Selector(default="svgp", objects=model_names(), doc="Model family.")
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
@@ -108,6 +111,11 @@ class Explorer(pn.viewable.Viewer):
             self.notice = f"{learnable} set to {value:g} in the running model"
         except InvlabError as err:
             self.notice = str(err)
+            return
+        if self.session.state == "finished" and self.session.trainer.optimizer_name == "lbfgs":
+            # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
+            self.session.resolve(RESOLVE_STEPS)
+            self.notice += f"; re-solving ({RESOLVE_STEPS} L-BFGS steps)"
 
     def _structural_change(self, names) -> None:
         if self.session.trainer is None or (self.session.step == 0 and self.session.state in ("idle", "failed")):

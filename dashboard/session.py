@@ -115,6 +115,11 @@ class TrainingSession(param.Parameterized):
         self._pause.set()
         self._commands.put(("step", None))
 
+    def resolve(self, steps: int) -> None:
+        """Run `steps` more steps, even past the configured count (a finished solve re-solving after a live edit)."""
+        self._pause.set()
+        self._commands.put(("steps", int(steps)))
+
     def reset(self, config: RunConfig | None = None) -> None:
         """Build a fresh model (from `config` if given); the old run's curves stay for comparison."""
         self._pause.set()
@@ -179,9 +184,9 @@ class TrainingSession(param.Parameterized):
                     self._build(arg or self.config)
                 elif command == "open":
                     self._open(arg)
-                elif command == "step":
+                elif command in ("step", "steps"):
                     self._ensure_trainer()
-                    self._train(max_steps=1)
+                    self._train(max_steps=1 if command == "step" else arg)
                 elif command == "start":
                     self._ensure_trainer()
                     self._train()

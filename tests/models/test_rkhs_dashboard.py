@@ -47,3 +47,25 @@ def test_nu_slider_redraws_the_decision_boundary_live(explorer, wait_until):
     buffers = explorer.curves.buffers
     wait_until(lambda: {"data_loss", "invariance_loss", "norm"} <= set(buffers)
              and np.asarray(buffers["invariance_loss"].data["invariance_loss"]).max() > 0, explorer)
+
+
+def test_moving_nu_after_the_solve_finished_re_solves(tmp_path, wait_until):
+    config = RunConfig(model="rkhs", data={"dataset": "two-moons", "seed": 1, "source_options": {"num_train": 120}},
+                       model_config={"sigma": 0.25, "labelled": 2, "max_unlabelled": 118, "nu": 0.0},
+                       train={"steps": 8, "eval_every": 4, "log_every": 1})  # the default L-BFGS step size
+    explorer = Explorer(config, store=RunStore(tmp_path / "runs.sqlite"), view_interval=0.2)
+    explorer.__panel__()
+    try:
+        explorer.start()
+        wait_until(lambda: explorer.session.state == "finished" and explorer._last_snapshot is not None
+                   and explorer._last_snapshot.step == 8, explorer)
+        before = field(explorer)
+        explorer.model_config.nu = 1.0
+        assert "re-solving" in explorer.notice
+        wait_until(lambda: explorer.session.step == 18 and explorer.session.state == "finished"
+                   and explorer._last_snapshot.step == 18, explorer)
+        after = field(explorer)
+        assert np.abs(after.values - before.values).max() > 0.1  # the new solution's boundary is shown
+        assert explorer.session.trainer.tc.steps == 8  # the configured length is unchanged
+    finally:
+        explorer.close()
