@@ -35,13 +35,13 @@ from ..kernels.convolutional import (Convolutional, MultiChannelConvolutional, S
 from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
 from ..linalg import robust_cholesky
 from .svgp import SVGP, hyperparameter_values, median_distance
-from .variational import VariationalDistribution
+from .variational import InducingGaussian, VariationalDistribution
 
 Q_COVARIANCES = ("full", "mean-field", "diagonal")
 
 
 # -- q(u) over independent blocks -----------------------------------------------------------------------------------
-class BlockVariational(nn.Module):
+class BlockVariational(InducingGaussian):
     """q(u) = Π_b N(u_b | m_b, L_b L_bᵀ): independent blocks (paper 001 app. C, "mean-field").
 
     m: [Σ M_b, L] (stacked like K_uf's rows); one lower-triangular [L, M_b, M_b] factor per block.
@@ -56,14 +56,6 @@ class BlockVariational(nn.Module):
         inits = init_sqrt or [torch.eye(s, dtype=torch.float64) for s in self.sizes]
         self.q_sqrt_blocks = nn.ParameterList([nn.Parameter(torch.as_tensor(L, dtype=torch.float64).expand(
             num_latent, s, s).clone()) for L, s in zip(inits, self.sizes)])
-
-    @property
-    def num_inducing(self) -> int:
-        return self.q_mu.shape[0]
-
-    @property
-    def num_latent(self) -> int:
-        return self.q_mu.shape[1]
 
     def block_sqrts(self) -> list[torch.Tensor]:
         return [torch.tril(p) for p in self.q_sqrt_blocks]  # each [L, M_b, M_b]

@@ -9,7 +9,21 @@ import torch
 from torch import nn
 
 
-class VariationalDistribution(nn.Module):
+class InducingGaussian(nn.Module):
+    """What every form of q(u) shares: the mean m [M, L] (`q_mu`), hence M and the number of outputs L."""
+
+    q_mu: nn.Parameter
+
+    @property
+    def num_inducing(self) -> int:
+        return self.q_mu.shape[0]
+
+    @property
+    def num_latent(self) -> int:
+        return self.q_mu.shape[1]
+
+
+class VariationalDistribution(InducingGaussian):
     """m: [M, L]; L: [L, M, M] lower-triangular (full) or its diagonal [L, M] (mean-field)."""
 
     def __init__(self, num_inducing: int, num_latent: int, *, mean_field: bool = False, init_sqrt: torch.Tensor | None = None):
@@ -23,14 +37,6 @@ class VariationalDistribution(nn.Module):
         else:
             init = torch.eye(M, dtype=torch.float64) if init_sqrt is None else torch.as_tensor(init_sqrt, dtype=torch.float64)
             self.q_sqrt_raw = nn.Parameter(init.expand(L, M, M).clone())
-
-    @property
-    def num_inducing(self) -> int:
-        return self.q_mu.shape[0]
-
-    @property
-    def num_latent(self) -> int:
-        return self.q_mu.shape[1]
 
     def sqrt(self) -> torch.Tensor:
         """L: [L, M, M] lower-triangular (only the lower triangle of the raw parameter is used)."""
