@@ -23,6 +23,8 @@ import torch
 from engine.models.dkp import DeepKernelProcess
 from engine.train import RunConfig, Trainer
 
+from .conv_common import full_elbo as elbo_terms
+
 MODELS = ("diwp", "nngp", "dkp_svgp")
 
 
@@ -66,12 +68,7 @@ def full_elbo(model, X, y, batch_size: int = 1000) -> float:
     """Σ_n E_q[log p(y_n | f_n)] − KL over the whole training set (an unbiased estimate for the DKP families)."""
     if isinstance(model, DeepKernelProcess):
         return model.full_elbo(X, y, num_samples=max(model.num_samples, 10), batch_size=batch_size)["elbo"]
-    Luu = model.prior_cholesky()
-    total = 0.0
-    for i in range(0, X.shape[0], batch_size):
-        xb, yb = X[i:i + batch_size], y[i:i + batch_size]
-        total += float(model.expected_log_lik(xb, model.likelihood.encode(yb), Luu).sum())
-    return total - float(model.kl(Luu))
+    return elbo_terms(model, X, y, batch=batch_size)["elbo"]
 
 
 def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, seed: int = 0) -> dict:

@@ -16,6 +16,8 @@ import torch
 
 from engine.train import RunConfig, Trainer
 
+from .conv_common import full_elbo as elbo_terms
+
 
 def common_parser(description: str, **defaults) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
@@ -42,12 +44,7 @@ def quick(args) -> None:
 @torch.no_grad()
 def full_elbo(model, X, y, batch_size: int = 200) -> float:
     """Σ_n E_q[log p(y_n | f_n)] − KL over the whole training set, each term estimated from fresh samples."""
-    Luu = model.prior_cholesky()
-    total = 0.0
-    for start in range(0, X.shape[0], batch_size):
-        xb, yb = X[start:start + batch_size], y[start:start + batch_size]
-        total += float(model.expected_log_lik(xb, model.likelihood.encode(yb), Luu).sum())
-    return total - float(model.kl(Luu))
+    return elbo_terms(model, X, y, batch=batch_size)["elbo"]
 
 
 def train(label: str, model: str, data: dict, model_config: dict, args, *, log_every: int = 50) -> dict:
