@@ -3,96 +3,14 @@
 Serves `dashboard/app.py` with `panel serve` on a free localhost port, presses Start, waits for the ELBO
 curve's data source in the page to fill, changes the learning rate live, pauses, and keeps a screenshot.
 """
-import contextlib
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
-import pytest
-
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-
-pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
-                                reason="Chromium is not installed (CI installs Debian's chromium via .ci/run)")
-
-# The number of points in the page's ELBO data source (the largest source holding an `elbo` column).
-ELBO_POINTS_JS = """() => {
-  let n = 0;
-  for (const doc of Bokeh.documents)
-    for (const m of doc._all_models.values())
-      if (m.data && m.data.elbo) n = Math.max(n, m.data.elbo.length);
-  return n;
-}"""
+from pagekit import browser_page, column_length, page_texts, poll
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def served_app(tmp_path):
-    port = free_port()
-    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")
-    log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/app"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url, timeout=5).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("the dashboard did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
-
-
-def poll(fn, timeout=90.0, interval=0.2):
-    deadline = time.time() + timeout
-    value = None
-    while time.time() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out; last value {value!r}")
-
-
-@contextlib.contextmanager
-def browser_page():
-    """A page in headless Chromium and the list that collects its JavaScript errors."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            yield page, errors
-        finally:
-            browser.close()
+def elbo_points(page) -> int:
+    return column_length(page, "elbo")
 
 
 def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
@@ -103,7 +21,7 @@ def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
         poll(lambda: "lr 0.02" in status.inner_text())
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
 
-        poll(lambda: page.evaluate(ELBO_POINTS_JS) >= 5)
+        poll(lambda: elbo_points(page) >= 5)
         assert "running" in status.inner_text()
         page.locator(".bk-tab", has_text="Model").first.click()
         assert page.locator(".bk-input-group", has_text="Num inducing").locator("input").first.input_value() == "40"
@@ -127,21 +45,11 @@ def test_start_learning_rate_pause_in_a_real_browser(served_app, tmp_path):
         assert not errors, errors
 
 
-# Every plot title (and text) in the page's Bokeh documents.
-TEXTS_JS = """() => {
-  const out = [];
-  for (const doc of Bokeh.documents)
-    for (const m of doc._all_models.values())
-      if (typeof m.text === "string") out.push(m.text);
-  return out;
-}"""
-
-
 def test_prior_explorer_page_in_a_real_browser(served_app):
     with browser_page() as (page, errors):
         page.goto(served_app)
         page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=90_000)
-        titles = lambda: " | ".join(page.evaluate(TEXTS_JS))  # noqa: E731
+        titles = lambda: " | ".join(page_texts(page))  # noqa: E731
         poll(lambda: "Inverse Wishart IW(δI, δ + N + 1), δ = 20" in titles()
              and "2-layer deep IW, δ = 20: top-layer sample 1" in titles())
 
@@ -160,7 +68,7 @@ def test_invariance_range_in_a_real_browser(served_app):
         page.goto(served_app + query)
         status = page.locator(".invlab-status").first
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
-        poll(lambda: "running" in status.inner_text() and page.evaluate(ELBO_POINTS_JS) >= 3)
+        poll(lambda: "running" in status.inner_text() and elbo_points(page) >= 3)
         page.locator(".bk-tab", has_text="Invariance").first.click()
         handle = page.locator(".noUi-handle:visible").first  # the controls column comes first: the range's slider
         poll(lambda: page.get_by_text("rotation half width").count() > 0)
