@@ -1,0 +1,264 @@
+"""Lessons: presets a lecturer opens as a link, each with two or three sentences on what to press and what to watch.
+
+A `Lesson` is a preset of URL-style settings (`model`, `data.<param>`, `model.<param>`, `train.<param>`; the prior
+lesson uses `page=prior` and `prior.<param>`), the view whose data shows its effect, the controls a teacher keeps
+visible (`teacher=1` hides the rest) and, for lessons that compare two runs, the settings of the second run. Sizes
+are chosen so that each lesson shows its effect within a minute on a 2-core CPU with one torch thread
+(`python -m benchmarks.lessons` measures it). `LessonCards` is the landing view: one card per lesson, each a link
+to its preset.
+"""
+from __future__ import annotations
+
+import json
+import urllib.parse
+from dataclasses import dataclass, field
+
+import panel as pn
+import param
+
+# Keys of a lesson's settings that are not run configuration: which page opens, and the prior explorer's sliders.
+PAGE_KEY = "page"
+PRIOR_PREFIX = "prior."
+CONFIG_PREFIXES = ("data.", "model.", "train.")
+
+
+@dataclass(frozen=True)
+class Lesson:
+    key: str            # used in links: ?lesson=<key>
+    title: str
+    text: str           # 2–3 sentences: what to press, what to watch, what it shows
+    settings: dict      # URL-style keys → values: {"model": "invariant", "data.rotate": 90, ...}
+    key_view: str       # curve metric (a `trainer.history` key) or view name that must get data
+    controls: tuple = ()  # controls left visible in teacher mode: "model" (the family) or "data.x" / "model.x" / ...
+    compare: dict = field(default_factory=dict)  # settings of the second run, for lessons that compare two runs
+    compare_view: str = ""  # what the second run adds to watch (a metric or view name), when it differs from key_view
+
+    @property
+    def page(self) -> str:
+        """Which page the lesson opens on: "training" or "prior"."""
+        return self.settings.get(PAGE_KEY, "training")
+
+    def compare_settings(self) -> dict:
+        """The full settings of the second run: the preset with `compare` applied (a new family drops the old
+        family's model settings)."""
+        if not self.compare:
+            return {}
+        base = dict(self.settings)
+        if self.compare.get("model", base.get("model")) != base.get("model"):
+            base = {k: v for k, v in base.items() if not k.startswith("model.")}
+        base.update(self.compare)
+        return base
+
+
+LESSONS: list[Lesson] = [
+    Lesson(
+        key="rotation",
+        title="Learn rotation invariance on rotated digits",
+        text=("Every digit here is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes "
+              "(1,000 steps, about 20 s), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
+              "dashed line. Watch the learned rotation range climb from 5° towards the data's 90° within seconds, and "
+              "the invariant model's ELBO overtake the plain one: the marginal likelihood finds the symmetry itself."),
+        settings={"model": "svgp", "data.dataset": "digits", "data.rotate": 90.0, "data.subset": 400,
+                  "data.test_subset": 300, "model.likelihood": "gaussian", "model.num_inducing": 40,
+                  "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 1000,
+                  "train.eval_size": 300},
+        compare={"model": "invariant", "model.augmentation": "rotation", "model.likelihood": "gaussian",
+                 "model.num_inducing": 40, "model.num_samples": 6, "model.init_rotation": 5.0,
+                 "model.num_predict_samples": 16},
+        key_view="elbo", compare_view="range.rotation",
+        controls=("model", "data.rotate", "model.init_rotation", "model.num_samples", "train.learning_rate"),
+    ),
+    Lesson(
+        key="symmetry",
+        title="The marginal likelihood prefers the symmetric model",
+        text=("The target is symmetric: f(x1, x2) = f(x2, x1). Press ▶ Start to fit a plain GP; when it finishes "
+              "(about 15 s), choose Model family → invariant (the swap orbit) and press ↺ Reset. Both fit the same "
+              "100 points, yet within seconds the invariant model's ELBO climbs far above the dashed plain one and "
+              "its test RMSE drops below it: the evidence rewards the right symmetry, not just the fit."),
+        settings={"model": "svgp", "data.dataset": "symmetric-2d", "model.num_inducing": 30,
+                  "train.batch_size": 0, "train.learning_rate": 0.05, "train.steps": 1500},
+        compare={"model": "invariant", "model.augmentation": "permutations", "model.num_inducing": 30},
+        key_view="elbo", compare_view="test_rmse",
+        controls=("model", "model.num_inducing", "train.learning_rate"),
+    ),
+    Lesson(
+        key="patches",
+        title="Convolutional GPs see patches",
+        text=("Tall or wide rectangles, told apart by a GP that sums one function over every 3×3 patch. Press "
+              "▶ Start: the test error falls below 5 % within seconds, and the inducing patches, sorted by their "
+              "output, show which corners vote tall and which wide. When it finishes, choose Model family → "
+              "conv-weighted and press ↺ Reset: a weight per patch position lets it use where an edge is, its error "
+              "drops lower still, and the patch-weight map shows where it looks."),
+        settings={"model": "conv-invariant", "data.dataset": "rectangles",
+                  "data.source_options": {"num_train": 400, "num_test": 400},
+                  "model.num_inducing": 16, "train.batch_size": 50, "train.learning_rate": 0.03,
+                  "train.steps": 800, "train.eval_size": 400},
+        compare={"model": "conv-weighted", "model.num_inducing": 16},
+        key_view="test_error", compare_view="patch_weights",
+        controls=("model", "model.patch_size", "model.num_inducing", "train.learning_rate"),
+    ),
+    Lesson(
+        key="functional",
+        title="Invariance as a functional: two moons from two labels",
+        text=("Only two points carry labels; the other 198 only say where the data lies. Press ▶ Start with "
+              "ν = 0: the solver draws a boundary half-way between the two labels, cutting both moons. Now drag "
+              "the ν slider up to 1: the gradient functionals at the unlabelled points penalise change along the "
+              "data, and the re-solved boundary moves into the gap between the moons."),
+        settings={"model": "rkhs", "data.dataset": "two-moons", "data.seed": 1, "model.labelled": 2,
+                  "model.sigma": 0.25, "model.nu": 0.0, "model.functionals": "gradient", "train.steps": 200},
+        key_view="decision_function",
+        controls=("model.nu", "model.lam", "model.sigma"),
+    ),
+    Lesson(
+        key="prior",
+        title="Deep kernel priors: δ and α",
+        text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I. Drag δ from 1000 down "
+              "to 10: the inverse Wishart's eigenvalues, within a decade of 1 (close to the deterministic NNGP), spread over "
+              "decades and the prior functions vary more between samples, yet its smallest stays a hundred times "
+              "above the Wishart's near-zero ones. Raise α past 1 to see the identity in a residual layer lift "
+              "those near-zero eigenvalues."),
+        settings={PAGE_KEY: "prior", "prior.delta": 1000.0, "prior.alpha": 0.0},
+        key_view="inverse_wishart_eigenvalues",
+        controls=("prior.delta", "prior.alpha", "prior.num_layers"),
+    ),
+]
+
+BY_KEY: dict[str, Lesson] = {lesson.key: lesson for lesson in LESSONS}
+
+
+def get_lesson(key: str) -> Lesson | None:
+    return BY_KEY.get(key)
+
+
+# -- links -----------------------------------------------------------------------------------------------------------
+def _encode(value) -> str:
+    """A value as the page's URL carries it (panel's `location.sync` convention, read back by `parse_query`)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))  # true/false, numbers, lists and dicts as JSON
+
+
+def lesson_query(lesson: Lesson | str, *, teacher: bool = False) -> str:
+    """The preset link's query: "?lesson=key&model=…&data.rotate=90…" (`&teacher=1` with `teacher`)."""
+    lesson = BY_KEY[lesson] if isinstance(lesson, str) else lesson
+    items = [("lesson", lesson.key)] + [(k, _encode(v)) for k, v in lesson.settings.items()]
+    if teacher:
+        items.append(("teacher", "1"))
+    return "?" + urllib.parse.urlencode(items, quote_via=urllib.parse.quote, safe=",:[]{}")
+
+
+def parse_query(query: str) -> dict:
+    """The settings of a query string, decoded as the page decodes them (panel's `parse_query`)."""
+    from panel.util import parse_query as panel_parse
+
+    return panel_parse(query if query.startswith("?") else "?" + query)
+
+
+def split_settings(settings: dict) -> dict:
+    """URL-style settings → {"model": family, "data": {...}, "model_config": {...}, "train": {...}, "prior": {...},
+    "page": ...}; unknown prefixes raise KeyError."""
+    out = {"model": settings.get("model", "svgp"), "data": {}, "model_config": {}, "train": {}, "prior": {},
+           "page": settings.get(PAGE_KEY, "training")}
+    for key, value in settings.items():
+        if key in ("model", PAGE_KEY, "lesson", "teacher"):
+            continue
+        prefix, _, name = key.partition(".")
+        target = {"data": "data", "model": "model_config", "train": "train", "prior": "prior"}.get(prefix)
+        if target is None or not name:
+            raise KeyError(f"lesson setting {key!r} is not data.x, model.x, train.x, prior.x, model or page")
+        out[target][name] = value
+    return out
+
+
+def run_config(settings: dict):
+    """The engine's `RunConfig` of a lesson's (or its comparison's) settings."""
+    from engine.train import RunConfig
+
+    parts = split_settings(settings)
+    data = {"dataset": "digits", **parts["data"]}
+    return RunConfig(model=parts["model"], data=data, model_config=parts["model_config"], train=parts["train"])
+
+
+def prior_explorer(settings: dict):
+    """The prior page's `PriorExplorer` set to a lesson's `prior.*` settings."""
+    from engine.models.dkp import PriorExplorer
+
+    return PriorExplorer(**split_settings(settings)["prior"])
+
+
+def visible_controls(lesson: Lesson) -> set[str]:
+    """What teacher mode keeps visible: the lesson's `controls` ("model" is the family selector; the rest are
+    "data.x" / "model.x" / "train.x" / "prior.x" names). Everything else among the controls is hidden."""
+    return set(lesson.controls)
+
+
+def control_hidden(lesson: Lesson | None, name: str) -> bool:
+    """True when teacher mode with `lesson` hides control `name` ("model", "data.rotate", ...)."""
+    return lesson is not None and name not in visible_controls(lesson)
+
+
+# -- the landing view ------------------------------------------------------------------------------------------------
+CARD_CSS = """
+:host { display: block; }
+.invlab-lessons { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 16px;
+  width: 100%; box-sizing: border-box; }
+.invlab-lesson { border: 1px solid #d0d7de; border-radius: 8px; padding: 14px 16px; background: #fff;
+  display: flex; flex-direction: column; font-size: 15px; line-height: 1.45; color: #1f2328; }
+.invlab-lesson h3 { margin: 0 0 6px 0; font-size: 17px; color: #2f4f6f; }
+.invlab-lesson .invlab-lesson-meta { font-size: 13px; color: #57606a; margin-bottom: 8px; }
+.invlab-lesson p { margin: 0 0 12px 0; flex: 1; }
+.invlab-lesson a.invlab-open { align-self: flex-start; background: #2f4f6f; color: #fff; text-decoration: none;
+  padding: 6px 14px; border-radius: 6px; font-weight: 600; }
+.invlab-lesson a.invlab-open:hover { background: #1f3a56; }
+"""
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def lesson_meta(lesson: Lesson) -> str:
+    """One line under the title: the page or the family and dataset it opens, and what the comparison switches to."""
+    if lesson.page == "prior":
+        return "Deep kernel prior page"
+    family = lesson.settings.get("model", "svgp")
+    dataset = lesson.settings.get("data.dataset", "digits")
+    then = lesson.compare.get("model")
+    return f"{family} on {dataset}" + (f", then {then}" if then and then != family else "")
+
+
+def card_html(lesson: Lesson, base: str = "", teacher: bool = False) -> str:
+    href = _escape(base + lesson_query(lesson, teacher=teacher))
+    return (f'<div class="invlab-lesson" data-lesson="{_escape(lesson.key)}">'
+            f"<h3>{_escape(lesson.title)}</h3>"
+            f'<div class="invlab-lesson-meta">{_escape(lesson_meta(lesson))}</div>'
+            f"<p>{_escape(lesson.text)}</p>"
+            f'<a class="invlab-open" href="{href}" target="_top">Open lesson</a></div>')
+
+
+class LessonCards(pn.viewable.Viewer):
+    """The landing view: one card per lesson (title, what to press and watch, an "Open lesson" link to its preset),
+    in a grid that fills the page's width."""
+
+    base = param.String(default="", doc="Prefix of the links (e.g. the app's path); empty: relative to the page.")
+    teacher = param.Boolean(default=False, doc="Links open in teacher mode (controls a lesson does not use hidden).")
+
+    def __init__(self, lessons: list[Lesson] | None = None, **params):
+        super().__init__(**params)
+        self.lessons = list(LESSONS if lessons is None else lessons)
+        self._pane = pn.pane.HTML(self._html(), stylesheets=[CARD_CSS], sizing_mode="stretch_width",
+                                  css_classes=["invlab-lesson-cards"])
+
+    def _html(self) -> str:
+        cards = "".join(card_html(lesson, self.base, self.teacher) for lesson in self.lessons)
+        return f'<div class="invlab-lessons">{cards}</div>'
+
+    @param.depends("base", "teacher", watch=True)
+    def _refresh(self) -> None:
+        self._pane.object = self._html()
+
+    def __panel__(self):
+        intro = pn.pane.Markdown(
+            "## Lessons\nEach lesson opens the lab with its settings; press ▶ Start and watch what its card says. "
+            "Each shows its effect within a minute on a laptop.", sizing_mode="stretch_width")
+        return pn.Column(intro, self._pane, sizing_mode="stretch_width", name="Lessons")
