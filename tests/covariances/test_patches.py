@@ -210,3 +210,65 @@ def test_mismatched_pairs_are_refused_with_a_message():
         Kuu(SharedInducingPatches(torch.rand(3, 4), 3), wtd)
     with pytest.raises(NotImplementedError, match="pair one to one"):
         Kuu(InducingBlocks([InducingPatches(torch.rand(3, 4))]), Sum([wtd, RBF(42)]))
+
+
+# -- identical patches counted once (exact: the sums only change order) -----------------------------------------------
+def sparse_images(C, N=5, seed=14):
+    """Mostly blank binary images: many identical patches in each (as in `rectangles`)."""
+    return (torch.rand(N, C, 7, 6, generator=gen(seed), dtype=DT) > 0.85).to(DT)
+
+
+def test_distinct_patches_rebuild_every_patch_and_keep_the_weights():
+    U = torch.tensor([[[0., 1.], [2., 3.], [0., 1.], [0., 1.]],
+                      [[5., 5.], [5., 5.], [5., 5.], [4., 4.]]], dtype=DT)  # [B = 2, P = 4, E = 2]
+    d = fast.distinct_patches(U)
+    assert d is not None and d.V.shape == (2, 2, 2)
+    assert torch.equal(torch.stack([d.V[b, d.inverse[b]] for b in range(2)]), U)
+    w = torch.tensor([[1., 2., 3., 4.], [0.5, 0.25, 0.125, 1.]], dtype=DT)
+    W = d.weights(w)
+    assert torch.allclose(W.sum(1), w.sum(1))
+    assert W[0, d.inverse[0, 0]] == 8.0 and W[1, d.inverse[1, 3]] == 1.0
+    assert fast.distinct_patches(torch.rand(2, 8, 3, generator=gen(15), dtype=DT)) is None  # all distinct: no gain
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fast_covariances_on_images_with_repeated_patches_equal_brute_force(name, chunking, monkeypatch):
+    monkeypatch.setattr(fast, "DEDUPLICATE_BELOW", 1.0)  # group whatever the gain
+    kernel, inducing, _, groups = setup(name)
+    X = sparse_images(kernel.image_shape[0])
+    U = kernel.channel_patches(X).flatten(0, 1) if groups > 1 else kernel.patches(X)
+    assert fast.distinct_patches(U) is not None  # the grouped path is the one under test
+    with torch.no_grad():
+        assert torch.allclose(Kuf(inducing, kernel, X), brute_kuf(kernel, inducing.Z, X, groups), atol=1e-10, rtol=0)
+        assert torch.allclose(Kff_diag(inducing, kernel, X), brute_kff_diag(kernel, X), atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["invariant", "weighted", "weighted matern", "weighted ard", "additive", "multi-channel"])
+def test_grouped_patches_give_the_same_gradients(name, monkeypatch):
+    monkeypatch.setattr(fast, "DEDUPLICATE_BELOW", 1.0)
+    kernel, inducing, _, groups = setup(name)
+    X = sparse_images(kernel.image_shape[0])
+    params = [p for p in kernel.parameters()] + [inducing.Z]
+    Gu = torch.randn(groups * inducing.num_patches, X.shape[0], generator=gen(4), dtype=DT)
+    Gf = torch.randn(X.shape[0], generator=gen(5), dtype=DT)
+
+    def grads():
+        loss = (Kuf(inducing, kernel, X) * Gu).sum() + (Kff_diag(inducing, kernel, X) * Gf).sum()
+        return torch.autograd.grad(loss, params)
+
+    grouped = grads()
+    monkeypatch.setattr(fast, "DEDUPLICATE_DEVICES", set())
+    for g, r in zip(grouped, grads()):
+        assert torch.allclose(g, r, atol=1e-10, rtol=1e-10)
+
+
+def test_patches_of_the_last_images_are_not_reused_for_other_images():
+    kernel, inducing, _, _ = setup("weighted")
+    X = sparse_images(1)
+    with torch.no_grad():
+        first = Kff_diag(inducing, kernel, X)
+        assert torch.equal(Kff_diag(inducing, kernel, X), first)  # the same images: the same answer
+        X[0].fill_(1.0)  # changed in place: seen through the version counter
+        assert torch.allclose(Kff_diag(inducing, kernel, X), brute_kff_diag(kernel, X), atol=1e-10)
+        Y = sparse_images(1, seed=16)
+        assert torch.allclose(Kuf(inducing, kernel, Y), brute_kuf(kernel, inducing.Z, Y), atol=1e-10)
