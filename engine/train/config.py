@@ -29,7 +29,8 @@ class TrainConfig(param.Parameterized):
     device = param.Selector(default="auto", objects=["auto", "cpu", "cuda"], doc="auto: CUDA when available.")
     dtype = param.Selector(default="auto", objects=["auto", "float64", "float32"],
                            doc="auto: float64 on CPU, float32 on GPU.")
-    jitter = param.Number(default=1e-6, bounds=(0.0, 0.1), doc="Added to K_uu before Cholesky; escalated on failure.")
+    jitter = param.Number(default=1e-6, bounds=(0.0, 0.1), softbounds=(1e-10, 0.1),  # a scale: log slider
+                          doc="Added to K_uu before Cholesky; escalated on failure.")
     log_every = param.Integer(default=10, bounds=(1, 100_000), doc="Record the loss every this many steps.")
     eval_every = param.Integer(default=100, bounds=(0, 1_000_000), doc="Evaluate on the test subset every this many steps; 0 = only at the end.")
     eval_size = param.Integer(default=2000, bounds=(1, 1_000_000), doc="At most this many test points per evaluation.")
