@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 
 @dataclass
@@ -23,8 +24,12 @@ class Curves(View):
 
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     xlabel: str = "step"
-    ylabel: str = ""
+    ylabel: str = ""  # in words with units, e.g. "rotation range (°)"
     logy: bool = False
+    min_span: float = 0.0  # the y axis spans at least this much, so a flat series is drawn flat
+    covers: tuple[str, ...] = ()  # trainer history metrics this view already shows (the page draws no other curve)
+    labels: dict[str, str] = field(default_factory=dict)  # series name → legend label in words (default: the name)
+    legend: bool = True  # False when the series are interchangeable draws (prior samples): no legend to read
 
 
 @dataclass
@@ -34,7 +39,8 @@ class ImageGrid(View):
     images: np.ndarray = None
     row_labels: list[str] = field(default_factory=list)
     col_labels: list[str] = field(default_factory=list)
-    vrange: tuple[float, float] | None = None  # symmetric range for signed images, e.g. (−a, a)
+    vrange: tuple[float, float] | None = None  # value range of grey maps: symmetric (−a, a) for signed maps (drawn
+    #                                            in a diverging colour map centred at 0), else (lo, hi); both get a colour bar
 
     def __post_init__(self):
         if self.images is None or self.images.ndim not in (4, 5):
@@ -78,9 +84,18 @@ class Scalars(View):
 
 
 def spectrum_of(matrix) -> np.ndarray:
-    """Eigenvalues of a symmetric matrix, ascending, clipped at zero against rounding."""
-    m = np.asarray(matrix, dtype=np.float64)
-    return np.clip(np.linalg.eigvalsh(0.5 * (m + m.T)), 0.0, None)
+    """Eigenvalues of a symmetric matrix, ascending, clipped at zero against rounding.
+
+    Through torch (its thread count is the engine's setting), not numpy: numpy's BLAS starts a thread per core,
+    and on a busy 2-core machine a 400 × 400 solve then takes seconds instead of tens of milliseconds."""
+    m = torch.as_tensor(np.asarray(matrix, dtype=np.float64))
+    return np.clip(torch.linalg.eigvalsh(0.5 * (m + m.T)).numpy(), 0.0, None)
+
+
+def near_zero(values, rel: float = 1e-10) -> int:
+    """How many eigenvalues are zero up to rounding: at most `rel` × the largest."""
+    v = np.asarray(values, dtype=np.float64)
+    return int((v <= rel * max(float(v.max(initial=0.0)), 1e-300)).sum()) if v.size else 0
 
 
 def image_grid_from_flat(Z: np.ndarray, image_shape: tuple, cols: int = 8, max_images: int = 32) -> np.ndarray:

@@ -99,27 +99,48 @@ class PriorExplorer(param.Parameterized):
     def _kernel(self) -> GramKernel:
         return build_gram_kernel(self.kernel, lengthscale=self.lengthscale)
 
+    # Each panel depends on a few parameters only; its view is kept until one of them changes, so a slider move
+    # recomputes what it affects (δ: the inverse Wishart histogram and the function panels; α: one histogram) and
+    # the page redraws only the views that are new objects.
+    SPECTRUM_DEPENDS = {"wishart": ("size", "seed"), "residual_wishart": ("size", "alpha", "seed"),
+                        "inverse_wishart": ("size", "delta", "seed")}
+    FUNCTION_DEPENDS = ("num_layers", "process", "delta", "width", "kernel", "lengthscale", "num_points",
+                        "num_functions", "num_panels", "seed")
+
+    def _cached(self, key: tuple, compute):
+        cache = self.__dict__.setdefault("_view_cache", {})
+        if key not in cache:
+            if len(cache) > 16:
+                cache.clear()
+            cache[key] = compute()
+        return cache[key]
+
+    def _key(self, kind: str, names) -> tuple:
+        return (kind,) + tuple(getattr(self, n) for n in names)
+
     @torch.no_grad()
-    def spectra(self) -> dict[str, dg.Spectrum]:
-        """Eigenvalues of one sample of each of W(I/N, N), ResW(N, α), IW(δI, δ + N + 1) (all with mean I)."""
+    def _spectrum(self, kind: str) -> dg.Spectrum:
         N = self.size
         eye = torch.eye(N, dtype=torch.float64)
         with torch.random.fork_rng():
-            torch.manual_seed(self.seed)
-            W = Wishart(N, scale=eye / N).rsample()
-            R = residual_wishart(N, self.alpha)
-            IW = InverseWishart(self.delta + N + 1, scale=self.delta * eye).rsample()
-        return {
-            "wishart_eigenvalues": dg.Spectrum(title=f"Wishart W(I/N, N), N = {N}", values=dg.spectrum_of(W.numpy()),
-                                               description="Many eigenvalues near zero: information is lost."),
-            "residual_wishart_eigenvalues": dg.Spectrum(title=f"Residual Wishart ResW(N, α = {self.alpha:g})",
-                                                        values=dg.spectrum_of(R.numpy()),
-                                                        description="The identity weight α pushes eigenvalues from 0."),
-            "inverse_wishart_eigenvalues": dg.Spectrum(title=f"Inverse Wishart IW(δI, δ + N + 1), δ = {self.delta:g}",
-                                                       values=dg.spectrum_of(IW.numpy()),
-                                                       description="Smallest eigenvalue ≈ δ/(√(δ+N) + √N)²: away from "
-                                                                   "zero unless δ ≪ N, unlike the Wishart's (app. H)."),
-        }
+            torch.manual_seed(self.seed * 3 + list(self.SPECTRUM_DEPENDS).index(kind))  # one stream per panel
+            if kind == "wishart":
+                M = Wishart(N, scale=eye / N).rsample()
+                return dg.Spectrum(title=f"Wishart W(I/N, N), N = {N}", values=dg.spectrum_of(M),
+                                   description="Many eigenvalues near zero: information is lost.")
+            if kind == "residual_wishart":
+                return dg.Spectrum(title=f"Residual Wishart ResW(N, α = {self.alpha:g})",
+                                   values=dg.spectrum_of(residual_wishart(N, self.alpha)),
+                                   description="The identity weight α pushes eigenvalues from 0.")
+            M = InverseWishart(self.delta + N + 1, scale=self.delta * eye).rsample()
+        return dg.Spectrum(title=f"Inverse Wishart IW(δI, δ + N + 1), δ = {self.delta:g}", values=dg.spectrum_of(M),
+                           description="Smallest eigenvalue ≈ δ/(√(δ+N) + √N)²: away from zero unless δ ≪ N, unlike "
+                                       "the Wishart's (app. H).")
+
+    def spectra(self) -> dict[str, dg.Spectrum]:
+        """Eigenvalues of one sample of each of W(I/N, N), ResW(N, α), IW(δI, δ + N + 1) (all with mean I)."""
+        return {f"{kind}_eigenvalues": self._cached(self._key(kind, names), lambda kind=kind: self._spectrum(kind))
+                for kind, names in self.SPECTRUM_DEPENDS.items()}
 
     @torch.no_grad()
     def function_samples(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[list[np.ndarray]]]:
@@ -141,20 +162,28 @@ class PriorExplorer(param.Parameterized):
                 panels.append([G.numpy() for G in grams])
         return X[:, 0].numpy(), gp_f.numpy(), funcs, panels
 
-    def views(self) -> dict[str, dg.View]:
-        """All panels as typed views (Spectrum, Curves, Heatmap), in display order."""
-        views: dict[str, dg.View] = dict(self.spectra())
+    def _function_views(self) -> dict[str, dg.View]:
         x, gp_f, funcs, panels = self.function_samples()
         name = {"inverse_wishart": f"deep IW, δ = {self.delta:g}", "wishart": f"deep Wishart, N = {self.width}"}[self.process]
         series = lambda F: {f"f{k + 1}": (x, F[:, k]) for k in range(F.shape[1])}  # noqa: E731
+        views: dict[str, dg.View] = {}
         views["prior_functions_gp"] = dg.Curves(title=f"GP with the same kernel ({self.num_layers} layer(s), δ → ∞)",
-                                                series=series(gp_f), xlabel="x", ylabel="f(x)")
+                                                series=series(gp_f), xlabel="x", ylabel="f(x)", legend=False,
+                                                description=f"{self.num_functions} functions drawn from the NNGP limit.")
         for k, F in enumerate(funcs, start=1):
             views[f"prior_functions_{k}"] = dg.Curves(
                 title=f"{self.num_layers}-layer {name}: top-layer sample {k}", series=series(F), xlabel="x",
-                ylabel="f(x)", description="Functions drawn given one sample of the top-layer Gram matrix G_L.")
+                ylabel="f(x)", legend=False,
+                description="Functions drawn given one sample of the top-layer Gram matrix G_L.")
         views["top_gram"] = dg.Heatmap(title=f"G_{self.num_layers}, top-layer Gram sample 1", matrix=panels[0][-1],
                                        xlabel="x index", ylabel="x index")
+        return views
+
+    def views(self) -> dict[str, dg.View]:
+        """All panels as typed views (Spectrum, Curves, Heatmap), in display order; a view whose parameters have
+        not changed since the last call is the same object as then."""
+        views: dict[str, dg.View] = dict(self.spectra())
+        views.update(self._cached(self._key("functions", self.FUNCTION_DEPENDS), self._function_views))
         return views
 
 

@@ -1,0 +1,218 @@
+"""What the renderers produce, without a browser: labels and units, axes that follow the data, a minimum y-span,
+legends beside the data, colour bars on signed maps, tables sized to their rows, one view per quantity, and the
+prior explorer's caching (a slider move recomputes only what it affects)."""
+import holoviews as hv
+import numpy as np
+import pytest
+import torch
+
+from dashboard.prior import DELTA_STEPS, PriorPanel
+from dashboard.views import (METRICS, CurveBoard, ViewPane, metric_label, render_heatmap, render_image_grid,
+                             scalars_html, shows_curve, to_display, wrap_label, y_limits)
+from engine import diagnostics as dg
+from engine.models.dkp import PriorExplorer
+
+hv.extension("bokeh")
+RENDERER = hv.renderer("bokeh")
+
+
+def ranges(plot):
+    h = plot.handles
+    return h["x_range"].start, h["x_range"].end, h["y_range"].start, h["y_range"].end
+
+
+def board_plot(board, metric):
+    return RENDERER.get_plot(board.plots[metric].object)
+
+
+# -- one table of labels and units -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, label", [
+    ("test_error", "test error (%)"), ("expected_log_lik", "expected log-likelihood (nats)"), ("elbo", "ELBO (nats)"),
+    ("kl", "KL(q ‖ p) (nats)"), ("test_nlpd", "test NLPD (nats per point)"), ("test_rmse", "test RMSE (target units)"),
+    ("range.rotation", "rotation range (°)"), ("w2_eigen", "eigenvalue term Σ√λ"), ("data_loss", "data loss"),
+    ("test_nlpd_tempered", "test nlpd tempered"), ("some_new_part", "some new part")])
+def test_metric_labels_are_words_with_units(name, label):
+    assert metric_label(name) == label
+
+
+def test_errors_are_shown_in_percent_and_covered_quantities_get_no_curve():
+    assert to_display("test_error", [0.25, 0.5]).tolist() == [25.0, 50.0]
+    assert to_display("elbo", [-3.0]).tolist() == [-3.0]
+    assert not shows_curve("range.rotation") and not shows_curve("range.shear.lo")
+    assert not any(shows_curve(n) for n in ("w2", "w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen"))
+    assert all(shows_curve(n) for n in ("elbo", "test_error", "expected_log_lik", "kl", "data_loss"))
+    assert all(m.label and m.title for m in METRICS.values())
+
+
+# -- live curves ---------------------------------------------------------------------------------------------------
+def test_board_labels_percent_and_legend_beside_the_data():
+    board = CurveBoard()
+    board.send("test_error", [10, 20, 30], [0.5, 0.4, 0.3])
+    plot = board_plot(board, "test_error")
+    fig = plot.state
+    assert fig.yaxis[0].axis_label == "test error (%)" and fig.title.text == "Test error"
+    _, _, y0, y1 = ranges(plot)
+    assert y0 < 30 and y1 > 50 and y1 < 60  # percent, following the data
+    assert [type(x).__name__ for x in fig.right] == ["Legend"] and not [x for x in fig.center if type(x).__name__ == "Legend"]
+
+
+def test_flat_curve_gets_a_minimum_y_span():
+    board = CurveBoard()
+    board.send("elbo", [1, 2, 3], [13.04548661302] * 3)
+    _, _, y0, y1 = ranges(board_plot(board, "elbo"))
+    assert y1 - y0 >= 0.01 * 13.04 and y0 < 13.04548661302 < y1  # not magnified into rounding noise
+    assert y_limits([np.full(5, 5.0)], min_span=1.0) == (4.5, 5.5)
+    assert y_limits([np.array([np.nan])]) is None
+
+
+def test_board_axes_follow_the_data_and_a_new_run_after_reset():
+    board = CurveBoard()
+    board.send("elbo", [1, 2, 3], [-100.0, -90.0, -80.0])
+    plot = board_plot(board, "elbo")
+    board.send("elbo", [4, 5, 6], [-50.0, -20.0, -10.0])
+    x0, x1, y0, y1 = ranges(plot)
+    assert x1 >= 6 and y1 >= -10
+    board.archive("lr 0.05, rotate 90°, 50 inducing points, affine augmentation")
+    board.send("elbo", np.arange(1, 200), np.linspace(-500.0, 100.0, 199))
+    x0, x1, y0, y1 = ranges(plot)
+    assert x1 >= 199 and y0 <= -500 and y1 >= 100  # the new run's line stays on the chart
+    labels = [item.label.value for item in plot.state.legend[0].items]
+    assert "this run" in labels
+    long = next(lbl for lbl in labels if lbl.startswith("lr 0.05"))
+    assert "\n" in long and all(len(line) <= 25 for line in long.split("\n"))  # wrapped, readable beside the plot
+
+
+def test_covered_metrics_keep_their_data_but_get_no_plot():
+    board = CurveBoard()
+    board.send("range.rotation", [1, 2], [5.0, 6.0])
+    board.send("w2_mean", [1, 2], [1.0, 2.0])
+    board.send("kl", [1, 2], [3.0, 2.0])
+    assert set(board.plots) == {"kl"} and len(board.buffers["range.rotation"].data) == 2
+    board.hide("kl")
+    assert not board.plots and len(board.extra_layout) == 0
+    assert "range.rotation" in board.to_csv().getvalue()
+
+
+def test_wrap_label():
+    assert wrap_label("short") == "short"
+    wrapped = wrap_label("a " * 60, width=10, lines=3)
+    assert wrapped.count("\n") == 2 and wrapped.endswith("…")
+
+
+# -- model views ---------------------------------------------------------------------------------------------------
+def test_model_curves_follow_their_data_frame_by_frame():
+    pane = ViewPane("history", dg.Curves(title="Augmentation ranges over training", xlabel="training step",
+                                         ylabel="rotation range (°)", series={"rotation": (np.arange(1, 11), np.linspace(5, 45, 10))},
+                                         labels={"rotation": "rotation (°)"}, min_span=1.0))
+    plot = RENDERER.get_plot(pane.dmap)
+    assert ranges(plot)[1] <= 10.5
+    pane.update(dg.Curves(title="Augmentation ranges over training", xlabel="training step", ylabel="rotation range (°)",
+                          series={"rotation": (np.arange(1, 500), np.linspace(5, 95, 499))}))
+    x0, x1, y0, y1 = ranges(plot)
+    assert x1 >= 499 and y1 >= 95  # not frozen at the first frame
+    assert plot.state.yaxis[0].axis_label == "rotation range (°)" and plot.state.xaxis[0].axis_label == "training step"
+    assert "Augmentation ranges over training" in pane.title.object  # the title above the plot, wrapping
+
+
+def test_signed_image_grid_has_a_centred_diverging_colour_bar():
+    weights = dg.ImageGrid(title="Patch weights over positions", images=np.full((1, 1, 8, 8), 0.3),
+                           col_labels=["all channels"], vrange=(-0.3, 0.3))
+    plot = RENDERER.get_plot(render_image_grid(weights))
+    bars = [x for x in plot.state.right if type(x).__name__ == "ColorBar"]
+    assert len(bars) == 1
+    mapper = bars[0].color_mapper
+    assert mapper.low == -0.3 and mapper.high == 0.3
+    assert "RdBu" in str(plot.lookup_options(plot.current_frame, "style").options.get("cmap"))
+    grey = dg.ImageGrid(title="digits", images=np.random.default_rng(0).random((2, 3, 4, 4)))
+    assert isinstance(render_image_grid(grey), hv.RGB)  # pictures stay pictures
+
+
+def test_symmetric_heatmap_is_centred_and_has_a_colour_bar():
+    m = np.array([[1.0, -2.0], [-2.0, 0.5]])
+    plot = RENDERER.get_plot(render_heatmap(dg.Heatmap(title="K", matrix=m, symmetric=True)))
+    mapper = plot.handles["color_mapper"]
+    assert (mapper.low, mapper.high) == (-2.0, 2.0) and any(type(x).__name__ == "ColorBar" for x in plot.state.right)
+
+
+def test_tables_are_as_tall_as_their_rows_and_follow_row_changes():
+    pane = ViewPane("hyperparameters", dg.Scalars(title="Hyper-parameters", values={"kernel.lengthscale": 1.0}))
+    assert pane.body.height is None  # no fixed height to clip rows
+    assert 'data-rows="1"' in pane.body.object
+    pane.update(dg.Scalars(title="Hyper-parameters", values={f"kernel.part{i}.variance": float(i) for i in range(14)}))
+    assert 'data-rows="14"' in pane.body.object and pane.body.object.count("<tr>") == 14
+    assert pane.pipe.data.values["kernel.part3.variance"] == 3.0
+    html = scalars_html(dg.Scalars(values={"kernel.base.lengthscale": 4.3598, "likelihood.variance": 0.07}))
+    assert "lengthscale" in html and "(kernel.base)" in html and "4.36" in html
+
+
+def test_spectrum_keeps_zero_eigenvalues_at_a_floor():
+    pane = ViewPane("s", dg.Spectrum(title="G", values=np.r_[np.zeros(20), np.linspace(0.5, 2, 10)]))
+    hist = pane._render(pane.pipe.data, log_x=True)
+    edges = hist.edges
+    assert edges.min() < -15 and hist.dimension_values(1).sum() == 30  # the 20 zeros are drawn, not dropped
+
+
+def test_dkp_caption_is_true_of_the_rank_deficient_first_layer():
+    from engine.train import RunConfig, Trainer
+    config = RunConfig(model="diwp", data={"dataset": "diabetes"},
+                       model_config={"num_inducing": 30, "num_samples": 1, "num_predict_samples": 4},
+                       train={"steps": 2, "eval_every": 0, "batch_size": 32})
+    trainer = Trainer(config)
+    trainer.step()
+    views = trainer.model.diagnostics()
+    first, second = views["layer1_spectrum"], views["layer2_spectrum"]
+    zeros = dg.near_zero(first.values)
+    assert zeros >= 20  # 10 features: G₁ has rank ≤ 10
+    assert first.description.startswith(f"{zeros} of 30 eigenvalues are zero") and "rank at most N₀ = 10" in first.description
+    assert "no near-zero" not in first.description
+    assert second.description.startswith(f"{dg.near_zero(second.values)} of 30")
+
+
+def test_invariant_ranges_have_one_view():
+    from engine.train import RunConfig, Trainer
+    config = RunConfig(model="invariant", data={"dataset": "digits", "subset": 100, "test_subset": 40},
+                       model_config={"augmentation": "rotation", "num_inducing": 8, "num_samples": 3},
+                       train={"steps": 3, "eval_every": 0, "batch_size": 32})
+    trainer = Trainer(config)
+    for _ in range(3):
+        trainer.step()
+    views = trainer.snapshot().views
+    assert "augmentation_ranges" not in views
+    assert not [k for k in views["hyperparameters"].values if "augmentation" in k]
+    history = views["augmentation_history"]
+    assert history.ylabel == "rotation range (°)" and history.covers == ("range.rotation",)
+    assert list(history.series["rotation"][0]) == [1, 2, 3]
+
+
+# -- the prior page ------------------------------------------------------------------------------------------------
+def test_prior_views_are_reused_until_their_parameters_change():
+    explorer = PriorExplorer(size=60, num_points=30, num_panels=2)
+    first = explorer.views()
+    explorer.alpha = 2.0
+    second = explorer.views()
+    changed = {k for k in first if first[k] is not second[k]}
+    assert changed == {"residual_wishart_eigenvalues"}
+    explorer.delta = 3.0
+    third = explorer.views()
+    changed = {k for k in second if second[k] is not third[k]}
+    assert "inverse_wishart_eigenvalues" in changed and "wishart_eigenvalues" not in changed
+    assert {"prior_functions_1", "top_gram"} <= changed
+    explorer.delta = 20.0
+    explorer.alpha = 1.0
+    again = explorer.views()
+    assert np.array_equal(again["inverse_wishart_eigenvalues"].values, first["inverse_wishart_eigenvalues"].values)
+
+
+def test_prior_delta_slider_is_logarithmic_and_plots_share_the_width():
+    panel = PriorPanel(PriorExplorer(size=60, num_points=30, num_panels=2))
+    slider = panel.controls._widgets["delta"]
+    values = list(slider.options)
+    assert values[0] == 0.5 and values[-1] == 1000.0 and 20.0 in values and DELTA_STEPS[0] == 0.5
+    ratios = np.diff(np.log10(values))
+    assert ratios.max() < 0.25  # evenly spread in log δ: every decade gets about six stops
+    assert panel.views_area.sizing_mode == "stretch_width"
+    panel.activate()
+    before = {k: p.pipe.data for k, p in panel.panes.items()}
+    panel.explorer.alpha = 2.5
+    assert [k for k, p in panel.panes.items() if p.pipe.data is not before[k]] == ["residual_wishart_eigenvalues"]
+    torch.manual_seed(0)
