@@ -129,19 +129,35 @@ class InvariantSVGP(SVGP):
     @torch.no_grad()
     def diagnostics(self, data=None) -> dict[str, dg.View]:
         views = super().diagnostics(data)
-        ranges = {k: float(v) for k, v in self.range_values().items()}
-        if ranges:
-            units = {name: getattr(r, "unit", "") for name, r in getattr(self.augmentation, "ranges", {}).items()}
-            views["augmentation_ranges"] = dg.Scalars(
-                title="Learned augmentation ranges", values=ranges,
-                description="; ".join(f"{k}: {u}" for k, u in units.items() if u))
-            series = self.range_history.series()
-            if series:
-                views["augmentation_history"] = dg.Curves(title="Augmentation ranges over training", series=series,
-                                                          xlabel="training step", ylabel="range")
+        # one view per quantity: the ranges' history below is where they are shown (their sliders set them), so the
+        # hyper-parameter table leaves them out and there is no table of their current values
+        table = views["hyperparameters"].values
+        for name in [k for k in table if k.startswith("kernel.augmentation.")]:
+            del table[name]
+        series = self.range_history.series()
+        if series:
+            units = {name: UNIT_SYMBOLS.get(getattr(r, "unit", ""), getattr(r, "unit", ""))
+                     for name, r in getattr(self.augmentation, "ranges", {}).items()}
+            unit_of = lambda key: units.get(key.split(".")[0], "")  # noqa: E731 — "shear.lo" → the unit of "shear"
+            labels = {key: key.replace(".", " ") + (f" ({unit_of(key)})" if unit_of(key) else "") for key in series}
+            shared = {unit_of(key) for key in series}
+            if len(series) == 1:
+                key = next(iter(series))
+                ylabel = f"{key.replace('.', ' ')} range" + (f" ({unit_of(key)})" if unit_of(key) else "")
+            else:
+                ylabel = "range" + (f" ({shared.pop()})" if len(shared) == 1 and "" not in shared else " (units in legend)")
+            views["augmentation_history"] = dg.Curves(
+                title="Augmentation ranges over training", series=series, labels=labels, xlabel="training step",
+                ylabel=ylabel, min_span=1.0 if ylabel.endswith("(°)") else 0.0,
+                covers=tuple(f"range.{k}" for k in series),
+                description="The learned half-widths (or bounds) of the augmentation distribution; the sliders on the "
+                            "Invariance tab set them.")
         if data is not None and data[0].dim() == 4:
             views["augmentation_samples"] = self.augmentation_samples(data[0], data[1])
         return views
+
+
+UNIT_SYMBOLS = {"degrees": "°", "pixels": "px"}  # how a range's unit is written on an axis
 
 
 # -- configuration and construction ----------------------------------------------------------------------------------

@@ -126,9 +126,11 @@ def test_build_config_diagnostics_and_history():
     views = model.diagnostics((X, y))
     grid = views["augmentation_samples"]
     assert grid.images.shape == (4, 8, 6, 6) and grid.col_labels[0] == "input"
-    assert set(views["augmentation_ranges"].values) == {f"{p}.{e}" for p in
-                                                       ("rotation", "scale_x", "scale_y", "shear", "translate_x",
-                                                        "translate_y") for e in ("lo", "hi")}
+    # one view per quantity: the ranges' history, not a table of them nor rows of the hyper-parameter table
+    assert "augmentation_ranges" not in views and not [k for k in views["hyperparameters"].values if "augmentation" in k]
+    assert set(views["augmentation_history"].series) == {f"{p}.{e}" for p in
+                                                         ("rotation", "scale_x", "scale_y", "shear", "translate_x",
+                                                          "translate_y") for e in ("lo", "hi")}
     steps, values = views["augmentation_history"].series["rotation.hi"]
     assert list(steps) == [1, 2, 3] and values[0] == pytest.approx(5.0)
     assert (views["kuu_spectrum"].values >= 0).all()

@@ -247,6 +247,24 @@ class DeepKernelProcess(ModelFamily):
             return np.argsort(v[:, 0])
         return np.lexsort((-v.max(1), v.argmax(1)))
 
+    def spectrum_caption(self, ell: int, values: np.ndarray) -> str:
+        """What layer ℓ's eigenvalue histogram shows, true of the values drawn: how many are zero up to rounding,
+        and why (the input layer's rank; an inverse Wishart layer's or a deterministic layer's kernel)."""
+        P, zero = len(values), dg.near_zero(values)
+        count = f"{zero} of {P} eigenvalues are zero up to rounding (below 1e-10 × the largest)"
+        layer = self.input_layer if ell == 1 else self.hidden[ell - 2]
+        if isinstance(layer, (OmegaInputLayer, LinearInputLayer)):
+            N0 = self.Z.shape[1]
+            how = "X̃ΩX̃ᵀ/N₀" if isinstance(layer, OmegaInputLayer) else "X̃X̃ᵀ/N₀ (the NNGP limit, Ω = I)"
+            why = (f"G₁ = {how} has rank at most N₀ = {N0} input features, so at least {P - N0} of its {P} "
+                   "eigenvalues are zero: the input layer cannot add rank (paper 004 eq. 18)." if N0 < P else
+                   f"G₁ = {how} with N₀ = {N0} input features ≥ {P} inducing points can be full rank.")
+            return f"{count}. {why}"
+        if isinstance(layer, InverseWishartLayer):
+            return (f"{count}. An inverse Wishart layer keeps its eigenvalues away from zero (paper 004 app. H) "
+                    "unless the kernel K(G_ℓ₋₁) it is centred on is itself close to singular.")
+        return f"{count}. A deterministic layer G_ℓ = K(G_ℓ₋₁) (the NNGP limit): no sampling noise."
+
     @torch.no_grad()
     def layer_grams(self, S: int = 4) -> tuple[list[np.ndarray], np.ndarray]:
         """Samples of G_ii^ℓ per layer [S', Pi, Pi] and of the output kernel K(G_L)_ii (numpy)."""
@@ -270,9 +288,10 @@ class DeepKernelProcess(ModelFamily):
                 title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)", matrix=G.mean(0)[np.ix_(order, order)],
                 xlabel="inducing point", ylabel="inducing point",
                 description=f"{kind} layer; inducing points sorted by their desired output v.")
+            values = dg.spectrum_of(G[0])
             views[f"layer{ell}_spectrum"] = dg.Spectrum(
-                title=f"Layer {ell}: eigenvalues of one G_ii sample", values=dg.spectrum_of(G[0]),
-                description="Inverse Wishart samples have no near-zero eigenvalues (paper 004 app. H).")
+                title=f"Layer {ell}: eigenvalues of one G_ii sample", values=values,
+                description=self.spectrum_caption(ell, values))
         views["output_kernel"] = dg.Heatmap(title="Output kernel K(G_L) at the inducing points",
                                             matrix=K.mean(0)[np.ix_(order, order)], xlabel="inducing point",
                                             ylabel="inducing point")

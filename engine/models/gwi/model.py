@@ -252,9 +252,13 @@ class GWI(ModelFamily):
                             "function(s); Σ√λ_s is the eigenvalue term of Ŵ².")
         series = self.history.series()
         if series:
-            views["w2_terms"] = dg.Curves(title="Parts of the W2 estimate", series=series, ylabel="value",
-                                          description="Ŵ² = w2_mean + w2_trace_p + w2_trace_q − 2·w2_eigen "
-                                                      "(summed over latent functions), per training step.")
+            views["w2_terms"] = dg.Curves(
+                title="Parts of the W2 estimate", series=series, xlabel="training step", ylabel="value",
+                labels={"w2": "Ŵ² (total)", "w2_mean": "mean term", "w2_trace_p": "trace of C_P",
+                        "w2_trace_q": "trace of C_Q", "w2_eigen": "eigenvalue term Σ√λ"},
+                covers=tuple(series),
+                description="Ŵ² = mean term + trace of C_P + trace of C_Q − 2 × eigenvalue term (summed over latent "
+                            "functions), per training step.")
         values = hyperparameter_values(self)
         values.update({"alpha_T": float(self.alpha_T), "M (inducing)": float(self.Q.num_inducing),
                        "N_S": float(self.num_spectrum)})
