@@ -196,7 +196,7 @@ class ParamControl(pn.viewable.Viewer):
 
         def make(cls, **kw):  # the doc becomes the label's tooltip where the widget has one
             extra = {"description": doc} if doc and "description" in cls.param else {}
-            return cls(name=self.label, **extra, **kw)
+            return cls(label=self.label, **extra, **kw)
 
         if kind == "checkbox":
             w = make(pn.widgets.Checkbox, value=bool(value), width=width)
@@ -240,7 +240,7 @@ class ParamControl(pn.viewable.Viewer):
         if hi == hard_hi and not inc_hi:
             end -= step
         self._slider_range = (start, end)
-        slider = pn.widgets.FloatSlider(name="", start=start, end=end, step=step, value=self._position(value),
+        slider = pn.widgets.FloatSlider(label="", start=start, end=end, step=step, value=self._position(value),
                                         show_value=False, tooltips=True, width=SLIDER_WIDTH,
                                         format=CustomJSTickFormatter(code=fmt), margin=(28, 10, 5, 5))
         slider.param.watch(self._from_slider, "value_throttled")
@@ -418,27 +418,27 @@ def _escape(text: str) -> str:
 
 
 # -- groups (the control tabs) ---------------------------------------------------------------------------------------
-class ControlGroup(pn.viewable.Viewer):
-    """The controls of some parameters of one param object, as one tab (`name` is the tab's title)."""
+class ControlGroup(pn.Column):
+    """The controls of some parameters of one param object, as one tab (`name` is the tab's title).
+
+    A `pn.Column` of `ParamControl`s, so a tab or a layout holding it keeps it (and `controls` by name)."""
 
     def __init__(self, obj: param.Parameterized, names, *, name: str, options: dict | None = None,
-                 scales: dict | None = None):
-        super().__init__(name=name)
+                 scales: dict | None = None, **params):
+        controls = {n: ParamControl(obj, n, options=(options or {}).get(n), scale=(scales or {}).get(n))
+                    for n in names}
+        super().__init__(*controls.values(), name=name, **{"margin": (5, 0), **params})
         self.obj = obj
-        self.controls: dict[str, ParamControl] = {
-            n: ParamControl(obj, n, options=(options or {}).get(n), scale=(scales or {}).get(n)) for n in names}
-        self.layout = pn.Column(*self.controls.values(), name=name, margin=(5, 0))
+        self.controls: dict[str, ParamControl] = controls
 
     @property
     def _widgets(self) -> dict[str, ParamControl]:  # what pn.Param offered under this name
         return self.controls
 
     def close(self) -> None:
+        """Stop following the param object (the group is being replaced, e.g. by another family's)."""
         for control in self.controls.values():
             control.close()
-
-    def __panel__(self):
-        return self.layout
 
 
 def param_controls(obj: param.Parameterized, names=None, *, name: str = "", **kwargs) -> ControlGroup:
@@ -494,7 +494,7 @@ class LearnedValueControl(pn.viewable.Viewer):
         self._showing = False
         self.control = ParamControl(self.holder, "value", scale=tunable.scale if lo is not None else None,
                                     width=240, label=label)
-        self.learn = pn.widgets.Checkbox(name="learn", value=not tunable.frozen, width=60, margin=(30, 5, 5, 5))
+        self.learn = pn.widgets.Checkbox(label="learn", value=not tunable.frozen, width=60, margin=(30, 5, 5, 5))
         self.holder.param.watch(self._sent, "value")
         self.learn.param.watch(lambda e: self._on_freeze(self.tunable_name, not e.new), "value")
         self.panel = pn.Row(self.control, self.learn, margin=0)
