@@ -55,12 +55,12 @@ LESSONS: list[Lesson] = [
         key="rotation",
         title="Learn rotation invariance on rotated digits",
         text=("Every digit here is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes "
-              "(1,000 steps, about 20 s), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
+              "(600 steps), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
               "dashed line. Watch the learned rotation range climb from 5° towards the data's 90° within seconds, and "
               "the invariant model's ELBO overtake the plain one: the marginal likelihood finds the symmetry itself."),
         settings={"model": "svgp", "data.dataset": "digits", "data.rotate": 90.0, "data.subset": 400,
                   "data.test_subset": 300, "model.likelihood": "gaussian", "model.num_inducing": 40,
-                  "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 1000,
+                  "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 600,
                   "train.eval_size": 300},
         compare={"model": "invariant", "model.augmentation": "rotation", "model.likelihood": "gaussian",
                  "model.num_inducing": 40, "model.num_samples": 6, "model.init_rotation": 5.0,
@@ -72,11 +72,11 @@ LESSONS: list[Lesson] = [
         key="symmetry",
         title="The marginal likelihood prefers the symmetric model",
         text=("The target is symmetric: f(x1, x2) = f(x2, x1). Press ▶ Start to fit a plain GP; when it finishes "
-              "(about 15 s), choose Model family → invariant (the swap orbit) and press ↺ Reset. Both fit the same "
+              "(800 steps), choose Model family → invariant (the swap orbit) and press ↺ Reset. Both fit the same "
               "100 points, yet within seconds the invariant model's ELBO climbs far above the dashed plain one and "
               "its test RMSE drops below it: the evidence rewards the right symmetry, not just the fit."),
         settings={"model": "svgp", "data.dataset": "symmetric-2d", "model.num_inducing": 30,
-                  "train.batch_size": 0, "train.learning_rate": 0.05, "train.steps": 1500},
+                  "train.batch_size": 0, "train.learning_rate": 0.05, "train.steps": 800},
         compare={"model": "invariant", "model.augmentation": "permutations", "model.num_inducing": 30},
         key_view="elbo", compare_view="test_rmse",
         controls=("model", "model.num_inducing", "train.learning_rate"),
@@ -92,7 +92,7 @@ LESSONS: list[Lesson] = [
         settings={"model": "conv-invariant", "data.dataset": "rectangles",
                   "data.source_options": {"num_train": 400, "num_test": 400},
                   "model.num_inducing": 16, "train.batch_size": 50, "train.learning_rate": 0.03,
-                  "train.steps": 800, "train.eval_size": 400},
+                  "train.steps": 400, "train.eval_size": 400},
         compare={"model": "conv-weighted", "model.num_inducing": 16},
         key_view="test_error", compare_view="patch_weights",
         controls=("model", "model.patch_size", "model.num_inducing", "train.learning_rate"),
@@ -184,6 +184,19 @@ def prior_explorer(settings: dict):
     from engine.models.dkp import PriorExplorer
 
     return PriorExplorer(**split_settings(settings)["prior"])
+
+
+def prior_settings(lesson: Lesson | None) -> dict:
+    """The prior page's values a lesson sets ({"delta": 1000.0, "alpha": 0.0}), for `PriorExplorer.param.update`."""
+    return split_settings(lesson.settings)["prior"] if lesson is not None else {}
+
+
+def compare_for_family(lesson: Lesson | None, family: str) -> dict:
+    """When a lesson's page switches to the family its comparison run uses, the model settings that run has
+    ({"num_inducing": 40, ...}: apply them over the family's page defaults); {} otherwise."""
+    if lesson is None or not lesson.compare or lesson.compare.get("model") != family:
+        return {}
+    return split_settings({"model": family, **lesson.compare})["model_config"]
 
 
 def visible_controls(lesson: Lesson) -> set[str]:

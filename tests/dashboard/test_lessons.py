@@ -4,8 +4,9 @@ import re
 
 import pytest
 
-from dashboard.lessons import (LESSONS, LessonCards, card_html, control_hidden, lesson_query, parse_query,
-                               prior_explorer, run_config, split_settings, visible_controls)
+from dashboard.lessons import (LESSONS, LessonCards, card_html, compare_for_family, control_hidden, lesson_query,
+                               parse_query, prior_explorer, prior_settings, run_config, split_settings,
+                               visible_controls)
 from engine.data import DataConfig
 from engine.models import get_model
 from engine.models.dkp import PriorExplorer
@@ -33,13 +34,17 @@ def test_settings_validate_as_a_run_configuration(lesson):
     if lesson.compare:
         second = run_config(lesson.compare_settings()).validate()
         assert second.model == lesson.compare.get("model", config.model)
+        # what the page applies over the family's defaults when the lecturer switches to the comparison's family
+        assert compare_for_family(lesson, second.model) == second.model_config
+        assert compare_for_family(lesson, "no-such-family") == {}
     split_settings(lesson.settings)  # only known prefixes
 
 
 @pytest.mark.parametrize("lesson", PRIOR, ids=lambda lesson: lesson.key)
 def test_prior_lesson_sets_real_prior_parameters_and_its_key_view_is_drawn(lesson):
     explorer = prior_explorer(lesson.settings)
-    for name, value in split_settings(lesson.settings)["prior"].items():
+    assert prior_settings(lesson)
+    for name, value in prior_settings(lesson).items():
         assert getattr(explorer, name) == value
     explorer.size, explorer.num_points = 40, 30  # small: the view names do not depend on the sizes
     assert lesson.key_view in explorer.views()

@@ -1,0 +1,234 @@
+"""A screenshot of a lesson for the README, taken from a real browser.
+
+Serves the dashboard (`invlab serve`) on a free localhost port with its own data directory, opens the lesson's link
+in headless Chromium (Debian's /usr/bin/chromium through Playwright), presses ▶ Start (not on the prior page), waits
+until the lesson's key view has data and then `--settle` seconds more, and saves the visible page as a small PNG
+(palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
+
+    python -m dashboard.screenshot [--lesson rotation] [--out docs/lesson.png] [--width 1200 --height 800]
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import html
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from .lessons import BY_KEY, LESSONS, Lesson, lesson_query
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+MAX_BYTES = 200_000
+
+# JavaScript: the number of points in the page's largest data source holding column `name`.
+COLUMN_LENGTH = """(name) => {
+  let n = 0;
+  if (typeof Bokeh === "undefined") return 0;
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.data && m.data[name]) n = Math.max(n, m.data[name].length);
+  return n;
+}"""
+# JavaScript: every text (titles, markup) in the page's Bokeh documents.
+PAGE_TEXTS = """() => {
+  const out = [];
+  if (typeof Bokeh === "undefined") return out;
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values()) {
+      if (typeof m.text === "string") out.push(m.text);
+      if (typeof m.axis_label === "string") out.push(m.axis_label);
+    }
+  return out;
+}"""
+
+
+def log(message: str) -> None:
+    print(f"screenshot: {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(directory: Path, timeout: float = 120.0):
+    """`invlab serve` on a free port, one torch thread, its own data directory; yields the app's URL."""
+    port = free_port()
+    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1")
+    log_path = directory / "server.log"
+    with open(log_path, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}/app"
+        try:
+            deadline = time.time() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError("the dashboard server exited: " + log_path.read_text()[-2000:])
+                try:
+                    if urllib.request.urlopen(url, timeout=5).status == 200:
+                        break
+                except OSError:
+                    pass
+                if time.time() > deadline:
+                    raise RuntimeError("the dashboard did not start: " + log_path.read_text()[-2000:])
+                time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def wait_for(fn, timeout: float, what: str, interval: float = 0.25):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def key_view_title(lesson: Lesson) -> str | None:
+    """The title of a lesson's key view when it is a view (a plot or table) rather than a curve: computed by the
+    engine with the lesson's settings (the prior explorer, or one training step). None when it is a curve."""
+    from .lessons import prior_explorer, run_config
+
+    if lesson.page == "prior":
+        explorer = prior_explorer(lesson.settings)
+        explorer.size, explorer.num_points = 20, 20  # titles do not depend on the sizes
+        return explorer.views()[lesson.key_view].title
+    from engine.train import Trainer
+
+    trainer = Trainer(run_config(lesson.settings))
+    trainer.step()
+    if lesson.key_view in trainer.history or lesson.key_view.startswith("test_"):
+        return None
+    return trainer.snapshot(views=True).views[lesson.key_view].title
+
+
+def key_view_ready(page, lesson: Lesson, title: str | None, points: int) -> bool:
+    """A curve's data source holds `points` values, or a view's title is on the page (its pane exists once the
+    view's first data has arrived)."""
+    if title is not None:
+        texts = page.evaluate(PAGE_TEXTS)
+        return any(title in text or html.escape(title) in text for text in texts)
+    return max(page.evaluate(COLUMN_LENGTH, name) for name in curve_columns(lesson.key_view)) >= points
+
+
+def curve_columns(metric: str) -> list[str]:
+    """Names the data of a metric's curve may have in the page: the metric's own (the page contract), and the
+    column HoloViews makes from the curve's axis label (e.g. "ELBO (nats)")."""
+    names = [metric]
+    try:
+        from holoviews.core.util import dimension_sanitizer
+
+        from .views import metric_spec
+
+        label = metric_spec(metric).label
+        names += [label, f"|{label}|", dimension_sanitizer(label), dimension_sanitizer(f"|{label}|")]
+    except Exception:  # noqa: BLE001 — a page without labelled curves: the metric's name is the column
+        pass
+    return names
+
+
+def optimise_png(raw: bytes, max_bytes: int = MAX_BYTES) -> bytes:
+    """Quantise to a palette (fewer colours until it fits) and save with Pillow's optimiser."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(raw)).convert("RGB")
+    data = b""
+    for colours in (256, 128, 64, 32):
+        buf = io.BytesIO()
+        image.quantize(colors=colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+            buf, format="PNG", optimize=True)
+        data = buf.getvalue()
+        if len(data) <= max_bytes:
+            break
+    return data
+
+
+def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, settle: float = 15.0,
+         timeout: float = 180.0, points: int = 5, teacher: bool = False) -> Path:
+    from playwright.sync_api import sync_playwright
+
+    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if executable is None:
+        raise RuntimeError("Chromium not found: install Debian's chromium or set INVLAB_CHROMIUM")
+    title = key_view_title(lesson)
+    with tempfile.TemporaryDirectory(prefix="invlab-shot-") as tmp, serve(Path(tmp)) as url:
+        link = url + lesson_query(lesson, teacher=teacher)
+        log(f"opening {link}")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                errors = []
+                page.on("pageerror", lambda err: errors.append(str(err)))
+                try:
+                    page.goto(link, timeout=timeout * 1000)
+                    if lesson.page == "prior":
+                        tab = page.locator(".bk-tab", has_text="Deep kernel prior").first
+                        tab.wait_for(timeout=timeout * 1000)
+                        if "bk-active" not in (tab.get_attribute("class") or ""):
+                            tab.click()  # the page did not open it from `page=prior`: open it as a visitor would
+                    else:
+                        page.get_by_role("button", name="▶ Start").click(timeout=timeout * 1000)
+                    wait_for(lambda: key_view_ready(page, lesson, title, points), timeout,
+                             f"the key view {lesson.key_view}")
+                except Exception as err:  # say what the page showed: a picture beside the output, the server's log
+                    failed = out.with_suffix(".failed.png")
+                    with contextlib.suppress(Exception):
+                        page.screenshot(path=str(failed))
+                    server_log = (Path(tmp) / "server.log").read_text()[-3000:]
+                    raise RuntimeError(f"{err}\npage errors: {errors}\nwhat the page showed: {failed}\n"
+                                       f"server log:\n{server_log}") from None
+                log(f"{lesson.key_view} has data; letting it run {settle:g} s more")
+                time.sleep(settle)
+                raw = page.screenshot(full_page=False)
+            finally:
+                browser.close()
+    data = optimise_png(raw)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    log(f"saved {out} ({len(data) / 1000:.0f} KB, {width}×{height})")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY), help="which lesson (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("docs/lesson.png"), help="PNG to write (default: %(default)s)")
+    parser.add_argument("--width", type=int, default=1200)
+    parser.add_argument("--height", type=int, default=800)
+    parser.add_argument("--settle", type=float, default=15.0, help="seconds to wait after the key view has data")
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the page and the key view")
+    parser.add_argument("--teacher", action="store_true", help="open the lesson in teacher mode")
+    args = parser.parse_args(argv)
+    try:
+        take(BY_KEY[args.lesson], args.out, width=args.width, height=args.height, settle=args.settle,
+             timeout=args.timeout, teacher=args.teacher)
+    except (RuntimeError, TimeoutError) as err:
+        print(f"screenshot: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
