@@ -12,7 +12,7 @@ from typing import Callable
 import param
 
 from ..errors import ConfigError
-from .base import ModelFamily, Prediction, Terms
+from .base import ModelFamily, Numerics, Prediction, Terms, Tunable
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class ModelSpec:
     image_only: bool = False  # needs image inputs [N, C, H, W]
     # config parameter → learnable value it initialises; changing it while training sets the value live
     live: tuple[tuple[str, str], ...] = ()
+    # a factory for the family's prior explorer: a param object with `.views() -> dict[str, View]` whose parameters
+    # are its controls (the dashboard's prior page); None when the family has none
+    prior_explorer: Callable[[], param.Parameterized] | None = None
 
 
 REGISTRY: dict[str, ModelSpec] = {}
@@ -54,8 +57,8 @@ SVGP_LIVE = (("lengthscale", "kernel.lengthscale"), ("variance", "kernel.varianc
 register(ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)",
                    live=SVGP_LIVE))
 
-__all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Prediction", "Terms",
-           "SVGP", "SVGPConfig", "SVGP_LIVE"]
+__all__ = ["ModelSpec", "REGISTRY", "register", "get_model", "model_names", "ModelFamily", "Numerics", "Prediction",
+           "Terms", "Tunable", "SVGP", "SVGPConfig", "SVGP_LIVE"]
 
 from .invariant import InvariantConfig, build_invariant  # noqa: E402
 
@@ -70,17 +73,18 @@ for _name, _config, _build, _description in _CONV_VARIANTS:
     register(ModelSpec(_name, _config, _build, _description, image_only=True, live=_CONV_LIVE[_name]))
 
 from .dkp import DIWPConfig as _DIWPConfig, DKPSVGPConfig as _DKPSVGPConfig, NNGPConfig as _NNGPConfig  # noqa: E402
+from .dkp import PriorExplorer as _PriorExplorer  # noqa: E402
 from .dkp import build_dkp as _build_dkp, build_dkp_svgp as _build_dkp_svgp  # noqa: E402
 
 register(ModelSpec("diwp", _DIWPConfig, _build_dkp,
                    "Deep inverse Wishart process, doubly-stochastic inducing-point inference (Aitchison et al. 2021)",
-                   live=(("noise_variance", "likelihood.variance"),)))
+                   live=(("noise_variance", "likelihood.variance"),), prior_explorer=_PriorExplorer))
 register(ModelSpec("nngp", _NNGPConfig, _build_dkp,
                    "NNGP: the deep kernel stack as deterministic transforms (the DIWP's δ → ∞ limit)",
-                   live=(("noise_variance", "likelihood.variance"),)))
+                   live=(("noise_variance", "likelihood.variance"),), prior_explorer=_PriorExplorer))
 register(ModelSpec("dkp_svgp", _DKPSVGPConfig, _build_dkp_svgp,
                    "Plain SVGP whose kernel is the deep kernel stack (NNGP kernel); the DIWP's SVGP baseline",
-                   live=(("noise_variance", "likelihood.variance"),)))
+                   live=(("noise_variance", "likelihood.variance"),), prior_explorer=_PriorExplorer))
 
 from .rkhs import LIVE as _RKHS_LIVE, RKHSConfig, build_rkhs  # noqa: E402
 

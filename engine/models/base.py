@@ -3,16 +3,22 @@
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
 `diagnostics(data) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
 `predict`, the same for all families.
+
+Two typed answers go from a family to the page and the CLI: `numerics() -> Numerics` (the jitter in use and
+the condition number that matters for this family, named) and `tunables() -> list[Tunable]` (the scalar
+learnable values a user may set or freeze while training runs, with a label, a natural interval and a scale).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import torch
 from torch import nn
 
 from ..diagnostics import View
+from ..parameters import Bounded, Constrained, Positive
 
 
 @dataclass
@@ -38,6 +44,89 @@ class Prediction:
     log_density: torch.Tensor | None = None  # log p(y* | data) per test point, when y was given
 
 
+@dataclass(frozen=True)
+class Numerics:
+    """Numerical health of a model for the status bar: the jitter in use and one condition number, named."""
+
+    jitter: float = float("nan")  # jitter in use (after escalation); nan if the family has none
+    condition: float = float("nan")  # the condition number that matters for this family
+    condition_of: str = "K_uu"  # what it is the condition number of, as the status bar shows it
+    extra: dict = field(default_factory=dict)  # other figures by name (e.g. {"representers": 400.0})
+
+    def get(self, key: str, default=None):
+        """Dict-style reading for code written against the old numerics dict (transitional)."""
+        if key in ("jitter", "condition", "condition_of"):
+            return getattr(self, key)
+        if key.endswith("condition"):  # e.g. the old "kuu_condition"
+            return self.condition
+        return self.extra.get(key, default)
+
+
+def condition_number(eigenvalues: torch.Tensor | Sequence[float]) -> float:
+    """λ_max / λ_min of a symmetric PSD matrix from its ascending eigenvalues.
+
+    Eigenvalues below λ_max·ε (ε the dtype's machine epsilon) are round-off, so they count as λ_max·ε: a
+    numerically singular matrix reads 1/ε (4.5e15 in float64) rather than a meaningless 1e300."""
+    ev = torch.as_tensor(eigenvalues)
+    if not ev.dtype.is_floating_point:
+        ev = ev.to(torch.float64)
+    if ev.numel() == 0:
+        return float("nan")
+    top = float(ev.max())
+    if not top > 0:
+        return float("nan")
+    floor = top * float(torch.finfo(ev.dtype).eps)
+    return top / max(float(ev.min()), floor)
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """A scalar learnable value a user may set (`Trainer.set_value(name, v)`) or freeze (`Trainer.freeze`) live."""
+
+    name: str  # the learnable's full path: what Trainer.set_value(name, v) / freeze(name, f) take
+    label: str  # in words, e.g. "rotation half-width"
+    value: float  # current constrained value
+    lo: float | None = None  # the interval a control should span (natural, e.g. 0..180 for a half-width in degrees;
+    hi: float | None = None  # strictly inside the value's open bounds, so both ends can be set)
+    scale: str = "linear"  # "linear" or "log"
+    unit: str = ""  # "°", "px", ""
+    frozen: bool = False
+    group: str = "invariance"  # "invariance" (shown on the Invariance tab) or "kernel" / "likelihood"
+
+
+def tunable(name: str, p: Constrained, label: str, *, group: str, interval: tuple[float, float] | None = None,
+            scale: str | None = None, unit: str = "", value: float | None = None) -> Tunable:
+    """A `Tunable` for the scalar constrained value `p` at `name`.
+
+    `interval` is the natural span for a control; it is widened to hold the current value and pulled strictly
+    inside the value's open bounds (a `Bounded` range's ends, a `Positive` floor), so every point of it can be
+    assigned. The scale defaults to log for positive values (variances, lengthscales) and linear otherwise."""
+    v = float(p().detach().reshape(-1)[0]) if value is None else float(value)
+    if scale is None:
+        scale = "linear" if isinstance(p, Bounded) or not _positive(p) else "log"
+    lo, hi = interval if interval is not None else (None, None)
+    if lo is not None and math.isfinite(v) and (scale != "log" or v > 0):
+        lo = min(lo, v)
+    if hi is not None and math.isfinite(v):
+        hi = max(hi, v)
+    if isinstance(p, Bounded):  # open (p.lo, p.hi): keep a sliver inside both ends
+        margin = 1e-4 * (p.hi - p.lo) / 2
+        lo = p.lo + margin if lo is None else max(lo, p.lo + margin)
+        hi = p.hi - margin if hi is None else min(hi, p.hi - margin)
+    elif isinstance(p, Positive) and lo is not None:
+        lo = max(lo, p.floor * (1 + 1e-3) if p.floor > 0 else lo)
+    return Tunable(name, label, v, lo, hi, scale, unit, bool(p.frozen), group)
+
+
+def _positive(p: Constrained) -> bool:
+    """Whether `p` only takes positive values (its transform maps raw 0 and a very negative raw above zero)."""
+    if isinstance(p, Positive):
+        return True
+    with torch.no_grad():
+        probe = p.transform(torch.tensor([-50.0, 0.0, 50.0], dtype=torch.float64))
+    return bool((probe > 0).all())
+
+
 class ModelFamily(nn.Module):
     """Base class: subclasses implement `loss`, `predict`, `diagnostics`; `metrics` is shared."""
 
@@ -53,9 +142,13 @@ class ModelFamily(nn.Module):
     def diagnostics(self, data=None) -> dict[str, View]:
         return {}
 
-    def numerics(self) -> dict[str, float]:
-        """Numerical health figures for the status bar (current jitter, condition numbers)."""
-        return {}
+    def numerics(self) -> Numerics:
+        """Numerical health for the status bar: the jitter in use and the condition number that matters here."""
+        return Numerics(jitter=float(getattr(self, "last_jitter", float("nan"))))
+
+    def tunables(self) -> list[Tunable]:
+        """Scalar learnable values a user may set or freeze while training runs (none by default)."""
+        return []
 
     @torch.no_grad()
     def metrics(self, X: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> dict[str, float]:

@@ -157,6 +157,8 @@ class ConvolutionalGP(SVGP):
     """SVGP with inducing patches and inducing blocks; `prior_factors()` gives one Cholesky factor per block of K_uu."""
 
     class_names: list[str] | None = None  # for labelling per-class diagnostics
+    # labels of the live hyper-parameters (`tunables`): the patch kernel k_g, and the whole-image RBF part of +RBF
+    tunable_owners = {"kernel.base.": "patch kernel", "kernel.parts.1.base.": "patch kernel", "kernel.parts.0.": "RBF part"}
 
     def __init__(self, kernel, inducing, likelihood: Likelihood, num_data: int, *, num_latent: int = 1,
                  whiten: bool = True, q_covariance: str = "full", jitter: float | None = None,

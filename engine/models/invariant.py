@@ -35,7 +35,8 @@ from ..likelihoods.polya_gamma import PolyaGammaLogistic
 from ..linalg import whitened_solve
 from ..parameters import learnables
 from ..transforms import AUGMENTATIONS, build_augmentation
-from .base import Terms
+from ..transforms.base import SymmetricRange, UniformRange
+from .base import Terms, Tunable, tunable
 from .svgp import SVGP, median_distance
 
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
@@ -91,8 +92,14 @@ class InvariantSVGP(SVGP):
         return torch.cat(means), torch.cat(variances)
 
     def invariance_parameters(self) -> dict:
-        """The augmentation's learnable values by their full names (what the dashboard's sliders set and freeze)."""
+        """The augmentation's learnable values by their full names (transitional: the page reads `tunables()`)."""
         return {k: v for k, v in learnables(self).items() if k.startswith("kernel.augmentation.")}
+
+    tunable_owners = {"kernel.base.": ""}
+
+    def tunables(self) -> list[Tunable]:
+        """The augmentation's ranges (group "invariance"), then k_g's hyper-parameters and the noise variance."""
+        return augmentation_tunables(self.augmentation, "kernel.augmentation.") + super().tunables()
 
     # -- objective: the SVGP's, plus the ranges as named parts so the trainer logs them --------------------------
     def range_values(self) -> dict[str, torch.Tensor]:
@@ -158,6 +165,34 @@ class InvariantSVGP(SVGP):
 
 
 UNIT_SYMBOLS = {"degrees": "°", "pixels": "px"}  # how a range's unit is written on an axis
+
+
+# -- the ranges as live controls ---------------------------------------------------------------------------------------
+RANGE_LABELS = {"rotation": "rotation", "scale_x": "horizontal log-scale", "scale_y": "vertical log-scale",
+                "shear": "shear", "translate_x": "horizontal shift", "translate_y": "vertical shift",
+                "strength": "deformation strength", "scale": "log-scale jitter"}
+SHORT_UNITS = {"degrees": "°", "pixels": "px"}  # units a control shows after the number; others go in the label
+
+
+def augmentation_tunables(augmentation, prefix: str) -> list[Tunable]:
+    """Every learnable range of an augmentation as a `Tunable` (finite orbits have none).
+
+    A symmetric range U[−α, α] is one half-width on [0, limit) (the sign of α does not matter, so the value is
+    |α| and setting v makes α = v); a two-sided range gives its two ends, each on (−limit, limit)."""
+    out = []
+    for key, r in getattr(augmentation, "ranges", {}).items():
+        unit = SHORT_UNITS.get(r.unit, "")
+        what = RANGE_LABELS.get(key, key.replace("_", " "))
+        note = f" ({r.unit})" if r.unit and not unit else ""
+        if isinstance(r, SymmetricRange):
+            p = r.half_width
+            out.append(tunable(f"{prefix}ranges.{key}.half_width", p, f"{what} half-width{note}", group="invariance",
+                               interval=(0.0, r.limit), scale="linear", unit=unit, value=abs(float(p().detach()))))
+        elif isinstance(r, UniformRange):
+            for end, word in (("lo", "lower"), ("hi", "upper")):
+                out.append(tunable(f"{prefix}ranges.{key}.{end}", getattr(r, end), f"{what} range, {word} end{note}",
+                                   group="invariance", interval=(-r.limit, r.limit), scale="linear", unit=unit))
+    return out
 
 
 # -- configuration and construction ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ the likelihood's expectation in `engine.likelihoods`. A family that sums a funct
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import param
@@ -23,7 +24,7 @@ from ..inducing import InducingPoints, InducingVariables, initial_locations
 from ..kernels import KERNELS, Kernel, build_kernel
 from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
 from ..linalg import robust_cholesky, whitened_solve
-from .base import ModelFamily, Prediction, Terms
+from .base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
 from .conditionals import project, project_whitened
 from .variational import VariationalDistribution
 
@@ -105,11 +106,20 @@ class SVGP(ModelFamily):
 
     # -- what to look at ---------------------------------------------------------------------------------------
     @torch.no_grad()
-    def numerics(self) -> dict[str, float]:
+    def numerics(self) -> Numerics:
+        """cond(K_uu + jitter): near 1 means K_uu ≈ σ²I, inducing inputs the kernel sees as unrelated."""
         K = Kuu(self.inducing, self.kernel)
-        ev = torch.linalg.eigvalsh(K + self.last_jitter * torch.eye(K.shape[0], dtype=K.dtype, device=K.device)
-                                   if math.isfinite(self.last_jitter) else K)
-        return {"jitter": self.last_jitter, "kuu_condition": float(ev[-1] / ev[0].clamp_min(1e-300))}
+        j = self.last_jitter if math.isfinite(self.last_jitter) else self.jitter  # before the first solve: the setting
+        j = float("nan") if j is None else float(j)
+        ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device) if math.isfinite(j) else K)
+        return Numerics(jitter=j, condition=condition_number(ev), condition_of="K_uu", extra={"inducing": float(K.shape[0])})
+
+    # name prefix → what the values under it belong to, for the labels of `tunables` (subclasses extend it)
+    tunable_owners: dict[str, str] = {"kernel.": ""}
+
+    def tunables(self) -> list[Tunable]:
+        """The kernel's scalar hyper-parameters and the Gaussian noise variance (vectors such as ARD are left out)."""
+        return kernel_tunables(self, self.tunable_owners)
 
     @torch.no_grad()
     def diagnostics(self, data=None) -> dict[str, dg.View]:
@@ -127,6 +137,43 @@ class SVGP(ModelFamily):
         if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
             views["posterior"] = field_over_plane(self, data[0], data[1])
         return views
+
+
+# what a scalar learnable is, by the last part of its name: (label, natural interval, group)
+HYPERPARAMETERS = {
+    "lengthscale": ("lengthscale", (1e-4, 1e4), "kernel"),
+    "variance": ("signal variance σ²", (1e-6, 1e4), "kernel"),
+}
+NOISE = ("noise variance", (1e-6, 1e3), "likelihood")
+
+
+def kernel_tunables(model, owners: dict[str, str]) -> list[Tunable]:
+    """Scalar lengthscales, signal variances and the Gaussian noise variance of `model` as `Tunable`s.
+
+    `owners` maps a name prefix to the part it belongs to ("kernel.parts.0." → "RBF part"), which prefixes the
+    label; learnables under no listed prefix other than the likelihood's are left out (e.g. augmentation ranges)."""
+    from ..parameters import learnables
+
+    out = []
+    for name, p in learnables(model).items():
+        if p.raw.numel() != 1:
+            continue
+        leaf = name.rsplit(".", 1)[-1]
+        if name == "likelihood.variance":
+            label, interval, group = NOISE
+        elif leaf in HYPERPARAMETERS:
+            owner = max((k for k in owners if name.startswith(k)), key=len, default=None)
+            if owner is None:
+                continue
+            label, interval, group = HYPERPARAMETERS[leaf]
+            label = f"{owners[owner]} {label}".strip() if owners[owner] else label
+            layer = re.search(r"(?:^|\.)kernels\.(\d+)\.", name)  # a stack of kernels (deep kernel SVGP)
+            if layer:
+                label += f" of layer {int(layer.group(1)) + 1}"
+        else:
+            continue
+        out.append(tunable(name, p, label, group=group, interval=interval))
+    return out
 
 
 def hyperparameter_values(model) -> dict[str, float]:

@@ -196,7 +196,7 @@ def test_diagnostics_show_each_layer(diabetes):
         assert isinstance(spec, dg.Spectrum) and spec.values.shape == (12,) and (spec.values >= 0).all()
     assert isinstance(views["hyperparameters"], dg.Scalars)
     assert any("delta" in k for k in views["hyperparameters"].values)
-    assert model.numerics()["output_kii_condition"] >= 1.0
+    assert model.numerics().condition >= 1.0 and model.numerics().condition_of == "output K_ii"
 
 
 def test_bad_configurations_and_inputs_are_refused(diabetes):

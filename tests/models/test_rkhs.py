@@ -157,7 +157,7 @@ def test_diagnostics_views():
     assert parts["objective"] == pytest.approx(model.objective(), rel=1e-12)
     trace = views["solver_trace"].series
     assert set(trace) == {"data_loss", "invariance_loss", "norm"} and len(trace["norm"][0]) == len(model.trace)
-    assert model.numerics()["gram_condition"] > 1
+    assert model.numerics().condition > 1 and model.numerics().extra["representers"] == model.gram.size
 
 
 def test_image_data_gets_tangent_functionals_and_a_tangent_view():

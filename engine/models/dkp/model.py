@@ -34,7 +34,8 @@ from ...errors import ConfigError, ShapeError
 from ...inducing import InducingPoints, initial_locations
 from ...kernels.gram import GRAM_KERNELS, GramKernel, InputAffine, NNGPKernel, build_gram_kernel, linear_gram
 from ...likelihoods import Likelihood, build_likelihood
-from ..base import ModelFamily, Prediction, Terms
+from ...parameters import learnables
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
 from ..svgp import SVGP, field_over_plane, hyperparameter_values
 from .layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
 
@@ -272,10 +273,37 @@ class DeepKernelProcess(ModelFamily):
         return [g.cpu().numpy() for g in ind.grams], ind.output_kernel.cpu().numpy()
 
     @torch.no_grad()
-    def numerics(self) -> dict[str, float]:
-        _, K = self.layer_grams(S=1)
-        ev = np.linalg.eigvalsh(K[0])
-        return {"jitter": self.jitter, "output_kii_condition": float(ev[-1] / max(ev[0], 1e-300))}
+    def numerics(self) -> Numerics:
+        """cond(K(G_L)_ii + jitter), the output layer's kernel at the inducing points (one sample, drawn with a fixed
+        seed from a forked random stream: the figure does not jitter between calls, and training's stream is untouched)."""
+        device = self.Z.device
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.manual_seed(0)
+            ind = self.sample_inducing(1)
+        K = ind.output_kernel[0]
+        return Numerics(jitter=float(self.jitter) if self.jitter is not None else float("nan"),
+                        condition=condition_number(torch.linalg.eigvalsh(0.5 * (K + K.T))), condition_of="output K_ii",
+                        extra={"inducing": float(K.shape[0])})
+
+    def tunables(self) -> list[Tunable]:
+        """Each layer's δ and γ (log scale), each kernel's σ² and the Gaussian noise variance."""
+        out = []
+        for name, p in learnables(self).items():
+            if p.raw.numel() != 1:
+                continue
+            parts = name.split(".")
+            if name == "likelihood.variance":
+                out.append(tunable(name, p, "noise variance", group="likelihood", interval=(1e-6, 1e3)))
+            elif parts[-1] in ("delta", "gamma") and parts[0] in ("input_layer", "hidden"):
+                layer = 1 if parts[0] == "input_layer" else int(parts[1]) + 2
+                what, interval = ("δ (degrees of freedom)", (1e-2, 1e6)) if parts[-1] == "delta" else \
+                    ("γ (extra degrees of freedom of Q)", (1e-4, 1e4))
+                out.append(tunable(name, p, f"layer {layer} {what}", group="kernel", interval=interval, scale="log"))
+            elif parts[0] == "kernels" and parts[-1] in ("variance", "lengthscale"):
+                what = "σ²" if parts[-1] == "variance" else "lengthscale"
+                out.append(tunable(name, p, f"kernel {what} after layer {int(parts[1]) + 1}", group="kernel",
+                                   interval=(1e-4, 1e4)))
+        return out
 
     @torch.no_grad()
     def diagnostics(self, data=None) -> dict[str, dg.View]:

@@ -34,8 +34,8 @@ from ...covariances import Kuu
 from ...errors import ConfigError
 from ...kernels import build_kernel
 from ...likelihoods import Gaussian, RobustMax, prob_is_largest
-from ..base import ModelFamily, Prediction, Terms
-from ..svgp import field_over_plane, hyperparameter_values, median_distance
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
+from ..svgp import field_over_plane, hyperparameter_values, kernel_tunables, median_distance
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
 from .reference import fit_reference, reference_size
 from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
@@ -226,14 +226,19 @@ class GWI(ModelFamily):
 
     # -- what to look at --------------------------------------------------------------------------------------------
     @torch.no_grad()
-    def numerics(self) -> dict[str, float]:
+    def numerics(self) -> Numerics:
+        """cond(K_uu + jitter) of Q's inducing points; `extra` has the largest imaginary part of the W2 spectrum."""
         K = Kuu(self.Q.inducing, self.kernel)
-        j = self.last_jitter if math.isfinite(self.last_jitter) else 0.0
+        j = self.last_jitter if math.isfinite(self.last_jitter) else (self.jitter or 0.0)  # before the first solve: the setting
         ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device))
-        out = {"jitter": self.last_jitter, "kuu_condition": float(ev[-1] / ev[0].clamp_min(1e-300))}
+        extra = {"inducing": float(K.shape[0])}
         if self.last_imag is not None:
-            out["spectrum_imag"] = float(self.last_imag.max())
-        return out
+            extra["spectrum_imag"] = float(self.last_imag.max())
+        return Numerics(jitter=float(j), condition=condition_number(ev), condition_of="K_uu", extra=extra)
+
+    def tunables(self) -> list[Tunable]:
+        """The Gaussian noise variance (regression); P's kernel stays as the reference fit left it."""
+        return kernel_tunables(self, {})
 
     @torch.no_grad()
     def diagnostics(self, data=None) -> dict[str, dg.View]:
@@ -286,7 +291,7 @@ class GWIConfig(param.Parameterized):
     noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3),
                                   doc="Initial Gaussian noise σ² for the reference fit (regression: then the likelihood's).")
     learn_noise = param.Boolean(default=True, doc="Regression: keep learning σ² in the GWI objective.")
-    init_regulariser = param.Number(default=1e-6, bounds=(0.0, 1e6),
+    init_regulariser = param.Number(default=1e-6, bounds=(0.0, 1e6), softbounds=(1e-10, 1e6),
                                     doc="λ in L_Σ = chol([K_ZZ + σ⁻² K_ZX K_XZ + λI]⁻¹) (sec. 1.6.1).")
     init_mean = param.Boolean(default=True, doc="Start β at the closed form Σ K_ZX y / σ² (else at zero).")
     network_width = param.Integer(default=0, bounds=(0, 4096),

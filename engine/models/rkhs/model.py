@@ -36,7 +36,7 @@ from ... import diagnostics as dg
 from ...errors import ConfigError, ShapeError
 from ...kernels import build_kernel
 from ...parameters import Constrained
-from ..base import ModelFamily, Prediction, Terms
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
 from ..svgp import median_distance
 from .functionals import DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives
 from .gram import RepresenterGram
@@ -317,9 +317,19 @@ class RKHSMachine(ModelFamily):
         return values
 
     @torch.no_grad()
-    def numerics(self) -> dict[str, float]:
-        ev = self.gram_spectrum()
-        return {"representers": float(self.gram.size), "gram_condition": float(ev[-1] / max(ev[0], 1e-300))}
+    def numerics(self) -> Numerics:
+        """cond(K) of the representer Gram matrix (1/ε when it is numerically singular, as it usually is with many
+        invariance functionals); no jitter: the whitened solve drops the null space instead."""
+        extra = {"representers": float(self.gram.size)}
+        if self.rank is not None:
+            extra["rank"] = float(self.rank)
+        return Numerics(condition=condition_number(self.gram_spectrum()), condition_of="K (representers)", extra=extra)
+
+    def tunables(self) -> list[Tunable]:
+        """ν (the invariance weight, from 0 = plain kernel regression) and λ (the data weight): set live, never learned
+        (frozen: the solve only fits the coefficients)."""
+        return [tunable("nu", self.nu, "invariance weight ν", group="invariance", interval=(0.0, 10.0), scale="linear"),
+                tunable("lam", self.lam, "data weight λ", group="likelihood", interval=(1e-4, 1e4), scale="log")]
 
     @torch.no_grad()
     def diagnostics(self, data=None) -> dict[str, dg.View]:
