@@ -5,10 +5,15 @@ bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand
 Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every step
 also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last
 good state and raises `NonFiniteLossError`; the run can continue from there.
+
+Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
+between) and a `Health` verdict (`engine.train.health`). An L-BFGS run stops once its solve has converged
+(`converged` is set and the run finishes) instead of running out its configured steps.
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 from collections import defaultdict
@@ -21,10 +26,12 @@ import torch
 
 from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
+from ..models.base import Numerics
 from ..parameters import learnables
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
+from .health import Health, assess
 from .store import RunStore
 
 
@@ -46,12 +53,13 @@ class Snapshot:
     metrics: dict[str, float]
     history: dict[str, tuple[np.ndarray, np.ndarray]]
     views: dict[str, View] = field(default_factory=dict)
-    numerics: dict[str, float] = field(default_factory=dict)
+    numerics: Numerics = field(default_factory=Numerics)
     steps_per_sec: float = float("nan")
     device: str = "cpu"
     dtype: str = "float64"
     run_id: int | None = None
     warning: str | None = None
+    health: Health = field(default_factory=Health)
 
 
 class Trainer:
@@ -99,6 +107,9 @@ class Trainer:
         self._steps_per_sec = float("nan")
         self._eval_idx = torch.randperm(len(self.X_test), generator=torch.Generator().manual_seed(self.tc.seed + 1))[
             : self.tc.eval_size].to(self.device)
+        self.chance_error = self._chance_error()
+        self.converged = False  # an L-BFGS solve that has converged (the run stops); a live edit clears it
+        self.last_numerics: Numerics | None = None
         self._good = self._capture()
         self.store, self.run_id = store, run_id
         if store is not None and run_id is None:
@@ -108,6 +119,17 @@ class Trainer:
     def _labels(self, y):
         y = torch.as_tensor(y, device=self.device)
         return y.long() if self.dataset.task == "classification" else y.to(self.dtype)
+
+    def _chance_error(self) -> float:
+        """The test error of the best constant answer on the evaluation subset: 1 − the most common class's share
+        (classification) or the RMSE of the training mean in original units (regression). Health compares with it."""
+        y = self.y_test.index_select(0, self._eval_idx)
+        if y.numel() == 0:
+            return float("nan")
+        if self.dataset.task == "classification":
+            return 1.0 - float(torch.bincount(y.reshape(-1)).max()) / y.numel()
+        mean = self.y.reshape(-1, *y.shape[1:]).mean(0)
+        return float(((y - mean) ** 2).mean().sqrt()) * float(getattr(self.model, "y_std", 1.0) or 1.0)
 
     def _make_optimizer(self):
         params = [p for p in self.model.parameters()]
@@ -186,6 +208,8 @@ class Trainer:
             if self.optimizer_name == "lbfgs":
                 good = self._capture()
                 holder = {}
+                counters = self.optimizer.state[self.optimizer.param_groups[0]["params"][0]]  # torch keeps them there
+                before = (counters.get("n_iter", 0), counters.get("func_evals", 0), self.last_parts.get("loss"))
 
                 def closure():
                     self.optimizer.zero_grad(set_to_none=True)
@@ -199,6 +223,7 @@ class Trainer:
                 if not self._all_finite(terms.loss, with_grads=False):
                     self._restore(good)
                     self._fail(terms, attempted)
+                self.converged = self._solve_converged(counters, before, terms)
             else:
                 self.optimizer.zero_grad(set_to_none=True)
                 terms = self._loss(X, y, attempted)
@@ -209,6 +234,17 @@ class Trainer:
             self.scheduler.step()
             self.step_count += 1
             return terms
+
+    def _solve_converged(self, counters, before, terms) -> bool:
+        """Whether this L-BFGS step ended its solve on a tolerance: torch stops an inner loop early (fewer iterations
+        and evaluations than allowed) only when the gradient, the step or the loss change is below its tolerance.
+        A loss that did not change from the last step counts too."""
+        group = self.optimizer.param_groups[0]
+        iters, evals = counters.get("n_iter", 0) - before[0], counters.get("func_evals", 0) - before[1]
+        if iters < group["max_iter"] and evals < group["max_eval"]:
+            return True
+        previous, loss = before[2], float(terms.loss.detach())
+        return previous is not None and abs(loss - previous) <= 1e-12 * max(abs(loss), 1.0)
 
     def step(self) -> StepResult:
         t0 = time.perf_counter()
@@ -243,6 +279,11 @@ class Trainer:
                     break
                 terms = self._step()
                 n = self.step_count
+                if self.converged:  # the L-BFGS solve is done: more steps would not change it
+                    self._log(terms)
+                    self.finish()
+                    yield self.snapshot(views=False)
+                    return
                 if n % tc.log_every == 0 or n == end:
                     self._log(terms)
                 if tc.eval_every and n % tc.eval_every == 0:
@@ -267,7 +308,8 @@ class Trainer:
 
     def finish(self) -> dict[str, float]:
         metrics = self.evaluate()
-        self._set_status("finished")
+        self._set_status("finished", message=f"the L-BFGS solve converged at step {self.step_count}"
+                          if self.converged else None)
         if self.store is not None:
             self.save_checkpoint()
         return metrics
@@ -278,6 +320,7 @@ class Trainer:
         with self.lock:
             idx = self._eval_idx
             metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
+            self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
         metrics = {f"test_{k}": v for k, v in metrics.items()}
         self.last_metrics = metrics
         self._record(metrics)
@@ -293,8 +336,16 @@ class Trainer:
             self.store.log_metrics(self.run_id, self.step_count, values)
 
     def snapshot(self, views: bool = True) -> Snapshot:
+        """The run now. With `views`, the diagnostics and fresh numerics; without, the last numerics (from the last
+        views or evaluation) with the current jitter, so a snapshot stays cheap."""
         with self.lock:
-            numerics = self.model.numerics() if views else {"jitter": getattr(self.model, "last_jitter", float("nan"))}
+            if views or self.last_numerics is None:
+                self.last_numerics = numerics = self.model.numerics()
+            else:
+                jitter = getattr(self.model, "last_jitter", float("nan"))
+                numerics = self.last_numerics
+                if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
+                    numerics = dataclasses.replace(numerics, jitter=jitter)
             diag = {}
             if views:
                 sample = self._diagnostic_data()
@@ -302,7 +353,16 @@ class Trainer:
         history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64)) for k, (s, v) in self.history.items()}
         return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
                         numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
-                        self.run_id, self.last_warning)
+                        self.run_id, self.last_warning, self.health(history, numerics))
+
+    def health(self, history=None, numerics: Numerics | None = None) -> Health:
+        """The run's health verdict (`engine.train.health.assess`) from its history and numerics."""
+        if history is None:
+            history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
+        ds = self.dataset
+        return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
+                      num_classes=ds.num_classes, optimizer=self.optimizer_name, chance_error=self.chance_error,
+                      learning_rate=self.current_lr, converged=self.converged if self.optimizer_name == "lbfgs" else None)
 
     def _diagnostic_data(self, n: int = 400):
         idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
@@ -319,10 +379,12 @@ class Trainer:
         with self.lock:
             self._learnable(name).assign(value)
             self._good = self._capture()
+            self.converged = False  # the solve's answer has changed: it must run again
 
     def freeze(self, name: str, frozen: bool = True) -> None:
         with self.lock:
             self._learnable(name).frozen = frozen
+            self.converged = False
 
     def _learnable(self, name):
         table = learnables(self.model)
@@ -336,6 +398,7 @@ class Trainer:
             for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs):
                 group["lr"] = lr * self._lr_factor(self.step_count)
             self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
+            self.converged = False
 
     # -- persistence ----------------------------------------------------------------------------------------------------
     def _set_status(self, status: str, message: str | None = None) -> None:

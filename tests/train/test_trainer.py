@@ -126,7 +126,7 @@ def test_snapshot_is_plain_numpy_and_floats():
     walk(snap)
     steps, values = snap.history["elbo"]
     assert isinstance(values, np.ndarray) and steps[-1] == 10
-    assert "kuu_spectrum" in snap.views and "test_error" in snap.metrics and np.isfinite(snap.numerics["kuu_condition"])
+    assert "kuu_spectrum" in snap.views and "test_error" in snap.metrics and np.isfinite(snap.numerics.condition)
 
 
 def test_live_edits_from_another_thread_under_the_lock():

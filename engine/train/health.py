@@ -1,0 +1,200 @@
+"""Is a run healthy? A verdict from its history and numerics, with one sentence on what to do.
+
+`assess(history, numerics, ...)` looks at what the Trainer already records (the loss every `log_every` steps,
+test metrics at each evaluation) and the model's `Numerics`, and returns a `Health`:
+
+- **collapsed**: the test error is at chance (the error of always answering the most common class, or the RMSE
+  of always answering the mean) after training has started, and either the family's condition number is ≈ 1
+  (K_uu ≈ σ²I: the kernel sees every inducing input as unrelated to every other, e.g. inducing inputs turned to
+  noise by too large a step) or the predictions are uniform (NLPD ≈ log K) although the run was better before.
+  A fresh model is at chance too, with NLPD = log K exactly, so nothing is judged at step 0, and a model that
+  has never left chance but whose loss keeps falling (a slow start) is not collapsed.
+- **diverging**: the loss has risen steadily over the recent window.
+- **converged**: the L-BFGS solve has converged (the Trainer says so, or the loss no longer changes).
+- **stalled**: the loss has made no progress over a long window (≥ `STALL_STEPS` steps and a quarter of the
+  run) at a learning rate that is not tiny, while the model has learned nothing (its test error is still at
+  chance; without evaluations, the loss never moved). A run that learned and then levelled off has settled,
+  which is fine: it stays ok (calling it stalled would alarm a lecturer about every long healthy run).
+- **ok** otherwise.
+
+Every check reads a few hundred numbers at most: cheap enough for every snapshot.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..models.base import Numerics
+
+STATES = ("ok", "collapsed", "stalled", "converged", "diverging")
+
+IDENTITY_CONDITION = 1.01  # cond below this: the matrix is a multiple of the identity, to 1 %
+CHANCE_MARGIN = 0.05  # an error within 5 % (relative) of chance counts as at chance ...
+CHANCE_MARGIN_ABS = 0.02  # ... or within 2 points of it, whichever is wider
+UNIFORM_NLPD = 0.02  # NLPD within 2 % of log K: the predictive distribution is uniform
+BETTER_THAN_CHANCE = 0.8  # an earlier evaluation at or below 0.8 × chance was clearly better than chance
+STALL_STEPS = 300  # the shortest window over which no progress means stalled
+STALL_PROGRESS = 0.01  # "no progress": less than 1 % of what the run gained so far
+TINY_LEARNING_RATE = 1e-4  # below this a flat loss is expected, not a stall
+DIVERGE_POINTS = 9  # the fewest loss points a rising trend is judged on
+CONVERGED_RTOL = 1e-9  # L-BFGS: successive losses equal to this relative tolerance
+
+
+@dataclass(frozen=True)
+class Health:
+    state: str = "ok"  # "ok" | "collapsed" | "stalled" | "converged" | "diverging"
+    hint: str = ""  # one sentence for the page / CLI: what it means and what to do
+
+
+def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics | None, *, task: str,
+           num_classes: int | None, optimizer: str, chance_error: float | None = None,
+           learning_rate: float | None = None, converged: bool | None = None) -> Health:
+    """The health of a run from its `history` (metric → (steps, values)) and its latest `numerics`.
+
+    chance_error: the test error of the best constant answer (classification: 1 − the most common class's share;
+    regression: the RMSE of the training mean), which the Trainer computes on its test subset; without it
+    classification uses 1 − 1/K. learning_rate: the rate in use (for the stall check and the hints).
+    converged: the Trainer's own verdict on an L-BFGS solve; None infers it from the loss."""
+    numerics = numerics if numerics is not None else Numerics()
+    lr = f" (now {learning_rate:g})" if learning_rate is not None else ""
+    loss_steps, loss = _series(history, "loss")
+
+    collapsed = _collapsed(history, numerics, task, num_classes, chance_error, loss)
+    if collapsed is not None:
+        return Health("collapsed", collapsed + f"; lower the learning rate{lr} and press Reset.")
+
+    rise = _rising(loss_steps, loss)
+    if rise is not None:
+        return Health("diverging", f"the loss has risen steadily over the last {rise} steps: the optimiser is "
+                                   f"diverging; lower the learning rate{lr}.")
+
+    if converged or (converged is None and optimizer == "lbfgs" and _flat(loss)):
+        return Health("converged", "the L-BFGS solve has converged: more steps will not change the answer; change a "
+                                   "setting to solve again.")
+
+    if optimizer != "lbfgs" and (learning_rate is None or learning_rate >= TINY_LEARNING_RATE):
+        window = _stalled(loss_steps, loss)
+        if window is not None and _learned_nothing(history, task, num_classes, chance_error, loss):
+            return Health("stalled", f"no progress in the last {window} steps and the test error is still at chance: "
+                                     f"the optimiser is stuck; try a larger learning rate{lr} or another model setting.")
+    return Health()
+
+
+# -- the checks ---------------------------------------------------------------------------------------------------------
+def _series(history, name) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values) of one metric after step 0, finite values only."""
+    if name not in history:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    steps, values = history[name]
+    steps, values = np.asarray(steps, dtype=np.int64), np.asarray(values, dtype=np.float64)
+    keep = (steps > 0) & np.isfinite(values)
+    return steps[keep], values[keep]
+
+
+def _collapsed(history, numerics: Numerics, task, num_classes, chance_error, loss) -> str | None:
+    classification = task == "classification"
+    metric = "test_error" if classification else "test_rmse"
+    steps, errors = _series(history, metric)
+    if errors.size == 0:
+        return None  # no evaluation since training started: a fresh model is at chance by construction
+    chance = chance_error
+    if chance is None and classification and num_classes:
+        chance = 1.0 - 1.0 / num_classes
+    if chance is None or not chance > 0:
+        return None
+    at_chance = errors >= chance - max(CHANCE_MARGIN * chance, CHANCE_MARGIN_ABS)
+    if not at_chance[-1]:
+        return None
+    shown = f"{100 * errors[-1]:.0f} %" if classification else f"RMSE {errors[-1]:.3g}"
+    cond = numerics.condition
+    if math.isfinite(cond) and cond < IDENTITY_CONDITION and numerics.extra.get("inducing", 2) > 1:
+        name = numerics.condition_of or "K_uu"
+        return (f"test error at chance ({shown}) and {name} ≈ identity (condition {cond:.2f}): the kernel sees no "
+                f"similarity between its inducing inputs any more, so the model forgot the data")
+    # no identity: collapsed only if the predictions are uninformative now although the run did better before
+    if not (at_chance[-2:].all() and errors.size >= 2 and _uniform(history, task, num_classes, n=2)):
+        return None
+    earlier_better = bool((errors[:-2] <= BETTER_THAN_CHANCE * chance).any())
+    if not (earlier_better or _worse_than_best(loss)):
+        return None
+    what = "uniform predictions (NLPD ≈ log K)" if classification else "the mean for every input"
+    return f"test error back at chance ({shown}) with {what}: the model collapsed"
+
+
+def _uniform(history, task, num_classes, n: int) -> bool:
+    """The last `n` test NLPDs are those of a uniform prediction over K classes (log K); regression: not judged."""
+    if task != "classification" or not num_classes or num_classes < 2:
+        return task != "classification"
+    _, nlpd = _series(history, "test_nlpd")
+    if nlpd.size < n:
+        return False
+    return bool((np.abs(nlpd[-n:] - math.log(num_classes)) <= UNIFORM_NLPD * math.log(num_classes)).all())
+
+
+def _worse_than_best(loss: np.ndarray) -> bool:
+    """The recent loss is far above the best the run reached (it un-learned): by more than half the best's size."""
+    if loss.size < 4:
+        return False
+    recent = float(np.median(loss[-max(3, loss.size // 5):]))
+    best = float(loss.min())
+    return recent - best > 0.5 * max(abs(best), 1e-9)
+
+
+def _rising(steps: np.ndarray, loss: np.ndarray) -> int | None:
+    """Steps over which the loss rose steadily (three block medians increasing, by a clear part of the run's range)."""
+    if loss.size < DIVERGE_POINTS:
+        return None
+    n = min(max(DIVERGE_POINTS, loss.size // 3), 60)
+    window, wsteps = loss[-n:], steps[-n:]
+    blocks = np.array_split(window, 3)
+    m = [float(np.median(b)) for b in blocks]
+    span = float(loss.max() - loss.min())
+    if not (m[0] < m[1] < m[2]) or span <= 0:
+        return None
+    rise = m[2] - m[0]
+    scale = max(span, 1e-9 * max(abs(m[0]), 1.0))
+    if rise < 0.2 * scale or window[-1] <= window[0]:
+        return None
+    return int(wsteps[-1] - wsteps[0])
+
+
+def _flat(loss: np.ndarray) -> bool:
+    """The last three losses agree to `CONVERGED_RTOL` (a deterministic full-batch objective that stopped moving)."""
+    if loss.size < 3:
+        return False
+    last = loss[-3:]
+    return float(last.max() - last.min()) <= CONVERGED_RTOL * max(abs(float(last[-1])), 1.0)
+
+
+def _learned_nothing(history, task, num_classes, chance_error, loss: np.ndarray) -> bool:
+    """The latest test error is at chance; without evaluations, the loss never moved from where it started."""
+    metric = "test_error" if task == "classification" else "test_rmse"
+    _, errors = _series(history, metric)
+    chance = chance_error
+    if chance is None and task == "classification" and num_classes:
+        chance = 1.0 - 1.0 / num_classes
+    if errors.size and chance is not None and chance > 0:
+        return bool(errors[-1] >= chance - max(CHANCE_MARGIN * chance, CHANCE_MARGIN_ABS))
+    return loss.size > 0 and float(loss[0] - loss.min()) <= STALL_PROGRESS * max(abs(float(loss[0])), 1.0)
+
+
+def _stalled(steps: np.ndarray, loss: np.ndarray) -> int | None:
+    """The window (in steps) over which the loss gained less than `STALL_PROGRESS` of the run's gain so far."""
+    if loss.size < 12 or steps.size == 0:
+        return None
+    last = int(steps[-1])
+    length = max(STALL_STEPS, last // 4)
+    inside = steps >= last - length
+    if inside.all() or inside.sum() < 12:  # the window must start after the run's first logged loss
+        return None
+    window = loss[inside]
+    q = max(3, window.size // 4)
+    progress = float(np.median(window[:q]) - np.median(window[-q:]))
+    gained = float(loss[0] - loss.min())
+    tolerance = max(STALL_PROGRESS * gained, 1e-9 * max(abs(float(loss[-1])), 1.0))
+    if progress > tolerance:
+        return None
+    return int(steps[-1] - steps[inside][0])
