@@ -174,6 +174,9 @@ def _run_with_progress(trainer, quiet: bool = False) -> int:
         return 130
     bar.close()
     seconds = time.perf_counter() - t0
+    if getattr(trainer, "converged", False):
+        print(f"converged: the L-BFGS solve stopped changing at step {trainer.step_count} of {total}, so the run "
+              f"finished early", file=sys.stderr)
     print(summary_line(trainer, seconds, trainer.step_count - start))
     return 0
 
