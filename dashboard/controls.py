@@ -39,7 +39,7 @@ OPTIMISATION_PARAMS = ["learning_rate", "batch_size", "steps", "optimizer", "sch
 
 LOG_DECADES = 3  # a positive number whose range spans this many decades gets a log slider
 INT_BOX_RATIO = 100  # an integer whose range spans this ratio (two decades) is typed, not slid
-BOX_WIDTH, SLIDER_WIDTH, FULL_WIDTH = 105, 185, 300
+BOX_WIDTH, FULL_WIDTH = 105, 300
 MESSAGE_COLOUR = "#c0392b"
 
 # Tick text for a slider: the real value, short (0.001, 1, 3.16e+4), never rounded to 0.
@@ -50,6 +50,12 @@ if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2).replace(/\\.?0+
 return String(Number(v.toPrecision(3)));
 """
 LOG_FORMAT = _SHOW_NUMBER % "Math.pow(10, tick)"
+# Text in a number box: the value to six significant digits, tiny and huge ones as 1e-6 / 1e12 (Number() reads both).
+BOX_FORMAT = """
+const a = Math.abs(tick);
+if (a !== 0 && (a >= 1e6 || a < 1e-4)) return tick.toExponential(6).replace(/\\.?0+e/, "e").replace("e+", "e");
+return String(Number(tick.toPrecision(6)));
+"""
 LINEAR_FORMAT = _SHOW_NUMBER % "tick"
 
 
@@ -177,8 +183,10 @@ class ParamControl(pn.viewable.Viewer):
             if lo is not None and hi is not None and (scale == "linear" or lo > 0):
                 self.kind = f"{scale}-slider"
         self.label = label or _label(pname, self.p)
+        self._slider_width = max(width - BOX_WIDTH - 15, 80)
         self.error = ""  # the last refusal's message, "" once a value is accepted
         self._syncing = False
+        self._keep_message = False  # set while a running model's value is shown: its changes are not the user's
         self.slider = None
         self.box = self._make_widget(options, width)
         self.message = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)
@@ -215,7 +223,8 @@ class ParamControl(pn.viewable.Viewer):
             w = make(pn.widgets.IntInput, value=value, step=1, width=width, placeholder="")
         else:  # a float: the exact value in a box, and a slider on its scale where it has a range
             w = make(pn.widgets.FloatInput, value=value, width=width if kind == "number-box" else BOX_WIDTH,
-                     placeholder="auto" if p.allow_None else "", step=self._box_step(value))
+                     placeholder="auto" if p.allow_None else "", step=self._box_step(value),
+                     format=CustomJSTickFormatter(code=BOX_FORMAT))
             if kind in ("log-slider", "linear-slider"):
                 self.slider = self._make_slider(value)
         watched = "value_throttled" if isinstance(w, pn.widgets.IntSlider) else "value"
@@ -241,7 +250,7 @@ class ParamControl(pn.viewable.Viewer):
             end -= step
         self._slider_range = (start, end)
         slider = pn.widgets.FloatSlider(label="", start=start, end=end, step=step, value=self._position(value),
-                                        show_value=False, tooltips=True, width=SLIDER_WIDTH,
+                                        show_value=False, tooltips=True, width=self._slider_width,
                                         format=CustomJSTickFormatter(code=fmt), margin=(28, 10, 5, 5))
         slider.param.watch(self._from_slider, "value_throttled")
         return slider
@@ -354,7 +363,7 @@ class ParamControl(pn.viewable.Viewer):
 
     def _follow(self, event) -> None:
         """The parameter changed (this control, a link, a preset, code): show its value, clear a stale message."""
-        if not self._syncing:
+        if not (self._syncing or self._keep_message):
             self._show_message("")
         self.show(event.new)
 
@@ -493,11 +502,12 @@ class LearnedValueControl(pn.viewable.Viewer):
         self.holder = holder()
         self._showing = False
         self.control = ParamControl(self.holder, "value", scale=tunable.scale if lo is not None else None,
-                                    width=240, label=label)
-        self.learn = pn.widgets.Checkbox(label="learn", value=not tunable.frozen, width=60, margin=(30, 5, 5, 5))
+                                    label=label)
+        self.learn = pn.widgets.Checkbox(label="learn (untick to freeze)", value=not tunable.frozen, width=200,
+                                         margin=(0, 10, 12, 10))
         self.holder.param.watch(self._sent, "value")
         self.learn.param.watch(lambda e: self._on_freeze(self.tunable_name, not e.new), "value")
-        self.panel = pn.Row(self.control, self.learn, margin=0)
+        self.panel = pn.Column(self.control, self.learn, margin=0)
 
     def _sent(self, event) -> None:
         if not self._showing:
@@ -525,15 +535,16 @@ class LearnedValueControl(pn.viewable.Viewer):
         value = float(value)
         if not math.isfinite(value):
             return
+        value = float(f"{value:.4g}")  # 56.74, not 56.7414759…: it changes every tick
         lo, hi = self.holder.param["value"].bounds
         value = min(max(value, lo), hi) if lo is not None and hi is not None else value
-        self._showing = True
+        self._showing = self.control._keep_message = True
         try:
             self.holder.value = value
         except ValueError:
             pass
         finally:
-            self._showing = False
+            self._showing = self.control._keep_message = False
 
     def __panel__(self):
         return self.panel

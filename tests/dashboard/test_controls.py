@@ -176,6 +176,8 @@ def test_learned_value_control_from_a_tunable():
     assert sent == [("kernel.augmentation.rotation.half_width", 45.0)]
     control.control.box.value = 200.0  # outside the interval: refused beside the field
     assert len(sent) == 1 and control.control.error and control.control.box.value == 45.0
+    control.show(46.123456)  # the next tick: the model moved on; the message stays for the user to read
+    assert control.control.error and control.control.box.value == 46.12 and len(sent) == 1
     control.learn.value = False
     assert frozen == [("kernel.augmentation.rotation.half_width", True)]
     control.show(500.0)  # beyond the interval: pinned to its end
