@@ -402,6 +402,14 @@ class ParamControl(pn.viewable.Viewer):
     def options(self):
         return self.box.options if isinstance(self.box, pn.widgets.Select) else None
 
+    @property
+    def visible(self) -> bool:
+        return self.layout.visible
+
+    @visible.setter
+    def visible(self, shown: bool) -> None:  # teacher mode hides the controls a lesson does not need
+        self.layout.visible = bool(shown)
+
     def close(self) -> None:
         """Stop following the parameter (the control is being thrown away)."""
         self.obj.param.unwatch(self._watcher)

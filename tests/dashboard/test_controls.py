@@ -152,7 +152,10 @@ def test_a_control_built_for_any_param_object():
     prior = Prior()
     delta = ParamControl(prior, "delta")
     assert delta.kind == "log-slider" and delta.slider.start == pytest.approx(math.log10(0.5))
-    assert ParamControl(prior, "angle").kind == "linear-slider"
+    angle = ParamControl(prior, "angle")
+    assert angle.kind == "linear-slider"
+    angle.visible = False  # teacher mode
+    assert not angle.layout.visible and not angle.visible
 
 
 def tunable(**kw):
