@@ -90,7 +90,7 @@ def slider_share(page, label: str) -> float:
 
 def test_scales_sit_on_log_sliders_and_small_values_are_shown(served_app):
     with browser_page() as (page, errors):
-        open_tab(page, served_app + "?model=svgp", "Model")
+        open_tab(page, served_app + "?model=svgp&train.learning_rate=0.002", "Model")
         poll(lambda: group(page, "Variance").count() > 0)
         share = slider_share(page, "Variance")  # 1 on 1e-6..1e4: 60 % along a log slider, 0.01 % on a linear one
         assert 0.45 < share < 0.75, share
@@ -101,4 +101,8 @@ def test_scales_sit_on_log_sliders_and_small_values_are_shown(served_app):
         poll(lambda: 0.75 < slider_share(page, "Variance") < 0.85, timeout=15)
         epsilon = field(page, "Epsilon")
         poll(lambda: epsilon.count() > 0 and epsilon.input_value() == "0.001", timeout=10)
+        # a link's value reaches its widget: the learning rate's box and its log slider (0.002 on 1e-6..10: 47 %)
+        page.locator(".bk-tab", has_text="Optimisation").first.click()
+        poll(lambda: field(page, "Learning rate").input_value() == "0.002", timeout=10)
+        assert 0.42 < slider_share(page, "Learning rate") < 0.52
         assert not errors, errors
