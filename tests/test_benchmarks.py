@@ -30,3 +30,14 @@ def test_dkp_scaling_quick_prints_its_ratios(tmp_path):
     steps = result["step_ms"]
     assert abs(result["ratio_double_pt"] - steps["pi_2pt"] / steps["pi_pt"]) < 0.01 * result["ratio_double_pt"]
     assert set(result["step_ms"]) == {"pi_pt", "pi_2pt", "2pi_pt"}
+
+
+def test_page_defaults_prints_a_row_per_family(tmp_path):
+    out = run("import sys, runpy; sys.argv = ['page_defaults', '--family', 'svgp', 'conv-weighted', '--steps', '4', "
+              "'--repeats', '1']; runpy.run_module('benchmarks.page_defaults', run_name='__main__')", tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(result["families"]) == {"svgp", "conv-weighted"}
+    row = result["families"]["conv-weighted"]
+    assert row["dataset"] == "rectangles" and row["steps_per_s"] > 0 and row["eval_ms"] > 0  # reported, not asserted
+    assert isinstance(result["below_target"], list)
