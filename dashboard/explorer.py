@@ -1,107 +1,120 @@
-"""Explorer: the dashboard as one `pn.viewable.Viewer` — controls, views and one TrainingSession.
+"""Explorer: the dashboard as one `pn.viewable.Viewer` that wires its parts together.
 
-State lives in param objects (the data, model and training configs from the engine, plus the family);
-views are thin and fed at a few Hz by a periodic callback on the server thread that drains the
-session's outbox. The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
+- `RunSettings` (settings.py): the family and its configs, the page's one source of truth, synced with the URL;
+- `StatusBar` (status.py): what the run is doing, set at once by commands and filled in by the feed;
+- `TrainingSession` (session.py): the training thread;
+- `LiveFeed` (feed.py): the periodic tick that streams curves and views into the page;
+- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py).
+
+The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import math
-import time
 
 import panel as pn
 import param
 
-from engine.data import DataConfig
 from engine.errors import InvlabError
-from engine.models import get_model, model_names
+from engine.models import get_model
 from engine.train import RunConfig, RunStore
-from engine.train.config import DEFAULT_LEARNING_RATE, apply_values, config_values
 
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .feed import LiveFeed
+from .lessons import LESSONS, LessonCards
 from .prior import PriorPanel
 from .session import TrainingSession
-from .views import CurveBoard, ViewPane
+from .settings import RunSettings, describe_difference
+from .status import StatusBar
 
 log = logging.getLogger(__name__)
-
-STATE_COLOURS = {"idle": "#777", "building": "#b58900", "queued": "#b58900", "running": "#2a9d3a", "paused": "#1f6fb5",
-                 "finished": "#2a9d3a", "failed": "#c0392b"}
-
 
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
 class Explorer(pn.viewable.Viewer):
-    model = param.Selector(default="svgp", objects=model_names(), doc="Model family.")
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
-    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
-                 view_interval: float = 2.0, **params):
-        config = config or RunConfig(train={"steps": 2000, "eval_every": 50})
-        super().__init__(model=config.model, **params)
-        self.data = apply_values(DataConfig, config.data, "data")
-        self.train = config.train_config()  # the learning rate, if not given, is the optimiser's default
-        self.model_config = apply_values(get_model(config.model).config, config.model_config, f"{config.model} model")
+    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 300,
+                 view_interval: float = 2.0, eval_interval: float = 2.0, **params):
+        super().__init__(**params)
+        self.settings = RunSettings(config)
         self.store = RunStore() if store is True else (store or None)
-        self.session = TrainingSession(self.run_config(), store=self.store, view_interval=view_interval)
-        self.tick_ms = tick_ms
-        self.curves = CurveBoard()
-        self.view_panes: dict[str, ViewPane] = {}
+        self.session = TrainingSession(self.settings.run_config(), store=self.store, view_interval=view_interval,
+                                       eval_interval=eval_interval)
+        self.feed = LiveFeed(self.session, tick_ms=tick_ms)
+        self.status = StatusBar()
         self.learned_controls: dict[str, LearnedValueControl] = {}
-        self._run_label = ""
-        self._last_snapshot = None
-        self._callback = None
+        self._doc = None
         self._location = None
-        self._pending_extra: dict[str, tuple[list, list]] = {}
-        self._last_extra = 0.0
-        self._optimizer = config.optimizer_name()
-        self._following_default_lr = False
-        self._watch_config(self.data, self.train, self.model_config)
+        self._applying_run_config = False
+        self._run_started = False
+        self.settings.on_change(self._on_settings_change)
+        self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
         self._build_widgets()
+        self._status_from_settings()
 
-    # -- configuration -----------------------------------------------------------------------------------------------
+    # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @model.setter
+    def model(self, name: str) -> None:
+        self.settings.model = name
+
+    @property
+    def data(self):
+        return self.settings.data
+
+    @property
+    def train(self):
+        return self.settings.train
+
+    @property
+    def model_config(self):
+        return self.settings.model_config
+
+    @property
+    def curves(self):
+        return self.feed.curves
+
+    @property
+    def view_panes(self):
+        return self.feed.view_panes
+
     def run_config(self) -> RunConfig:
-        return RunConfig(model=self.model, data=config_values(self.data), model_config=config_values(self.model_config),
-                         train=config_values(self.train))
+        return self.settings.run_config()
 
-    def _watch_config(self, *objects) -> None:
-        for obj in objects:
-            obj.param.watch(self._on_config_change, [p for p in obj.param if p != "name"])
+    def to_query(self) -> str:
+        """The configuration as it appears in the URL (only what differs from the defaults)."""
+        return self.settings.query_string()
 
-    def _on_config_change(self, *events) -> None:
-        live = dict(get_model(self.model).live)
+    # -- reacting to settings --------------------------------------------------------------------------------------------
+    def _on_settings_change(self, events) -> None:
+        if self._applying_run_config:
+            return
+        live = dict(get_model(self.settings.model).live)
         structural = []
         for event in events:
-            if event.obj is self.train and event.name == "learning_rate":
-                if not self._following_default_lr:
-                    self.session.set_learning_rate(event.new)
-            elif event.obj is self.model_config and event.name in live:
+            if event.obj is self.settings and event.name == "model":
+                self.model_group[:] = [model_controls(self.settings.model_config)]
+                structural.append("model family")
+            elif event.obj is self.settings.train and event.name == "learning_rate":
+                self.session.set_learning_rate(event.new)
+                self.status.learning_rate = event.new
+            elif event.obj is self.settings.model_config and event.name in live:
                 self._apply_live(live[event.name], event.new)
-            elif not (event.obj is self.train and event.name in ("steps", "eval_every")):
-                if event.obj is self.train and event.name == "optimizer":
-                    self._follow_default_learning_rate()
+            elif event.obj is self.settings.train and event.name in ("steps", "eval_every"):
+                self.session.config.train[event.name] = event.new
+                if self.session.trainer is not None:
+                    setattr(self.session.trainer.tc, event.name, event.new)
+            else:
                 structural.append(event.name)
-            elif event.name == "steps" and self.session.trainer is not None:
-                self.session.trainer.tc.steps = event.new
         if structural:
             self._structural_change(structural)
-
-    def _follow_default_learning_rate(self) -> None:
-        """Keep the learning rate at the optimiser's default (0.01 Adam, 1 L-BFGS) when the family or the optimiser
-        setting changes which optimiser runs, unless the user chose another rate. It belongs to the next run: the
-        running one keeps its rate."""
-        old, new = self._optimizer, self.run_config().optimizer_name()
-        self._optimizer = new
-        if new != old and self.train.learning_rate == DEFAULT_LEARNING_RATE.get(old) and new in DEFAULT_LEARNING_RATE:
-            self._following_default_lr = True
-            try:
-                self.train.learning_rate = DEFAULT_LEARNING_RATE[new]
-            finally:
-                self._following_default_lr = False
+        self._status_from_settings()
+        self._update_location()
 
     def _apply_live(self, learnable: str, value) -> None:
         if value is None or self.session.trainer is None:
@@ -112,8 +125,9 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
             return
-        if self.session.state == "finished" and self.session.trainer.optimizer_name == "lbfgs":
+        if self.session.state in ("finished", "converged") and self.session.trainer.optimizer_name == "lbfgs":
             # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
+            self.session.trainer.converged = False
             self.session.resolve(RESOLVE_STEPS)
             self.notice += f"; re-solving ({RESOLVE_STEPS} L-BFGS steps)"
 
@@ -127,29 +141,32 @@ class Explorer(pn.viewable.Viewer):
             self.notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. Press Reset to apply "
                            "(the current curves stay for comparison).")
 
-    @param.depends("model", watch=True)
-    def _family_changed(self) -> None:
-        old = self.model_config
-        self.model_config = get_model(self.model).config()
-        if self._location is not None:
-            self._location.unsync(old)
-            self._location.sync(self.model_config, {p: f"model.{p}" for p in self.model_config.param if p != "name"})
-        self._watch_config(self.model_config)
-        self.model_group[:] = [model_controls(self.model_config)]
-        self._follow_default_learning_rate()
-        self._structural_change(["model family"])
+    def _status_from_settings(self) -> None:
+        if self.session.trainer is None and not self._run_started:
+            self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
+        self.status.learning_rate = self.settings.train.learning_rate
 
-    # -- commands ---------------------------------------------------------------------------------------------------
+    # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
-                self.session.step == 0:
-            self.session.config = self.run_config()
+                self.session.step == 0 and self.session.state in ("idle", "failed"):
+            try:
+                config = self.run_config().validate()
+            except InvlabError as err:
+                self.status.param.update(state="failed", message=str(err), tone="error")
+                return
+            self.session.config = config
             if self.session.trainer is not None:
-                self.session.reset(self.run_config())
+                self.session.reset(config)
+            self.status.param.update(state="building", message="", tone="info")
+        elif self.status.state not in ("finished", "converged"):
+            self.status.param.update(state="running", message="", tone="info")
         self.session.start()
 
     def pause(self, *_):
         self.session.pause()
+        if self.status.state in ("running", "queued", "building", "collapsed", "stalled", "diverging"):
+            self.status.param.update(state="paused", message="", tone="info")
 
     def step(self, *_):
         self.session.step_once()
@@ -161,6 +178,7 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
             return
+        self.status.param.update(state="building", step=0, message="", tone="info")
         self.session.reset(config)
 
     def save_checkpoint(self, *_):
@@ -174,213 +192,243 @@ class Explorer(pn.viewable.Viewer):
         if run_id is None:
             self.notice = "no stored run selected"
             return
+        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
-    # -- widgets and layout -------------------------------------------------------------------------------------------
+    # -- the training thread's state, shown as soon as it changes --------------------------------------------------------
+    def _on_session_state(self, *_):
+        """Runs on the training thread: schedule the status update on the page's event loop."""
+        doc = self._doc
+        if doc is not None and doc.session_context is not None:
+            try:
+                doc.add_next_tick_callback(self._status_from_session)
+            except Exception:  # noqa: BLE001 — the document is gone (session closed): nothing to show
+                pass
+        elif doc is None:
+            self._status_from_session()
+
+    def _status_from_session(self) -> None:
+        s = self.session
+        values = dict(state="paused" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
+        snap = self.feed.last_snapshot
+        health = getattr(snap, "health", None) if snap is not None else None
+        if s.state == "running" and health is not None and health.state not in ("ok", "converged"):
+            values.update(state=health.state, message=health.hint, tone="error" if health.state == "collapsed" else "warning")
+        if s.state == "converged":
+            values.setdefault("message", "")
+            if not s.message:
+                values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
+        self.status.param.update(**values)
+
+    # -- widgets and layout ---------------------------------------------------------------------------------------------------
     def _build_widgets(self) -> None:
         self.buttons = {
-            "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
-            "pause": pn.widgets.Button(label="❚❚ Pause", color="primary", width=90),
+            "start": pn.widgets.Button(label="▶ Start", button_type="success", width=90),
+            "pause": pn.widgets.Button(label="❚❚ Pause", button_type="primary", width=90),
             "step": pn.widgets.Button(label="+1 Step", width=80),
-            "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
+            "reset": pn.widgets.Button(label="↺ Reset", button_type="warning", width=80),
             "save": pn.widgets.Button(label="Save checkpoint", width=140),
         }
         for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
                         ("save", self.save_checkpoint)):
             self.buttons[key].on_click(fn)
-        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=260)
+        self.runs_select = pn.widgets.Select(name="Stored runs", options={}, width=280)
         self.open_button = pn.widgets.Button(label="Open run", width=100)
         self.open_button.on_click(self.open_run)
         self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
-                                                label="Download curves (CSV)", color="light", width=220)
-        self.model_group = pn.Column(model_controls(self.model_config), name="Model")
+                                                label="Download curves (CSV)", button_type="light", width=220)
+        self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width", name="status")
-        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False)
-        self.views_area = pn.FlexBox()
-        self.prior = PriorPanel()  # the deep-kernel-process prior explorer: a page of its own, drawn when first shown
+        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
+        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
+        self.lessons = LessonCards()
+        self.url_field = pn.widgets.TextInput(value="", visible=False, name="url")
+        self.url_field.jscallback(value="""
+            const url = window.location.pathname + cb_obj.value + window.location.hash;
+            if (url !== window.location.pathname + window.location.search + window.location.hash)
+              window.history.replaceState(window.history.state, "", url);""")
+        self.prior = self._prior_page()
         self._refresh_runs()
-        self._render_status()
+
+    def _prior_page(self):
+        """The prior explorer of the family that has one (found through the model registry)."""
+        from engine.models import REGISTRY
+
+        for spec in REGISTRY.values():
+            factory = getattr(spec, "prior_explorer", None)
+            if factory is not None:
+                return PriorPanel(factory())
+        return PriorPanel()
 
     def controls(self) -> pn.Tabs:
-        family = pn.widgets.Select.from_param(self.param.model, label="Model family")
+        family = pn.widgets.Select.from_param(self.settings.param.model, name="Model family")
+        self.family_select = family
         return pn.Tabs(
-            data_controls(self.data),
+            data_controls(self.settings.data),
             pn.Column(family, self.model_group, name="Model"),
             self.invariance_group,
-            optimisation_controls(self.train),
+            optimisation_controls(self.settings.train),
             pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs"),
-            dynamic=False, width=330,
+            dynamic=False, width=340,
         )
 
     def __panel__(self):
+        if pn.state.location is not None and self._location is None:
+            self.read_location(pn.state.location)  # before anything is drawn: the link's family and controls
         run_bar = pn.Row(*(self.buttons[k] for k in ("start", "pause", "step", "reset")))
-        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
+        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, name="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
-                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        main = pn.Column(run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout, self.views_area,
-                         self.curves.extra_layout, sizing_mode="stretch_width")
+                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, name="previous runs"))
+        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout,
+                         self.feed.views_area, self.curves.extra_layout, sizing_mode="stretch_width")
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
-        self.pages = pn.Tabs(("Training", layout), ("Deep kernel prior", self.prior), dynamic=False, sizing_mode="stretch_width")
-        self.pages.param.watch(lambda event: event.new == 1 and self.prior.activate(), "active")
+        self._show_lesson()
+        self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
+                             dynamic=False, sizing_mode="stretch_width")
+        self.pages.param.watch(lambda event: event.new == 2 and self.prior.activate(), "active")
+        query = pn.state.location.query_params if pn.state.location is not None else {}
+        if query.get("page") == "prior":
+            self.pages.active = 2
+            self.prior.activate()
+        elif pn.state.location is not None and not query:
+            self.pages.active = 1  # a bare link lands on the lessons
         pn.state.onload(self._on_load)
         return self.pages
 
-    # -- server-side lifecycle -------------------------------------------------------------------------------------------
-    def _on_load(self) -> None:
-        if self._callback is None:
-            self._callback = pn.state.add_periodic_callback(self.tick, period=self.tick_ms)
-        if pn.state.curdoc is not None:  # under a server: stop training when the browser tab goes away
-            pn.state.on_session_destroyed(lambda ctx: self.close())
-        if pn.state.location is not None:
-            self.sync_location(pn.state.location)
+    def _show_lesson(self) -> None:
+        lesson = next((item for item in LESSONS if item.key == self.settings.lesson), None)
+        if lesson is None:
+            self.lesson_pane.visible = False
+            return
+        self.lesson_pane.object = f"**{lesson.title}.** {lesson.text}"
+        self.lesson_pane.visible = True
 
-    def sync_location(self, location) -> None:
-        """Keep the whole configuration in the URL query string (and read it from there first)."""
+    # -- server-side lifecycle --------------------------------------------------------------------------------------------
+    def _on_load(self) -> None:
+        self._doc = pn.state.curdoc
+        self.feed.start(self.tick)
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            pn.state.on_session_destroyed(lambda ctx: self.close())  # the browser tab went away: stop training
+        if pn.state.location is not None:
+            self.read_location(pn.state.location)
+
+    def read_location(self, location) -> None:
+        """Take the configuration from the URL once, then keep the URL following the settings."""
+        if self._location is location:
+            return
+        self._location = None  # no URL writes while the link is being read
+        problems = self.settings.apply_query(location.query_params)
         self._location = location
-        location.sync(self, {"model": "model"})
-        location.sync(self.data, {p: f"data.{p}" for p in self.data.param if p != "name"})
-        location.sync(self.model_config, {p: f"model.{p}" for p in self.model_config.param if p != "name"})
-        location.sync(self.train, {p: f"train.{p}" for p in self.train.param if p != "name"})
+        if problems:
+            self.notice = "Some settings in the link were refused: " + "; ".join(problems)
+        self._update_location()
+
+    def sync_location(self, location) -> None:  # the name notebooks and older code use
+        self.read_location(location)
+
+    def _update_location(self) -> None:
+        """Write the settings into the address bar (replacing the entry: the history is not flooded).
+
+        Panel's Location defers browser-side URL writes until the document reports idle, which after a layout
+        change may never come; a hidden field whose changes run `history.replaceState` does it at once."""
+        if self._location is None:
+            return
+        self.url_field.value = self.settings.query_string()
 
     def close(self) -> None:
         """Stop training and the periodic callback (the browser session ended)."""
-        if self._callback is not None:
-            self._callback.stop()
-            self._callback = None
+        self.feed.stop()
         self.session.stop()
 
-    # -- the tick: drain the session, feed the views ---------------------------------------------------------------------
-    MAIN_CURVES = {"elbo", "test_error", "test_rmse", "test_nlpd"}
-    EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
-
+    # -- the tick: drain the session, feed the views ------------------------------------------------------------------------
     def tick(self) -> None:
-        started = time.perf_counter()
-        update = self.session.drain()
-        building = 0.0
         try:
-            with batched_recompute(pn.state.curdoc) as attach_new_models:
-                if update.new_run:
-                    self._start_new_run(update)
-                sends = self._curves_to_send(update)
-                if self._add_panes([metric for metric, _, _ in sends], update.snapshot):
-                    attach_new_models()  # before any data is streamed into the new plots
-                building = time.perf_counter() - started
-                for metric, steps, values in sends:
-                    self.curves.send(metric, steps, values)
-                if update.snapshot is not None:
-                    self._last_snapshot = update.snapshot
-                    self._show_views(update.snapshot.views)
-                    self._show_learned(update.snapshot.views)
-                self._render_status()
+            update = self.feed.drain(self._start_new_run)
+            if update.tunables is not None:
+                self._show_learned(update.tunables)
+            self._status_from_snapshot(self.feed.last_snapshot)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("dashboard update failed")
             self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
-        # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
-        self._pace(time.perf_counter() - started - building)
+
+    def _status_from_snapshot(self, snap) -> None:
+        values = dict(step=self.session.step)
+        if snap is not None:
+            numerics = snap.numerics
+            get = numerics.get if isinstance(numerics, dict) else (lambda k, d=None: getattr(numerics, k, d))
+            values.update(steps_per_sec=snap.steps_per_sec, device=snap.device, dtype=snap.dtype,
+                          jitter=get("jitter", float("nan")))
+            condition = get("condition", None)
+            if condition is None and isinstance(numerics, dict):
+                condition = next((v for k, v in numerics.items() if k.endswith("condition")), float("nan"))
+            values["condition"] = condition if condition is not None else float("nan")
+            values["condition_of"] = get("condition_of", None) or "K_uu"
+        self.status.param.update(**values)
+        self._status_from_session()
 
     def _start_new_run(self, update) -> None:
-        self.curves.archive(self._run_label or "previous")
-        self._run_label = update.run_label
-        self._pending_extra = {}
+        old_config = getattr(self, "_current_config", None)
+        new_config = update.config or self.session.config
+        label = describe_difference(old_config, new_config) if old_config is not None else "previous run"
+        self.curves.archive(label)
+        self._current_config = new_config
+        self._run_started = True
+        self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
+        if update.config is not None and update.config.to_json() != self.run_config().to_json() \
+                and update.run_label.startswith("stored run"):
+            self._adopt(update.config)
+        self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
         self._rebuild_learned_controls()
         self._refresh_runs()
 
-    def _curves_to_send(self, update) -> list[tuple[str, list, list]]:
-        """The main curves now; secondary ones (loss terms, ranges) collected and sent every EXTRA_EVERY seconds."""
-        sends = []
-        has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
-        for metric, (steps, values) in update.points.items():
-            if metric == "loss" and has_elbo:
-                continue  # −ELBO: the same curve upside down
-            if metric in self.MAIN_CURVES or (metric == "loss" and not has_elbo):
-                sends.append((metric, steps, values))
-            else:
-                pending = self._pending_extra.setdefault(metric, ([], []))
-                pending[0].extend(steps)
-                pending[1].extend(values)
-        now = time.perf_counter()
-        finishing = update.snapshot is not None and update.snapshot.status != "running"
-        if now - self._last_extra >= self.EXTRA_EVERY or finishing:
-            sends.extend((metric, steps, values) for metric, (steps, values) in self._pending_extra.items())
-            self._pending_extra, self._last_extra = {}, now
-        return [(metric, steps, values) for metric, steps, values in sends if len(steps)]
-
-    def _add_panes(self, metrics, snapshot) -> bool:
-        """Create the plots about to receive data; True if any were created.
-
-        A new plot's data source must be attached to the document before its first data is streamed: a
-        detached source emits no events, so the browser would keep the empty copy it received with the plot."""
-        created = False
-        for metric in metrics:
-            if metric not in self.curves.buffers:
-                self.curves.buffer(metric)
-                created = True
-        if snapshot is not None:
-            for name, view in snapshot.views.items():
-                pane = self.view_panes.get(name)
-                if pane is None or pane.kind is not type(view):
-                    self.view_panes[name] = ViewPane(name, view)
-                    self.views_area.append(self.view_panes[name].panel)
-                    created = True
-        return created
-
-    def _pace(self, elapsed: float) -> None:
-        """Keep the tick under about a quarter of the server's (or notebook kernel's) event loop.
-
-        A periodic callback that overruns its period is re-run at once without yielding, which would
-        starve the loop (in a notebook: no cell runs until training ends)."""
-        cb = self._callback
-        if cb is None:
-            return
-        period = max(self.tick_ms, int(4000 * elapsed))
-        if abs(period - cb.period) > 0.25 * cb.period:
-            cb.period = period
-
-    def _show_views(self, views) -> None:
-        """Send each view to its pane (`_add_panes` created the missing ones, already holding their view)."""
-        for name, view in views.items():
-            pane = self.view_panes[name]
-            if pane.pipe.data is not view:
-                pane.update(view)
+    def _adopt(self, config: RunConfig) -> None:
+        """Show an opened run's settings in the controls (without asking for a Reset)."""
+        self._applying_run_config = True
+        try:
+            self.settings.model = config.model
+            for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
+                obj = self.settings.section(section)
+                obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
+            self.model_group[:] = [model_controls(self.settings.model_config)]
+        finally:
+            self._applying_run_config = False
+        self.notice = ""
+        self._update_location()
 
     def _rebuild_learned_controls(self) -> None:
         trainer = self.session.trainer
         self.learned_controls = {}
-        ranges = getattr(trainer.model, "invariance_parameters", None) if trainer is not None else None
-        if ranges is None:
-            self.invariance_group[:] = [pn.pane.Markdown(f"The **{self.model}** family has no invariance ranges.")]
+        tunables = trainer.model.tunables() if trainer is not None and hasattr(trainer.model, "tunables") else []
+        tunables = [t for t in tunables if t.group == "invariance"]
+        if not tunables:
+            family = self.session.config.model
+            self.invariance_group[:] = [pn.pane.Markdown(f"The **{family}** family has no invariance ranges to set.")]
             return
         controls = []
-        for name, p in ranges().items():
-            value = p().detach()
-            if value.numel() != 1:
-                continue
-            lo, hi = (getattr(p, "lo", None), getattr(p, "hi", None))
-            ctl = LearnedValueControl(name, float(value), lo, hi, self._set_learned, self._freeze_learned)
-            ctl.learn.value = not p.frozen
-            self.learned_controls[name] = ctl
+        for tunable in tunables:
+            ctl = LearnedValueControl(tunable, self._set_learned, self._freeze_learned)
+            self.learned_controls[tunable.name] = ctl
             controls.append(ctl.panel)
-        self.invariance_group[:] = controls or [pn.pane.Markdown("No scalar invariance ranges in this model.")]
+        self.invariance_group[:] = controls
 
     def _set_learned(self, name, value):
         try:
             self.session.set_value(name, value)
-            self.notice = f"{name} set to {value:g}"
+            ctl = self.learned_controls.get(name)
+            label = ctl.label if ctl is not None else name
+            self.notice = f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else "")
         except InvlabError as err:
             self.notice = str(err)
 
     def _freeze_learned(self, name, frozen):
         self.session.freeze(name, frozen)
 
-    def _show_learned(self, views) -> None:
-        scalars = views.get("hyperparameters")
-        if scalars is None:
-            return
+    def _show_learned(self, tunables) -> None:
+        values = {t.name: t.value for t in tunables}
         for name, ctl in self.learned_controls.items():
-            if name in scalars.values:
-                ctl.show(scalars.values[name])
+            if name in values:
+                ctl.show(values[name])
 
     def _refresh_runs(self) -> None:
         if self.store is None:
@@ -398,75 +446,6 @@ class Explorer(pn.viewable.Viewer):
         self.notice_pane.visible = bool(self.notice)
 
     def status_values(self) -> dict:
-        s = self._last_snapshot
-        numerics = s.numerics if s is not None else {}
-        return {
-            "state": self.session.state, "step": self.session.step,
-            "steps_per_sec": s.steps_per_sec if s is not None else float("nan"),
-            "device": s.device if s is not None else "-", "dtype": s.dtype if s is not None else "-",
-            "jitter": numerics.get("jitter", float("nan")), "kuu_condition": numerics.get("kuu_condition", float("nan")),
-            "learning_rate": self.train.learning_rate, "message": self.session.message,
-        }
-
-    def _render_status(self) -> None:
-        v = self.status_values()
-
-        def fmt(x, spec):
-            return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
-
-        colour = STATE_COLOURS.get(v["state"], "#777")
-        cells = [
-            f'<b style="color:{colour}" data-field="state">{v["state"]}</b>',
-            f'step <b data-field="step">{v["step"]}</b>',
-            f'<span data-field="rate">{fmt(v["steps_per_sec"], ".1f")}</span> steps/s',
-            f'{v["device"]} · {v["dtype"]}',
-            f'lr <span data-field="lr">{fmt(v["learning_rate"], "g")}</span>',
-            f'jitter {fmt(v["jitter"], ".1e")}',
-            f'cond(K<sub>uu</sub>) {fmt(v["kuu_condition"], ".2e")}',
-        ]
-        message = v["message"]
-        html = " &nbsp;|&nbsp; ".join(cells)
-        if message:
-            html += f'<div data-field="message" style="color:#c0392b;margin-top:4px">{_escape(message)}</div>'
-        self.status.object = f'<div class="invlab-status" style="font-family:monospace">{html}</div>'
-
-    def to_query(self) -> str:
-        """The configuration as it appears in the URL query (for sharing a demo as a link)."""
-        items = {"model": self.model}
-        for prefix, obj in (("data", self.data), ("model", self.model_config), ("train", self.train)):
-            items.update({f"{prefix}.{k}": v for k, v in config_values(obj).items()})
-        return json.dumps(items, sort_keys=True)
-
-
-@contextlib.contextmanager
-def batched_recompute(doc):
-    """Recompute the Bokeh document's model graph at most once, and only if some update changed it.
-
-    Each plot update otherwise freezes and re-walks the whole graph (≈35 ms on this page, several times
-    per tick). Uses Bokeh's model manager internals; without them (another Bokeh) it does nothing special.
-    """
-    models = getattr(doc, "models", None)
-    if models is None or not all(hasattr(models, a) for a in ("_push_freeze", "_freeze_count", "recompute")):
-        yield lambda: None
-        return
-    dirty = []
-
-    def attach_new_models():
-        """Recompute now: models added so far join the document (and get their document) before the block ends."""
-        if dirty:
-            dirty.clear()
-            models.recompute()
-
-    models._push_freeze()
-    models.invalidate = lambda: dirty.append(True)  # instance attribute shadows the method while batching
-    try:
-        yield attach_new_models
-    finally:
-        del models.invalidate
-        models._freeze_count -= 1
-        if models._freeze_count == 0 and dirty:
-            models.recompute()
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        """What the status bar shows, by name."""
+        return {k: v for k, v in self.status.param.values().items() if k != "name"} | {
+            "kuu_condition": self.status.condition}

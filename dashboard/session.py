@@ -5,10 +5,13 @@ snapshot with diagnostics. It never touches Bokeh: new curve points go into an o
 server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
 values, freezing) go straight to the Trainer under its lock. A server-wide semaphore caps how many
-sessions train at once; a session waiting for a slot is "queued".
+sessions train at once; a session waiting for a slot is "queued" and says why. The test subset is
+evaluated by wall time (every `eval_interval` seconds, and once as soon as a run starts), so a slow
+family shows a test-error point early and a fast one does not spend its time evaluating.
 """
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -22,6 +25,7 @@ import torch
 
 from engine.errors import InvlabError, NonFiniteLossError
 from engine.train import RunConfig, RunStore, Trainer
+from engine.train.checkpoint import load_checkpoint
 
 
 def _default_cap() -> int:
@@ -73,21 +77,26 @@ class Update:
     snapshot: object | None = None  # a Snapshot with views, when a new one is ready
     new_run: bool = False  # the trainer was replaced (reset / open): archive the curves first
     run_label: str = ""
+    config: RunConfig | None = None  # the new run's configuration (with new_run)
+    tunables: list | None = None  # the model's live-settable values (engine Tunables), with a snapshot
 
 
 class TrainingSession(param.Parameterized):
     state = param.Selector(default="idle", objects=["idle", "building", "queued", "running", "paused", "finished",
-                                                     "failed"], constant=True)
+                                                     "converged", "failed"], constant=True)
     step = param.Integer(default=0, constant=True)
     message = param.String(default="", doc="The last warning or error, in words.")
+    tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
 
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, view_interval: float = 1.0,
-                 slots: TrainingSlots | None = None, **params):
+                 eval_interval: float = 2.0, slots: TrainingSlots | None = None, **params):
         super().__init__(**params)
         self.config = config
         self.store = store
         self.view_interval = view_interval
+        self.eval_interval = eval_interval
         self._slots = slots
+        self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
         self._pause = threading.Event()
@@ -96,8 +105,10 @@ class TrainingSession(param.Parameterized):
         self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self._cursor: dict[str, int] = {}
         self._snapshot = None
+        self._tunables = None
         self._new_run = False
         self._run_label = ""
+        self._run_config: RunConfig | None = None
         self._runs = 0
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
         self.thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
@@ -142,6 +153,11 @@ class TrainingSession(param.Parameterized):
         if threading.current_thread() is not self.thread:
             self.thread.join(timeout)
 
+    @property
+    def pausing(self) -> bool:
+        """Pause was asked for and the thread is finishing its step (the page already says paused)."""
+        return self._pause.is_set() and self.state in ("running", "queued")
+
     # -- live edits -------------------------------------------------------------------------------------------------
     def set_learning_rate(self, lr: float) -> None:
         self.config.train["learning_rate"] = lr
@@ -160,9 +176,9 @@ class TrainingSession(param.Parameterized):
     def drain(self) -> Update:
         with self._lock:
             update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
-                            self._run_label)
+                            self._run_label, self._run_config if self._new_run else None, self._tunables)
             self._outbox = defaultdict(lambda: ([], []))
-            self._snapshot, self._new_run = None, False
+            self._snapshot, self._new_run, self._tunables = None, False, None
         return update
 
     # -- the training thread ----------------------------------------------------------------------------------------------
@@ -191,75 +207,113 @@ class TrainingSession(param.Parameterized):
                     self._ensure_trainer()
                     self._train()
             except NonFiniteLossError as err:
-                self._set(state="paused", message=str(err))
+                self._set(state="paused", message=str(err), tone="error")
                 self._publish(force_views=True)
             except InvlabError as err:
-                self._set(state="failed" if self.trainer is None else "paused", message=str(err))
+                self._set(state="failed" if self.trainer is None else "paused", message=str(err), tone="error")
             except Exception as err:  # a bug must not take the server down: show it and stay alive
                 traceback.print_exc()
-                self._set(state="failed", message=f"{type(err).__name__}: {err}")
+                self._set(state="failed", message=f"{type(err).__name__}: {err}", tone="error")
 
     def _ensure_trainer(self) -> None:
         if self.trainer is None:
             self._build(self.config)
 
     def _build(self, config: RunConfig) -> None:
-        self._set(state="building", message="")
+        self._set(state="building", message="", tone="info")
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
-        self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}")
+        self._truncate_on_start = None
+        self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}", config)
         self._set(state="idle", step=0)
         self._publish(force_views=True)
 
     def _open(self, run_id: int) -> None:
+        """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one.
+
+        Nothing stored is changed by opening: metrics logged after the checkpoint are dropped only when the
+        user continues training (they would be replaced by the new steps)."""
         if self.store is None:
             raise InvlabError("this session has no run store to open runs from")
-        self._set(state="building", message="")
-        trainer = Trainer.resume(self.store, run_id)
-        self.config, self.trainer = trainer.config, trainer
-        self._begin_run(f"run {run_id}")
-        self._set(state="paused", step=trainer.step_count, message=f"opened stored run {run_id} at step {trainer.step_count}")
+        self._set(state="building", message="", tone="info")
+        record = self.store.get_run(run_id)
+        config = RunConfig.from_json(record.config)
+        history = self.store.metrics(run_id)
+        latest = self.store.latest_checkpoint(run_id)
+        if latest is None:
+            self.config, self.trainer = config, None
+            self._begin_run(f"stored run {run_id}", config, history)
+            self._set(state="idle", step=record.step, tone="info",
+                      message=f"opened stored run {run_id} ({record.status} at step {record.step}): its curves are shown; "
+                              "it has no checkpoint to continue from, so Start trains a new run with its settings")
+            return
+        step, path = latest
+        trainer = Trainer(config, store=self.store, run_id=run_id)
+        trainer.load_state(load_checkpoint(path, map_location=trainer.device))
+        for name, (steps, values) in history.items():
+            kept = [i for i, s in enumerate(steps) if s <= step]
+            trainer.history[name] = ([steps[i] for i in kept], [values[i] for i in kept])
+        self.config, self.trainer = config, trainer
+        self._truncate_on_start = (run_id, step) if record.step > step else None
+        self._begin_run(f"stored run {run_id}", config)
+        done = step >= trainer.tc.steps
+        self._set(state="finished" if done else "paused", step=step, tone="info",
+                  message=f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it"))
         self._publish(force_views=True)
 
-    def _begin_run(self, label: str) -> None:
+    def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1
         with self._lock:
             self._outbox = defaultdict(lambda: ([], []))
+            for name, (steps, values) in (history or {}).items():
+                self._outbox[name] = (list(steps), list(values))
             self._cursor = {}
-            self._new_run, self._run_label = True, label
+            self._new_run, self._run_label, self._run_config = True, label, config
 
     def _train(self, max_steps: int | None = None) -> None:
         trainer = self.trainer
         remaining = max(trainer.tc.steps - trainer.step_count, 0)
         if max_steps is not None:
             remaining = min(remaining, max_steps) or max_steps
-        if remaining == 0:
-            self._set(state="finished")
+        if remaining == 0 or (getattr(trainer, "converged", False) and max_steps is None):
+            self._set(state="converged" if getattr(trainer, "converged", False) else "finished")
             return
         slots = self._slots or SLOTS
-        self._set(state="queued")
-        while not slots.acquire(timeout=0.2):
-            if self._pause.is_set() and max_steps is None or not self._alive:
-                self._set(state="paused")
-                return
+        if not slots.acquire(timeout=0):
+            self._set(state="queued", tone="warning",
+                      message=f"waiting for a training slot: another session is training on this server, which trains "
+                              f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
+                              "or pauses")
+            while not slots.acquire(timeout=0.2):
+                if self._pause.is_set() and max_steps is None or not self._alive:
+                    self._set(state="paused", message="", tone="info")
+                    return
         try:
-            self._set(state="running", message=trainer.last_warning or "")
+            if self._truncate_on_start is not None and self.store is not None:
+                self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
+                self._truncate_on_start = None
+            self._set(state="running", message=trainer.last_warning or "", tone="warning" if trainer.last_warning else "info")
             stop = threading.Event() if max_steps is not None else self._pause
             last_views = 0.0
-            every = max(1, min(trainer.tc.log_every, 10))
+            last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
+            every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
             for snap in trainer.run(steps=remaining, every=every, stop=stop):
                 self.steps_done = trainer.step_count
-                self._set(step=snap.step)
                 now = time.perf_counter()
+                if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
+                    trainer.evaluate()
+                    last_eval = time.perf_counter()
+                self._set(step=snap.step)
                 force = now - last_views >= self.view_interval
                 self._publish(force_views=force)
                 if force:
                     last_views = now
                 if not self._alive:
                     break
-            done = trainer.step_count >= trainer.tc.steps
-            self._set(step=trainer.step_count, state="finished" if done else "paused")
+            converged = bool(getattr(trainer, "converged", False))
+            done = converged or trainer.step_count >= trainer.tc.steps
             self._publish(force_views=True)
+            self._set(step=trainer.step_count, state="converged" if converged else "finished" if done else "paused")
         finally:
             slots.release()
 
@@ -269,6 +323,7 @@ class TrainingSession(param.Parameterized):
         if trainer is None:
             return
         snapshot = trainer.snapshot(views=True) if force_views else None
+        tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
         with self._lock:
             for metric, (steps, values) in list(trainer.history.items()):
                 start = self._cursor.get(metric, 0)
@@ -279,3 +334,4 @@ class TrainingSession(param.Parameterized):
                     self._cursor[metric] = len(steps)
             if snapshot is not None:
                 self._snapshot = snapshot
+                self._tunables = tunables

@@ -245,6 +245,10 @@ def cmd_fetch(argv: list[str]) -> int:
     return 0
 
 
+UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
+CHECK_UNUSED_SESSIONS_MS = 1000
+
+
 def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
     import os
@@ -275,6 +279,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--allow-websocket-origin", origin]
     if args.show:
         cmd.append("--show")
+    # A closed browser tab ends its session (and its training) within seconds, not Bokeh's default 15–32 s.
+    if not any(a.startswith("--unused-session-lifetime") for a in passthrough):
+        cmd += ["--unused-session-lifetime", str(UNUSED_SESSION_LIFETIME_MS)]
+    if not any(a.startswith("--check-unused-sessions") for a in passthrough):
+        cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
     env = {}
     if args.max_training is not None:
         if args.max_training < 1:

@@ -1,0 +1,163 @@
+"""LiveFeed: the periodic tick that drains a TrainingSession into the page's curves and views.
+
+Runs on the server thread (or the notebook kernel's loop), a few times a second however fast training
+goes. New plots are attached to the document before data is streamed into them; secondary curves go
+out every few seconds; the tick's period stretches with its own cost (never more than `max_period_ms`)
+so a busy page never starves the event loop nor falls seconds behind.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+import panel as pn
+
+from .session import TrainingSession, Update
+from .views import CurveBoard, ViewPane
+
+log = logging.getLogger(__name__)
+
+MAIN_CURVES = {"elbo", "test_error", "test_rmse", "test_nlpd"}
+HIDDEN_CURVES = ("range.",)  # loss parts a model also shows as a view of its own (one view per quantity)
+
+
+class LiveFeed:
+    EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
+
+    def __init__(self, session: TrainingSession, *, tick_ms: int = 300, max_period_ms: int = 1500):
+        self.session = session
+        self.tick_ms, self.max_period_ms = tick_ms, max_period_ms
+        self.curves = CurveBoard()
+        self.view_panes: dict[str, ViewPane] = {}
+        self.views_area = pn.FlexBox(sizing_mode="stretch_width")
+        self.callback = None
+        self.last_snapshot = None
+        self._pending_extra: dict[str, tuple[list, list]] = {}
+        self._last_extra = 0.0
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------------
+    def start(self, tick) -> None:
+        """Run `tick` periodically (under a server or in a notebook)."""
+        if self.callback is None:
+            self.callback = pn.state.add_periodic_callback(tick, period=self.tick_ms)
+
+    def stop(self) -> None:
+        if self.callback is not None:
+            self.callback.stop()
+            self.callback = None
+
+    # -- one tick ---------------------------------------------------------------------------------------------------------
+    def drain(self, on_new_run) -> Update:
+        """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data."""
+        started = time.perf_counter()
+        update = self.session.drain()
+        building = 0.0
+        with batched_recompute(pn.state.curdoc) as attach_new_models:
+            if update.new_run:
+                self._pending_extra = {}
+                on_new_run(update)
+            sends = self._curves_to_send(update)
+            if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run):
+                attach_new_models()  # before any data is streamed into the new plots
+            building = time.perf_counter() - started
+            for metric, steps, values in sends:
+                self.curves.send(metric, steps, values)
+            if update.snapshot is not None:
+                self.last_snapshot = update.snapshot
+                self._show_views(update.snapshot.views)
+        # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
+        self._pace(time.perf_counter() - started - building)
+        return update
+
+    def _curves_to_send(self, update) -> list[tuple[str, list, list]]:
+        """The main curves now; secondary ones (loss terms) collected and sent every EXTRA_EVERY seconds."""
+        sends = []
+        has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
+        for metric, (steps, values) in update.points.items():
+            if metric.startswith(HIDDEN_CURVES) or (metric == "loss" and has_elbo):
+                continue  # −ELBO is the same curve upside down; ranges have their own view
+            if metric in MAIN_CURVES or metric == "loss":
+                sends.append((metric, steps, values))
+            else:
+                pending = self._pending_extra.setdefault(metric, ([], []))
+                pending[0].extend(steps)
+                pending[1].extend(values)
+        now = time.perf_counter()
+        finishing = update.snapshot is not None and update.snapshot.status != "running"
+        if now - self._last_extra >= self.EXTRA_EVERY or finishing or update.new_run:
+            sends.extend((metric, steps, values) for metric, (steps, values) in self._pending_extra.items())
+            self._pending_extra, self._last_extra = {}, now
+        return [(metric, steps, values) for metric, steps, values in sends if len(steps)]
+
+    def _add_panes(self, metrics, snapshot, new_run: bool = False) -> bool:
+        """Create the plots about to receive data; True if any were created.
+
+        A new plot's data source must be attached to the document before its first data is streamed: a
+        detached source emits no events, so the browser would keep the empty copy it received with the plot."""
+        created = False
+        for metric in metrics:
+            if metric not in self.curves.buffers:
+                self.curves.buffer(metric)
+                created = True
+        if snapshot is not None:
+            for name, view in snapshot.views.items():
+                pane = self.view_panes.get(name)
+                if pane is None or pane.kind is not type(view):
+                    if pane is not None:
+                        self.views_area.remove(pane.panel)
+                    self.view_panes[name] = ViewPane(name, view)
+                    self.views_area.append(self.view_panes[name].panel)
+                    created = True
+            stale = [k for k in self.view_panes if k not in snapshot.views] if new_run else []
+            for name in stale:  # a new run of another family: its views replace the old ones
+                self.views_area.remove(self.view_panes.pop(name).panel)
+        return created
+
+    def _show_views(self, views) -> None:
+        for name, view in views.items():
+            pane = self.view_panes[name]
+            if pane.pipe.data is not view:
+                pane.update(view)
+
+    def _pace(self, elapsed: float) -> None:
+        """Keep the tick under about a quarter of the event loop, within [tick_ms, max_period_ms].
+
+        A periodic callback that overruns its period is re-run at once without yielding, which would starve
+        the loop (in a notebook: no cell runs until training ends); the cap keeps the page from lagging."""
+        cb = self.callback
+        if cb is None:
+            return
+        period = min(max(self.tick_ms, int(4000 * elapsed)), self.max_period_ms)
+        if abs(period - cb.period) > 0.25 * cb.period:
+            cb.period = period
+
+
+@contextlib.contextmanager
+def batched_recompute(doc):
+    """Recompute the Bokeh document's model graph at most once, and only if some update changed it.
+
+    Each plot update otherwise freezes and re-walks the whole graph (≈35 ms on this page, several times
+    per tick). Uses Bokeh's model manager internals; without them (another Bokeh) it does nothing special.
+    """
+    models = getattr(doc, "models", None)
+    if models is None or not all(hasattr(models, a) for a in ("_push_freeze", "_freeze_count", "recompute")):
+        yield lambda: None
+        return
+    dirty = []
+
+    def attach_new_models():
+        """Recompute now: models added so far join the document (and get their document) before the block ends."""
+        if dirty:
+            dirty.clear()
+            models.recompute()
+
+    models._push_freeze()
+    models.invalidate = lambda: dirty.append(True)  # instance attribute shadows the method while batching
+    try:
+        yield attach_new_models
+    finally:
+        del models.invalidate
+        models._freeze_count -= 1
+        if models._freeze_count == 0 and dirty:
+            models.recompute()
