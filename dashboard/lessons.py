@@ -103,7 +103,7 @@ LESSONS: list[Lesson] = [
         text=("Only two points carry labels; the other 198 only say where the data lies. Press ▶ Start with "
               "ν = 0: the solver draws a boundary half-way between the two labels, cutting both moons. Now drag "
               "the ν slider up to 1: the gradient functionals at the unlabelled points penalise change along the "
-              "data, and the re-solved boundary moves into the gap between the moons."),
+              "data, and the re-solved boundary moves into the gap between the moons (test error about 21 % → 8 %)."),
         settings={"model": "rkhs", "data.dataset": "two-moons", "data.seed": 1, "model.labelled": 2,
                   "model.sigma": 0.25, "model.nu": 0.0, "model.functionals": "gradient", "train.steps": 200},
         key_view="decision_function",
@@ -112,11 +112,11 @@ LESSONS: list[Lesson] = [
     Lesson(
         key="prior",
         title="Deep kernel priors: δ and α",
-        text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I. Drag δ from 1000 down "
-              "to 10: the inverse Wishart's eigenvalues, within a decade of 1 (close to the deterministic NNGP), spread over "
-              "decades and the prior functions vary more between samples, yet its smallest stays a hundred times "
-              "above the Wishart's near-zero ones. Raise α past 1 to see the identity in a residual layer lift "
-              "those near-zero eigenvalues."),
+        text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I. Set δ to 1000, then "
+              "drag it down to 10: the inverse Wishart's eigenvalues spread from within a decade of 1 (nearly the "
+              "deterministic NNGP) over four decades and the prior functions vary more, yet the smallest stays a "
+              "hundred times above the Wishart's near-zero ones. Raise α past 1 to see the identity in a residual "
+              "layer lift those near-zero eigenvalues."),
         settings={PAGE_KEY: "prior", "prior.delta": 1000.0, "prior.alpha": 0.0},
         key_view="inverse_wishart_eigenvalues",
         controls=("prior.delta", "prior.alpha", "prior.num_layers"),

@@ -124,11 +124,12 @@ def key_view_title(lesson: Lesson) -> str | None:
 
 
 def key_view_ready(page, lesson: Lesson, title: str | None, points: int) -> bool:
-    """A curve's data source holds `points` values, or a view's title is on the page (its pane exists once the
-    view's first data has arrived)."""
+    """A curve's data source holds `points` values, or a view's title (up to its first "=") is on the page: its
+    pane exists once the view's first data has arrived."""
     if title is not None:
+        stem = title.split("=")[0]  # the view's name, without the values that follow in its title (δ = 20)
         texts = page.evaluate(PAGE_TEXTS)
-        return any(title in text or html.escape(title) in text for text in texts)
+        return any(stem in text or html.escape(stem) in text for text in texts)
     return max(page.evaluate(COLUMN_LENGTH, name) for name in curve_columns(lesson.key_view)) >= points
 
 

@@ -8,10 +8,10 @@ are `.invlab-lesson[data-lesson=<key>]` with an `a.invlab-open` link (on the lan
 """
 import pytest
 
-from dashboard.lessons import LESSONS, get_lesson, lesson_query, visible_controls
+from dashboard.lessons import LESSONS, get_lesson, lesson_query, prior_settings, visible_controls
 from dashboard.screenshot import key_view_ready, key_view_title
 from engine.train import TrainConfig
-from pagekit import browser_page, poll
+from pagekit import browser_page, page_texts, poll
 
 
 def open_landing(page, url):
@@ -63,4 +63,14 @@ def test_teacher_mode_hides_the_controls_a_lesson_does_not_list(served_app):
         jitter = page.locator(".bk-input-group", has_text=TrainConfig.param["jitter"].label)
         poll(lambda: rate.count() > 0 and rate.first.is_visible())
         assert jitter.count() == 0 or not jitter.first.is_visible()
+        assert not errors, errors
+
+
+def test_prior_lesson_link_sets_the_prior_sliders(served_app):
+    """`prior.<name>` values in a lesson's link set the prior page's controls: the key view's title says δ."""
+    lesson = next(lesson for lesson in LESSONS if lesson.page == "prior")
+    delta = prior_settings(lesson)["delta"]
+    with browser_page() as (page, errors):
+        page.goto(served_app + lesson_query(lesson))
+        poll(lambda: any(f"δ = {delta:g}" in text for text in page_texts(page)), timeout=120)
         assert not errors, errors
