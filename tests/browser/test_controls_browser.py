@@ -106,3 +106,22 @@ def test_scales_sit_on_log_sliders_and_small_values_are_shown(served_app):
         poll(lambda: field(page, "Learning rate").input_value() == "0.002", timeout=10)
         assert 0.42 < slider_share(page, "Learning rate") < 0.52
         assert not errors, errors
+
+
+def test_a_learned_rotation_range_is_set_on_zero_to_180_degrees(served_app):
+    """The running model's rotation half-width: labelled with its unit, a slider over 0..180° (5° near the left end,
+    not in the middle of a −180..180 slider), and a box that takes an exact value."""
+    query = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=4"
+             "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=100000")
+    with browser_page() as (page, errors):
+        open_tab(page, served_app + query, "Invariance")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        label = "rotation half-width (°)"
+        poll(lambda: group(page, label).count() > 0 and group(page, label).is_visible())
+        assert slider_share(page, label) < 0.1
+        box = field(page, label)
+        box.fill("90")
+        box.press("Enter")
+        poll(lambda: 0.4 < slider_share(page, label) < 0.6, timeout=20)  # the model's value, shown back: near 90°
+        assert abs(float(box.input_value()) - 90) < 10
+        assert not errors, errors
