@@ -106,6 +106,7 @@ class PriorExplorer(param.Parameterized):
                         "inverse_wishart": ("size", "delta", "seed")}
     FUNCTION_DEPENDS = ("num_layers", "process", "delta", "width", "kernel", "lengthscale", "num_points",
                         "num_functions", "num_panels", "seed")
+    GP_DEPENDS = ("num_layers", "kernel", "lengthscale", "num_points", "num_functions", "seed")  # no δ: its limit
 
     def _cached(self, key: tuple, compute):
         cache = self.__dict__.setdefault("_view_cache", {})
@@ -183,7 +184,11 @@ class PriorExplorer(param.Parameterized):
         """All panels as typed views (Spectrum, Curves, Heatmap), in display order; a view whose parameters have
         not changed since the last call is the same object as then."""
         views: dict[str, dg.View] = dict(self.spectra())
-        views.update(self._cached(self._key("functions", self.FUNCTION_DEPENDS), self._function_views))
+        functions = self._cached(self._key("functions", self.FUNCTION_DEPENDS), self._function_views)
+        # the GP panel is the δ → ∞ limit: the same picture whatever δ, N or the process, so it keeps its first view
+        gp = self._cached(self._key("gp", self.GP_DEPENDS), lambda: functions["prior_functions_gp"])
+        views["prior_functions_gp"] = gp
+        views.update((k, v) for k, v in functions.items() if k != "prior_functions_gp")
         return views
 
 
