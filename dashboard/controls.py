@@ -16,7 +16,8 @@ How a parameter is shown, decided from the parameter alone so a new family's con
   empty means None, and a bounded scale keeps its slider;
 - an `Integer` that is a seed, or whose range spans two decades or has no upper end: a number box;
   a small-range `Integer` (a degree, a layer count): a slider;
-- `Selector`: a drop-down; `Boolean`: a check box; `List`: comma-separated text; `Dict`: JSON text.
+- `Selector`: a drop-down; `ListSelector`: a multi-choice; `Boolean`: a check box; `List`: comma-separated
+  text; `Dict`: JSON text.
 """
 from __future__ import annotations
 
@@ -84,9 +85,11 @@ def number_scale(p: param.Parameter) -> str | None:
 
 def widget_kind(name: str, p: param.Parameter) -> str:
     """How the parameter is shown: 'checkbox', 'select', 'list', 'dict', 'int-box', 'int-slider', 'number-box',
-    'log-slider' or 'linear-slider' (the two sliders come with a number box for the exact value)."""
+    'log-slider', 'linear-slider' (the two sliders come with a number box for the exact value) or 'multi'."""
     if isinstance(p, param.Boolean):
         return "checkbox"
+    if isinstance(p, param.ListSelector):
+        return "multi"
     if isinstance(p, param.Selector) or (getattr(p, "objects", None) and not isinstance(p, param.List)):
         return "select"
     if isinstance(p, param.List):
@@ -213,6 +216,8 @@ class ParamControl(pn.viewable.Viewer):
             if value not in objects and value is not None:
                 objects.append(value)
             w = make(pn.widgets.Select, options=objects, value=value, width=width)
+        elif kind == "multi":
+            w = make(pn.widgets.MultiChoice, options=list(p.objects), value=list(value or []), width=width)
         elif kind in ("list", "dict", "text"):
             w = make(pn.widgets.TextInput, value=self._as_text(value), placeholder="all" if kind == "list" else "",
                      width=width)
@@ -373,6 +378,8 @@ class ParamControl(pn.viewable.Viewer):
         try:
             if self.kind in ("list", "dict", "text"):
                 self.box.value = self._as_text(value)
+            elif self.kind == "multi":
+                self.box.value = list(value or [])
             elif self.kind == "int-slider" and value is not None:
                 self.box.value = int(value)
             else:

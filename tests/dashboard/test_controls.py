@@ -149,9 +149,16 @@ def test_a_control_built_for_any_param_object():
         delta = param.Number(20.0, bounds=(0.5, 1000.0))
         angle = param.Number(30.0, bounds=(0.0, 180.0))
 
+    class Transforms(param.Parameterized):
+        which = param.ListSelector(default=["tx"], objects=["tx", "ty", "rotation"])
+
     prior = Prior()
     delta = ParamControl(prior, "delta")
     assert delta.kind == "log-slider" and delta.slider.start == pytest.approx(math.log10(0.5))
+    transforms = ParamControl(Transforms(), "which")
+    assert isinstance(transforms.box, pn.widgets.MultiChoice) and transforms.box.value == ["tx"]
+    transforms.box.value = ["tx", "rotation"]
+    assert transforms.obj.which == ["tx", "rotation"]
     angle = ParamControl(prior, "angle")
     assert angle.kind == "linear-slider"
     angle.visible = False  # teacher mode
