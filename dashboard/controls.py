@@ -363,7 +363,8 @@ class ParamControl(pn.viewable.Viewer):
         self.error = text
         if text:
             self.message.object = (f'<div class="invlab-field-message" data-param="{self.pname}" '
-                                   f'style="color:{MESSAGE_COLOUR};font-size:12px;line-height:1.3">{_escape(text)}</div>')
+                                   f'style="color:{MESSAGE_COLOUR};font-size:12px;line-height:1.3">'
+                                   f'{_escape(text)}</div>')
         self.message.visible = bool(text)
 
     def _follow(self, event) -> None:

@@ -38,7 +38,7 @@ def message_below(page, label: str, box):
 
 
 def refuse(page, label: str, typed: str) -> str:
-    """Type `typed` into the field, press Enter; wait for the message beside it; the field must show the value in use."""
+    """Type `typed` into the field and press Enter; wait for the message beside it; the field shows the value in use."""
     box = field(page, label)
     in_use = box.input_value()
     box.fill(typed)

@@ -76,7 +76,8 @@ def test_named_quantities_sit_where_a_lecturer_expects_them():
     assert 0.5 < share < 0.7
     assert svgp["epsilon"].box.value == 0.001 and svgp["epsilon"].kind == "log-slider"
     data = data_controls(DataConfig()).controls
-    assert data["rotate"].kind == "linear-slider" and (data["rotate"].slider.start, data["rotate"].slider.end) == (0, 180)
+    rotate = data["rotate"]
+    assert rotate.kind == "linear-slider" and (rotate.slider.start, rotate.slider.end) == (0, 180)
     assert isinstance(data["seed"].box, pn.widgets.IntInput)
     assert list(data["dataset"].box.options) == list_datasets()
     train = optimisation_controls(TrainConfig()).controls
@@ -110,7 +111,7 @@ def test_a_refused_value_is_explained_and_the_field_returns_to_the_value_in_use(
     shown = control.box.value
     assert shown == (control._as_text(in_use) if control.kind == "list" else in_use)  # the field shows the value in use
     # an accepted value clears the message
-    control.box.value = "4, 9" if name == "classes" else (3 if name == "subset" else 0.5 if name == "test_fraction" else 0.05)
+    control.box.value = {"classes": "4, 9", "subset": 3, "test_fraction": 0.5}.get(name, 0.05)
     assert not control.error and not control.message.visible and not changes[-1].new == in_use
 
 
@@ -197,7 +198,8 @@ def test_learned_value_control_from_a_tunable():
 def test_learned_value_on_a_log_scale():
     sent = []
     control = LearnedValueControl(tunable(name="kernel.variance", label="kernel variance", value=1.0, lo=1e-4, hi=1e4,
-                                          scale="log", unit="", frozen=True), lambda n, v: sent.append(v), lambda *a: None)
+                                          scale="log", unit="", frozen=True),
+                                  lambda n, v: sent.append(v), lambda *a: None)
     assert control.control.label == "kernel variance"
     assert control.control.kind == "log-slider" and control.control.slider.value == pytest.approx(0.0)
     assert control.learn.value is False
