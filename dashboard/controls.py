@@ -334,6 +334,7 @@ class ParamControl(pn.viewable.Viewer):
         try:
             setattr(self.obj, self.pname, value)
         except Exception as err:  # noqa: BLE001 — param (or a watcher of the config) refused it: say so
+            log.debug("%s: %r not taken: %s", self.pname, value, err)
             if getattr(self.obj, self.pname) == before and not _same(before, value):
                 self._refuse(value if shown is None else shown, err)
             else:  # taken, but something downstream failed: the field shows the value in use, with the error
