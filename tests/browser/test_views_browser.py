@@ -71,6 +71,7 @@ def tables_fit(page) -> list:
     return page.locator(".invlab-scalars").evaluate_all("""(tables) => tables.map((t) => {
       const rows = Array.from(t.querySelectorAll("tr"));
       const inside = (el) => {
+        el.scrollIntoView({block: "center"});  // the page scrolls; only a box that clips its content hides a row
         const r = el.getBoundingClientRect();
         if (r.height <= 0) return false;
         let p = el.parentElement || (el.getRootNode && el.getRootNode().host);
