@@ -223,27 +223,27 @@ class Explorer(pn.viewable.Viewer):
     # -- widgets and layout ---------------------------------------------------------------------------------------------------
     def _build_widgets(self) -> None:
         self.buttons = {
-            "start": pn.widgets.Button(label="▶ Start", button_type="success", width=90),
-            "pause": pn.widgets.Button(label="❚❚ Pause", button_type="primary", width=90),
+            "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
+            "pause": pn.widgets.Button(label="❚❚ Pause", color="primary", width=90),
             "step": pn.widgets.Button(label="+1 Step", width=80),
-            "reset": pn.widgets.Button(label="↺ Reset", button_type="warning", width=80),
+            "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
             "save": pn.widgets.Button(label="Save checkpoint", width=140),
         }
         for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
                         ("save", self.save_checkpoint)):
             self.buttons[key].on_click(fn)
-        self.runs_select = pn.widgets.Select(name="Stored runs", options={}, width=280)
+        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=280)
         self.open_button = pn.widgets.Button(label="Open run", width=100)
         self.open_button.on_click(self.open_run)
         self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
-                                                label="Download curves (CSV)", button_type="light", width=220)
+                                                label="Download curves (CSV)", color="light", width=220)
         self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
         self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
         self.lessons = LessonCards()
-        self.url_field = pn.widgets.TextInput(value="", visible=False, name="url")
+        self.url_field = pn.widgets.TextInput(value="", visible=False)
         self.url_field.jscallback(value="""
             const url = window.location.pathname + cb_obj.value + window.location.hash;
             if (url !== window.location.pathname + window.location.search + window.location.hash)
@@ -262,7 +262,7 @@ class Explorer(pn.viewable.Viewer):
         return PriorPanel()
 
     def controls(self) -> pn.Tabs:
-        family = pn.widgets.Select.from_param(self.settings.param.model, name="Model family")
+        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
         self.family_select = family
         return pn.Tabs(
             data_controls(self.settings.data),
@@ -277,9 +277,9 @@ class Explorer(pn.viewable.Viewer):
         if pn.state.location is not None and self._location is None:
             self.read_location(pn.state.location)  # before anything is drawn: the link's family and controls
         run_bar = pn.Row(*(self.buttons[k] for k in ("start", "pause", "step", "reset")))
-        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, name="log y"),
+        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
-                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, name="previous runs"))
+                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
         main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout,
                          self.feed.views_area, self.curves.extra_layout, sizing_mode="stretch_width")
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
@@ -308,7 +308,7 @@ class Explorer(pn.viewable.Viewer):
     def _on_load(self) -> None:
         self._doc = pn.state.curdoc
         self.feed.start(self.tick)
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        if pn.state.curdoc is not None:
             pn.state.on_session_destroyed(lambda ctx: self.close())  # the browser tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
@@ -416,7 +416,7 @@ class Explorer(pn.viewable.Viewer):
         try:
             self.session.set_value(name, value)
             ctl = self.learned_controls.get(name)
-            label = ctl.label if ctl is not None else name
+            label = ctl.tunable.label if ctl is not None else name
             self.notice = f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else "")
         except InvlabError as err:
             self.notice = str(err)

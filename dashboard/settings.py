@@ -61,6 +61,8 @@ def coerce(p: param.Parameter, value, name: str):
         if isinstance(value, str) and value.lstrip("-").isdigit():
             return int(value)
     if isinstance(p, param.Number) and not isinstance(p, param.Integer):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)  # '45' in a link is the angle 45.0
         if isinstance(value, str):
             if value == "" and p.allow_None:
                 return None

@@ -33,12 +33,12 @@ def test_controls_are_generated_from_the_param_configs(explorer):
     tabs = explorer.controls()
     names = [t.name for t in tabs]
     assert names == ["Data", "Model", "Invariance", "Optimisation", "Runs"]
-    data_widgets = tabs[0]._widgets
-    assert (data_widgets["rotate"].start, data_widgets["rotate"].end) == DataConfig.param.rotate.bounds
+    rotate = tabs[0]._widgets["rotate"]
+    assert (rotate.slider.start, rotate.slider.end) == DataConfig.param.rotate.bounds  # an angle on 0..180°
     model_widgets = explorer.model_group[0]._widgets
     assert set(model_widgets) >= {"kernel", "num_inducing", "likelihood", "lengthscale"}
-    assert list(model_widgets["kernel"].options) == SVGPConfig.param.kernel.objects
-    assert model_widgets["num_inducing"].start == SVGPConfig.param.num_inducing.bounds[0]
+    assert list(model_widgets["kernel"].box.options) == SVGPConfig.param.kernel.objects
+    assert model_widgets["num_inducing"].kind == "int-box"
 
 
 def test_start_pause_step_reset_drive_a_real_model(explorer, wait_until):
@@ -54,7 +54,7 @@ def test_start_pause_step_reset_drive_a_real_model(explorer, wait_until):
     elbo = explorer.curves.buffers["elbo"].data
     assert len(elbo) >= 3 and np.isfinite(elbo["elbo"]).all()
     wait_until(lambda: {"kuu_spectrum", "inducing_inputs", "hyperparameters"} <= set(explorer.view_panes), explorer)
-    status = explorer.status.object
+    status = explorer.status.pane.object
     assert "paused" in status and f">{paused_at + 1}<" in status and "cpu" in status and "float64" in status
     explorer.reset()
     wait_until(lambda: explorer.session.step == 0 and explorer.curves.previous, explorer)
@@ -73,7 +73,7 @@ def test_live_tweaks_reach_the_running_model(explorer, wait_until):
     with trainer.lock:  # the thread keeps training, so a step or two may have moved it slightly since
         assert float(trainer.model.kernel.lengthscale()) == pytest.approx(7.5, rel=0.02)
     assert abs(before - 7.5) > 1.0
-    assert "lr <span data-field=\"lr\">0.003<" in (explorer.tick() or explorer.status.object)
+    assert "lr <span data-field=\"lr\">0.003<" in (explorer.tick() or explorer.status.pane.object)
     # a structural change does not silently rebuild a running model: it asks for Reset
     explorer.model_config.num_inducing = 10
     assert "Press Reset" in explorer.notice
@@ -103,13 +103,13 @@ def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path, wait_until
     e = Explorer(small(), store=False)
     with pn.io.server.set_curdoc(doc):
         e._on_load()
-    assert e._callback is not None and len(doc.session_destroyed_callbacks) == 1
+    assert e.feed.callback is not None and len(doc.session_destroyed_callbacks) == 1
     e.start()
     wait_until(lambda: e.session.step > 0, e)
     for callback in doc.session_destroyed_callbacks:  # what Bokeh does when the tab closes
         callback(None)
     assert not e.session.thread.is_alive()
-    assert e._callback is None
+    assert e.feed.callback is None
 
 
 def test_plot_handles_receive_data_after_sends(explorer):
@@ -127,17 +127,17 @@ def test_url_round_trip_restores_the_configuration():
     from panel.io.location import Location
 
     a = Explorer(small(), store=False)
-    loc = Location()
-    a.sync_location(loc)
+    a.read_location(Location())
     a.data.rotate = 45.0
     a.data.classes = [3, 8]
     a.model_config.kernel = "matern52"
     a.model_config.num_inducing = 33
     a.train.learning_rate = 0.02
-    query = loc.search
+    query = a.url_field.value  # what the page writes into the address bar
     assert "data.rotate=45" in query and "model.kernel=matern52" in query
-    b = Explorer(RunConfig(), store=False)
-    b.sync_location(Location(search=query))
+    assert "model.whiten" not in query and "train.jitter" not in query  # only what differs from the defaults
+    b = Explorer(store=False)
+    b.read_location(Location(search=query))
     assert b.run_config().to_json() == a.run_config().to_json()
     a.close(), b.close()
 
@@ -155,7 +155,7 @@ def test_numerical_failure_pauses_and_explains(explorer, monkeypatch, wait_until
 
     monkeypatch.setattr(trainer.model, "loss", poisoned)
     wait_until(lambda: explorer.session.state == "paused" and "non-finite" in explorer.session.message, explorer)
-    assert "last good state" in explorer.status.object
+    assert "last good state" in explorer.status.pane.object
     assert explorer.session.thread.is_alive()  # the dashboard keeps running
 
 
@@ -164,7 +164,7 @@ def test_bad_settings_fail_with_a_message_and_the_session_survives(tmp_path, wai
     e.__panel__()
     e.start()
     wait_until(lambda: e.session.state == "failed", e)
-    assert "2 classes" in e.session.message and "2 classes" in e.status.object
+    assert "2 classes" in e.session.message and "2 classes" in e.status.pane.object
     e.model_config.likelihood = "auto"
     e.data.subset = 200
     e.start()
@@ -291,7 +291,7 @@ def test_a_failing_page_update_is_reported_and_the_next_tick_recovers(tmp_path, 
     def broken(views):
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr(explorer, "_show_views", broken)
+    monkeypatch.setattr(explorer.feed, "_show_views", broken)
     deadline = time.time() + 60
     while "renderer exploded" not in explorer.notice and time.time() < deadline:
         explorer.tick()  # never raises: a periodic callback that raises is not called again by some servers
@@ -300,5 +300,5 @@ def test_a_failing_page_update_is_reported_and_the_next_tick_recovers(tmp_path, 
     monkeypatch.undo()
     explorer.notice = ""
     step = explorer.session.step
-    wait_until(lambda: explorer._last_snapshot.step > step, explorer)  # views flow again
+    wait_until(lambda: explorer.feed.last_snapshot.step > step, explorer)  # views flow again
     explorer.close()
