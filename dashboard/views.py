@@ -27,7 +27,7 @@ import param
 from engine import diagnostics as dg
 
 WIDTH, HEIGHT = 420, 300  # outer size of a plot without a legend
-FRAME_WIDTH, FRAME_HEIGHT = 300, 200  # the data area: fixed, so a legend or colour bar adds width instead of eating it
+FRAME_WIDTH, FRAME_HEIGHT = 280, 200  # the data area: fixed, so a legend or colour bar adds width instead of eating it
 LEGEND_CHARS = 24  # a legend label wraps at this many characters (run labels say what differs between runs)
 TITLE_STYLE = {"font-weight": "bold", "font-size": "1.0em", "margin-bottom": "0"}
 DIVERGING, SEQUENTIAL, GREY = "RdBu_r", "viridis", "Greys_r"
@@ -486,7 +486,7 @@ class CurveBoard(param.Parameterized):
             return self._render(metric, data, logy, smoothing, show_previous)
 
         dmap = hv.DynamicMap(render, streams=[self.buffers[metric], params, self.previous_pipe.rename(data="_previous")])
-        pane = pn.pane.HoloViews(dmap, linked_axes=False, name=metric)
+        pane = pn.pane.HoloViews(dmap, linked_axes=False, name=metric, sizing_mode="fixed")  # side by side in the row
         self.plots[metric] = pane
         main = {names[0] for _, names in self.PANELS} | {"test_rmse"}
         (self.layout if metric in main else self.extra_layout).append(pane)
@@ -497,7 +497,8 @@ class CurveBoard(param.Parameterized):
         values = to_display(metric, data[metric])
         negative = logy and np.nanmin(values, initial=1.0) <= 0  # e.g. the ELBO: plot |value| on a log axis
         transform = np.abs if negative else (lambda v: v)
-        label = f"|{spec.label}|" if negative else spec.label
+        # the column keeps the metric's name (what tests and the CSV read); the axis shows words and units
+        label = hv.Dimension(metric, label=f"|{spec.label}|" if negative else spec.label)
         layers, drawn = [], []
         if show_previous:
             for i, (run_label, frames) in enumerate(self.previous[-5:]):
