@@ -17,7 +17,11 @@ its ELBO had flattened by then is reported. Printed per lesson: whether its key 
               the smallest still 100× the Wishart's, and α 0 → 2 lifts the residual Wishart's smallest eigenvalue
               100-fold; each redraw's time.
 
-    python -m benchmarks.lessons [--lesson KEY ...] [--seconds 60] [--first 20]
+    python -m benchmarks.lessons [--lesson KEY ...] [--seconds 60] [--first 20] [--page]
+
+`--page` then runs the comparison lessons in the real page too (served, headless Chromium): Start, wait for the
+first run to finish, switch the family, Reset, and read the status bar's step when the budget is spent; the effect
+counts as shown in the page when the second run got as far as the step at which it showed above.
 
 Last line: one JSON object, per lesson the effect's time in seconds (null if it did not show) and the figures.
 """
@@ -114,12 +118,14 @@ def two_runs(lesson, budget: float, first: float, second_effect) -> dict:
     log(f"  {lesson.key}: first run {base.trainer.config.model}: {base_figures}")
     second = Timed(lesson.compare_settings(), start)
     shown = second.train(budget, lambda run: second_effect(run, base))
+    effect_step = second.trainer.step_count if shown is not None else None
     if shown is not None:  # go on to the end of the budget: the figures a lecturer sees at the end of the minute
         second.train(budget, lambda run: False)
     figures = {"steps": second.trainer.step_count, "seconds": round(second.elapsed() - base_s, 1),
                "build_s": round(second.build_s, 2), "elbo": smoothed(second.trainer, "elbo"),
                "test_error": second.last("test_error"), "test_rmse": second.last("test_rmse")}
-    return {"first": base_figures, "second": figures, "base": base, "run": second, "effect_s": shown}
+    return {"first": base_figures, "second": figures, "base": base, "run": second, "effect_s": shown,
+            "effect_step": effect_step}
 
 
 def lesson_rotation(lesson, args) -> dict:
@@ -129,17 +135,17 @@ def lesson_rotation(lesson, args) -> dict:
         t = run.elapsed()
         rot = smoothed(run.trainer, "range.rotation", 1)
         if rot > 45 and "range" not in reached:
-            reached["range"] = t
+            reached["range"], reached["range_step"] = t, run.trainer.step_count
         if smoothed(run.trainer, "elbo") > smoothed(base.trainer, "elbo") and "elbo" not in reached:
-            reached["elbo"] = t
-        return len(reached) == 2
+            reached["elbo"], reached["elbo_step"] = t, run.trainer.step_count
+        return "range" in reached and "elbo" in reached
 
     out = two_runs(lesson, args.seconds, args.first, effect)
     run = out.pop("run")
     out.pop("base")
     out["second"]["rotation_deg"] = smoothed(run.trainer, "range.rotation", 1)
-    out["range_above_45_s"] = reached.get("range")
-    out["elbo_overtakes_s"] = reached.get("elbo")
+    out["range_above_45_s"], out["range_above_45_step"] = reached.get("range"), reached.get("range_step")
+    out["elbo_overtakes_s"], out["elbo_overtakes_step"] = reached.get("elbo"), reached.get("elbo_step")
     out["effect"] = "invariant: rotation range > 45° and ELBO above the plain model's"
     return out
 
@@ -162,7 +168,7 @@ def lesson_patches(lesson, args, target: float = 0.05) -> dict:
 
     def first_effect(run):
         if run.last("test_error") < target and "t" not in below:
-            below["t"] = run.elapsed()
+            below["t"], below["step"] = run.elapsed(), run.trainer.step_count
         return False
 
     first.train(args.first, first_effect)  # the whole first run: the text's "when the test error has settled"
@@ -173,13 +179,15 @@ def lesson_patches(lesson, args, target: float = 0.05) -> dict:
     log(f"  patches: first run: {figures}")
     second = Timed(lesson.compare_settings(), start)
     matched = second.train(args.seconds, lambda run: run.last("test_error") <= first.last("test_error"))
+    matched_step = second.trainer.step_count if matched is not None else None
     if matched is not None:
         second.train(args.seconds, lambda run: False)
     return {"first": figures,
             "second": {"steps": second.trainer.step_count, "seconds": round(second.elapsed() - first_s, 1),
                        "build_s": round(second.build_s, 2), "test_error": second.last("test_error"),
                        "best_test_error": second.best("test_error"), "views": sorted(second.views)},
-            "invariant_below_target_s": below.get("t"), "weighted_matches_s": matched,
+            "invariant_below_target_s": below.get("t"), "invariant_below_target_step": below.get("step"),
+            "weighted_matches_s": matched, "effect_step": matched_step,
             "effect_s": matched if below else None,
             "effect": f"conv-invariant test error < {target:.0%}, then conv-weighted's at or below conv-invariant's"}
 
@@ -251,6 +259,63 @@ def lesson_prior(lesson, args) -> dict:
             "effect": "δ 1000 → 10 spreads IW eigenvalues (none near 0); α 0 → 2 lifts the residual Wishart's smallest"}
 
 
+def page_lessons(args, headless: dict) -> dict:
+    """The comparison lessons in the real page (served, in headless Chromium): press Start, wait for the first run to
+    finish, choose the comparison's family, press Reset (and Start if the run does not go on by itself), and read the
+    status bar's step until the budget is spent. The effect counts as shown in the page when the second run reached
+    the step at which it showed in the headless run (`effect_step`)."""
+    from playwright.sync_api import sync_playwright
+
+    from dashboard.lessons import lesson_query
+    from dashboard.screenshot import CHROMIUM_ARGS, executable, serve
+    import tempfile
+    from pathlib import Path
+
+    out = {}
+    lessons = [lesson for lesson in LESSONS if lesson.compare and (not args.lesson or lesson.key in args.lesson)]
+    with tempfile.TemporaryDirectory(prefix="invlab-lessons-") as tmp, serve(Path(tmp)) as url, \
+            sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable(), args=CHROMIUM_ARGS)
+        try:
+            for lesson in lessons:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(url + lesson_query(lesson), timeout=120_000)
+                field = lambda name: page.locator(f"[data-field={name}]").first.inner_text().strip()  # noqa: E731
+                page.get_by_role("button", name="▶ Start").click(timeout=120_000)
+                start = time.perf_counter()
+                elapsed = lambda: time.perf_counter() - start  # noqa: E731
+                while elapsed() < args.seconds and field("state") not in ("finished", "converged", "failed"):
+                    time.sleep(0.25)
+                first_s, first_step, first_rate = elapsed(), field("step"), field("rate")
+                page.locator(".bk-tab", has_text="Model").first.click()
+                page.locator(".bk-input-group", has_text="Model family").locator("select").first.select_option(
+                    lesson.compare["model"])
+                page.get_by_role("button", name="↺ Reset").click()
+                deadline = time.perf_counter() + 30
+                while time.perf_counter() < deadline and field("state") not in ("idle", "running", "building", "queued"):
+                    time.sleep(0.25)  # the reset has taken effect: a new run, not yet started (or already going)
+                if field("state") not in ("running", "building", "queued"):
+                    page.get_by_role("button", name="▶ Start").click()
+                while elapsed() < args.seconds and field("state") not in ("finished", "converged", "failed"):
+                    time.sleep(0.25)
+                second_s = elapsed() - first_s
+                second_step = int(field("step") or 0)
+                status = page.locator(".invlab-status").first.inner_text()
+                need = headless.get(lesson.key, {}).get("effect_step")
+                out[lesson.key] = {"first_run_s": round(first_s, 1), "first_steps": first_step,
+                                   "first_rate": first_rate, "second_steps_by_budget": second_step,
+                                   "second_s": round(second_s, 1),
+                                   "second_is_compare_family": f"{lesson.compare['model']} on" in status,
+                                   "second_rate": field("rate"), "second_state": field("state"),
+                                   "headless_effect_step": need,
+                                   "effect_in_page_by_budget": None if need is None else second_step >= need}
+                log(f"  page {lesson.key}: {out[lesson.key]}")
+                page.close()
+        finally:
+            browser.close()
+    return out
+
+
 RUNNERS = {"rotation": lesson_rotation, "symmetry": lesson_symmetry, "patches": lesson_patches,
            "functional": lesson_functional, "prior": lesson_prior}
 
@@ -271,6 +336,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--seconds", type=float, default=60.0, help="wall-clock budget per lesson")
     parser.add_argument("--first", type=float, default=20.0, help="at most this long for a comparison's first run")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--page", action="store_true",
+                        help="also run the comparison lessons in the served page (headless Chromium)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     result = {"benchmark": "lessons", "threads": args.threads, "budget_s": args.seconds, "lessons": {}}
@@ -289,6 +356,13 @@ def main(argv=None) -> dict:
     for key, effect, at in rows:
         print(f"{key:<12} {'yes' if at is not None else 'NO':<6} {('-' if at is None else f'{at:.1f}'):>7}  {effect}")
     result["all_within_budget"] = all(at is not None and at <= args.seconds for _, _, at in rows)
+    if args.page:
+        log("the comparison lessons in the served page")
+        result["page"] = page = _clean(page_lessons(args, result["lessons"]))
+        print(f"{'in page':<12} {'1st run s':>9} {'2nd steps':>9} {'needed':>7}  shown by {args.seconds:g} s")
+        for key, row in page.items():
+            print(f"{key:<12} {row['first_run_s']:>9} {row['second_steps_by_budget']:>9} "
+                  f"{str(row['headless_effect_step']):>7}  {row['effect_in_page_by_budget']}")
     print(json.dumps(result))
     return result
 

@@ -55,12 +55,12 @@ LESSONS: list[Lesson] = [
         key="rotation",
         title="Learn rotation invariance on rotated digits",
         text=("Every digit here is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes "
-              "(600 steps), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
+              "(400 steps), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
               "dashed line. Watch the learned rotation range climb from 5° towards the data's 90° within seconds, and "
               "the invariant model's ELBO overtake the plain one: the marginal likelihood finds the symmetry itself."),
         settings={"model": "svgp", "data.dataset": "digits", "data.rotate": 90.0, "data.subset": 400,
                   "data.test_subset": 300, "model.likelihood": "gaussian", "model.num_inducing": 40,
-                  "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 600,
+                  "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 400,
                   "train.eval_size": 300},
         compare={"model": "invariant", "model.augmentation": "rotation", "model.likelihood": "gaussian",
                  "model.num_inducing": 40, "model.num_samples": 6, "model.init_rotation": 5.0,

@@ -95,6 +95,13 @@ def serve(directory: Path, timeout: float = 120.0):
                 proc.kill()
 
 
+def executable() -> str:
+    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if path is None:
+        raise RuntimeError("Chromium not found: install Debian's chromium or set INVLAB_CHROMIUM")
+    return path
+
+
 def wait_for(fn, timeout: float, what: str, interval: float = 0.25):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -169,15 +176,12 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
          timeout: float = 180.0, points: int = 5, teacher: bool = False) -> Path:
     from playwright.sync_api import sync_playwright
 
-    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    if executable is None:
-        raise RuntimeError("Chromium not found: install Debian's chromium or set INVLAB_CHROMIUM")
     title = key_view_title(lesson)
     with tempfile.TemporaryDirectory(prefix="invlab-shot-") as tmp, serve(Path(tmp)) as url:
         link = url + lesson_query(lesson, teacher=teacher)
         log(f"opening {link}")
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=executable(), args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 errors = []
