@@ -90,8 +90,9 @@ class Tunable:
     hi: float | None = None  # strictly inside the value's open bounds, so both ends can be set)
     scale: str = "linear"  # "linear" or "log"
     unit: str = ""  # "°", "px", ""
-    frozen: bool = False
+    frozen: bool = False  # not being learned now (Trainer.freeze)
     group: str = "invariance"  # "invariance" (shown on the Invariance tab) or "kernel" / "likelihood"
+    learnable: bool = True  # False for a value that is only ever set, never learned (e.g. the RKHS ν): no learn toggle
 
 
 def tunable(name: str, p: Constrained, label: str, *, group: str, interval: tuple[float, float] | None = None,
@@ -115,7 +116,7 @@ def tunable(name: str, p: Constrained, label: str, *, group: str, interval: tupl
         hi = p.hi - margin if hi is None else min(hi, p.hi - margin)
     elif isinstance(p, Positive) and lo is not None:
         lo = max(lo, p.floor * (1 + 1e-3) if p.floor > 0 else lo)
-    return Tunable(name, label, v, lo, hi, scale, unit, bool(p.frozen), group)
+    return Tunable(name, label, v, lo, hi, scale, unit, bool(p.frozen), group, isinstance(p.raw, nn.Parameter))
 
 
 def _positive(p: Constrained) -> bool:

@@ -94,18 +94,28 @@ def _series(history, name) -> tuple[np.ndarray, np.ndarray]:
     return steps[keep], values[keep]
 
 
+def _chance(task, num_classes, chance_error) -> float | None:
+    """The error at chance: the Trainer's figure, else 1 − 1/K for K classes; None when unknown."""
+    chance = chance_error
+    if chance is None and task == "classification" and num_classes:
+        chance = 1.0 - 1.0 / num_classes
+    return chance if chance is not None and math.isfinite(chance) and chance > 0 else None
+
+
+def _at_chance(errors: np.ndarray, chance: float) -> np.ndarray:
+    return errors >= chance - max(CHANCE_MARGIN * chance, CHANCE_MARGIN_ABS)
+
+
 def _collapsed(history, numerics: Numerics, task, num_classes, chance_error, loss) -> str | None:
     classification = task == "classification"
     metric = "test_error" if classification else "test_rmse"
     steps, errors = _series(history, metric)
     if errors.size == 0:
         return None  # no evaluation since training started: a fresh model is at chance by construction
-    chance = chance_error
-    if chance is None and classification and num_classes:
-        chance = 1.0 - 1.0 / num_classes
-    if chance is None or not chance > 0:
+    chance = _chance(task, num_classes, chance_error)
+    if chance is None:
         return None
-    at_chance = errors >= chance - max(CHANCE_MARGIN * chance, CHANCE_MARGIN_ABS)
+    at_chance = _at_chance(errors, chance)
     if not at_chance[-1]:
         return None
     shown = f"{100 * errors[-1]:.0f} %" if classification else f"RMSE {errors[-1]:.3g}"
@@ -173,11 +183,9 @@ def _learned_nothing(history, task, num_classes, chance_error, loss: np.ndarray)
     """The latest test error is at chance; without evaluations, the loss never moved from where it started."""
     metric = "test_error" if task == "classification" else "test_rmse"
     _, errors = _series(history, metric)
-    chance = chance_error
-    if chance is None and task == "classification" and num_classes:
-        chance = 1.0 - 1.0 / num_classes
-    if errors.size and chance is not None and chance > 0:
-        return bool(errors[-1] >= chance - max(CHANCE_MARGIN * chance, CHANCE_MARGIN_ABS))
+    chance = _chance(task, num_classes, chance_error)
+    if errors.size and chance is not None:
+        return bool(_at_chance(errors[-1:], chance)[0])
     return loss.size > 0 and float(loss[0] - loss.min()) <= STALL_PROGRESS * max(abs(float(loss[0])), 1.0)
 
 

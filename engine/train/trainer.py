@@ -383,7 +383,11 @@ class Trainer:
 
     def freeze(self, name: str, frozen: bool = True) -> None:
         with self.lock:
-            self._learnable(name).frozen = frozen
+            value = self._learnable(name)
+            if not frozen and not isinstance(value.raw, torch.nn.Parameter):
+                raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it cannot "
+                                  f"be unfrozen")
+            value.frozen = frozen
             self.converged = False
 
     def _learnable(self, name):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from engine.covariances import Kuu
+from engine.errors import ConfigError
 from engine.models import REGISTRY, ModelFamily, Numerics, Tunable
 from engine.models.base import condition_number
 from engine.train import RunConfig, Trainer
@@ -110,6 +111,12 @@ def test_every_tunable_spans_a_settable_interval_and_round_trips_through_the_tra
             assert now.value == pytest.approx(target, rel=1e-6, abs=1e-9)
         trainer.freeze(t.name, True)
         assert {u.name: u for u in trainer.model.tunables()}[t.name].frozen
+        if t.learnable:
+            trainer.freeze(t.name, False)
+            assert not {u.name: u for u in trainer.model.tunables()}[t.name].frozen
+        else:
+            with pytest.raises(ConfigError, match="never learned"):
+                trainer.freeze(t.name, False)
 
 
 def test_the_families_expose_what_a_user_tunes():
@@ -117,6 +124,7 @@ def test_the_families_expose_what_a_user_tunes():
     assert set(groups["svgp"]) == {"kernel.lengthscale", "kernel.variance"}
     assert groups["svgp"]["kernel.variance"].scale == "log" and groups["svgp"]["kernel.variance"].group == "kernel"
     assert set(groups["rkhs"]) == {"nu", "lam"} and groups["rkhs"]["nu"].group == "invariance"
+    assert not groups["rkhs"]["nu"].learnable and groups["svgp"]["kernel.variance"].learnable  # ν is set, not learned
     assert groups["rkhs"]["nu"].lo == 0.0 and groups["rkhs"]["nu"].scale == "linear"
     assert groups["diwp"]["input_layer.delta"].scale == "log" and "δ" in groups["diwp"]["input_layer.delta"].label
     assert groups["diwp"]["likelihood.variance"].group == "likelihood"
