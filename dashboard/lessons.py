@@ -54,10 +54,10 @@ LESSONS: list[Lesson] = [
     Lesson(
         key="rotation",
         title="Learn rotation invariance on rotated digits",
-        text=("Every digit here is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes "
-              "(400 steps), choose Model family → invariant and press ↺ Reset: the plain run stays as a "
-              "dashed line. Watch the learned rotation range climb from 5° towards the data's 90° within seconds, and "
-              "the invariant model's ELBO overtake the plain one: the marginal likelihood finds the symmetry itself."),
+        text=("Every digit is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes, choose "
+              "Model family → invariant and press ↺ Reset (the plain run stays as a dashed line). Watch the learned "
+              "rotation range climb from 5° towards 90° within seconds and the invariant model's ELBO overtake the "
+              "plain one: the marginal likelihood finds the symmetry itself."),
         settings={"model": "svgp", "data.dataset": "digits", "data.rotate": 90.0, "data.subset": 400,
                   "data.test_subset": 300, "model.likelihood": "gaussian", "model.num_inducing": 40,
                   "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 400,
@@ -71,10 +71,10 @@ LESSONS: list[Lesson] = [
     Lesson(
         key="symmetry",
         title="The marginal likelihood prefers the symmetric model",
-        text=("The target is symmetric: f(x1, x2) = f(x2, x1). Press ▶ Start to fit a plain GP; when it finishes "
-              "(800 steps), choose Model family → invariant (the swap orbit) and press ↺ Reset. Both fit the same "
-              "100 points, yet within seconds the invariant model's ELBO climbs far above the dashed plain one and "
-              "its test RMSE drops below it: the evidence rewards the right symmetry, not just the fit."),
+        text=("The target is symmetric, f(x1, x2) = f(x2, x1). Press ▶ Start to fit a plain GP; when it finishes, "
+              "choose Model family → invariant (the swap orbit) and press ↺ Reset. Within seconds the invariant "
+              "model's ELBO climbs far above the dashed plain one and its test RMSE drops below it: the evidence "
+              "rewards the right symmetry, not just the fit."),
         settings={"model": "svgp", "data.dataset": "symmetric-2d", "model.num_inducing": 30,
                   "train.batch_size": 0, "train.learning_rate": 0.05, "train.steps": 800},
         compare={"model": "invariant", "model.augmentation": "permutations", "model.num_inducing": 30},
@@ -85,10 +85,10 @@ LESSONS: list[Lesson] = [
         key="patches",
         title="Convolutional GPs see patches",
         text=("Tall or wide rectangles, told apart by a GP that sums one function over every 3×3 patch. Press "
-              "▶ Start: the test error falls below 5 % within seconds, and the inducing patches, sorted by their "
-              "output, show which corners vote tall and which wide. When it finishes, choose Model family → "
-              "conv-weighted and press ↺ Reset: a weight per patch position lets it use where an edge is, its error "
-              "drops lower still, and the patch-weight map shows where it looks."),
+              "▶ Start: the test error falls below 5 % within seconds, and the inducing patches show which corners "
+              "vote tall and which wide. When it finishes, choose Model family → conv-weighted and press ↺ Reset: "
+              "with a weight per patch position its error drops lower still, and the patch-weight map shows where "
+              "it looks."),
         settings={"model": "conv-invariant", "data.dataset": "rectangles",
                   "data.source_options": {"num_train": 400, "num_test": 400},
                   "model.num_inducing": 16, "train.batch_size": 50, "train.learning_rate": 0.03,
@@ -113,10 +113,9 @@ LESSONS: list[Lesson] = [
         key="prior",
         title="Deep kernel priors: δ and α",
         text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I. Set δ to 1000, then "
-              "drag it down to 10: the inverse Wishart's eigenvalues spread from within a decade of 1 (nearly the "
-              "deterministic NNGP) over four decades and the prior functions vary more, yet the smallest stays a "
-              "hundred times above the Wishart's near-zero ones. Raise α past 1 to see the identity in a residual "
-              "layer lift those near-zero eigenvalues."),
+              "drag it down to 10: the inverse Wishart's eigenvalues spread from one decade to four and the prior "
+              "functions vary more, yet the smallest stays a hundred times above the Wishart's near-zero ones. "
+              "Raise α past 1: the identity in a residual layer lifts those near-zero eigenvalues."),
         settings={PAGE_KEY: "prior", "prior.delta": 1000.0, "prior.alpha": 0.0},
         key_view="inverse_wishart_eigenvalues",
         controls=("prior.delta", "prior.alpha", "prior.num_layers"),
@@ -213,7 +212,7 @@ def control_hidden(lesson: Lesson | None, name: str) -> bool:
 # -- the landing view ------------------------------------------------------------------------------------------------
 CARD_CSS = """
 :host { display: block; }
-.invlab-lessons { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 16px;
+.invlab-lessons { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 16px;
   width: 100%; box-sizing: border-box; }
 .invlab-lesson { border: 1px solid #d0d7de; border-radius: 8px; padding: 14px 16px; background: #fff;
   display: flex; flex-direction: column; font-size: 15px; line-height: 1.45; color: #1f2328; }
