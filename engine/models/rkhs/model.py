@@ -335,8 +335,9 @@ class RKHSMachine(ModelFamily):
     def diagnostics(self, data=None) -> dict[str, dg.View]:
         views: dict[str, dg.View] = {}
         parts = {k: float(v) for k, v in self.objective_terms().items()}
-        views["objective"] = dg.Scalars(title="Objective (eq. 4)", values={
-            **parts, "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
+        # one view per quantity: the terms' values are in their curve over the solver's iterations (below)
+        views["objective"] = dg.Scalars(title="Objective (eq. 4) and its weights", values={
+            "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
             "labelled": float(self.num_labelled), "invariance functionals": float(self.gram.size - self.num_labelled)})
         B = self.gram.size
         title = "Eigenvalues of the representer Gram matrix K (eq. 4)"
@@ -348,7 +349,9 @@ class RKHSMachine(ModelFamily):
         if self.trace:
             it = np.arange(len(self.trace))
             views["solver_trace"] = dg.Curves(
-                title="Objective terms over L-BFGS iterations (fit)", xlabel="iteration", logy=False,
+                title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration", ylabel="objective term",
+                logy=False, covers=("data_loss", "invariance_loss", "norm"),
+                labels={"data_loss": "data loss", "invariance_loss": "invariance loss", "norm": "norm penalty λ‖f‖²"},
                 series={k: (it, np.array([t[k] for t in self.trace])) for k in ("data_loss", "invariance_loss", "norm")})
         if self.gram.blocks[0].input_dim == 2:
             views["decision_function"] = self.decision_field(data)
