@@ -59,10 +59,10 @@ METRICS: dict[str, Metric] = {
     "w2_trace_p": Metric("trace of C_P", "W2: trace of C_P", curve=False),
     "w2_trace_q": Metric("trace of C_Q", "W2: trace of C_Q", curve=False),
     "w2_eigen": Metric("eigenvalue term Σ√λ", "W2: eigenvalue term", curve=False),
-    # RKHS objective (eq. 4)
-    "data_loss": Metric("data loss", "Data loss (labelled points)"),
-    "invariance_loss": Metric("invariance loss", "Invariance loss (functionals)"),
-    "norm": Metric("norm penalty λ‖f‖²", "RKHS norm penalty"),
+    # RKHS objective (eq. 4): the terms have one view of their own ("Objective terms over L-BFGS iterations")
+    "data_loss": Metric("data loss", "Data loss (labelled points)", curve=False),
+    "invariance_loss": Metric("invariance loss", "Invariance loss (functionals)", curve=False),
+    "norm": Metric("norm penalty λ‖f‖²", "RKHS norm penalty", curve=False),
     "objective": Metric("objective", "Objective (eq. 4)"),
 }
 RANGE_UNITS = {"rotation": "°", "strength": "px"}

@@ -40,7 +40,8 @@ def test_errors_are_shown_in_percent_and_covered_quantities_get_no_curve():
     assert to_display("elbo", [-3.0]).tolist() == [-3.0]
     assert not shows_curve("range.rotation") and not shows_curve("range.shear.lo")
     assert not any(shows_curve(n) for n in ("w2", "w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen"))
-    assert all(shows_curve(n) for n in ("elbo", "test_error", "expected_log_lik", "kl", "data_loss"))
+    assert all(shows_curve(n) for n in ("elbo", "test_error", "expected_log_lik", "kl", "loss"))
+    assert not any(shows_curve(n) for n in ("data_loss", "invariance_loss", "norm"))
     assert all(m.label and m.title for m in METRICS.values())
 
 
