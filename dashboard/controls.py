@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 
 import panel as pn
 import param
@@ -393,6 +394,21 @@ class ParamControl(pn.viewable.Viewer):
         finally:
             self._syncing = False
 
+    def resend(self) -> None:
+        """Send the widgets' values to the browser again. A value the server sent while the user was typing another
+        can leave the browser showing the older one, and an unchanged value is never sent twice."""
+        self._syncing = True
+        try:
+            for w in (self.box, self.slider):
+                if not isinstance(w, (pn.widgets.FloatInput, pn.widgets.FloatSlider)) or w.value is None:
+                    continue
+                value, step = w.value, w.step or 1.0
+                at_end = isinstance(w, pn.widgets.FloatSlider) and value + step > w.end
+                w.value = value - step if at_end else value + step  # two changes: both reach the browser
+                w.value = value
+        finally:
+            self._syncing = False
+
     # conveniences ------------------------------------------------------------------------------------------------
     @property
     def value(self):
@@ -494,6 +510,8 @@ class LearnedValueControl(pn.viewable.Viewer):
     changes; `show(value)` reflects the model's current value without sending it back.
     """
 
+    SETTLE_S = 2.0  # after a set, values far from it are taken as older snapshots for this long
+
     def __init__(self, tunable, on_value, on_freeze, *legacy):
         super().__init__()
         if isinstance(tunable, str):  # the old call: (name, value, lo, hi, on_value, on_freeze)
@@ -506,6 +524,7 @@ class LearnedValueControl(pn.viewable.Viewer):
         self.tunable_name = tunable.name
         self._on_value, self._on_freeze = on_value, on_freeze
         label = tunable.label + (f" ({tunable.unit})" if tunable.unit else "")
+        self.label = label  # in words, with its unit: what the page's notices call it
         lo, hi = tunable.lo, tunable.hi
         if tunable.scale == "log" and lo is not None and lo <= 0:
             lo = None  # a log scale needs a positive interval: type the value instead
@@ -518,6 +537,8 @@ class LearnedValueControl(pn.viewable.Viewer):
                                       "Set it here; untick 'learn' to keep it fixed while training goes on.")})
         self.holder = holder()
         self._showing = False
+        self._resend = False
+        self._pending = None  # (value the user set, when): snapshots older than the set must not undo it on screen
         self.control = ParamControl(self.holder, "value", scale=tunable.scale if lo is not None else None,
                                     label=label)
         self.learn = pn.widgets.Checkbox(label="learn (untick to freeze)", value=not tunable.frozen, width=200,
@@ -528,6 +549,7 @@ class LearnedValueControl(pn.viewable.Viewer):
 
     def _sent(self, event) -> None:
         if not self._showing:
+            self._pending = (event.new, time.monotonic())
             self._on_value(self.tunable_name, event.new)
 
     @property
@@ -553,11 +575,20 @@ class LearnedValueControl(pn.viewable.Viewer):
         if not math.isfinite(value):
             return
         value = float(f"{value:.4g}")  # 56.74, not 56.7414759…: it changes every tick
+        if self._pending is not None:
+            wanted, since = self._pending
+            if abs(value - wanted) > 0.02 * max(abs(wanted), 1e-12) and time.monotonic() - since < self.SETTLE_S:
+                return  # a snapshot taken before the set reached the model
+            self._pending = None
+            self._resend = True  # the browser may still show what a tick sent while the user typed
         lo, hi = self.holder.param["value"].bounds
         value = min(max(value, lo), hi) if lo is not None and hi is not None else value
         self._showing = self.control._keep_message = True
         try:
             self.holder.value = value
+            if self._resend:
+                self._resend = False
+                self.control.resend()
         except ValueError:
             pass
         finally:

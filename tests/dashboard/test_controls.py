@@ -185,6 +185,12 @@ def test_learned_value_control_from_a_tunable():
     with param.edit_constant(slider):
         slider.value_throttled = 45.0  # released by the user
     assert sent == [("kernel.augmentation.rotation.half_width", 45.0)]
+    control.show(90.0)  # a snapshot from before the set: not allowed to undo it on screen
+    assert control.value == 45.0
+    control.show(45.2)  # the model has it: shown from now on
+    control.show(44.0)
+    assert control.value == 44.0
+    control.show(45.0)
     control.control.box.value = 200.0  # outside the interval: refused beside the field
     assert len(sent) == 1 and control.control.error and control.control.box.value == 45.0
     control.show(46.123456)  # the next tick: the model moved on; the message stays for the user to read
