@@ -154,12 +154,17 @@ def _run_with_progress(trainer, quiet: bool = False) -> int:
     total = trainer.tc.steps
     start, t0 = trainer.step_count, time.perf_counter()
     bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
+    shown = "ok"  # the last health state reported: a collapse, divergence or stall is said once, when it starts
     try:
         for snap in trainer.run(every=max(1, trainer.tc.log_every)):
             bar.update(snap.step - bar.n)
             post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
             post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
             bar.set_postfix(post, refresh=False)
+            if snap.health.state != shown and snap.health.state in ("collapsed", "diverging", "stalled"):
+                hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
+                tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
+            shown = snap.health.state
     except NonFiniteLossError as err:
         bar.close()
         print(f"invlab train: {err}\nresume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>",

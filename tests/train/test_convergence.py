@@ -51,3 +51,12 @@ def test_the_cli_says_the_solve_converged(capsys):
     assert main(["train", "--model", "rkhs", "--dataset", "two-moons", "--steps", "400", "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "converged" in err and "of 400" in err
+
+
+def test_the_cli_reports_a_collapse_once(capsys):
+    argv = ["train", "--model", "svgp", "--dataset", "digits", "--subset", "400", "--test-subset", "200",
+            "--num-inducing", "60", "--learning-rate", "10", "--steps", "20", "--eval-every", "5", "--eval-size", "200",
+            "--log-every", "5", "--batch-size", "128", "--quiet"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert err.count("collapsed:") == 1 and "lower the learning rate (now 10) and train again" in err
