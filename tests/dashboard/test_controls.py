@@ -14,7 +14,7 @@ from engine.models.base import Tunable
 from engine.train.config import TrainConfig
 
 SCALES = {"variance", "kernel_variance", "noise_variance", "rbf_variance", "lengthscale", "rbf_lengthscale", "sigma",
-          "delta", "gamma", "output_precision", "learning_rate", "jitter", "init_regulariser"}
+          "delta", "gamma", "output_precision", "learning_rate", "jitter", "init_regulariser", "lam"}
 
 
 def all_configs():

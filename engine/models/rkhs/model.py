@@ -408,7 +408,8 @@ class RKHSConfig(param.Parameterized):
     degree = param.Integer(default=2, bounds=(1, 10), doc="Degree r of the polynomial kernel.")
     nu = param.Number(default=0.1, bounds=(0.0, 10.0), step=0.01,
                       doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
-    lam = param.Number(default=1.0, bounds=(0.0, None), doc="Data weight λ of eq. 2; changes apply live.")
+    lam = param.Number(default=1.0, bounds=(0.0, None), softbounds=(1e-4, 1e4),  # a scale: log slider
+                       doc="Data weight λ of eq. 2; changes apply live.")
     loss = param.Selector(default="auto", objects=["auto", "logistic", "squared", "smoothed_hinge", "smoothed_eps"],
                           doc="ℓ₁ on labelled points; auto: logistic (classification) or squared (regression).")
     invariance_loss = param.Selector(default="squared", objects=list(INVARIANCE_LOSSES),
