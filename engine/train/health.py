@@ -125,7 +125,7 @@ def _collapsed(history, numerics: Numerics, task, num_classes, chance_error, los
         return (f"test error at chance ({shown}) and {name} ≈ identity (condition {cond:.2f}): the kernel sees no "
                 f"similarity between its inducing inputs any more, so the model forgot the data")
     # no identity: collapsed only if the predictions are uninformative now although the run did better before
-    if not (at_chance[-2:].all() and errors.size >= 2 and _uniform(history, task, num_classes, n=2)):
+    if not (at_chance[-2:].all() and errors.size >= 2 and _uniform(history, task, num_classes, chance, n=2)):
         return None
     earlier_better = bool((errors[:-2] <= BETTER_THAN_CHANCE * chance).any())
     if not (earlier_better or _worse_than_best(loss)):
@@ -134,10 +134,14 @@ def _collapsed(history, numerics: Numerics, task, num_classes, chance_error, los
     return f"test error back at chance ({shown}) with {what}: the model collapsed"
 
 
-def _uniform(history, task, num_classes, n: int) -> bool:
-    """The last `n` test NLPDs are those of a uniform prediction over K classes (log K); regression: not judged."""
-    if task != "classification" or not num_classes or num_classes < 2:
-        return task != "classification"
+def _uniform(history, task, num_classes, chance: float, n: int) -> bool:
+    """The last `n` evaluations predicted nothing: test NLPDs of a uniform prediction over K classes (log K), or
+    (regression) an RMSE within 1 % of the training mean's."""
+    if task != "classification":
+        _, rmse = _series(history, "test_rmse")
+        return rmse.size >= n and bool((rmse[-n:] >= 0.99 * chance).all())
+    if not num_classes or num_classes < 2:
+        return False
     _, nlpd = _series(history, "test_nlpd")
     if nlpd.size < n:
         return False

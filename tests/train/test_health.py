@@ -151,3 +151,11 @@ def test_a_healthy_default_run_raises_no_alarm_from_step_0_on():
     states = [trainer.snapshot(views=False).health.state] + [s.health.state for s in trainer.run(every=5)]
     assert states == ["ok"] * len(states)
     assert trainer.last_metrics["test_error"] < 0.5
+
+
+def test_regression_falling_back_to_the_mean_after_doing_better_is_collapsed_but_noise_near_it_is_not():
+    kw = dict(task="regression", num_classes=None, optimizer="adam", chance_error=77.0)
+    back = {"test_rmse": ([0, 10, 20, 30], [77.0, 50.0, 77.2, 76.9])}
+    assert assess(back, Numerics(condition=3e3), **kw).state == "collapsed"
+    near = {"test_rmse": ([0, 10, 20, 30], [77.0, 50.0, 74.0, 75.0])}  # at chance by 5 %, but not the mean's RMSE
+    assert assess(near, Numerics(condition=3e3), **kw).state == "ok"
