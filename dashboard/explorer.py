@@ -21,7 +21,7 @@ from engine.train import RunConfig, RunStore
 
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
-from .lessons import LESSONS, LessonCards
+from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
 from .prior import PriorPanel
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference
@@ -98,7 +98,11 @@ class Explorer(pn.viewable.Viewer):
         structural = []
         for event in events:
             if event.obj is self.settings and event.name == "model":
-                self.model_group[:] = [model_controls(self.settings.model_config)]
+                lesson = get_lesson(self.settings.lesson)
+                extra = compare_for_family(lesson, self.settings.model)  # the lesson's second run
+                if extra:
+                    self.settings.model_config.param.update(**extra)
+                self._rebuild_model_controls()
                 structural.append("model family")
             elif event.obj is self.settings.train and event.name == "learning_rate":
                 self.session.set_learning_rate(event.new)
@@ -264,14 +268,42 @@ class Explorer(pn.viewable.Viewer):
     def controls(self) -> pn.Tabs:
         family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
         self.family_select = family
-        return pn.Tabs(
-            data_controls(self.settings.data),
-            pn.Column(family, self.model_group, name="Model"),
-            self.invariance_group,
-            optimisation_controls(self.settings.train),
-            pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs"),
-            dynamic=False, width=340,
-        )
+        self.data_group = data_controls(self.settings.data)
+        self.train_group = optimisation_controls(self.settings.train)
+        tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
+                self.train_group,
+                pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
+        shown = self._teacher_controls()
+        if shown is not None:  # teacher mode: only the controls the lesson needs
+            family.visible = "model" in shown
+            for section, group in (("data", self.data_group), ("train", self.train_group)):
+                self._hide_controls(section, group, shown)
+            self._hide_controls("model", self.model_group[0], shown)
+            keep = {"Data": any(k.startswith("data.") for k in shown),
+                    "Model": "model" in shown or any(k.startswith("model.") for k in shown),
+                    "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
+            tabs = [tab for tab in tabs if keep.get(tab.name, True)]
+        return pn.Tabs(*tabs, dynamic=False, width=340)
+
+    def _teacher_controls(self) -> set[str] | None:
+        """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
+        lesson = get_lesson(self.settings.lesson)
+        return visible_controls(lesson) if self.settings.teacher and lesson is not None else None
+
+    @staticmethod
+    def _hide_controls(section: str, group, shown: set[str]) -> None:
+        for name, control in getattr(group, "controls", {}).items():
+            control.layout.visible = f"{section}.{name}" in shown
+
+    def _rebuild_model_controls(self) -> None:
+        old = self.model_group[0] if len(self.model_group) else None
+        group = model_controls(self.settings.model_config)
+        shown = self._teacher_controls()
+        if shown is not None:
+            self._hide_controls("model", group, shown)
+        self.model_group[:] = [group]
+        if old is not None and hasattr(old, "close"):
+            old.close()  # its controls stop following the previous family's config
 
     def __panel__(self):
         if pn.state.location is not None and self._location is None:
@@ -297,7 +329,7 @@ class Explorer(pn.viewable.Viewer):
         return self.pages
 
     def _show_lesson(self) -> None:
-        lesson = next((item for item in LESSONS if item.key == self.settings.lesson), None)
+        lesson = get_lesson(self.settings.lesson)
         if lesson is None:
             self.lesson_pane.visible = False
             return
@@ -318,7 +350,16 @@ class Explorer(pn.viewable.Viewer):
         if self._location is location:
             return
         self._location = None  # no URL writes while the link is being read
-        problems = self.settings.apply_query(location.query_params)
+        query = location.query_params
+        problems = self.settings.apply_query(query)
+        prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
+        lesson = get_lesson(self.settings.lesson)
+        prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
+        if prior:
+            try:
+                self.prior.explorer.param.update(**prior)
+            except (ValueError, TypeError) as err:
+                problems.append(f"prior settings refused: {err}")
         self._location = location
         if problems:
             self.notice = "Some settings in the link were refused: " + "; ".join(problems)
@@ -390,7 +431,7 @@ class Explorer(pn.viewable.Viewer):
             for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
                 obj = self.settings.section(section)
                 obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
-            self.model_group[:] = [model_controls(self.settings.model_config)]
+            self._rebuild_model_controls()
         finally:
             self._applying_run_config = False
         self.notice = ""

@@ -224,6 +224,8 @@ class RunSettings(param.Parameterized):
             if key == "model" or key in FLAGS:
                 continue
             section, _, name = key.partition(".")
+            if section == "prior":
+                continue  # the prior page's sliders: the Explorer hands them to its prior explorer
             if section not in SECTIONS or not name:
                 problems.append(f"{key}: not a setting (use data.<name>, model.<name> or train.<name>)")
                 continue

@@ -120,3 +120,17 @@ def test_a_closed_tab_stops_training_and_a_queued_page_says_why(tmp_path):
         # the closed tab's run stops (its run in the store is no longer running) within seconds
         poll(lambda: store.list_runs() and all(r.status != "running" for r in store.list_runs()), timeout=30)
         assert time.time() - closed < 12
+
+
+def test_a_collapsed_run_is_shown_as_collapsed_with_a_hint(served_app):
+    """Defect 6: at learning rate 10 the test error goes to chance and K_uu to the identity; the page must not
+    keep a green 'running'."""
+    with browser_page() as (page, errors):
+        page.goto(served_app + "?train.learning_rate=10&data.subset=300&data.test_subset=200&model.num_inducing=20"
+                               "&train.steps=100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "collapsed", timeout=150)
+        assert "learning rate" in field(page, "message")
+        colour = page.locator(".invlab-status [data-field=state]").first.evaluate("e => getComputedStyle(e).color")
+        assert colour == "rgb(192, 57, 43)"  # red, not the green of a healthy run
+        assert not errors, errors
