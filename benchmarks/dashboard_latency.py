@@ -45,6 +45,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks.dashboard_overhead import show_training_page
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -169,8 +171,7 @@ class Page:
         self.page.on("pageerror", lambda err: self.errors.append(str(err)))
         self.timeout_ms = int(1000 * timeout_s)
         self.page.goto(url + QUERY, timeout=120_000)
-        self.page.get_by_role("button", name="▶ Start").wait_for(timeout=120_000)
-        self.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=120_000)
+        show_training_page(self.page)
         self.page.evaluate(HELPERS_JS)
         self.lr_index = 0
         self.range_high = False

@@ -1,17 +1,20 @@
 """What the live dashboard costs training: the Trainer alone against the same Trainer inside a served Explorer.
 
 Problem: the dashboard's default run — sklearn's bundled `digits` (no download), the `svgp` family with its
-default config (RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes, float64), Adam on
-minibatches of 256, loss logged every 10 steps, test metrics every 50 steps. The step budget is raised so the
-run never finishes during the benchmark; no run store on either side (SQLite writes are not the dashboard's).
+page defaults (`dashboard.defaults`: RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes,
+float64, Adam on minibatches of 256, loss logged every 10 steps, test metrics on the test subset every
+`eval_interval` seconds of wall time, as the page's session evaluates). The step budget is raised so the run never
+finishes during the benchmark; no run store on either side (SQLite writes are not the dashboard's). The alone arm
+trains the configuration the served page reports (`Explorer.run_config()`), so both arms run the same thing.
 
-Arm "alone": an `engine.train.Trainer` stepped by `Trainer.run(every=10)` in the main thread, nothing else.
+Arm "alone": an `engine.train.Trainer` stepped by `Trainer.run(every=10)` in the main thread, evaluating at the
+same wall-clock interval as the session (once when a repetition starts, then every `eval_interval` s), nothing else.
 Arm "dashboard": the same configuration inside an `Explorer`, served in-process with
 `pn.serve(..., threaded=True)` on 127.0.0.1, with Debian's headless Chromium (driven by Playwright, launched
 with the same flags as tests/browser) showing the page. The session's daemon thread trains; the server thread's
-periodic callback (`Explorer.tick`, every 250 ms) drains the session and streams points into the
+periodic callback (`Explorer.tick`, at the page's tick period) drains the session and streams points into the
 `hv.streams.Buffer`s, and a snapshot with views (K_uu spectrum, inducing inputs, hyper-parameters) goes out
-once a second — exactly what a user watching the dashboard gets.
+every `view_interval` seconds — exactly what a user watching the dashboard gets.
 
 Both arms use the same number of torch intra-op threads (`--threads`, default 1: what a session gets on a
 2-core machine; the session thread takes it from `INVLAB_TORCH_THREADS`). Each arm keeps one model across its
@@ -84,8 +87,8 @@ def free_port() -> int:
 def run_config():
     from engine.train import RunConfig
 
-    # the Explorer's default run (dashboard/explorer.py) with a budget that outlasts the benchmark
-    return RunConfig(train={"steps": 1_000_000, "eval_every": 50})
+    # the page's default run (svgp on digits with the page's defaults) with a budget that outlasts the benchmark
+    return RunConfig(train={"steps": 1_000_000})
 
 
 def timed_trainer_class():
@@ -132,6 +135,20 @@ class ThreadClock:
         wall, cpu, runqueue = (b - a for a, b in zip(before, after))
         return {"cpu": cpu / wall, "runqueue": runqueue / wall, "blocked": max(wall - cpu - runqueue, 0.0) / wall,
                 "cpu_ms_per_step": 1000 * cpu / steps}
+
+
+def show_training_page(page, timeout: float = 120.0) -> None:
+    """Wait for the page, and open its Training tab if it opened elsewhere (e.g. on the lesson cards)."""
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=1000 * timeout)
+    start = page.get_by_role("button", name="▶ Start")
+    deadline = time.time() + timeout
+    while not start.first.is_visible():
+        tab = page.locator(".bk-tab", has_text="Training")
+        if tab.count():
+            tab.first.click()
+        if time.time() > deadline:
+            raise RuntimeError("the page shows no ▶ Start button (nor a Training tab that has one)")
+        time.sleep(0.3)
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.02):
@@ -195,12 +212,20 @@ class DashboardArm:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.3)
-        self.page.get_by_role("button", name="▶ Start").wait_for(timeout=60_000)
-        self.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=60_000)
+        show_training_page(self.page)
         self.page.evaluate(INSTALL_POLLER_JS)
         wait_until(lambda: "explorer" in holder, 30, "the Explorer")
         self.explorer = holder["explorer"]
-        wait_until(lambda: self.explorer._callback is not None, 30, "the periodic callback")
+        wait_until(lambda: self.periodic_callback() is not None, 30, "the periodic callback")
+
+    def periodic_callback(self):
+        feed = getattr(self.explorer, "feed", None)  # the live feed holds it (older pages: the Explorer itself)
+        return feed.callback if feed is not None else getattr(self.explorer, "_callback", None)
+
+    @property
+    def eval_interval(self) -> float:
+        """Seconds between the session's evaluations (0: it evaluates by step count, as the config says)."""
+        return float(getattr(self.explorer.session, "eval_interval", 0.0) or 0.0)
 
     @property
     def times(self) -> list[float]:
@@ -240,17 +265,23 @@ class DashboardArm:
 
 
 class AloneArm:
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, config, eval_interval: float):
         import torch
 
         torch.set_num_threads(threads)
-        self.trainer = timed_trainer_class()(run_config())
+        self.trainer = timed_trainer_class()(config)
+        self.eval_interval = eval_interval
 
     def run(self, warmup: int, steps: int) -> tuple[float, dict | None]:
         clock = ThreadClock(threading.get_native_id())
         start = len(self.trainer.step_times)
         marks = {}
+        last_eval = -float("inf")
         for _ in self.trainer.run(steps=warmup + steps, every=10):  # the session's `every` for log_every = 10
+            now = time.perf_counter()
+            if self.eval_interval and now - last_eval >= self.eval_interval:  # as the session: by wall time
+                self.trainer.evaluate()
+                last_eval = time.perf_counter()
             n = len(self.trainer.step_times) - start
             if n >= warmup and "before" not in marks:
                 marks["before"] = clock.read()
@@ -274,7 +305,9 @@ def main(argv: list[str] | None = None) -> dict:
           f"(+{args.warmup} warm-up), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
     dash = DashboardArm(args.threads)
     try:
-        alone = AloneArm(args.threads)
+        config = dash.explorer.run_config()  # what the page trains, page defaults included
+        config.train = dict(config.train, steps=1_000_000)
+        alone = AloneArm(args.threads, config, dash.eval_interval)
         dash.run(warmup=10, steps=10)  # untimed: builds the session's model and the curve plots in the page
         alone.run(warmup=10, steps=10)
         dash.sent.clear()
