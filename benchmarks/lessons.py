@@ -4,7 +4,8 @@ As the page runs them: one torch thread, the test subset evaluated and a snapsho
 wall time (the page's pace), the lesson's first run, then its comparison run (the page's "change the family and
 press Reset"), all inside one budget of `--seconds` (default 60) per lesson. The first run of a comparison gets
 `--first` seconds (default 20: what the lesson text tells a lecturer to wait) or until its steps are done; whether
-its ELBO had flattened by then is reported. Printed per lesson: whether its key effect showed and when (seconds since the first Start):
+its ELBO had flattened by then is reported. Printed per lesson: whether its key effect showed and when (seconds
+since the first Start):
 
 - rotation:   the invariant model's rotation range above 45° (half the data's 90°) and its ELBO above the plain run's
               final ELBO;
@@ -112,7 +113,8 @@ def two_runs(lesson, budget: float, first: float, second_effect) -> dict:
     base = Timed(lesson.settings, start)
     base.train(first, lambda run: False)  # until its steps are done or `first` s: the text's "when it flattens"
     base_s = base.elapsed()
-    base_figures = {"steps": base.trainer.step_count, "flattened": bool(flattened(base)), "seconds": round(base_s, 1), "build_s": round(base.build_s, 2),
+    base_figures = {"steps": base.trainer.step_count, "flattened": bool(flattened(base)), "seconds": round(base_s, 1),
+                    "build_s": round(base.build_s, 2),
                     "elbo": smoothed(base.trainer, "elbo"), "test_error": base.last("test_error"),
                     "test_rmse": base.last("test_rmse")}
     log(f"  {lesson.key}: first run {base.trainer.config.model}: {base_figures}")
@@ -292,7 +294,8 @@ def page_lessons(args, headless: dict) -> dict:
                     lesson.compare["model"])
                 page.get_by_role("button", name="↺ Reset").click()
                 deadline = time.perf_counter() + 30
-                while time.perf_counter() < deadline and field("state") not in ("idle", "running", "building", "queued"):
+                while time.perf_counter() < deadline and \
+                        field("state") not in ("idle", "running", "building", "queued"):
                     time.sleep(0.25)  # the reset has taken effect: a new run, not yet started (or already going)
                 time.sleep(1.5)  # a person reads the page before pressing Start
                 retries = -1

@@ -218,7 +218,8 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY), help="which lesson (default: %(default)s)")
+    parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY),
+                        help="which lesson (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("docs/lesson.png"), help="PNG to write (default: %(default)s)")
     parser.add_argument("--width", type=int, default=1200)
     parser.add_argument("--height", type=int, default=800)

@@ -117,5 +117,6 @@ def test_cards_show_every_lesson_with_its_link():
     assert html.count("Open lesson") == len(LESSONS)
     cards.teacher = True
     assert "teacher=1" in cards._pane.object
-    assert "teacher=1" in card_html(LESSONS[0], "/app", teacher=True) and 'href="/app?lesson=' in card_html(LESSONS[0], "/app")
+    assert "teacher=1" in card_html(LESSONS[0], "/app", teacher=True)
+    assert 'href="/app?lesson=' in card_html(LESSONS[0], "/app")
     cards.__panel__()  # builds
