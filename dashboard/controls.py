@@ -542,7 +542,7 @@ class LearnedValueControl(pn.viewable.Viewer):
         self.control = ParamControl(self.holder, "value", scale=tunable.scale if lo is not None else None,
                                     label=label)
         self.learn = pn.widgets.Checkbox(label="learn (untick to freeze)", value=not tunable.frozen, width=200,
-                                         margin=(0, 10, 12, 10))
+                                         margin=(0, 10, 12, 10), visible=getattr(tunable, "learnable", True))
         self.holder.param.watch(self._sent, "value")
         self.learn.param.watch(lambda e: self._on_freeze(self.tunable_name, not e.new), "value")
         self.panel = pn.Column(self.control, self.learn, margin=0)

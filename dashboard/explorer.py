@@ -169,7 +169,9 @@ class Explorer(pn.viewable.Viewer):
 
     def pause(self, *_):
         self.session.pause()
-        if self.status.state in ("running", "queued", "building", "collapsed", "stalled", "diverging"):
+        if self.status.state in ("running", "collapsed", "stalled", "diverging"):
+            self.status.param.update(state="pausing…", message="", tone="info")  # "paused" once the step ends
+        elif self.status.state in ("queued", "building"):
             self.status.param.update(state="paused", message="", tone="info")
 
     def step(self, *_):
@@ -213,7 +215,7 @@ class Explorer(pn.viewable.Viewer):
 
     def _status_from_session(self) -> None:
         s = self.session
-        values = dict(state="paused" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
+        values = dict(state="pausing…" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
         snap = self.feed.last_snapshot
         health = getattr(snap, "health", None) if snap is not None else None
         if s.state == "running" and health is not None and health.state not in ("ok", "converged"):
@@ -397,14 +399,8 @@ class Explorer(pn.viewable.Viewer):
         values = dict(step=self.session.step)
         if snap is not None:
             numerics = snap.numerics
-            get = numerics.get if isinstance(numerics, dict) else (lambda k, d=None: getattr(numerics, k, d))
             values.update(steps_per_sec=snap.steps_per_sec, device=snap.device, dtype=snap.dtype,
-                          jitter=get("jitter", float("nan")))
-            condition = get("condition", None)
-            if condition is None and isinstance(numerics, dict):
-                condition = next((v for k, v in numerics.items() if k.endswith("condition")), float("nan"))
-            values["condition"] = condition if condition is not None else float("nan")
-            values["condition_of"] = get("condition_of", None) or "K_uu"
+                          jitter=numerics.jitter, condition=numerics.condition, condition_of=numerics.condition_of)
         self.status.param.update(**values)
         self._status_from_session()
 

@@ -19,7 +19,6 @@ from .views import CurveBoard, ViewPane
 log = logging.getLogger(__name__)
 
 MAIN_CURVES = {"elbo", "test_error", "test_rmse", "test_nlpd"}
-HIDDEN_CURVES = ("range.",)  # loss parts a model also shows as a view of its own (one view per quantity)
 
 
 class LiveFeed:
@@ -75,8 +74,8 @@ class LiveFeed:
         sends = []
         has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
         for metric, (steps, values) in update.points.items():
-            if metric.startswith(HIDDEN_CURVES) or (metric == "loss" and has_elbo):
-                continue  # −ELBO is the same curve upside down; ranges have their own view
+            if metric == "loss" and has_elbo:
+                continue  # −ELBO: the same curve upside down
             if metric in MAIN_CURVES or metric == "loss":
                 sends.append((metric, steps, values))
             else:
@@ -101,6 +100,10 @@ class LiveFeed:
                 self.curves.buffer(metric)
                 created = True
         if snapshot is not None:
+            for view in snapshot.views.values():  # one view per quantity: a model curve covers history metrics
+                covers = getattr(view, "covers", None)
+                if covers:
+                    self.curves.hide(*covers)
             for name, view in snapshot.views.items():
                 pane = self.view_panes.get(name)
                 if pane is None or pane.kind is not type(view):

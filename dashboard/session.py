@@ -159,18 +159,21 @@ class TrainingSession(param.Parameterized):
         return self._pause.is_set() and self.state in ("running", "queued")
 
     # -- live edits -------------------------------------------------------------------------------------------------
+    # Live edits never wait for a step or an evaluation: the trainer applies them now if it is idle, else just
+    # before its next step (`Trainer.edit`), so the server thread stays free for every other session.
     def set_learning_rate(self, lr: float) -> None:
         self.config.train["learning_rate"] = lr
         if self.trainer is not None:
-            self.trainer.set_learning_rate(lr)
+            self.trainer.edit(lambda trainer: trainer.set_learning_rate(lr))
 
     def set_value(self, name: str, value) -> None:
         if self.trainer is not None:
-            self.trainer.set_value(name, value)
+            self.trainer._learnable(name)  # an unknown name is refused at once, with the names there are
+            self.trainer.edit(lambda trainer: trainer.set_value(name, value))
 
     def freeze(self, name: str, frozen: bool) -> None:
         if self.trainer is not None:
-            self.trainer.freeze(name, frozen)
+            self.trainer.edit(lambda trainer: trainer.freeze(name, frozen))
 
     # -- the server thread's side -------------------------------------------------------------------------------------
     def drain(self) -> Update:
@@ -303,7 +306,10 @@ class TrainingSession(param.Parameterized):
                 if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
                     trainer.evaluate()
                     last_eval = time.perf_counter()
-                self._set(step=snap.step)
+                if trainer.last_warning and trainer.last_warning != self.message:
+                    self._set(step=snap.step, message=trainer.last_warning, tone="warning")  # e.g. a refused live change
+                else:
+                    self._set(step=snap.step)
                 force = now - last_views >= self.view_interval
                 self._publish(force_views=force)
                 if force:

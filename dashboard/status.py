@@ -11,9 +11,9 @@ import math
 import panel as pn
 import param
 
-STATE_COLOURS = {"idle": "#666", "building": "#9a6a00", "queued": "#9a6a00", "running": "#23843a", "paused": "#1f6fb5",
-                 "finished": "#23843a", "converged": "#23843a", "stalled": "#9a6a00", "diverging": "#c0392b",
-                 "collapsed": "#c0392b", "failed": "#c0392b"}
+STATE_COLOURS = {"idle": "#666", "building": "#9a6a00", "queued": "#9a6a00", "running": "#23843a",
+                 "pausing…": "#1f6fb5", "paused": "#1f6fb5", "finished": "#23843a", "converged": "#23843a",
+                 "stalled": "#9a6a00", "diverging": "#c0392b", "collapsed": "#c0392b", "failed": "#c0392b"}
 TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 

@@ -39,6 +39,7 @@ BETTER_THAN_CHANCE = 0.8  # an earlier evaluation at or below 0.8 × chance was 
 STALL_STEPS = 300  # the shortest window over which no progress means stalled
 STALL_PROGRESS = 0.01  # "no progress": less than 1 % of what the run gained so far
 TINY_LEARNING_RATE = 1e-4  # below this a flat loss is expected, not a stall
+LARGE_LEARNING_RATE = 0.5  # at or above this (Adam) a stall is more likely overshooting than crawling
 DIVERGE_POINTS = 9  # the fewest loss points a rising trend is judged on
 CONVERGED_RTOL = 1e-9  # L-BFGS: successive losses equal to this relative tolerance
 
@@ -78,8 +79,10 @@ def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics 
     if optimizer != "lbfgs" and (learning_rate is None or learning_rate >= TINY_LEARNING_RATE):
         window = _stalled(loss_steps, loss)
         if window is not None and _learned_nothing(history, task, num_classes, chance_error, loss):
+            # a large step that bounces around is stuck as surely as a tiny one that barely moves
+            change = "a smaller" if learning_rate is not None and learning_rate >= LARGE_LEARNING_RATE else "a larger"
             return Health("stalled", f"no progress in the last {window} steps and the test error is still at chance: "
-                                     f"the optimiser is stuck; try a larger learning rate{lr} or another model setting.")
+                                     f"the optimiser is stuck; try {change} learning rate{lr} or another model setting.")
     return Health()
 
 

@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import math
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 import threading
@@ -33,6 +33,9 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .health import Health, assess
 from .store import RunStore
+
+
+EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
 
 
 @dataclass
@@ -95,6 +98,7 @@ class Trainer:
         self.optimizer = self._make_optimizer()
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.lock = threading.RLock()
+        self._edits: deque = deque()  # live changes waiting for the step in progress to end (see `edit`)
         self.step_count = 0
         self.status = "created"
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -203,6 +207,7 @@ class Trainer:
     def _step(self):
         """One optimiser step under the lock; returns the loss Terms (tensors, not synced)."""
         with self.lock:
+            self._apply_edits()
             attempted = self.step_count + 1
             X, y = self._next_batch()
             if self.optimizer_name == "lbfgs":
@@ -375,6 +380,30 @@ class Trainer:
             return self.model.predict(X)
 
     # -- live edits from another thread -----------------------------------------------------------------------------------
+    def edit(self, change) -> bool:
+        """Apply `change(trainer)` now if no step is running, else just before the next step; True if applied now.
+
+        A server thread calling this never waits for a step or an evaluation to end (a few milliseconds at most):
+        a page stays responsive however slow the model. A deferred change that is refused leaves its message in
+        `last_warning`."""
+        if self.lock.acquire(timeout=EDIT_WAIT_SECONDS):
+            try:
+                change(self)
+            finally:
+                self.lock.release()
+            return True
+        self._edits.append(change)
+        return False
+
+    def _apply_edits(self) -> None:
+        """Changes deferred by `edit` (called under the lock, before a step)."""
+        while self._edits:
+            change = self._edits.popleft()
+            try:
+                change(self)
+            except (ConfigError, ValueError) as err:
+                self.last_warning = f"a live change was refused: {err}"
+
     def set_value(self, name: str, value) -> None:
         with self.lock:
             self._learnable(name).assign(value)

@@ -71,8 +71,8 @@ def test_invariance_range_in_a_real_browser(served_app):
         poll(lambda: "running" in status.inner_text() and elbo_points(page) >= 3)
         page.locator(".bk-tab", has_text="Invariance").first.click()
         handle = page.locator(".noUi-handle:visible").first  # the controls column comes first: the range's slider
-        poll(lambda: page.get_by_text("rotation half width").count() > 0)
+        poll(lambda: page.get_by_text("rotation half-width (°)").count() > 0)
         handle.press("End")  # the slider's maximum, released: what a drag to the end does
-        notice = page.get_by_text(re.compile(r"kernel\.augmentation\..*half_width set to 1[78]\d")).first
+        notice = page.get_by_text(re.compile(r"rotation half-width set to 1[78]\d")).first
         poll(lambda: notice.count() > 0 and notice.is_visible())
         assert not errors, errors

@@ -126,8 +126,7 @@ def test_a_collapsed_run_is_shown_as_collapsed_with_a_hint(served_app):
     """Defect 6: at learning rate 10 the test error goes to chance and K_uu to the identity; the page must not
     keep a green 'running'."""
     with browser_page() as (page, errors):
-        page.goto(served_app + "?train.learning_rate=10&data.subset=300&data.test_subset=200&model.num_inducing=20"
-                               "&train.steps=100000")
+        page.goto(served_app + "?train.learning_rate=10&train.steps=100000")
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
         poll(lambda: field(page, "state") == "collapsed", timeout=150)
         assert "learning rate" in field(page, "message")

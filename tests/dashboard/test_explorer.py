@@ -238,7 +238,9 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     assert name.startswith("kernel.augmentation.")
     e.pause()
     wait_until(lambda: e.session.state == "paused", e)
-    p = e.session.trainer.model.invariance_parameters()[name]
+    from engine.parameters import learnables
+
+    p = learnables(e.session.trainer.model)[name]
     control.learn.value = False  # the learn / freeze toggle
     assert p.frozen
     e._set_learned(name, control.widget.end)  # the slider's ends lie inside the range's open bounds

@@ -98,7 +98,8 @@ def test_no_progress_at_chance_over_a_long_window_is_stalled():
     history = {"loss": (steps, flat), "test_error": ([0, 300, 600], [0.9, 0.9, 0.9]),
                "test_nlpd": ([0, 300, 600], [LOG10, 2.2, 2.2])}
     h = classify(history)
-    assert h.state == "stalled" and "learning rate (now 0.01)" in h.hint
+    assert h.state == "stalled" and "a larger learning rate (now 0.01)" in h.hint
+    assert "a smaller learning rate (now 10)" in classify(history, learning_rate=10.0).hint  # stuck by overshooting
     assert classify(history, learning_rate=1e-6).state == "ok"  # a tiny rate explains it: not stalled
     short = {k: (np.asarray(s)[:10], np.asarray(v)[:10]) for k, (s, v) in history.items() if k == "loss"}
     assert classify(short).state == "ok"  # 100 steps is not a long window

@@ -196,3 +196,34 @@ def test_bad_configuration_is_refused_before_any_work():
     if not torch.cuda.is_available():
         with pytest.raises(ConfigError, match="CUDA is not available"):
             Trainer(RunConfig(train={"device": "cuda"}))
+
+
+def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one():
+    """A server thread changing the learning rate while a (long) step holds the trainer gets control back at once;
+    the change is applied before the next step, and a refused deferred change says why."""
+    import threading
+
+    from engine.train import RunConfig, Trainer
+
+    trainer = Trainer(RunConfig(data={"dataset": "digits", "subset": 100, "test_subset": 50},
+                                model_config={"num_inducing": 8}, train={"steps": 10, "batch_size": 32}))
+    assert trainer.edit(lambda t: t.set_learning_rate(0.02))  # idle: applied now
+    assert trainer.current_lr == 0.02
+    held, release = threading.Event(), threading.Event()
+
+    def long_step():
+        with trainer.lock:
+            held.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=long_step)
+    worker.start()
+    held.wait(5)
+    applied = trainer.edit(lambda t: t.set_learning_rate(0.05))  # had it waited, the step would have ended first
+    assert not applied and trainer.current_lr == 0.02  # deferred, not waited for
+    trainer.edit(lambda t: t.set_value("no.such.value", 1.0))  # deferred too; refused when applied
+    release.set()
+    worker.join()
+    trainer.step()
+    assert trainer.tc.learning_rate == 0.05
+    assert "a live change was refused" in (trainer.last_warning or "") and "no.such.value" in trainer.last_warning
