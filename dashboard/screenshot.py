@@ -2,8 +2,9 @@
 
 Serves the dashboard (`invlab serve`) on a free localhost port with its own data directory, opens the lesson's link
 in headless Chromium (Debian's /usr/bin/chromium through Playwright), presses ▶ Start (not on the prior page), waits
-until the lesson's key view has data and then `--settle` seconds more, and saves the visible page as a small PNG
-(palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
+until the lesson's key view has data; for a lesson that compares two runs it then does what the text says (when the
+first run finishes: the comparison's family, ↺ Reset, ▶ Start). After `--settle` seconds more it saves the visible
+page as a small PNG (palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
 
     python -m dashboard.screenshot [--lesson rotation] [--out docs/lesson.png] [--width 1200 --height 800]
 """
@@ -156,6 +157,22 @@ def curve_columns(metric: str) -> list[str]:
     return names
 
 
+def run_comparison(page, lesson: Lesson, timeout: float) -> None:
+    """What the lesson's text says: when the first run finishes, choose the comparison's family, press Reset (the
+    first run stays as a dashed line) and Start."""
+    state = lambda: page.locator("[data-field=state]").first.inner_text().strip()  # noqa: E731
+    wait_for(lambda: state() in ("finished", "converged"), timeout, "the first run to finish")
+    page.locator(".bk-tab", has_text="Model").first.click()
+    page.locator(".bk-input-group", has_text="Model family").locator("select").first.select_option(
+        lesson.compare["model"])
+    page.get_by_role("button", name="↺ Reset").click()
+    wait_for(lambda: state() == "idle", 60, "the reset")
+    time.sleep(1.5)  # as a person would: a press straight after Reset has been seen to get lost
+    page.get_by_role("button", name="▶ Start").click()
+    wait_for(lambda: state() in ("running", "finished"), 60, f"the {lesson.compare['model']} run to start")
+    log(f"second run ({lesson.compare['model']}) started")
+
+
 def optimise_png(raw: bytes, max_bytes: int = MAX_BYTES) -> bytes:
     """Quantise to a palette (fewer colours until it fits) and save with Pillow's optimiser."""
     from PIL import Image
@@ -173,7 +190,7 @@ def optimise_png(raw: bytes, max_bytes: int = MAX_BYTES) -> bytes:
 
 
 def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, settle: float = 15.0,
-         timeout: float = 180.0, points: int = 5, teacher: bool = False) -> Path:
+         timeout: float = 180.0, points: int = 5, teacher: bool = False, compare: bool = True) -> Path:
     from playwright.sync_api import sync_playwright
 
     title = key_view_title(lesson)
@@ -204,8 +221,11 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
                     server_log = (Path(tmp) / "server.log").read_text()[-3000:]
                     raise RuntimeError(f"{err}\npage errors: {errors}\nwhat the page showed: {failed}\n"
                                        f"server log:\n{server_log}") from None
+                if compare and lesson.compare and lesson.page == "training":
+                    run_comparison(page, lesson, timeout)
                 log(f"{lesson.key_view} has data; letting it run {settle:g} s more")
                 time.sleep(settle)
+                page.evaluate("() => window.scrollTo(0, 0)")
                 raw = page.screenshot(full_page=False)
             finally:
                 browser.close()
@@ -226,10 +246,12 @@ def main(argv=None) -> int:
     parser.add_argument("--settle", type=float, default=15.0, help="seconds to wait after the key view has data")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the page and the key view")
     parser.add_argument("--teacher", action="store_true", help="open the lesson in teacher mode")
+    parser.add_argument("--no-compare", dest="compare", action="store_false",
+                        help="do not go on to the lesson's second run (by default: switch family, Reset, Start)")
     args = parser.parse_args(argv)
     try:
         take(BY_KEY[args.lesson], args.out, width=args.width, height=args.height, settle=args.settle,
-             timeout=args.timeout, teacher=args.teacher)
+             timeout=args.timeout, teacher=args.teacher, compare=args.compare)
     except (RuntimeError, TimeoutError) as err:
         print(f"screenshot: {err}", file=sys.stderr)
         return 1
