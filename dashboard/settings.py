@@ -169,8 +169,7 @@ class RunSettings(param.Parameterized):
             self._config_family = self.model
             for key, value in new_defaults["train"].items():  # e.g. L-BFGS's learning rate, unless the user chose one
                 current = getattr(self.train, key)
-                if key not in old_defaults["train"] or _same(current, old_defaults["train"][key]) or \
-                        (key == "learning_rate" and _same(current, TrainConfig.param.learning_rate.default)):
+                if _same(current, old_defaults["train"].get(key, TrainConfig.param[key].default)):
                     setattr(self.train, key, value)
             if not self._data_suits(spec):
                 self.data.param.update(**{**{k: DataConfig.param[k].default for k in DataConfig.param if k != "name"},

@@ -115,3 +115,13 @@ def test_previous_runs_are_labelled_by_what_differs():
     d = RunConfig(model="svgp", data={"dataset": "digits", "rotate": 90.0})
     assert describe_difference(c, d) == "invariant"
     assert describe_difference(a, a) == "same settings"
+
+
+def test_a_switch_keeps_training_settings_the_user_chose():
+    s = RunSettings()
+    s.train.batch_size = 100  # a lesson's or a user's choice, not the page's default
+    s.model = "invariant"
+    assert s.train.batch_size == 100
+    t = RunSettings()
+    t.model = "invariant"  # untouched: the new family's page default
+    assert t.train.batch_size == family_defaults("invariant")["train"].get("batch_size", 256)
