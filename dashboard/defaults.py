@@ -51,7 +51,7 @@ FAMILY_DEFAULTS: dict[str, dict[str, dict]] = {
 # the data set each family starts on in the page
 FAMILY_DATASETS: dict[str, str] = {family: d["data"]["dataset"] for family, d in FAMILY_DEFAULTS.items()}
 
-PAGE_TRAIN = {"steps": 2000, "eval_every": 0}  # as dashboard.settings: the page evaluates by wall time
+PAGE_TRAIN = {"steps": 2000, "eval_every": 0}  # every family: the page evaluates by wall time (TrainingSession)
 
 
 def page_run_config(family: str, dataset: str | None = None) -> RunConfig:

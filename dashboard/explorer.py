@@ -35,7 +35,7 @@ RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live
 class Explorer(pn.viewable.Viewer):
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
-    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 300,
+    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
                  view_interval: float = 2.0, eval_interval: float = 2.0, **params):
         super().__init__(**params)
         self.settings = RunSettings(config)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import weakref
 
 import panel as pn
 
@@ -19,12 +20,14 @@ from .views import CurveBoard, ViewPane
 log = logging.getLogger(__name__)
 
 MAIN_CURVES = {"elbo", "test_error", "test_rmse", "test_nlpd"}
+TICKING: "weakref.WeakSet[LiveFeed]" = weakref.WeakSet()  # the feeds of this process's pages that are ticking
 
 
 class LiveFeed:
+    MAIN_EVERY = 1.0  # seconds between updates of the main curves (ELBO, test metrics)
     EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
 
-    def __init__(self, session: TrainingSession, *, tick_ms: int = 300, max_period_ms: int = 1500):
+    def __init__(self, session: TrainingSession, *, tick_ms: int = 500, max_period_ms: int = 2000):
         self.session = session
         self.tick_ms, self.max_period_ms = tick_ms, max_period_ms
         self.curves = CurveBoard()
@@ -32,16 +35,19 @@ class LiveFeed:
         self.views_area = pn.FlexBox(sizing_mode="stretch_width")
         self.callback = None
         self.last_snapshot = None
+        self._pending_main: dict[str, tuple[list, list]] = {}
         self._pending_extra: dict[str, tuple[list, list]] = {}
-        self._last_extra = 0.0
+        self._last_main = self._last_extra = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------------------------------------
     def start(self, tick) -> None:
         """Run `tick` periodically (under a server or in a notebook)."""
         if self.callback is None:
             self.callback = pn.state.add_periodic_callback(tick, period=self.tick_ms)
+            TICKING.add(self)
 
     def stop(self) -> None:
+        TICKING.discard(self)
         if self.callback is not None:
             self.callback.stop()
             self.callback = None
@@ -54,7 +60,7 @@ class LiveFeed:
         building = 0.0
         with batched_recompute(pn.state.curdoc) as attach_new_models:
             if update.new_run:
-                self._pending_extra = {}
+                self._pending_main, self._pending_extra = {}, {}
                 on_new_run(update)
             sends = self._curves_to_send(update)
             if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run):
@@ -70,21 +76,27 @@ class LiveFeed:
         return update
 
     def _curves_to_send(self, update) -> list[tuple[str, list, list]]:
-        """The main curves now; secondary ones (loss terms) collected and sent every EXTRA_EVERY seconds."""
-        sends = []
+        """New points, batched: main curves at most every MAIN_EVERY seconds, secondary ones (loss terms) every
+        EXTRA_EVERY; a curve's first points, a new run and a run that stops go out at once.
+
+        Every send redraws its plot in the browser, so batching is what keeps several pages on one server
+        responsive; a second's delay on a curve is invisible next to a status that lags."""
         has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
+        urgent = update.new_run or (update.snapshot is not None and update.snapshot.status != "running")
         for metric, (steps, values) in update.points.items():
             if metric == "loss" and has_elbo:
                 continue  # −ELBO: the same curve upside down
-            if metric in MAIN_CURVES or metric == "loss":
-                sends.append((metric, steps, values))
-            else:
-                pending = self._pending_extra.setdefault(metric, ([], []))
-                pending[0].extend(steps)
-                pending[1].extend(values)
+            main = metric in MAIN_CURVES or metric == "loss"
+            pending = (self._pending_main if main else self._pending_extra).setdefault(metric, ([], []))
+            pending[0].extend(steps)
+            pending[1].extend(values)
+            urgent = urgent or (main and metric not in self.curves.buffers)
         now = time.perf_counter()
-        finishing = update.snapshot is not None and update.snapshot.status != "running"
-        if now - self._last_extra >= self.EXTRA_EVERY or finishing or update.new_run:
+        sends = []
+        if urgent or now - self._last_main >= self.MAIN_EVERY:
+            sends.extend((metric, steps, values) for metric, (steps, values) in self._pending_main.items())
+            self._pending_main, self._last_main = {}, now
+        if urgent or now - self._last_extra >= self.EXTRA_EVERY:
             sends.extend((metric, steps, values) for metric, (steps, values) in self._pending_extra.items())
             self._pending_extra, self._last_extra = {}, now
         return [(metric, steps, values) for metric, steps, values in sends if len(steps)]
@@ -124,14 +136,16 @@ class LiveFeed:
                 pane.update(view)
 
     def _pace(self, elapsed: float) -> None:
-        """Keep the tick under about a quarter of the event loop, within [tick_ms, max_period_ms].
+        """Keep all pages' ticks together under about a quarter of the server's event loop (in a notebook: the
+        kernel's), each period within [tick_ms, max_period_ms].
 
-        A periodic callback that overruns its period is re-run at once without yielding, which would starve
-        the loop (in a notebook: no cell runs until training ends); the cap keeps the page from lagging."""
+        A periodic callback that overruns its period is re-run at once without yielding, which would starve the
+        loop (clicks wait behind ticks; in a notebook no cell runs); the cap keeps a page from lagging."""
         cb = self.callback
         if cb is None:
             return
-        period = min(max(self.tick_ms, int(4000 * elapsed)), self.max_period_ms)
+        pages = max(1, len(TICKING))
+        period = min(max(self.tick_ms, int(4000 * elapsed * pages)), self.max_period_ms)
         if abs(period - cb.period) > 0.25 * cb.period:
             cb.period = period
 

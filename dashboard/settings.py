@@ -22,12 +22,8 @@ from engine.models import get_model, model_names
 from engine.train import RunConfig
 from engine.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_values
 
-try:
-    from .defaults import FAMILY_DEFAULTS
-except ImportError:  # pragma: no cover - the page's per-family defaults are being written
-    FAMILY_DEFAULTS = {}
+from .defaults import FAMILY_DEFAULTS, PAGE_TRAIN
 
-PAGE_TRAIN = {"steps": 2000, "eval_every": 0}  # the page evaluates by wall time (TrainingSession.eval_interval)
 SECTIONS = ("data", "model", "train")  # URL prefixes: data.<param>, model.<param>, train.<param>
 FLAGS = ("lesson", "teacher", "page")  # page-level keys in the URL that are not run settings
 
