@@ -35,25 +35,17 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
-import socket
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from benchmarks.dashboard_overhead import show_training_page
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                 # three pages at once: none of them may be treated as a background tab whose timers are throttled
-                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                 "--disable-backgrounding-occluded-windows"]
+# three pages at once: none of them may be treated as a background tab whose timers are throttled
+LATENCY_ARGS = CHROMIUM_ARGS + ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                                "--disable-backgrounding-occluded-windows"]
 QUERY = ("?model=invariant&model.augmentation=rotation&data.rotate=90&model.num_inducing=50&train.batch_size=64"
          "&train.eval_size=200&train.steps=1000000")
 LEARNING_RATES = (0.005, 0.02)  # alternated; both differ from the page's default 0.01
@@ -125,40 +117,9 @@ HELPERS_JS = r"""() => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
 def served(root: Path, workdir: Path, max_training: int):
     """`python -m engine serve` from `root` on a free port with its own data directory; yields the page's URL."""
-    port = free_port()
-    env = dict(os.environ, INVLAB_DATA=str(workdir / "data"), INVLAB_TORCH_THREADS="1",
-               PYTHONPATH=str(root))
-    log_path = workdir / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port), "--max-training",
-                                 str(max_training)], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/app"
-        deadline = time.time() + 120
-        try:
-            while True:
-                try:
-                    if urllib.request.urlopen(url, timeout=5).status == 200:
-                        break
-                except OSError:
-                    if proc.poll() is not None or time.time() > deadline:
-                        raise SystemExit("the dashboard did not start:\n" + log_path.read_text()[-3000:])
-                    time.sleep(0.3)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root)
 
 
 class Page:
@@ -303,7 +264,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     rounds_one = args.rounds or (3 if args.quick else 10)
     rounds_three = args.rounds or (1 if args.quick else 4)
-    chromium = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    chromium = chromium_path()
     if chromium is None:
         raise SystemExit("dashboard_latency needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
     from playwright.sync_api import sync_playwright
@@ -312,7 +273,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"serving {args.root}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="invlab-latency-") as tmp, served(args.root.resolve(), Path(tmp), 3) as url:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=chromium, args=LATENCY_ARGS)
             try:
                 print("one page:", flush=True)
                 one, errors_one = run_with(browser, url, 1, rounds_one, args.timeout)

@@ -44,16 +44,11 @@ import argparse
 import json
 import logging
 import os
-import shutil
-import socket
 import statistics
 import threading
 import time
 
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
-# the flags tests/browser/test_dashboard_browser.py launches Chromium with
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port
 
 # In the page: record Date.now() when a step first appears in a data source with an `elbo` column.
 INSTALL_POLLER_JS = """() => {
@@ -76,12 +71,6 @@ INSTALL_POLLER_JS = """() => {
   window.__poller = setInterval(check, 10);
   return true;
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_config():
@@ -195,7 +184,7 @@ class DashboardArm:
         from playwright.sync_api import sync_playwright
 
         self._pw = sync_playwright().start()
-        chromium = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+        chromium = chromium_path()
         if chromium is None:
             raise SystemExit("dashboard_overhead needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
         self.browser = self._pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)

@@ -14,22 +14,14 @@ import argparse
 import contextlib
 import html
 import io
-import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from .lessons import BY_KEY, LESSONS, Lesson, lesson_query
+from .serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 MAX_BYTES = 200_000
 
 # JavaScript: the number of points in the page's largest data source holding column `name`.
@@ -58,46 +50,13 @@ def log(message: str) -> None:
     print(f"screenshot: {message}", file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
 def serve(directory: Path, timeout: float = 120.0):
-    """`invlab serve` on a free port, one torch thread, its own data directory; yields the app's URL."""
-    port = free_port()
-    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1")
-    log_path = directory / "server.log"
-    with open(log_path, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], cwd=ROOT, env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/app"
-        try:
-            deadline = time.time() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError("the dashboard server exited: " + log_path.read_text()[-2000:])
-                try:
-                    if urllib.request.urlopen(url, timeout=5).status == 200:
-                        break
-                except OSError:
-                    pass
-                if time.time() > deadline:
-                    raise RuntimeError("the dashboard did not start: " + log_path.read_text()[-2000:])
-                time.sleep(0.3)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    """`invlab serve` on a free port with its own data directory (see `dashboard.serving`); yields the app's URL."""
+    return serve_dashboard(directory, timeout=timeout)
 
 
 def executable() -> str:
-    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    path = chromium_path()
     if path is None:
         raise RuntimeError("Chromium not found: install Debian's chromium or set INVLAB_CHROMIUM")
     return path

@@ -1,59 +1,10 @@
 """Helpers for the real-browser tests: serve the dashboard, open a Chromium page, poll, read the page's Bokeh data."""
 import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
-import pytest
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
 
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-HAVE_CHROMIUM = os.path.exists(CHROMIUM) or shutil.which("chromium") is not None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve_dashboard(directory: Path, extra_env: dict | None = None, args=()):
-    """`invlab serve` on a free localhost port with its own data directory; yields the page's URL."""
-    directory.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1", **(extra_env or {}))
-    log_path = directory / "server.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/app"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url, timeout=5).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("the dashboard did not start: " + log_path.read_text()[-2000:])
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+HAVE_CHROMIUM = chromium_path() is not None
 
 
 def poll(fn, timeout=90.0, interval=0.2):
@@ -73,8 +24,7 @@ def browser_page(width: int = 1400, height: int = 1000):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
             errors = []

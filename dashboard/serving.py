@@ -1,0 +1,69 @@
+"""Serving the dashboard from a script: `invlab serve` on a free localhost port, and where Chromium is.
+
+Used by the README screenshot (`dashboard.screenshot`), the page benchmarks and the real-browser tests, so
+each drives the page exactly as `make run` serves it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
+# What headless Chromium needs on a machine with no display and a closed network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (or `INVLAB_CHROMIUM`), None when it is not installed."""
+    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, root: Path = ROOT,
+                    timeout: float = 120.0):
+    """`invlab serve ARGS` from `root` on a free port, one torch thread, with its own data directory under
+    `directory`; yields the page's URL and stops the server afterwards. Raises RuntimeError (with the end of the
+    server's log) if the page does not answer within `timeout` seconds."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1", **(extra_env or {}))
+    if root != ROOT:
+        env["PYTHONPATH"] = str(root)
+    log_path = directory / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=root,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}/app"
+        try:
+            deadline = time.time() + timeout
+            while True:
+                try:
+                    if urllib.request.urlopen(url, timeout=5).status == 200:
+                        break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise RuntimeError("the dashboard did not start: " + log_path.read_text()[-3000:]) from None
+                    time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
