@@ -3,8 +3,8 @@
 Widgets, the URL and the training session all follow this object, never the other way round. The URL
 carries only what differs from the page's defaults (the engine's config defaults plus the page's
 per-family defaults in `dashboard.defaults`), so a shared link is short and says what is special about
-a demo. Switching the family swaps in that family's config; data and training settings stay as the
-user left them unless the new family cannot run on them.
+a demo. Switching the family swaps in that family's config; data and training settings the user changed
+stay (so two families can be compared on the same data), untouched ones follow the new family's defaults.
 """
 from __future__ import annotations
 
@@ -167,7 +167,9 @@ class RunSettings(param.Parameterized):
                 current = getattr(self.train, key)
                 if _same(current, old_defaults["train"].get(key, TrainConfig.param[key].default)):
                     setattr(self.train, key, value)
-            if not self._data_suits(spec):
+            untouched = all(_same(value, old_defaults["data"].get(key, DataConfig.param[key].default))
+                            for key, value in config_values(self.data).items())
+            if untouched or not self._data_suits(spec):  # the family's own showcase, unless the user chose data
                 self.data.param.update(**{**{k: DataConfig.param[k].default for k in DataConfig.param if k != "name"},
                                           **new_defaults["data"]})
         finally:

@@ -40,11 +40,13 @@ def test_a_familys_page_defaults_make_an_empty_link_but_its_name(family):
     s = RunSettings(RunConfig(model=family, data={}))
     assert s.to_query() == ({"model": family} if family != "svgp" else {})
     switched = RunSettings()
-    switched.model = family  # a switch keeps the data the page had, so the link says so if that is not the default
-    expected = {} if family == "svgp" else {"model": family}
-    if switched.data.dataset != family_defaults(family)["data"].get("dataset", "digits"):
-        expected["data.dataset"] = switched.data.dataset
-    assert switched.to_query() == expected
+    switched.model = family  # data the user did not touch follows the family: its own showcase
+    assert switched.to_query() == ({} if family == "svgp" else {"model": family})
+    kept = RunSettings()
+    kept.data.rotate = 30.0
+    kept.model = family  # data the user chose stays, where the family can use it
+    if family_defaults(family)["data"].get("dataset", "digits") == "digits" or family in ("rkhs",):
+        assert kept.data.rotate == 30.0 and kept.data.dataset == "digits"
     RunConfig(model=family, data=s.run_config().data, model_config=s.run_config().model_config,
               train=s.run_config().train).validate()  # the page's defaults are valid settings
 
