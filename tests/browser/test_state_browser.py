@@ -40,7 +40,7 @@ def test_picking_a_family_sticks_and_trains_that_family(served_app):
         family.select_option("invariant")
         time.sleep(1.5)  # the first pick used to snap back to svgp after a round trip through the URL
         assert family.input_value() == "invariant"
-        assert query(page).get("model") == "invariant"
+        poll(lambda: query(page).get("model") == "invariant", timeout=30)
         poll(lambda: any("Augmentation" in t for t in model_tab_labels(page)))  # the invariant family's controls
         page.get_by_role("button", name="▶ Start").click()
         poll(lambda: "invariant on digits" in field(page, "run"))

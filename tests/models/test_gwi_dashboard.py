@@ -19,7 +19,8 @@ def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard(wait_until)
         wait_until(lambda: e.session.step >= 10 and all(p in e.curves.buffers for p in W2_PARTS), e)
         wait_until(lambda: {"w2_spectrum", "w2_terms", "hyperparameters"} <= set(e.view_panes), e)
         e.pause()
-        wait_until(lambda: e.session.state == "paused", e)  # secondary curves go out every few seconds and on pause
+        # secondary curves go out every few seconds, and at once when the run stops (paused, or already finished)
+        wait_until(lambda: e.session.state in ("paused", "finished"), e)
         for part in ("w2",) + W2_PARTS:
             data = e.curves.buffers[part].data
             assert len(data) >= 2 and np.isfinite(data[part]).all()
