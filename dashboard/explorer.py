@@ -484,5 +484,4 @@ class Explorer(pn.viewable.Viewer):
 
     def status_values(self) -> dict:
         """What the status bar shows, by name."""
-        return {k: v for k, v in self.status.param.values().items() if k != "name"} | {
-            "kuu_condition": self.status.condition}
+        return {k: v for k, v in self.status.param.values().items() if k != "name"}

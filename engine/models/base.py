@@ -53,14 +53,6 @@ class Numerics:
     condition_of: str = "K_uu"  # what it is the condition number of, as the status bar shows it
     extra: dict = field(default_factory=dict)  # other figures by name (e.g. {"representers": 400.0})
 
-    def get(self, key: str, default=None):
-        """Dict-style reading for code written against the old numerics dict (transitional)."""
-        if key in ("jitter", "condition", "condition_of"):
-            return getattr(self, key)
-        if key.endswith("condition"):  # e.g. the old "kuu_condition"
-            return self.condition
-        return self.extra.get(key, default)
-
 
 def condition_number(eigenvalues: torch.Tensor | Sequence[float]) -> float:
     """λ_max / λ_min of a symmetric PSD matrix from its ascending eigenvalues.

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import param
 import torch
 
@@ -90,10 +89,6 @@ class InvariantSVGP(SVGP):
             means.append(mu)
             variances.append(var.clamp_min(0.0))  # an unbiased estimate can dip below zero; a variance cannot
         return torch.cat(means), torch.cat(variances)
-
-    def invariance_parameters(self) -> dict:
-        """The augmentation's learnable values by their full names (transitional: the page reads `tunables()`)."""
-        return {k: v for k, v in learnables(self).items() if k.startswith("kernel.augmentation.")}
 
     tunable_owners = {"kernel.base.": ""}
 

@@ -87,12 +87,6 @@ def test_dkp_numerics_leaves_the_training_random_stream_alone():
     assert torch.equal(torch.rand(3), after_numerics) and a.condition == b.condition
 
 
-def test_numerics_reads_like_the_old_dict_for_the_transition():
-    n = Numerics(jitter=1e-6, condition=12.0, extra={"representers": 5.0})
-    assert n.get("jitter") == 1e-6 and n.get("kuu_condition") == 12.0 and n.get("representers") == 5.0
-    assert n.get("missing", 7) == 7
-
-
 # -- tunables ----------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("family", sorted(CASES))
 def test_every_tunable_spans_a_settable_interval_and_round_trips_through_the_trainer(family):
@@ -155,11 +149,6 @@ def test_two_sided_ranges_give_both_ends_on_their_natural_interval():
 def test_frozen_and_learned_ranges_are_reported():
     trainer = trainer_for("invariant", learn_ranges=False)
     assert all(t.frozen for t in trainer.model.tunables() if t.group == "invariance")
-
-
-def test_invariance_parameters_still_lists_the_ranges_until_the_page_switches():
-    model = trainer_for("invariant").model
-    assert set(model.invariance_parameters()) == {t.name for t in model.tunables() if t.group == "invariance"}
 
 
 def test_the_prior_explorer_is_found_through_the_registry():
