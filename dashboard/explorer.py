@@ -131,7 +131,6 @@ class Explorer(pn.viewable.Viewer):
             return
         if self.session.state in ("finished", "converged") and self.session.trainer.optimizer_name == "lbfgs":
             # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
-            self.session.trainer.converged = False
             self.session.resolve(RESOLVE_STEPS)
             self.notice += f"; re-solving ({RESOLVE_STEPS} L-BFGS steps)"
 
