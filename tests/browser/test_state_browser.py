@@ -95,8 +95,9 @@ def test_reopening_a_stored_run_shows_its_curves(served_app):
         select.select_option(label=finished()[0])
         page.get_by_role("button", name="Open run").click()
         poll(lambda: "opened stored run" in field(page, "message") and field(page, "step") == "60")
-        color = page.locator(".invlab-status [data-field=message]").first.evaluate("e => getComputedStyle(e).color")
-        assert color != "rgb(192, 57, 43)"  # an opened run is news, not an error
+        message = page.locator(".invlab-status [data-field=message]").first
+        colour = lambda: message.evaluate("e => getComputedStyle(e).color")  # noqa: E731
+        poll(lambda: colour() not in ("", "rgb(192, 57, 43)"), timeout=10)  # an opened run is news, not an error
         poll(lambda: column_length(page, "elbo") >= points)
         assert not errors, errors
 
@@ -130,6 +131,7 @@ def test_a_collapsed_run_is_shown_as_collapsed_with_a_hint(served_app):
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
         poll(lambda: field(page, "state") == "collapsed", timeout=150)
         assert "learning rate" in field(page, "message")
-        colour = page.locator(".invlab-status [data-field=state]").first.evaluate("e => getComputedStyle(e).color")
-        assert colour == "rgb(192, 57, 43)"  # red, not the green of a healthy run
+        state = page.locator(".invlab-status [data-field=state]").first
+        # red, not the green of a healthy run (read again if the status was redrawn under the locator)
+        poll(lambda: state.evaluate("e => getComputedStyle(e).color") == "rgb(192, 57, 43)", timeout=10)
         assert not errors, errors
