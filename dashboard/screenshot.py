@@ -6,7 +6,9 @@ until the lesson's key view has data; for a lesson that compares two runs it the
 first run finishes: the comparison's family, ↺ Reset, ▶ Start). After `--settle` seconds more it saves the visible
 page as a small PNG (palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
 
-    python -m dashboard.screenshot [--lesson rotation] [--out docs/lesson.png] [--width 1200 --height 800]
+    python -m dashboard.screenshot [--lesson rotation] [--out PATH] [--width 1200 --height 800]
+
+By default it rewrites the README's picture, dashboard/screenshots/lesson.png.
 """
 from __future__ import annotations
 
@@ -199,7 +201,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY),
                         help="which lesson (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=Path("docs/lesson.png"), help="PNG to write (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "screenshots" / "lesson.png",
+                        help="PNG to write (default: the README's, %(default)s)")
     parser.add_argument("--width", type=int, default=1200)
     parser.add_argument("--height", type=int, default=800)
     parser.add_argument("--settle", type=float, default=15.0, help="seconds to wait after the key view has data")
