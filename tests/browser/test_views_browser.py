@@ -137,10 +137,11 @@ def test_diwp_layer_captions_agree_with_their_histograms(served_app):
     with browser_page() as (page, errors):
         start(page, query, served_app)
         captions = lambda: " ".join(page.locator(".invlab-view-description").all_inner_texts())  # noqa: E731
-        poll(lambda: "Layer 1" in " ".join(page_texts(page)) and "eigenvalues" in captions(), timeout=120)
+        pattern = r"(\d+) of 30 eigenvalues are zero up to rounding[^.]*\. G₁"
+        poll(lambda: "Layer 1" in " ".join(page_texts(page)) and re.search(pattern, captions()), timeout=120)
         text = captions()
         assert "no near-zero eigenvalues" not in text
-        zero = re.search(r"(\d+) of 30 eigenvalues are zero up to rounding[^.]*\. G₁", text)
+        zero = re.search(pattern, text)
         assert zero and int(zero.group(1)) >= 20, text
         # the histogram drawn above it does reach ten decades below its largest eigenvalue
         spans = page.evaluate("""() => {
