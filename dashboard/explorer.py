@@ -49,6 +49,7 @@ class Explorer(pn.viewable.Viewer):
         self._location = None
         self._applying_run_config = False
         self._run_started = False
+        self._current_config: RunConfig | None = None  # the configuration of the run the curves show
         self.settings.on_change(self._on_settings_change)
         self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
         self._build_widgets()
@@ -215,14 +216,11 @@ class Explorer(pn.viewable.Viewer):
     def _status_from_session(self) -> None:
         s = self.session
         values = dict(state="pausing…" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
-        snap = self.feed.last_snapshot
-        health = getattr(snap, "health", None) if snap is not None else None
+        health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
         if s.state == "running" and health is not None and health.state not in ("ok", "converged"):
             values.update(state=health.state, message=health.hint, tone="error" if health.state == "collapsed" else "warning")
-        if s.state == "converged":
-            values.setdefault("message", "")
-            if not s.message:
-                values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
+        if s.state == "converged" and not s.message:
+            values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 
     # -- widgets and layout ---------------------------------------------------------------------------------------------------
@@ -404,8 +402,7 @@ class Explorer(pn.viewable.Viewer):
         self._status_from_session()
 
     def _start_new_run(self, update) -> None:
-        old_config = getattr(self, "_current_config", None)
-        new_config = update.config or self.session.config
+        old_config, new_config = self._current_config, update.config or self.session.config
         label = describe_difference(old_config, new_config) if old_config is not None else "previous run"
         self.curves.archive(label)
         self._current_config = new_config

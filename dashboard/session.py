@@ -4,7 +4,7 @@ The thread owns the Trainer: it builds it, steps it, and every `view_interval` s
 snapshot with diagnostics. It never touches Bokeh: new curve points go into an outbox that the
 server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
-values, freezing) go straight to the Trainer under its lock. A server-wide semaphore caps how many
+values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step. A server-wide semaphore caps how many
 sessions train at once; a session waiting for a slot is "queued" and says why. The test subset is
 evaluated by wall time (every `eval_interval` seconds, and once as soon as a run starts), so a slow
 family shows a test-error point early and a fast one does not spend its time evaluating.
@@ -155,7 +155,7 @@ class TrainingSession(param.Parameterized):
 
     @property
     def pausing(self) -> bool:
-        """Pause was asked for and the thread is finishing its step (the page already says paused)."""
+        """Pause was asked for and the thread is finishing its step (the page says "pausing…" meanwhile)."""
         return self._pause.is_set() and self.state in ("running", "queued")
 
     # -- live edits -------------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class TrainingSession(param.Parameterized):
 
     def set_value(self, name: str, value) -> None:
         if self.trainer is not None:
-            self.trainer._learnable(name)  # an unknown name is refused at once, with the names there are
+            self.trainer.learnable(name)  # an unknown name is refused at once, with the names there are
             self.trainer.edit(lambda trainer: trainer.set_value(name, value))
 
     def freeze(self, name: str, frozen: bool) -> None:
@@ -278,8 +278,8 @@ class TrainingSession(param.Parameterized):
         remaining = max(trainer.tc.steps - trainer.step_count, 0)
         if max_steps is not None:
             remaining = min(remaining, max_steps) or max_steps
-        if remaining == 0 or (getattr(trainer, "converged", False) and max_steps is None):
-            self._set(state="converged" if getattr(trainer, "converged", False) else "finished")
+        if remaining == 0 or (trainer.converged and max_steps is None):
+            self._set(state="converged" if trainer.converged else "finished")
             return
         slots = self._slots or SLOTS
         if not slots.acquire(timeout=0):
@@ -316,7 +316,7 @@ class TrainingSession(param.Parameterized):
                     last_views = now
                 if not self._alive:
                     break
-            converged = bool(getattr(trainer, "converged", False))
+            converged = trainer.converged
             done = converged or trainer.step_count >= trainer.tc.steps
             self._publish(force_views=True)
             self._set(step=trainer.step_count, state="converged" if converged else "finished" if done else "paused")

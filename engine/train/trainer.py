@@ -406,20 +406,21 @@ class Trainer:
 
     def set_value(self, name: str, value) -> None:
         with self.lock:
-            self._learnable(name).assign(value)
+            self.learnable(name).assign(value)
             self._good = self._capture()
             self.converged = False  # the solve's answer has changed: it must run again
 
     def freeze(self, name: str, frozen: bool = True) -> None:
         with self.lock:
-            value = self._learnable(name)
+            value = self.learnable(name)
             if not frozen and not isinstance(value.raw, torch.nn.Parameter):
                 raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it cannot "
                                   f"be unfrozen")
             value.frozen = frozen
             self.converged = False
 
-    def _learnable(self, name):
+    def learnable(self, name):
+        """The model's learnable value `name` (a ConfigError listing the names there are if it has none)."""
         table = learnables(self.model)
         if name not in table:
             raise ConfigError(f"no learnable value {name!r}; this model has: {', '.join(table)}")
