@@ -30,7 +30,7 @@ test: setup
 	$(BIN)/python -m pytest -q --nbmake tests notebooks
 
 bench: setup
-	$(BIN)/python -m benchmarks.svgp_vs_gpytorch --quick
+	$(BIN)/python -m benchmarks.svgp.vs_gpytorch --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info

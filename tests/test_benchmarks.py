@@ -16,14 +16,14 @@ def run(code: str, tmp_path, timeout=300):
 
 def test_gpflow_benchmark_without_gpflow_says_what_to_install_and_fails(tmp_path):
     out = run("import sys, runpy; sys.modules['gpflow'] = None; "  # as if GPflow were not installed
-              "runpy.run_module('benchmarks.conv_vs_gpflow', run_name='__main__')", tmp_path)
+              "runpy.run_module('benchmarks.convolutional.vs_gpflow', run_name='__main__')", tmp_path)
     assert out.returncode != 0
     assert "pip install -e '.[peers]'" in out.stderr and "GPflow" in out.stderr
 
 
 def test_dkp_scaling_quick_prints_its_ratios(tmp_path):
     out = run("import sys, runpy; sys.argv = ['dkp_scaling', '--quick']; "
-              "runpy.run_module('benchmarks.dkp_scaling', run_name='__main__')", tmp_path)
+              "runpy.run_module('benchmarks.dkp.scaling', run_name='__main__')", tmp_path)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["ratio_double_pt"] > 0 and result["ratio_double_pi"] > 0  # timings: reported, never asserted
@@ -34,7 +34,7 @@ def test_dkp_scaling_quick_prints_its_ratios(tmp_path):
 
 def test_page_defaults_prints_a_row_per_family(tmp_path):
     out = run("import sys, runpy; sys.argv = ['page_defaults', '--family', 'svgp', 'conv-weighted', '--steps', '4', "
-              "'--repeats', '1']; runpy.run_module('benchmarks.page_defaults', run_name='__main__')", tmp_path)
+              "'--repeats', '1']; runpy.run_module('benchmarks.dashboard.page_defaults', run_name='__main__')", tmp_path)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(result["families"]) == {"svgp", "conv-weighted"}

@@ -1,0 +1,1 @@
+"""Gaussian Wasserstein inference (paper 003): against the SVGP, the step's scaling, the eigenvalue estimators."""

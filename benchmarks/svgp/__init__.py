@@ -1,0 +1,1 @@
+"""The SVGP core timed side by side with GPyTorch."""
