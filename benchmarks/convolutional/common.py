@@ -10,35 +10,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
-import time
 
 import torch
 
 from engine.covariances import Kff_diag
 from engine.train import RunConfig, Trainer
 
+from ..common import arguments, emit, log, timed_run
 
-def parser(description: str, steps: int, models: list[str]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
+
+def parser(doc: str, steps: int, models: list[str]) -> argparse.ArgumentParser:
+    p = arguments(doc)
     p.add_argument("--models", default=",".join(models), help=f"comma-separated subset of {','.join(models)}")
     p.add_argument("--steps", type=int, default=steps, help="optimiser steps per model")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared: 1 by default)")
+    p.add_argument("--lr", type=float, default=0.01, help="Adam's learning rate")
     p.add_argument("--eval-every", type=int, default=500, help="report test metrics every this many steps")
     p.add_argument("--seed", type=int, default=0)
     return p
 
 
-@torch.no_grad()
-def full_elbo(model, X: torch.Tensor, y: torch.Tensor, batch: int = 500) -> dict[str, float]:
-    """Σ_n E_q[log p(y_n | f_n)] − KL(q(u) ‖ p(u)) over the whole training set."""
-    Luu = model.prior_cholesky()  # a factor (or, for block models, the blocks' factors)
-    ell = 0.0
-    for a in range(0, X.shape[0], batch):
-        ell += float(model.expected_log_lik(X[a:a + batch], model.likelihood.encode(y[a:a + batch]), Luu).sum())
-    kl = float(model.kl(Luu))
-    return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
+def adam(args) -> dict:
+    """The paper's optimiser settings: Adam on minibatches of 100."""
+    return {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
 
 
 @torch.no_grad()
@@ -61,25 +54,31 @@ def run_model(label: str, model: str, data: dict, model_config: dict, train: dic
                        train={"eval_every": eval_every, "eval_size": 1_000_000, **train})
     trainer = Trainer(config)
     ds = trainer.dataset
-    print(f"[{label}] {model} on {ds.name}: {ds.num_train} train / {ds.num_test} test, {model_config}, {train}",
-          file=sys.stderr, flush=True)
-    start = time.perf_counter()
-    for snap in trainer.run(every=eval_every):
-        print(f"[{label}] step {snap.step}: ELBO(batch) {snap.parts.get('elbo', float('nan')):.5g} "
-              f"{ {k: round(v, 5) for k, v in snap.metrics.items()} } {time.perf_counter() - start:.0f} s",
-              file=sys.stderr, flush=True)
-    seconds = time.perf_counter() - start
+    log(f"[{label}] {model} on {ds.name}: {ds.num_train} train / {ds.num_test} test, {model_config}, {train}")
+    seconds = timed_run(trainer, label=label, every=eval_every, describe=lambda snap: (
+        f"ELBO(batch) {snap.parts.get('elbo', float('nan')):.5g} "
+        f"{ {k: round(v, 5) for k, v in snap.metrics.items()} }"))
     trainer.model.eval()
     metrics = trainer.model.metrics(trainer.X_test, trainer.y_test, batch_size=250)
+    # the ELBO over the whole training set in batches of 500 images (a batch of MNIST patches' K_uf is large)
     result = {"label": label, "model": model, "steps": trainer.step_count, "train_seconds": round(seconds, 1),
               "test_error": metrics.get("error"), "test_nlpd": metrics["nlpd"], "num_train": ds.num_train,
               "num_test": ds.num_test, "model_config": model_config, "train": train,
-              **full_elbo(trainer.model, trainer.X, trainer.y), **variance_split(trainer.model, trainer.X),
+              **trainer.model.full_elbo(trainer.X, trainer.y, batch_size=500),
+              **variance_split(trainer.model, trainer.X),
               "jitter": trainer.model.last_jitter, **(analyse(trainer) if analyse else {})}
-    print(f"[{label}] done: {json.dumps(result)}", file=sys.stderr, flush=True)
+    log(f"[{label}] done: {json.dumps(result)}")
     return result
 
 
+def run_models(args, runs: dict[str, tuple[str, dict]], data: dict, **kwargs) -> list[dict]:
+    """Train and score the models `--models` names, one after the other; `runs` maps a label to (family, config)."""
+    results = []
+    for label in args.models.split(","):
+        model, model_config = runs[label]
+        results.append(run_model(label, model, data, model_config, adam(args), eval_every=args.eval_every, **kwargs))
+    return results
+
+
 def finish(experiment: str, results: list[dict], **extra) -> None:
-    print(json.dumps({"experiment": experiment, "results": results, "torch_threads": torch.get_num_threads(),
-                      "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0], **extra}))
+    emit({"experiment": experiment, "results": results, **extra})

@@ -10,24 +10,17 @@ test error (the paper: 0.3 %).
 """
 from __future__ import annotations
 
-import torch
-
-from .common import finish, parser, run_model
+from ..common import parse
+from .common import finish, parser, run_models
 
 MODELS = ["invariant", "weighted"]
 
 
 def main(argv=None):
-    p = parser(__doc__.split("\n\n")[0], steps=1500, models=["invariant"])
-    p.add_argument("--lr", type=float, default=0.01)
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(parser(__doc__, steps=1500, models=["invariant"]), argv)
     data = {"dataset": "mnist", "classes": [0, 1], "seed": args.seed}
     conv = {"patch_size": 5, "num_inducing": 50, "inducing_init": "data"}
-    train = {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
-    names = {"invariant": "conv-invariant", "weighted": "conv-weighted"}
-    results = [run_model(label, names[label], data, conv, train, eval_every=args.eval_every)
-               for label in args.models.split(",")]
+    results = run_models(args, {"invariant": ("conv-invariant", conv), "weighted": ("conv-weighted", conv)}, data)
     finish("mnist-0-vs-1", results, target_error=0.005)
 
 

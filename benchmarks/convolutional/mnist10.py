@@ -12,34 +12,26 @@ thousand steps) fit two shared CPU cores, so the absolute figures are not the pa
 """
 from __future__ import annotations
 
-import torch
-
-from .common import finish, parser, run_model
+from ..common import parse
+from .common import finish, parser, run_models
 
 MODELS = ["rbf", "invariant", "weighted", "weighted-rbf"]
 
 
 def main(argv=None):
-    p = parser(__doc__.split("\n\n")[0], steps=3000, models=["rbf", "weighted", "weighted-rbf"])
+    p = parser(__doc__, steps=3000, models=["rbf", "weighted", "weighted-rbf"])
     p.add_argument("--M", type=int, default=100, help="inducing patches / images (each part of weighted + RBF)")
-    p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--subset", type=int, default=0, help="training images kept (0: all)")
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(p, argv)
     data = {"dataset": "mnist", "seed": args.seed, "subset": args.subset}
     conv = {"patch_size": 5, "num_inducing": args.M}
-    train = {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
     runs = {
         "rbf": ("svgp", {"num_inducing": args.M}),
         "invariant": ("conv-invariant", conv),
         "weighted": ("conv-weighted", conv),
         "weighted-rbf": ("conv-weighted-rbf", {**conv, "num_inducing_rbf": args.M}),
     }
-    results = []
-    for label in args.models.split(","):
-        model, mc = runs[label]
-        results.append(run_model(label, model, data, mc, train, eval_every=args.eval_every))
-    finish("mnist-10-class", results, M=args.M)
+    finish("mnist-10-class", run_models(args, runs, data), M=args.M)
 
 
 if __name__ == "__main__":

@@ -12,28 +12,24 @@ Adam (learning rate 0.01, minibatches of 100):
 - additive: colour patches with k_g = Σ_c σ_c² κ_c (eq. 24–25);
 - rbf: an RBF SVGP on whole images, for reference.
 
-    python -m benchmarks.convolutional.photo [--models grey-weighted,colour-patch,multi-channel,additive,rbf] [--steps 1500]
+    python -m benchmarks.convolutional.photo [--models grey-weighted,colour-patch,multi-channel,additive,rbf]
+                                             [--steps 1500]
 """
 from __future__ import annotations
 
-import torch
-
-from .common import finish, parser, run_model
+from ..common import parse
+from .common import finish, parser, run_models
 
 MODELS = ["grey-weighted", "colour-patch", "multi-channel", "multi-channel-full", "additive", "rbf"]
 
 
 def main(argv=None):
-    p = parser(__doc__.split("\n\n")[0], steps=1500,
-               models=["grey-weighted", "colour-patch", "multi-channel", "additive", "rbf"])
+    p = parser(__doc__, steps=1500, models=["grey-weighted", "colour-patch", "multi-channel", "additive", "rbf"])
     p.add_argument("--M", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.01)
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(p, argv)
     data = {"dataset": "photo-patches", "seed": args.seed,
             "source_options": {"num_train": 1000, "num_test": 500, "patch_size": 16}}
     conv = {"patch_size": 3, "num_inducing": args.M}
-    train = {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
     runs = {
         "grey-weighted": ("conv-weighted", conv),
         "colour-patch": ("conv-colour", {**conv, "colour": "colour-patch"}),
@@ -42,11 +38,7 @@ def main(argv=None):
         "additive": ("conv-colour", {**conv, "colour": "additive"}),
         "rbf": ("svgp", {"num_inducing": args.M}),
     }
-    results = []
-    for label in args.models.split(","):
-        model, mc = runs[label]
-        results.append(run_model(label, model, data, mc, train, eval_every=args.eval_every))
-    finish("photo-patches", results, M=args.M)
+    finish("photo-patches", run_models(args, runs, data), M=args.M)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .common import finish, parser, run_model
+from ..common import parse
+from .common import adam, finish, parser, run_model
 
 MODELS = ["invariant", "weighted", "rbf"]
 
@@ -51,25 +52,23 @@ def error_breakdown(trainer) -> dict:
 
 
 def main(argv=None):
-    p = parser(__doc__.split("\n\n")[0], steps=3000, models=MODELS)
-    p.add_argument("--lr", type=float, default=0.01)
+    p = parser(__doc__, steps=3000, models=MODELS)
     p.add_argument("--min-gap", type=int, default=3, help="smallest |height − width| of the rectangles (1 admits "
                                                           "near-squares; 3 is the paper's data)")
     p.add_argument("--rbf-M", type=int, default=400, help="inducing images of the RBF baseline")
     p.add_argument("--rbf-lbfgs", type=int, default=0, help="fit the RBF baseline by this many L-BFGS steps (20 "
                                                              "iterations each, full batch) instead of Adam")
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(p, argv)
     data = {"dataset": "rectangles", "seed": args.seed, "source_options": {"num_train": 1200, "num_test": 2000,
                                                                                "min_side_gap": args.min_gap}}
     conv = {"patch_size": 3, "num_inducing": 16, "inducing_init": "noise"}
-    train = {"steps": args.steps, "batch_size": 100, "learning_rate": args.lr, "seed": args.seed}
+    train = adam(args)
     runs = {
         "invariant": ("conv-invariant", conv, train),
         "weighted": ("conv-weighted", conv, train),
         "rbf": ("svgp", {"num_inducing": args.rbf_M, "learn_inducing": not args.rbf_lbfgs},
-                {"steps": args.rbf_lbfgs, "optimizer": "lbfgs", "learning_rate": 1.0, "batch_size": 0, "seed": args.seed}
-                if args.rbf_lbfgs else train),
+                {"steps": args.rbf_lbfgs, "optimizer": "lbfgs", "learning_rate": 1.0, "batch_size": 0,
+                 "seed": args.seed} if args.rbf_lbfgs else train),
     }
     results = []
     for label in args.models.split(","):

@@ -19,8 +19,8 @@ includes GPflow's tracing; every step is timed and the ratio is of the median st
 which ignores bursts of load from other processes on a shared machine. Both use the same number of CPU
 threads (--threads, default 2) for `ratio`; with more than one thread the engine is also timed on a single
 thread (`ratio_engine_1_thread`), since on a loaded machine torch's intra-op threads can lose more to waiting
-at each operation's barrier than they gain. With a GPU, the engine's step time on it is reported too (GPflow stays on the
-CPU: `tensorflow-cpu`).
+at each operation's barrier than they gain. With a GPU, the engine's step time on it is reported too (GPflow stays on
+the CPU: `tensorflow-cpu`).
 
     python -m benchmarks.convolutional.vs_gpflow [--quick] [--threads 2]
 
@@ -29,8 +29,6 @@ with status 2. The last line printed is one JSON object.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import sys
@@ -48,6 +46,8 @@ from engine.likelihoods import Gaussian
 from engine.models.convolutional import ConvolutionalGP
 from engine.models.svgp import median_distance
 from engine.settings import keep_freed_cpu_memory
+
+from ..common import arguments, emit, log
 
 DTYPE = torch.float64
 JITTER = 1e-6  # GPflow's default_jitter(), added to K_uu in both
@@ -295,9 +295,7 @@ def run(config: BenchmarkConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer steps and repetitions (about a minute)")
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads for each library (default 2)")
+    parser = arguments(__doc__, quick="fewer steps and repetitions (about a minute)", threads=2)
     parser.add_argument("--steps", type=int, default=None, help="timed steps per repetition")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions")
     args = parser.parse_args(argv)
@@ -320,16 +318,14 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TensorFlow's and GPflow's deprecation chatter
         result = run(config)
-    result.update(quick=args.quick, keep_freed_cpu_memory=kept, load_average_1min=[load_before, os.getloadavg()[0]], cpu_count=os.cpu_count())
-    print(f"median step: engine {result['engine_s_per_step'] * 1e3:.1f} ms, GPflow {result['gpflow_s_per_step'] * 1e3:.1f} ms "
-          f"({config.threads} threads each); ratio {result['ratio']:.3f} (target ≤ 0.5)"
-          + (f"; engine on 1 thread {result['engine_1_thread_s_per_step'] * 1e3:.1f} ms, ratio "
-             f"{result['ratio_engine_1_thread']:.3f}" if "ratio_engine_1_thread" in result else "")
-          + f"; ELBO rel. diff {result['elbo_rel_diff']:.1e}", file=sys.stderr)
-    if max(result["load_average_1min"]) > (os.cpu_count() or 1):
-        print(f"warning: load average {max(result['load_average_1min']):.1f} on {os.cpu_count()} cores: other processes "
-              "skewed these timings", file=sys.stderr)
-    print(json.dumps(result))
+    result.update(quick=args.quick, keep_freed_cpu_memory=kept)
+    log(f"median step: engine {result['engine_s_per_step'] * 1e3:.1f} ms, "
+        f"GPflow {result['gpflow_s_per_step'] * 1e3:.1f} ms ({config.threads} threads each); "
+        f"ratio {result['ratio']:.3f} (target ≤ 0.5)"
+        + (f"; engine on 1 thread {result['engine_1_thread_s_per_step'] * 1e3:.1f} ms, ratio "
+           f"{result['ratio_engine_1_thread']:.3f}" if "ratio_engine_1_thread" in result else "")
+        + f"; ELBO rel. diff {result['elbo_rel_diff']:.1e}")
+    emit(result, load_before=load_before)
     return 0 if result["elbo_rel_diff"] < 1e-6 else 1
 
 

@@ -31,16 +31,16 @@ is one JSON object.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
 import tempfile
 import time
 from pathlib import Path
 
-from .overhead import show_training_page
 from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
+
+from ..common import arguments, emit
+from .overhead import show_training_page
 
 ROOT = Path(__file__).resolve().parents[1]
 # three pages at once: none of them may be treated as a background tab whose timers are throttled
@@ -57,7 +57,8 @@ HELPERS_JS = r"""() => {
   const scan = () => {
     roots = [document];
     const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) { roots.push(el.shadowRoot); walk(el.shadowRoot); }
+      for (const el of root.querySelectorAll('*'))
+        if (el.shadowRoot) { roots.push(el.shadowRoot); walk(el.shadowRoot); }
     };
     walk(document);
     scannedAt = performance.now();
@@ -76,7 +77,8 @@ HELPERS_JS = r"""() => {
     if (performance.now() - scannedAt > 250) scan();
     const out = [];
     for (const r of roots)  // a Panel pane's text lives in its host's shadow root
-      for (const el of r.querySelectorAll(NOTICE)) out.push(el.textContent + (el.shadowRoot ? ' ' + el.shadowRoot.textContent : ''));
+      for (const el of r.querySelectorAll(NOTICE))
+        out.push(el.textContent + (el.shadowRoot ? ' ' + el.shadowRoot.textContent : ''));
     return out;
   };
   const near = (text, value) => {
@@ -93,7 +95,8 @@ HELPERS_JS = r"""() => {
     return false;
   };
   const lat = { lastInput: null, effectAt: null, timer: null, field, near, setTo, scan };
-  for (const type of ['click', 'keydown']) document.addEventListener(type, () => { lat.lastInput = performance.now(); }, true);
+  for (const type of ['click', 'keydown'])
+    document.addEventListener(type, () => { lat.lastInput = performance.now(); }, true);
   lat.arm = (kind, arg) => {
     const tests = {
       state: () => field('state') === arg,
@@ -256,17 +259,17 @@ def print_table(title: str, s: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 rounds with one page, 1 round per page with three.")
+    parser = arguments(__doc__, quick="3 rounds with one page, 1 round per page with three.", threads=False)
     parser.add_argument("--rounds", type=int, default=None, help="Rounds of every action per page (default 10 / 4).")
     parser.add_argument("--root", type=Path, default=ROOT, help="The checkout to serve (default: this one).")
-    parser.add_argument("--timeout", type=float, default=60.0, help="Seconds an effect may take before it counts as lost.")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="Seconds an effect may take before it counts as lost.")
     args = parser.parse_args(argv)
     rounds_one = args.rounds or (3 if args.quick else 10)
     rounds_three = args.rounds or (1 if args.quick else 4)
     chromium = chromium_path()
     if chromium is None:
-        raise SystemExit("dashboard_latency needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
+        raise SystemExit("benchmarks.dashboard.latency needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
     from playwright.sync_api import sync_playwright
 
     t_start = time.perf_counter()
@@ -292,12 +295,9 @@ def main(argv: list[str] | None = None) -> dict:
         "one_page": one["actions"],
         "three_pages": three["actions"],
         "page_errors": len(errors_one) + len(errors_three),
-        "cores": os.cpu_count(),
-        "load_avg_1min": round(os.getloadavg()[0], 2),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

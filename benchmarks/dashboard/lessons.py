@@ -28,23 +28,18 @@ Last line: one JSON object, per lesson the effect's time in seconds (null if it 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 
 import numpy as np
-import torch
 
 from dashboard.lessons import BY_KEY, LESSONS, prior_explorer, run_config
 from engine.train import Trainer
 
+from ..common import arguments, emit, log, parse
+
 EVAL_EVERY_S = 2.0  # the page evaluates and draws its views every ~2 s of wall time
-
-
-def log(*args) -> None:
-    print(*args, file=sys.stderr, flush=True)
 
 
 def smoothed(trainer: Trainer, metric: str, last: int = 3) -> float:
@@ -266,12 +261,13 @@ def page_lessons(args, headless: dict) -> dict:
     finish, choose the comparison's family, press Reset (and Start if the run does not go on by itself), and read the
     status bar's step until the budget is spent. The effect counts as shown in the page when the second run reached
     the step at which it showed in the headless run (`effect_step`)."""
+    import tempfile
+    from pathlib import Path
+
     from playwright.sync_api import sync_playwright
 
     from dashboard.lessons import lesson_query
     from dashboard.screenshot import CHROMIUM_ARGS, executable, serve
-    import tempfile
-    from pathlib import Path
 
     out = {}
     lessons = [lesson for lesson in LESSONS if lesson.compare and (not args.lesson or lesson.key in args.lesson)]
@@ -340,15 +336,13 @@ def _clean(obj):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = arguments(__doc__)
     parser.add_argument("--lesson", action="append", choices=sorted(BY_KEY), help="only these lessons (repeatable)")
     parser.add_argument("--seconds", type=float, default=60.0, help="wall-clock budget per lesson")
     parser.add_argument("--first", type=float, default=20.0, help="at most this long for a comparison's first run")
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--page", action="store_true",
                         help="also run the comparison lessons in the served page (headless Chromium)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(parser, argv)
     result = {"benchmark": "lessons", "threads": args.threads, "budget_s": args.seconds, "lessons": {}}
     rows = []
     for lesson in LESSONS:
@@ -372,8 +366,7 @@ def main(argv=None) -> dict:
         for key, row in page.items():
             print(f"{key:<12} {row['first_run_s']:>9} {row['second_steps_by_budget']:>9} "
                   f"{str(row['headless_effect_step']):>7}  {row['effect_in_page_by_budget']}")
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

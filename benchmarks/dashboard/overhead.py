@@ -40,8 +40,6 @@ Run `python -m benchmarks.dashboard.overhead [--quick] [--threads N]`. The last 
 """
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
 import statistics
@@ -49,6 +47,8 @@ import threading
 import time
 
 from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port
+
+from ..common import arguments, emit
 
 # In the page: record Date.now() when a step first appears in a data source with an `elbo` column.
 INSTALL_POLLER_JS = """() => {
@@ -186,7 +186,8 @@ class DashboardArm:
         self._pw = sync_playwright().start()
         chromium = chromium_path()
         if chromium is None:
-            raise SystemExit("dashboard_overhead needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
+            raise SystemExit("benchmarks.dashboard.overhead needs Chromium (Debian's /usr/bin/chromium, "
+                             "or INVLAB_CHROMIUM)")
         self.browser = self._pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         self.page = self.browser.new_page(viewport={"width": 1400, "height": 1000})
         self.page_errors: list[str] = []
@@ -275,17 +276,16 @@ class AloneArm:
             if n >= warmup and "before" not in marks:
                 marks["before"] = clock.read()
         after = clock.read()
-        return window_rate(self.trainer.step_times, start, warmup, steps), ThreadClock.split(marks["before"], after, steps)
+        rate = window_rate(self.trainer.step_times, start, warmup, steps)
+        return rate, ThreadClock.split(marks["before"], after, steps)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 repetitions of 60 timed steps (under a minute).")
+    parser = arguments(__doc__, quick="2 repetitions of 60 timed steps (under a minute).")
     parser.add_argument("--repeats", type=int, default=None, help="Interleaved repetitions of each arm (default 5).")
     parser.add_argument("--steps", type=int, default=None, help="Timed steps per repetition (default 200).")
     parser.add_argument("--warmup", type=int, default=10, help="Untimed steps at the start of each repetition.")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads in both arms.")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # each arm gives torch `--threads` on its own training thread
     repeats = args.repeats or (2 if args.quick else 5)
     steps = args.steps or (60 if args.quick else 200)
 
@@ -330,17 +330,14 @@ def main(argv: list[str] | None = None) -> dict:
         "repeats": repeats,
         "steps_per_repeat": steps,
         "threads": args.threads,
-        "cores": os.cpu_count(),
         "page_errors": len(errors),
-        "load_avg_1min": round(os.getloadavg()[0], 2),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
     for name, clocks in (("alone", clocks_alone), ("dashboard", clocks_dash)):
         for key in ("blocked", "runqueue", "cpu_ms_per_step"):
             if clocks:
                 result[f"{key}_{name}"] = round(statistics.median(c[key] for c in clocks), 3)
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

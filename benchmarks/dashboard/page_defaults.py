@@ -26,13 +26,11 @@ The last line printed is one JSON object.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import time
 
-import torch
+from ..common import arguments, emit, parse
 
 
 def page_config(family: str, dataset: str | None = None):
@@ -129,24 +127,21 @@ def warm_up() -> None:
 def main(argv: list[str] | None = None) -> dict:
     from engine.models import model_names
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 repetition of 20 steps per family.")
+    parser = arguments(__doc__, quick="1 repetition of 20 steps per family.")  # --threads 1: the page gives a session 1
     parser.add_argument("--family", nargs="*", default=None, help="Only these families (default: all).")
     parser.add_argument("--repeats", type=int, default=None, help="Round-robin repetitions (default 3).")
     parser.add_argument("--steps", type=int, default=None, help="Timed steps per repetition (default 50).")
     parser.add_argument("--dataset", default=None,
                         help="Run every family that can on this data set instead of its own (e.g. digits, which the "
                              "page keeps when the family changes).")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (the page gives a session 1).")
     parser.add_argument("--view-interval", type=float, default=2.0, help="Seconds between the page's view snapshots.")
     parser.add_argument("--eval-interval", type=float, default=2.0, help="Seconds between the page's evaluations.")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     repeats = args.repeats or (1 if args.quick else 3)
     steps = args.steps or (20 if args.quick else 50)
     families = args.family or model_names()
     if args.dataset:
         families = [f for f in families if suits(f, args.dataset)]
-    torch.set_num_threads(args.threads)
     warm_up()
 
     t_start = time.perf_counter()
@@ -172,12 +167,9 @@ def main(argv: list[str] | None = None) -> dict:
         "below_target": slow,
         "dataset": args.dataset or "each family's own",
         "threads": args.threads,
-        "cores": os.cpu_count(),
-        "load_avg_1min": round(os.getloadavg()[0], 2),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,14 @@ DIWP against NNGP and the plain SVGP with the same ReLU kernel (test log-likelih
 
     python -m benchmarks.dkp.classification [--dataset wine|breast_cancer] [--quick] [--steps 2000 --splits 3]
 """
+from ..common import parse
 from .common import common_parser, run_experiment
 
 
 def main(argv=None):
-    p = common_parser(__doc__.splitlines()[0], steps=2000, samples=4, splits=3)
+    p = common_parser(__doc__, steps=2000, samples=4, splits=3)
     p.add_argument("--dataset", default="wine", choices=["wine", "breast_cancer"])
-    args = p.parse_args(argv)
+    args = parse(p, argv)
     return run_experiment(f"dkp_{args.dataset}", args.dataset, args)
 
 

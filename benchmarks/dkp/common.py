@@ -11,11 +11,8 @@ Progress goes to stderr; the script's last line is one JSON object.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import sys
-import time
 
 import numpy as np
 import torch
@@ -23,13 +20,14 @@ import torch
 from engine.models.dkp import DeepKernelProcess
 from engine.train import RunConfig, Trainer
 
-from ..convolutional.common import full_elbo as elbo_terms
+from ..common import arguments, emit, log, timed_run
 
 MODELS = ("diwp", "nngp", "dkp_svgp")
 
 
-def common_parser(description: str, **defaults) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
+def common_parser(doc: str, **defaults) -> argparse.ArgumentParser:
+    p = arguments(doc, quick="a tiny run that only checks the script works",
+                  threads=int(os.environ.get("INVLAB_THREADS", "1")))
     p.add_argument("--steps", type=int, default=defaults.get("steps", 2000))
     p.add_argument("--num-inducing", type=int, default=defaults.get("num_inducing", 100))
     p.add_argument("--num-layers", type=int, default=defaults.get("num_layers", 2),
@@ -42,8 +40,6 @@ def common_parser(description: str, **defaults) -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, default=defaults.get("delta", 50.0), help="initial δ of the DIWP")
     p.add_argument("--splits", type=int, default=defaults.get("splits", 3), help="train/test splits (data seeds)")
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ", ".join(MODELS))
-    p.add_argument("--threads", type=int, default=int(os.environ.get("INVLAB_THREADS", "1")))
-    p.add_argument("--quick", action="store_true", help="a tiny run that only checks the script works")
     return p
 
 
@@ -63,29 +59,16 @@ def model_config(name: str, args, extra: dict | None = None) -> dict:
     return cfg
 
 
-@torch.no_grad()
-def full_elbo(model, X, y, batch_size: int = 1000) -> float:
-    """Σ_n E_q[log p(y_n | f_n)] − KL over the whole training set (an unbiased estimate for the DKP families)."""
-    if isinstance(model, DeepKernelProcess):
-        return model.full_elbo(X, y, num_samples=max(model.num_samples, 10), batch_size=batch_size)["elbo"]
-    return elbo_terms(model, X, y, batch=batch_size)["elbo"]
-
-
 def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, seed: int = 0) -> dict:
     """Train one model on one split; returns its test log-likelihood, RMSE or accuracy, ELBO per point and time."""
-    torch.set_num_threads(args.threads)
     config = RunConfig(model=name, data=data, model_config=model_config(name, args, extra),
                        train={"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
                               "seed": seed, "eval_every": 0, "log_every": 50, "eval_size": 1})
     trainer = Trainer(config)
-    t0 = time.perf_counter()
     half = args.steps // 2
-    for _ in trainer.run(steps=half, every=max(1, half)):
-        pass
+    seconds = timed_run(trainer, steps=half, every=max(1, half))
     trainer.set_learning_rate(args.learning_rate / 10)  # the paper's drop from 1e-2 to 1e-3 halfway
-    for _ in trainer.run(steps=args.steps - half, every=max(1, args.steps - half)):
-        pass
-    seconds = time.perf_counter() - t0
+    seconds += timed_run(trainer, steps=args.steps - half, every=max(1, args.steps - half))
     model = trainer.model
     model.eval()
     if isinstance(model, DeepKernelProcess):
@@ -94,7 +77,10 @@ def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, s
     with torch.no_grad():
         pred = model.predict(trainer.X_test, trainer.y_test)
     ds = trainer.dataset
-    out = {"seconds": round(seconds, 1), "elbo_per_point": full_elbo(model, trainer.X, trainer.y) / trainer.X.shape[0]}
+    # the ELBO over the whole training set, an unbiased estimate for the DKP families (at least 10 upstream samples)
+    samples = max(model.num_samples, 10) if isinstance(model, DeepKernelProcess) else None
+    elbo = model.full_elbo(trainer.X, trainer.y, num_samples=samples)["elbo"]
+    out = {"seconds": round(seconds, 1), "elbo_per_point": elbo / trainer.X.shape[0]}
     ll = pred.log_density
     if ds.task == "regression":
         y_std = float(ds.y_std or 1.0)
@@ -105,8 +91,8 @@ def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, s
         out["accuracy"] = float((pred.probs.argmax(-1) == trainer.y_test).double().mean())
     if isinstance(model, DeepKernelProcess) and model.stochastic:
         out["delta"] = [round(float(layer.delta().detach()), 3) for layer in [model.input_layer, *model.hidden]]
-    print(f"  {name} split {seed}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                                                 for k, v in out.items()), file=sys.stderr, flush=True)
+    log(f"  {name} split {seed}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                               for k, v in out.items()))
     return out
 
 
@@ -151,7 +137,7 @@ def run_experiment(benchmark: str, dataset: str, args, data_options: dict | None
     per_split: dict[str, list[dict]] = {n: [] for n in names}
     for split in range(args.splits):
         data = {"dataset": dataset, "seed": split, **(data_options or {})}
-        print(f"{dataset}, split {split + 1}/{args.splits}", file=sys.stderr, flush=True)
+        log(f"{dataset}, split {split + 1}/{args.splits}")
         for name in names:
             per_split[name].append(train_and_score(name, data, args, (extra or {}).get(name), seed=split))
     result = {"benchmark": benchmark, "dataset": dataset, "data_options": data_options or {},
@@ -160,5 +146,4 @@ def run_experiment(benchmark: str, dataset: str, args, data_options: dict | None
                         "batch_size": args.batch_size, "learning_rate": args.learning_rate, "delta_init": args.delta,
                         "splits": args.splits, "quick": bool(args.quick)},
               "results": summarise(per_split)}
-    print(json.dumps(result))
-    return result
+    return emit(result)

@@ -3,11 +3,12 @@ ReLU kernel (paper 004 Table 1 protocol on a UCI-sized set; test log-likelihood 
 
     python -m benchmarks.dkp.diabetes [--quick] [--steps 2000 --splits 3 --samples 4]
 """
+from ..common import parse
 from .common import common_parser, run_experiment
 
 
 def main(argv=None):
-    args = common_parser(__doc__.splitlines()[0], steps=2000, samples=4, splits=3).parse_args(argv)
+    args = parse(common_parser(__doc__, steps=2000, samples=4, splits=3), argv)
     return run_experiment("dkp_diabetes", "diabetes", args)
 
 

@@ -5,12 +5,12 @@ NNGP and the plain SVGP with the same ReLU kernel — test log-likelihood, accur
     INVLAB_DATA=/tmp/invlab-data python -m engine fetch mnist   # once
     INVLAB_DATA=/tmp/invlab-data python -m benchmarks.dkp.mnist [--quick] [--steps 3000 --batch-size 256]
 """
+from ..common import parse
 from .common import common_parser, run_experiment
 
 
 def main(argv=None):
-    args = common_parser(__doc__.splitlines()[0], steps=3000, samples=1, splits=1, batch_size=256,
-                         predict_samples=50).parse_args(argv)
+    args = parse(common_parser(__doc__, steps=3000, samples=1, splits=1, batch_size=256, predict_samples=50), argv)
     no_affine = {"input_scale_bias": False}
     return run_experiment("dkp_mnist", "mnist", args, extra={m: no_affine for m in ("diwp", "nngp", "dkp_svgp")})
 

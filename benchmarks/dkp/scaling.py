@@ -13,16 +13,15 @@ Last line: one JSON object with `ratio_double_pt` (target ≤ 2.3: linear in Pt)
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 import time
 
 import torch
 
 from engine.models.dkp import DIWPConfig, build_dkp
 from engine.models.dkp.wishart import InverseWishart
+
+from ..common import arguments, emit, log, parse
 
 
 def make_model(Pi: int, D: int, layers: int, samples: int, seed: int = 0):
@@ -52,19 +51,16 @@ def joint_seconds(P: int, delta: float = 50.0) -> float:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = arguments(__doc__, quick="small sizes and few rounds: finishes in well under a minute")
     p.add_argument("--pi", type=int, default=100, help="inducing points Pi (doubled in the second comparison)")
     p.add_argument("--pt", type=int, default=1000, help="train points per batch Pt (doubled in the first comparison)")
     p.add_argument("--features", type=int, default=8, help="input features N0")
     p.add_argument("--layers", type=int, default=2, help="Gram layers L")
     p.add_argument("--samples", type=int, default=4, help="Monte-Carlo samples S per step")
     p.add_argument("--rounds", type=int, default=7, help="timed rounds (each times every configuration once)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--quick", action="store_true", help="small sizes and few rounds: finishes in well under a minute")
-    args = p.parse_args(argv)
+    args = parse(p, argv)
     if args.quick:
         args.pi, args.pt, args.rounds, args.samples = min(args.pi, 50), min(args.pt, 400), min(args.rounds, 5), 2
-    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     Pi, Pt = args.pi, args.pt
     g = torch.Generator().manual_seed(1)
@@ -85,8 +81,7 @@ def main(argv=None) -> dict:
     for r in range(args.rounds):
         for name, fn in cases.items():
             times[name].append(fn())
-        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {1e3 * v[-1]:.1f} ms" for k, v in times.items()),
-              file=sys.stderr)
+        log(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {1e3 * v[-1]:.1f} ms" for k, v in times.items()))
     med = {k: statistics.median(v) for k, v in times.items()}
     result = {
         "benchmark": "dkp_scaling",
@@ -100,11 +95,10 @@ def main(argv=None) -> dict:
         "target_ratio_double_pt": 2.3,
     }
     result["linear_in_pt"] = result["ratio_double_pt"] <= 2.3
-    print(f"double Pt ({Pt} → {2 * Pt}): ×{result['ratio_double_pt']} (target ≤ 2.3); "
-          f"double Pi ({Pi} → {2 * Pi}): ×{result['ratio_double_pi']}; joint draw, double Pt: "
-          f"×{result['ratio_joint_double_pt']}", file=sys.stderr)
-    print(json.dumps(result))
-    return result
+    log(f"double Pt ({Pt} → {2 * Pt}): ×{result['ratio_double_pt']} (target ≤ 2.3); "
+        f"double Pi ({Pi} → {2 * Pi}): ×{result['ratio_double_pi']}; joint draw, double Pt: "
+        f"×{result['ratio_joint_double_pt']}")
+    return emit(result)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,7 @@ Run `python -m benchmarks.gwi.diabetes [--quick] [--seeds 5] [--steps 2000]`; th
 """
 from __future__ import annotations
 
-import argparse
-import json
-
-import torch
-
+from ..common import arguments, emit, parse
 from .common import finite, fmt, free_temperature_nlpd, summarise, train
 
 KEYS = ["test_nlpd", "test_nlpd_tempered", "test_nlpd_tempered_free", "test_rmse", "alpha_T", "alpha_T_free", "seconds",
@@ -32,14 +28,12 @@ KEYS = ["test_nlpd", "test_nlpd_tempered", "test_nlpd_tempered_free", "test_rmse
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 seeds, 300 steps.")
+    parser = arguments(__doc__, quick="2 seeds, 300 steps.")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--inducing-factor", type=float, default=2.0, help="c in M = c·√N (GWI); the SVGP gets the same M.")
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    parser.add_argument("--inducing-factor", type=float, default=2.0,
+                        help="c in M = c·√N (GWI); the SVGP gets the same M.")
+    args = parse(parser, argv)
     seeds, steps = (2, 300) if args.quick else (args.seeds, args.steps)
     rows: dict[str, list[dict]] = {"gwi ARD": [], "gwi-paper ARD": [], "svgp ARD": [], "gwi iso": [], "svgp iso": []}
     M = None
@@ -56,8 +50,9 @@ def main(argv=None) -> dict:
                 free, alpha_free = free_temperature_nlpd(trainer)
                 rows[f"{name} {tag}"].append({
                     "test_nlpd": m["test_nlpd"], "test_nlpd_tempered": m["test_nlpd_tempered"],
-                    "test_nlpd_tempered_free": free, "test_rmse": m["test_rmse"], "alpha_T": float(trainer.model.alpha_T),
-                    "alpha_T_free": alpha_free, "seconds": secs, "w2": finite(trainer.last_parts.get("w2")),
+                    "test_nlpd_tempered_free": free, "test_rmse": m["test_rmse"],
+                    "alpha_T": float(trainer.model.alpha_T), "alpha_T_free": alpha_free, "seconds": secs,
+                    "w2": finite(trainer.last_parts.get("w2")),
                     "reference_noise": trainer.model.reference_info["noise_variance"],
                     "noise_variance": float(trainer.model.likelihood.variance())})
                 print(f"seed {seed} {name} {tag} M={M} " + " ".join(
@@ -65,23 +60,21 @@ def main(argv=None) -> dict:
             trainer, m, secs = train("svgp", data, {"kernel": "rbf", "ard": ard, "num_inducing": M,
                                                     "likelihood": "gaussian"}, tc)
             rows[f"svgp {tag}"].append({"test_nlpd": m["test_nlpd"], "test_rmse": m["test_rmse"], "seconds": secs})
-            print(f"seed {seed} svgp {tag} M={M} " + " ".join(f"{k}={v:.4g}" for k, v in rows[f"svgp {tag}"][-1].items()),
-                  flush=True)
+            print(f"seed {seed} svgp {tag} M={M} "
+                  + " ".join(f"{k}={v:.4g}" for k, v in rows[f"svgp {tag}"][-1].items()), flush=True)
     summary = {name: summarise(r, KEYS) for name, r in rows.items()}
-    print(f"\n| model | test NLPD | test NLPD tempered (α≤1) | tempered (α free) | test RMSE | α_T | α_T free |")
+    print("\n| model | test NLPD | test NLPD tempered (α≤1) | tempered (α free) | test RMSE | α_T | α_T free |")
     print("|---|---|---|---|---|---|---|")
     for name, s in summary.items():
         print(f"| {name} | {fmt(s.get('test_nlpd'))} | {fmt(s.get('test_nlpd_tempered'))} | "
               f"{fmt(s.get('test_nlpd_tempered_free'))} | {fmt(s.get('test_rmse'), 2)} | {fmt(s.get('alpha_T'))} | "
               f"{fmt(s.get('alpha_T_free'))} |")
+    ratio = lambda key, t: summary[f"gwi {t}"][key]["mean"] / summary[f"svgp {t}"][key]["mean"]  # noqa: E731
     result = {"benchmark": "gwi_diabetes", "seeds": seeds, "steps": steps, "M": M, "summary": summary,
-              "nlpd_ratio_gwi_over_svgp": {t: summary[f"gwi {t}"]["test_nlpd"]["mean"] / summary[f"svgp {t}"]["test_nlpd"]["mean"]
-                                           for t in ("ARD", "iso")},
-              "rmse_ratio_gwi_over_svgp": {t: summary[f"gwi {t}"]["test_rmse"]["mean"] / summary[f"svgp {t}"]["test_rmse"]["mean"]
-                                           for t in ("ARD", "iso")},
+              "nlpd_ratio_gwi_over_svgp": {t: ratio("test_nlpd", t) for t in ("ARD", "iso")},
+              "rmse_ratio_gwi_over_svgp": {t: ratio("test_rmse", t) for t in ("ARD", "iso")},
               "runs": rows}
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,9 @@ Run `python -m benchmarks.gwi.mnist [--quick] [--steps 3000] [--seeds 1]`; the l
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
-import torch
-
+from ..common import arguments, emit, parse
 from .common import fmt, free_temperature_nlpd, summarise, train
 
 KEYS = ["test_accuracy", "test_nlpd", "test_nlpd_tempered", "test_nlpd_tempered_free", "alpha_T", "alpha_T_free",
@@ -29,14 +26,11 @@ KEYS = ["test_accuracy", "test_nlpd", "test_nlpd_tempered", "test_nlpd_tempered_
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2,000 training digits, 200 steps, one seed.")
+    parser = arguments(__doc__, quick="2,000 training digits, 200 steps, one seed.")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--inducing-factor", type=float, default=2.0)
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(parser, argv)
     steps = 200 if args.quick else args.steps
     seeds = 1 if args.quick else args.seeds
     rows: dict[str, list[dict]] = {"gwi": [], "svgp": []}
@@ -45,11 +39,11 @@ def main(argv=None) -> dict:
         data = {"dataset": "mnist", "seed": seed, **({"subset": 2000, "test_subset": 1000} if args.quick else {})}
         tc = {"steps": steps, "batch_size": 256, "learning_rate": 0.01, "seed": seed}
         try:
-            trainer, m, secs = train("gwi", data, {"kernel": "rbf", "ard": False, "inducing_factor": args.inducing_factor,
-                                                   "epsilon": 0.01, "num_spectrum": 100}, tc)
+            trainer, m, secs = train("gwi", data, {"kernel": "rbf", "ard": False, "epsilon": 0.01, "num_spectrum": 100,
+                                                   "inducing_factor": args.inducing_factor}, tc)
         except Exception as err:  # most likely: MNIST not fetched
-            print(f"gwi_mnist: {err}\nfetch the data once with: INVLAB_DATA=... python -m engine fetch mnist",
-                  file=sys.stderr)
+            print(f"benchmarks.gwi.mnist: {err}\n"
+                  "fetch the data once with: INVLAB_DATA=... python -m engine fetch mnist", file=sys.stderr)
             raise
         M = trainer.model.Q.num_inducing
         free, alpha_free = free_temperature_nlpd(trainer)
@@ -63,19 +57,20 @@ def main(argv=None) -> dict:
         rows["svgp"].append({"test_accuracy": 1 - m["test_error"], "test_nlpd": m["test_nlpd"], "seconds": secs})
         print(f"seed {seed} svgp M={M} " + " ".join(f"{k}={v:.4g}" for k, v in rows["svgp"][-1].items()), flush=True)
     summary = {name: summarise(r, KEYS) for name, r in rows.items()}
-    print("\n| model | test accuracy | test NLPD | NLPD tempered (α≤1) | tempered (α free) | α_T | α_T free | seconds |")
+    print("\n| model | test accuracy | test NLPD | NLPD tempered (α≤1) | tempered (α free) | α_T | α_T free "
+          "| seconds |")
     print("|---|---|---|---|---|---|---|---|")
     for name, s in summary.items():
         print(f"| {name} | {fmt(s.get('test_accuracy'), 4)} | {fmt(s.get('test_nlpd'))} | "
-              f"{fmt(s.get('test_nlpd_tempered'))} | {fmt(s.get('test_nlpd_tempered_free'))} | {fmt(s.get('alpha_T'))} | "
-              f"{fmt(s.get('alpha_T_free'))} | {fmt(s.get('seconds'), 0)} |")
+              f"{fmt(s.get('test_nlpd_tempered'))} | {fmt(s.get('test_nlpd_tempered_free'))} | "
+              f"{fmt(s.get('alpha_T'))} | {fmt(s.get('alpha_T_free'))} | {fmt(s.get('seconds'), 0)} |")
     result = {"benchmark": "gwi_mnist", "seeds": seeds, "steps": steps, "M": M, "quick": args.quick,
               "summary": summary,
-              "accuracy_gwi_minus_svgp": summary["gwi"]["test_accuracy"]["mean"] - summary["svgp"]["test_accuracy"]["mean"],
+              "accuracy_gwi_minus_svgp": (summary["gwi"]["test_accuracy"]["mean"]
+                                          - summary["svgp"]["test_accuracy"]["mean"]),
               "nlpd_ratio_gwi_over_svgp": summary["gwi"]["test_nlpd"]["mean"] / summary["svgp"]["test_nlpd"]["mean"],
               "runs": rows}
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

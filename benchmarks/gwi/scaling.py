@@ -18,10 +18,7 @@ Run `python -m benchmarks.gwi.scaling [--quick] [--threads 1]`; the last line pr
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 import statistics
 import time
 
@@ -32,6 +29,8 @@ from engine.kernels import RBF
 from engine.models.gwi import GWIConfig, build_gwi
 from engine.models.gwi.reference import exact_log_marginal_likelihood
 from engine.parameters import Positive
+
+from ..common import arguments, emit, parse
 
 DTYPE = torch.float64
 D = 8
@@ -121,8 +120,7 @@ def slope(ns, ts) -> float | None:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="N = 500, 1000, 2000 and fewer repeats (under a minute).")
+    parser = arguments(__doc__, quick="N = 500, 1000, 2000 and fewer repeats (under a minute).")
     parser.add_argument("--sizes", type=str, default=None, help="Comma-separated N values (default 1000,4000,16000).")
     parser.add_argument("--batch", type=int, default=256, help="Minibatch size B of the GWI step.")
     parser.add_argument("--num-spectrum", type=int, default=100, help="N_S, the spectrum sub-sample.")
@@ -130,9 +128,7 @@ def main(argv=None) -> dict:
                         help="Timed GWI steps per size, in interleaved rounds of 3 (median reported).")
     parser.add_argument("--max-exact-seconds", type=float, default=600.0,
                         help="Skip exact-GP sizes predicted (N³ extrapolation) to take longer per step than this.")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads.")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(parser, argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([500, 1000, 2000] if args.quick
                                                                          else [1000, 4000, 16000])
     repeats = args.repeats or (12 if args.quick else 30)
@@ -164,7 +160,7 @@ def main(argv=None) -> dict:
     result = {
         "benchmark": "gwi_scaling",
         "sizes": sizes, "M": {str(n): m for n, m in Ms.items()}, "batch": args.batch, "num_spectrum": args.num_spectrum,
-        "threads": args.threads, "quick": args.quick, "load_average_1min": os.getloadavg()[0],
+        "threads": args.threads, "quick": args.quick,
         "gwi_step_seconds": {str(n): t for n, t in gwi_t.items()},
         "gwi_build_seconds": {str(n): t for n, t in build_t.items()},
         "exact_step_seconds": {str(n): t for n, t in exact_t.items()},
@@ -176,8 +172,7 @@ def main(argv=None) -> dict:
         "exact_skipped": {str(n): why for n, why in skipped.items()},
     }
     result["meets_target"] = result["exponent_gwi"] is not None and result["exponent_gwi"] <= 1.7
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ Run `python -m benchmarks.gwi.spectrum [--quick]`; the last line is one JSON obj
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 
 import torch
@@ -22,6 +20,8 @@ import torch
 from engine.data import load
 from engine.models.gwi import GWIConfig, build_gwi
 from engine.models.gwi.wasserstein import psd_product_eigenvalues, psd_sqrt, sum_sqrt
+
+from ..common import arguments, emit, parse
 
 
 def trained_model(steps: int):
@@ -62,19 +62,18 @@ def estimates(model, X, sizes, draws, seed=0):
         model.spectrum = "subsample"
         out[S] = {"subsample_mean": statistics.fmean(sub), "subsample_std": statistics.stdev(sub),
                   "paper_mean": statistics.fmean(paper), "paper_std": statistics.stdev(paper),
-                  "subsample_rel_bias": statistics.fmean(sub) / full - 1, "paper_rel_bias": statistics.fmean(paper) / full - 1,
+                  "subsample_rel_bias": statistics.fmean(sub) / full - 1,
+                  "paper_rel_bias": statistics.fmean(paper) / full - 1,
                   "paper_max_rel_imag": max(imag), "w2_subsample_mean": statistics.fmean(w2_sub),
                   "w2_paper_mean": statistics.fmean(w2_paper)}
     return full, out
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 draws, 100 training steps.")
+    parser = arguments(__doc__, quick="10 draws, 100 training steps.")
     parser.add_argument("--draws", type=int, default=50)
     parser.add_argument("--steps", type=int, default=1000)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    args = parse(parser, argv)
     draws, steps = (10, 100) if args.quick else (args.draws, args.steps)
     sizes = [10, 25, 50, 100, 200]
     model, X = trained_model(steps)
@@ -96,8 +95,7 @@ def main(argv=None) -> dict:
     result = {"benchmark": "gwi_spectrum", "draws": draws, "train_steps": steps, "N": X.shape[0],
               "full_eigen_term": full, "trained": {str(k): v for k, v in trained.items()},
               "full_eigen_term_Q_eq_P": full_p, "Q_eq_P": {str(k): v for k, v in at_p.items()}}
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

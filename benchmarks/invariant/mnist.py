@@ -12,7 +12,8 @@ Needs MNIST (`invlab fetch mnist`). Last line: one JSON object with test error, 
 """
 from __future__ import annotations
 
-from .common import common_parser, emit, quick, train
+from ..common import emit
+from .common import common_parser, parse_args, train
 
 MODELS = {
     "rbf": ("svgp", {"likelihood": "gaussian"}),
@@ -25,9 +26,7 @@ MODELS = {
 def main(argv=None) -> dict:
     p = common_parser(__doc__, steps=2500)
     p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated subset of {', '.join(MODELS)}")
-    args = p.parse_args(argv)
-    if args.quick:
-        quick(args)
+    args = parse_args(p, argv)
     data = {"dataset": "mnist", "subset": args.subset, "test_subset": args.test_subset, "seed": args.seed}
     result = {"experiment": "mnist_10_class"}
     for name in args.models.split(","):

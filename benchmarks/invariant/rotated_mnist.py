@@ -12,7 +12,8 @@ error and ELBO of both models.
 """
 from __future__ import annotations
 
-from .common import common_parser, emit, quick, train
+from ..common import emit
+from .common import common_parser, parse_args, train
 
 
 def main(argv=None) -> dict:
@@ -20,15 +21,13 @@ def main(argv=None) -> dict:
     p.add_argument("--alpha", type=float, default=90.0, help="α_true in degrees")
     p.add_argument("--init-alpha", type=float, default=2.0, help="initial learned α in degrees")
     p.add_argument("--skip-baseline", action="store_true")
-    args = p.parse_args(argv)
-    if args.quick:
-        quick(args)
+    args = parse_args(p, argv)
     data = {"dataset": "mnist", "rotate": args.alpha, "odd_even": True, "subset": args.subset,
             "test_subset": args.test_subset, "seed": args.seed}
     base = {"num_inducing": args.num_inducing, "likelihood": "polya_gamma", "augmentation": "rotation"}
     result = {"experiment": "rotated_mnist_odd_even", "alpha_true": args.alpha, "init_alpha": args.init_alpha}
-    inv = train("rotation", "invariant", data, {**base, "num_samples": args.num_samples, "init_rotation": args.init_alpha},
-                args)
+    inv = train("rotation", "invariant", data,
+                {**base, "num_samples": args.num_samples, "init_rotation": args.init_alpha}, args)
     result["invariant"] = inv
     result["alpha_learned"] = inv["ranges"]["rotation"]
     result["alpha_history"] = inv["range_history"]["rotation"]

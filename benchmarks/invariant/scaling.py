@@ -11,14 +11,14 @@ Uses the generated 28×28 `rectangles` images (no download). Last line: one JSON
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 
 import torch
 
 from engine.train import RunConfig, Trainer
+
+from ..common import arguments, emit, parse
 
 
 def make_trainer(S: int, device: str, args) -> Trainer:
@@ -51,19 +51,16 @@ def step_times(device: str, args, sizes=(8, 16, 32)) -> dict[int, float]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__)
+    p = arguments(__doc__, quick="M = 50, minibatches of 32, 5 timed steps")
     p.add_argument("--num-inducing", type=int, default=200)
     p.add_argument("--batch-size", type=int, default=100)
     p.add_argument("--repeats", type=int, default=25)
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="auto", choices=["auto", "float64", "float32"],
                    help="auto: float64 on the CPU, float32 on the GPU")
-    p.add_argument("--quick", action="store_true")
-    args = p.parse_args(argv)
+    args = parse(p, argv)
     if args.quick:
         args.num_inducing, args.batch_size, args.repeats, args.warmup = 50, 32, 5, 1
-    torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     result = {"benchmark": "invariant_scaling", "num_inducing": args.num_inducing, "batch_size": args.batch_size,
               "threads": args.threads, "dtype": args.dtype}
@@ -76,8 +73,7 @@ def main(argv=None) -> dict:
                           "ratio_s32_s8": times[32] / times[8]}
     result["ratio_s32_s8"] = result[devices[-1]]["ratio_s32_s8"]
     result["target_met"] = result["ratio_s32_s8"] <= 4.4
-    print(json.dumps(result))
-    return result
+    return emit(result)
 
 
 if __name__ == "__main__":

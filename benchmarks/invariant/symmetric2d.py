@@ -10,15 +10,15 @@ Last line: one JSON object with ELBO and test RMSE / NLPD per model and data var
 """
 from __future__ import annotations
 
-from .common import common_parser, emit, quick, train
+from ..common import emit
+from .common import common_parser, parse_args, train
 
 
 def main(argv=None) -> dict:
     p = common_parser(__doc__, steps=4000, num_inducing=100, batch_size=0, learning_rate=0.03)
     p.add_argument("--num-train", type=int, default=100)
-    args = p.parse_args(argv)
+    args = parse_args(p, argv)
     if args.quick:
-        quick(args)
         args.subset = args.test_subset = 0
     result = {"experiment": "symmetric_2d", "num_train": args.num_train}
     for variant, one_sided in (("standard", False), ("one_sided", True)):

@@ -19,8 +19,6 @@ JSON object with `speedup_n64` (target ≥ 10) and `speedup_n16` (direct time / 
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 
@@ -28,6 +26,8 @@ import torch
 
 from engine.models.rkhs import dense_partials_gram, fast_gradient
 from engine.settings import resolve_device
+
+from ..common import arguments, emit, parse
 
 
 def _sync(device):
@@ -81,12 +81,9 @@ def measure(l: int, n: int, reps: int, device, dtype=torch.float64) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (well under a minute)")
+    parser = arguments(__doc__, quick="fewer repetitions (well under a minute)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads on CPU (default 1: shared machine)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse(parser, argv)
     device = resolve_device(args.device)
     reps = 9 if args.quick else 41
     results = {}
@@ -97,14 +94,14 @@ def main(argv=None) -> dict:
               f"eq. 11 {r['eq11_ms']:.3f} ms (K is {r['eq11_matrix_MiB']:.3f} MiB) → {r['speedup']:.1f}× ; "
               f"max relative difference {r['max_rel_diff']:.1e}")
     summary = {"benchmark": "rkhs_fast_gradient", "device": str(device), "threads": args.threads, "dtype": "float64",
-               "l": 100, "repetitions": reps, "speedup_n16": results[16]["speedup"], "speedup_n64": results[64]["speedup"],
+               "l": 100, "repetitions": reps,
+               "speedup_n16": results[16]["speedup"], "speedup_n64": results[64]["speedup"],
                "direct_ms_n16": results[16]["direct_ms"], "eq11_ms_n16": results[16]["eq11_ms"],
                "direct_ms_n64": results[64]["direct_ms"], "eq11_ms_n64": results[64]["eq11_ms"],
                "direct_matrix_MiB_n64": results[64]["direct_matrix_MiB"],
                "eq11_matrix_MiB_n64": results[64]["eq11_matrix_MiB"],
                "max_rel_diff": max(r["max_rel_diff"] for r in results.values())}
-    print(json.dumps(summary))
-    return summary
+    return emit(summary)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ the last line printed is one JSON object.
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import statistics
@@ -39,6 +38,8 @@ from sklearn.model_selection import StratifiedKFold
 from engine.data import load
 from engine.kernels import RBF
 from engine.models.rkhs import DirectionalDerivative, RKHSMachine, tangent_vectors, virtual_samples
+
+from ..common import arguments, emit, parse
 
 PAIRS = ((4, 9), (2, 3), (6, 5), (7, 1))
 SIGMAS = (6.0, 9.0, 13.0)
@@ -178,14 +179,12 @@ def pilot(tangent_methods=("finite", "analytic")) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 repetitions of 4-vs-9 only")
+    parser = arguments(__doc__, quick="2 repetitions of 4-vs-9 only")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per pair (default 5)")
     parser.add_argument("--pairs", default=None, help="comma list like 4-9,2-3 (default: the paper's four)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--pilot", action="store_true", help="only the diagnostic test-error grid of `pilot`")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    args = parse(parser, argv)
     if args.pilot:
         pilot()
         return {}
@@ -217,8 +216,7 @@ def main(argv=None) -> dict:
               f"{row['vir_error_mean']:.2f} ± {row['vir_error_sd']:.2f}%, KLR {row['klr_error_mean']:.2f} ± "
               f"{row['klr_error_sd']:.2f}% over {reps} repetitions", flush=True)
     summary["seconds"] = time.perf_counter() - t0
-    print(json.dumps(summary))
-    return summary
+    return emit(summary)
 
 
 if __name__ == "__main__":

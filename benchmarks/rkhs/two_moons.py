@@ -15,8 +15,6 @@ Run `python -m benchmarks.rkhs.two_moons [--quick] [--reps R]`; the last line pr
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 
@@ -24,6 +22,8 @@ import torch
 
 from engine.data import load
 from engine.models.rkhs import RKHSConfig, build_rkhs
+
+from ..common import arguments, emit, parse
 
 NUS = (0.0, 0.01, 0.1, 1.0)
 
@@ -46,20 +46,20 @@ def run_one(seed: int, nu: float, loss: str, invariance_loss: str) -> tuple[floa
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5 repetitions instead of 20")
+    parser = arguments(__doc__, quick="5 repetitions instead of 20")
     parser.add_argument("--reps", type=int, default=None)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    args = parse(parser, argv)
     reps = args.reps or (5 if args.quick else 20)
     t0 = time.perf_counter()
     out = {"benchmark": "rkhs_two_moons", "repetitions": reps, "sigma": 0.25, "lambda": 1.0, "labelled": 2,
            "unlabelled": 198, "test_points": 1000}
-    for tag, losses in (("logistic_squared", ("logistic", "squared")), ("hinge_eps", ("smoothed_hinge", "smoothed_eps"))):
+    runs = (("logistic_squared", ("logistic", "squared")), ("hinge_eps", ("smoothed_hinge", "smoothed_eps")))
+    for tag, losses in runs:
         rows = {}
         for nu in NUS:
             errs, iters = zip(*(run_one(r, nu, *losses) for r in range(reps)))
-            rows[str(nu)] = {"error_mean": statistics.mean(errs), "error_sd": statistics.stdev(errs) if reps > 1 else 0.0,
+            rows[str(nu)] = {"error_mean": statistics.mean(errs),
+                             "error_sd": statistics.stdev(errs) if reps > 1 else 0.0,
                              "iterations_median": statistics.median(iters)}
             print(f"{tag:17s} ν = {nu:<5}: test error {100 * rows[str(nu)]['error_mean']:.1f} ± "
                   f"{100 * rows[str(nu)]['error_sd']:.1f}%  (L-BFGS iterations, median {statistics.median(iters):.0f})",
@@ -76,8 +76,7 @@ def main(argv=None) -> dict:
               f"{solver[name]['seconds']:.1f} s", flush=True)
     out["solver_seed0_nu1"] = solver
     out["seconds"] = time.perf_counter() - t0
-    print(json.dumps(out))
-    return out
+    return emit(out)
 
 
 if __name__ == "__main__":

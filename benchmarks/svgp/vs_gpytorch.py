@@ -35,9 +35,7 @@ JSON object (ratio = engine time / GPyTorch time per training step).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
 import statistics
 import time
@@ -53,6 +51,8 @@ from engine.kernels import RBF
 from engine.likelihoods import Gaussian
 from engine.models.svgp import SVGP, median_distance
 from engine.settings import resolve_device
+
+from ..common import arguments, emit, parse
 
 
 @dataclass
@@ -365,29 +365,22 @@ def run(config: BenchmarkConfig, device: torch.device) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="few steps and repeats (under a minute on two CPU cores)")
+    parser = arguments(__doc__, quick="few steps and repeats (under a minute on two CPU cores)", threads=None)
     parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda, cuda:1, ...")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
 
     config = BenchmarkConfig(steps=60, repeats=3, warmup_steps=3) if args.quick else BenchmarkConfig()
     if args.steps is not None:
         config.steps = args.steps
     if args.repeats is not None:
         config.repeats = args.repeats
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
-    load_before = os.getloadavg()[0]
+    load_before = os.getloadavg()[0]  # other processes skew CPU timings: `emit` warns when the load passes the cores
     with warnings.catch_warnings(record=True) as caught:  # both libraries warn when they raise the K_uu jitter
         warnings.simplefilter("always")
         result = run(config, device)
-    # Other processes on the machine skew CPU timings; when this is above the core count, rerun with --threads 1.
-    result["load_average_1min"] = [load_before, os.getloadavg()[0]]
-    result["cpu_count"] = os.cpu_count()
     escalations = [str(w.message) for w in caught if "jitter" in str(w.message)]
     for w in caught:
         if "jitter" not in str(w.message):
@@ -396,11 +389,7 @@ def main(argv: list[str] | None = None) -> dict:
     result["quick"] = args.quick
     if escalations:
         print(f"{len(escalations)} jitter escalations, e.g. {escalations[0]!r}")
-    if max(result["load_average_1min"]) > (os.cpu_count() or 1):
-        print(f"warning: load average {max(result['load_average_1min']):.1f} on {os.cpu_count()} cores; other "
-              "processes skewed these timings (try a quieter moment, or --threads 1)")
-    print(json.dumps(result))
-    return result
+    return emit(result, load_before=load_before)
 
 
 if __name__ == "__main__":
