@@ -1,4 +1,4 @@
-# Set-up and the two everyday commands: `make run` (the dashboard on digits) and `make test`.
+# Set-up and the two everyday commands: `make run` (the dashboard on digits) and `make test` (lint, then the tests).
 # The environment lives in .venv. torch is installed as torch==2.13.0 unless the Python that builds
 # the venv can already import a torch, in which case the venv sees that one (system site packages).
 
@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run train test bench clean
+.PHONY: setup run train lint test bench clean
 
 setup: $(STAMP)
 
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	    echo "using the torch that $(PYTHON) already has"; $(PYTHON) -m venv --system-site-packages $(VENV); \
 	  else $(PYTHON) -m venv $(VENV); fi; fi
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[test,bench]"
+	$(BIN)/pip install --quiet -e ".[dashboard,test,bench]"
 	@touch $(STAMP)
 
 run: setup
@@ -26,7 +26,10 @@ run: setup
 train: setup
 	$(BIN)/invlab train --model svgp --dataset digits --steps 1000
 
-test: setup
+lint: setup
+	$(BIN)/ruff check .
+
+test: setup lint
 	$(BIN)/python -m pytest -q --nbmake tests notebooks
 
 bench: setup
