@@ -101,6 +101,12 @@ class Dataset:
     def num_test(self) -> int:
         return len(self.X_test)
 
+    def __repr__(self) -> str:
+        """Sizes and shapes only: a data set's repr in a notebook or a log is one line, never its arrays."""
+        classes = f", num_classes={self.num_classes}" if self.task == "classification" else ""
+        return (f"Dataset(name={self.name!r}, task={self.task!r}, num_train={self.num_train}, "
+                f"num_test={self.num_test}, input_shape={tuple(self.X_train.shape[1:])}{classes})")
+
     def summary(self) -> str:
         """A few human-readable lines: sizes, shapes, labels and the options used."""
         lines = [f"{self.name}: {self.description}" if self.description else self.name]
