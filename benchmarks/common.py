@@ -17,10 +17,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def arguments(doc: str, *, quick: str | None = None, threads: int | None | bool = 1) -> argparse.ArgumentParser:
+# torch CPU threads unless a script or --threads says otherwise: 1 on a shared machine, or $INVLAB_THREADS
+THREADS = int(os.environ.get("INVLAB_THREADS", "1"))
+
+
+def arguments(doc: str, *, quick: str | None = None, threads: int | None | bool = THREADS) -> argparse.ArgumentParser:
     """A parser described by the first paragraph of the script's docstring, with `--quick` (when `quick` says what
-    it shrinks) and `--threads`, torch's CPU threads: 1 by default on a shared machine, None for torch's choice,
-    False for no such flag (a script that runs no torch itself)."""
+    it shrinks) and `--threads`, torch's CPU threads: `THREADS` by default, None for torch's choice, False for no
+    such flag (a script that runs no torch itself)."""
     p = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
     if quick is not None:
         p.add_argument("--quick", action="store_true", help=quick)

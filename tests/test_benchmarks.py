@@ -1,9 +1,14 @@
-"""Benchmark scripts behave as documented: one JSON object as the last line, a clear message without peers."""
+"""Benchmark scripts behave as documented: one JSON object as the last line, a clear message without peers, and
+every `python -m benchmarks.<family>.<name>` the docs name is a module that exists."""
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks.common import emit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,10 +39,27 @@ def test_dkp_scaling_quick_prints_its_ratios(tmp_path):
 
 def test_page_defaults_prints_a_row_per_family(tmp_path):
     out = run("import sys, runpy; sys.argv = ['page_defaults', '--family', 'svgp', 'conv-weighted', '--steps', '4', "
-              "'--repeats', '1']; runpy.run_module('benchmarks.dashboard.page_defaults', run_name='__main__')", tmp_path)
+              "'--repeats', '1']; runpy.run_module('benchmarks.dashboard.page_defaults', run_name='__main__')",
+              tmp_path)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(result["families"]) == {"svgp", "conv-weighted"}
     row = result["families"]["conv-weighted"]
     assert row["dataset"] == "rectangles" and row["steps_per_s"] > 0 and row["eval_ms"] > 0  # reported, not asserted
     assert isinstance(result["below_target"], list)
+
+
+def test_every_benchmark_the_docs_name_exists():
+    docs = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "benchmarks").rglob("*.md")),
+            *sorted((ROOT / "benchmarks").rglob("*.py"))]
+    named = {m for path in docs for m in re.findall(r"python -m (benchmarks(?:\.\w+)+)", path.read_text())}
+    assert "benchmarks.svgp.vs_gpytorch" in named and len(named) > 20
+    assert [m for m in sorted(named) if importlib.util.find_spec(m) is None] == []
+
+
+def test_emit_prints_the_result_and_the_machine_as_the_last_line(capsys):
+    out = emit({"ratio": 0.5, "cpu_count": 64}, load_before=0.25)
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last == out and last["ratio"] == 0.5
+    assert last["cpu_count"] == 64  # the result's own keys win
+    assert last["load_average_1min"][0] == 0.25 and len(last["load_average_1min"]) == 2

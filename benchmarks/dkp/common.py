@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
 import numpy as np
 import torch
@@ -26,8 +25,7 @@ MODELS = ("diwp", "nngp", "dkp_svgp")
 
 
 def common_parser(doc: str, **defaults) -> argparse.ArgumentParser:
-    p = arguments(doc, quick="a tiny run that only checks the script works",
-                  threads=int(os.environ.get("INVLAB_THREADS", "1")))
+    p = arguments(doc, quick="a tiny run that only checks the script works")
     p.add_argument("--steps", type=int, default=defaults.get("steps", 2000))
     p.add_argument("--num-inducing", type=int, default=defaults.get("num_inducing", 100))
     p.add_argument("--num-layers", type=int, default=defaults.get("num_layers", 2),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from engine.train import RunConfig, Trainer
 
@@ -16,8 +15,7 @@ from ..common import arguments, log, parse, timed_run
 
 
 def common_parser(doc: str, **defaults) -> argparse.ArgumentParser:
-    p = arguments(doc, quick="a tiny run that only checks the script works",
-                  threads=int(os.environ.get("INVLAB_THREADS", "1")))
+    p = arguments(doc, quick="a tiny run that only checks the script works")
     p.add_argument("--steps", type=int, default=defaults.get("steps", 2000))
     p.add_argument("--num-inducing", type=int, default=defaults.get("num_inducing", 200))
     p.add_argument("--num-samples", type=int, default=defaults.get("num_samples", 8), help="S per input and step")
