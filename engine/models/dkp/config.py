@@ -22,7 +22,7 @@ from .model import DeepKernelProcess
 from .prior import PriorExplorer
 
 
-# -- configuration --------------------------------------------------------------------------------------------------------
+# -- configuration -----------------------------------------------------------------------------------------------------
 class GramKernelParams(param.Parameterized):
     """The kernel stack on Gram matrices and the learned input scaling."""
 
@@ -75,7 +75,7 @@ class DKPSVGPConfig(VariationalParams, GramKernelConfig):
     whiten = param.Boolean(doc="Parameterise q(u) through v = L⁻¹u.")
 
 
-# -- construction ---------------------------------------------------------------------------------------------------------
+# -- construction ------------------------------------------------------------------------------------------------------
 def _likelihood(config: GramKernelConfig, info: DataInfo) -> Likelihood:
     name = resolve_likelihood(config.likelihood, info.task, info.num_classes, allowed=LIKELIHOOD_PREFERENCE)
     return build_likelihood(name, info.task, info.num_classes, noise_variance=config.noise_variance)
@@ -161,7 +161,7 @@ def build_dkp_svgp(config: DKPSVGPConfig, X: torch.Tensor, y: torch.Tensor, info
     return model
 
 
-# -- registry entries -----------------------------------------------------------------------------------------------------
+# -- registry entries --------------------------------------------------------------------------------------------------
 _NOISE_LIVE = (("noise_variance", "likelihood.variance"),)
 SPECS = (
     ModelSpec("diwp", DIWPConfig, build_dkp,

@@ -16,7 +16,7 @@ from .model import RKHSMachine
 from .tangents import TANGENT_METHODS, TRANSFORMATIONS, tangent_vectors
 from .targets import choose_labelled
 
-# -- configuration -------------------------------------------------------------------------------------------------------
+# -- configuration -----------------------------------------------------------------------------------------------------
 FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
 
 
@@ -65,7 +65,7 @@ class RKHSConfig(param.Parameterized):
     max_dense = param.Integer(default=8000, bounds=(1, None), doc="Refuse to materialise a Gram matrix larger than this.")
 
 
-# -- construction -------------------------------------------------------------------------------------------------------
+# -- construction ------------------------------------------------------------------------------------------------------
 def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
                            transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
                            average_width: float | None = None) -> tuple[list[Functionals], object]:
