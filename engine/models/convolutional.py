@@ -339,6 +339,7 @@ class PatchParams(param.Parameterized):
 class ConvolutionalConfig(WhitenParams, RobustMaxLikelihoodParams, PatchParams):
     """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (paper 001 sec. 3.1)."""
 
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
     q_covariance = param.Selector(default="full", objects=list(Q_COVARIANCES),
                                   doc="q(u) covariance: full; mean-field = independent blocks (conv vs RBF, or per "
                                       "colour channel; as full with one block); diagonal.")

@@ -228,6 +228,7 @@ class InvariantLikelihoodParams(LikelihoodParams):
 class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingParams, KernelParams, AugmentationParams):
     """An invariant GP: k_f averaged over a (learned) augmentation distribution or a finite orbit."""
 
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
     kernel = param.Selector(doc="Base kernel k_g on augmented inputs.")
     variance = param.Number(doc="Initial signal variance of k_g.")
     ard = param.Boolean(doc="One lengthscale per input dimension.")
@@ -237,6 +238,7 @@ class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingPara
 
 
 def invariant_likelihood(config: InvariantConfig, info: DataInfo, input_dim: int) -> Likelihood:
+    """Gaussian (one-hot targets for classes), or the Pólya-Gamma bound with a recognition network on 2 classes."""
     name = resolve_likelihood(config.likelihood, info.task, info.num_classes,
                               allowed=InvariantConfig.param.likelihood.objects)
     if name == "polya_gamma":

@@ -214,6 +214,8 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
 class SVGPConfig(VariationalParams, RobustMaxLikelihoodParams, InducingParams, KernelParams):
     """A sparse variational GP with a plain kernel on the (flattened) inputs."""
 
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+
 
 def median_distance(X: torch.Tensor, max_points: int = 500) -> float:
     X = X.reshape(X.shape[0], -1)[:max_points]
