@@ -124,3 +124,29 @@ def positive_init(value, name: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise ConfigError(f"{name} must be a positive number, got {value}")
     return value
+
+
+# -- kinds used by the RKHS solver ------------------------------------------------------------------------------------
+class NonNegative(Constrained):
+    """value = max(raw, 0): a weight such as ν that may be exactly zero (ν = 0 is plain kernel regression)."""
+
+    def transform(self, raw):
+        return raw.clamp_min(0.0)
+
+    def inverse(self, value):
+        return value.clone()
+
+    def _check(self, value):
+        super()._check(value)
+        if (value < 0).any():
+            raise ConfigError(f"{self.name or 'parameter'} must be ≥ 0, got {value.tolist()}")
+
+
+def fix(module: nn.Module) -> nn.Module:
+    """Turn every constrained value in `module` into a fixed one: its raw tensor becomes a buffer (settable with
+    `assign`, listed by `learnables`, never handed to an optimiser)."""
+    for c in [m for m in module.modules() if isinstance(m, Constrained)]:
+        raw = c.raw.detach().clone()
+        del c.raw
+        c.register_buffer("raw", raw)
+    return module

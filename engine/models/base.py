@@ -4,6 +4,9 @@ A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -
 `diagnostics(data) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
 `predict`, the same for all families.
 
+A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
+classes, image shape, y scale) and keeps it as `model.data_info`, which metrics and diagnostics read.
+
 Two typed answers go from a family to the page and the CLI: `numerics() -> Numerics` (the jitter in use and
 the condition number that matters for this family, named) and `tunables() -> list[Tunable]` (the scalar
 learnable values a user may set or freeze while training runs, with a label, a natural interval and a scale).
@@ -11,14 +14,46 @@ learnable values a user may set or freeze while training runs, with a label, a n
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import torch
 from torch import nn
 
 from ..diagnostics import View
+from ..errors import ShapeError
 from ..parameters import Bounded, Constrained, Positive
+
+
+@dataclass(frozen=True)
+class DataInfo:
+    """What a family's build function knows of the training data besides X and y: `build(config, X, y, info)`."""
+
+    task: str = "regression"  # "regression" or "classification"
+    num_classes: int | None = None  # K for classification; None for regression
+    image_shape: tuple[int, int, int] | None = None  # (C, H, W) for images; None for vectors
+    y_std: float = 1.0  # regression targets are standardised: RMSE and NLPD are reported in original units
+    class_names: tuple[str, ...] | None = None  # for labelling per-class diagnostics
+    input_shape: tuple[int, ...] | None = None  # one input's shape, (C, H, W) or (D,); None: whatever X has
+
+    @classmethod
+    def of(cls, dataset) -> "DataInfo":
+        """The description of an `engine.data.Dataset` (or anything with its attributes)."""
+        image_shape = getattr(dataset, "image_shape", None)
+        names = getattr(dataset, "class_names", None)
+        X = getattr(dataset, "X_train", None)
+        return cls(task=dataset.task, num_classes=getattr(dataset, "num_classes", None),
+                   image_shape=None if image_shape is None else tuple(int(s) for s in image_shape),
+                   y_std=float(getattr(dataset, "y_std", 1.0) or 1.0),
+                   class_names=None if names is None else tuple(str(n) for n in names),
+                   input_shape=None if X is None else tuple(int(s) for s in X.shape[1:]))
+
+    def shape_of(self, X: torch.Tensor) -> tuple[int, ...]:
+        """One input's shape: X's [N, ...] without N, checked against `input_shape` when that is given."""
+        shape = tuple(int(s) for s in X.shape[1:])
+        if self.input_shape is not None and tuple(self.input_shape) != shape:
+            raise ShapeError(f"inputs are {shape} per point, but the data description says {tuple(self.input_shape)}")
+        return shape
 
 
 @dataclass
@@ -124,7 +159,25 @@ class ModelFamily(nn.Module):
     """Base class: subclasses implement `loss`, `predict`, `diagnostics`; `metrics` is shared."""
 
     task: str = "regression"
-    y_std: float = 1.0  # regression targets are standardised; RMSE is reported in original units
+    data_info: DataInfo = DataInfo()  # the data the model was built for; its build function sets it
+
+    @property
+    def y_std(self) -> float:
+        """Regression targets are standardised; RMSE and NLPD are reported in original units."""
+        return self.data_info.y_std
+
+    @property
+    def image_shape(self) -> tuple[int, int, int] | None:
+        """(C, H, W) of the image inputs the model was built for; None for vectors."""
+        return self.data_info.image_shape
+
+    @image_shape.setter
+    def image_shape(self, shape) -> None:  # a constructor that takes the shape itself records it in `data_info`
+        self.data_info = replace(self.data_info, image_shape=None if shape is None else tuple(shape))
+
+    @property
+    def class_names(self) -> tuple[str, ...] | None:
+        return self.data_info.class_names
 
     def loss(self, batch) -> Terms:  # pragma: no cover - abstract
         raise NotImplementedError

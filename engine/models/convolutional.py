@@ -32,8 +32,11 @@ from ..inducing import (InducingBlocks, InducingPatches, InducingPoints, SharedI
 from ..kernels import build_kernel
 from ..kernels.convolutional import (Convolutional, MultiChannelConvolutional, Sum, WeightedConvolutional,
                                      build_patch_kernel)
-from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
+from ..likelihoods import Likelihood, build_likelihood
 from ..linalg import robust_cholesky
+from .base import DataInfo
+from .config import RobustMaxLikelihoodParams, WhitenParams
+from .registry import ModelSpec
 from .svgp import SVGP, hyperparameter_values, median_distance
 from .variational import InducingGaussian, VariationalDistribution
 
@@ -316,8 +319,8 @@ class ConvolutionalGP(SVGP):
 
 
 # -- configuration --------------------------------------------------------------------------------------------------
-class ConvolutionalConfig(param.Parameterized):
-    """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (paper 001 sec. 3.1)."""
+class PatchParams(param.Parameterized):
+    """The patches, their inducing variables and the patch kernel k_g."""
 
     patch_size = param.Integer(default=3, bounds=(1, 64), doc="Side h = w of the square patches.")
     stride = param.Integer(default=1, bounds=(1, 64), doc="Step between neighbouring patches, in pixels.")
@@ -331,11 +334,12 @@ class ConvolutionalConfig(param.Parameterized):
     variance = param.Number(default=1.0, bounds=(1e-5, 1e4),
                             doc="Initial variance σ² of k_g (patch weights start at 1/P, so f starts near this scale).")
     ard = param.Boolean(default=False, doc="One lengthscale per pixel of a patch.")
-    likelihood = param.Selector(default="auto", objects=list(LIKELIHOODS),
-                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more.")
-    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
-    epsilon = param.Number(default=1e-3, bounds=(1e-6, 0.5), doc="Robust-max label-noise rate ε.")
-    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u (usually optimises faster).")
+
+
+class ConvolutionalConfig(WhitenParams, RobustMaxLikelihoodParams, PatchParams):
+    """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (paper 001 sec. 3.1)."""
+
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
     q_covariance = param.Selector(default="full", objects=list(Q_COVARIANCES),
                                   doc="q(u) covariance: full; mean-field = independent blocks (conv vs RBF, or per "
                                       "colour channel; as full with one block); diagonal.")
@@ -368,10 +372,10 @@ class ColourConvolutionalConfig(WeightedConvolutionalConfig):
 
 
 # -- construction -----------------------------------------------------------------------------------------------------
-def _check_images(image_shape, name):
-    if image_shape is None:
+def _check_images(info: DataInfo, name: str) -> tuple[int, int, int]:
+    if info.image_shape is None:
         raise ConfigError(f"model {name!r} needs image data [N, C, H, W]; this dataset is tabular")
-    return tuple(image_shape)
+    return tuple(info.image_shape)
 
 
 def _patch_lengthscale(config, U: torch.Tensor, generator) -> float:
@@ -379,11 +383,6 @@ def _patch_lengthscale(config, U: torch.Tensor, generator) -> float:
         return float(config.lengthscale)
     distinct = torch.unique(U.reshape(-1, U.shape[-1])[:20000], dim=0)
     return median_distance(distinct[torch.randperm(distinct.shape[0], generator=generator)[:500]])
-
-
-def _likelihood(config, task, num_classes):
-    return build_likelihood(config.likelihood, task, num_classes, noise_variance=config.noise_variance,
-                            epsilon=config.epsilon)
 
 
 def _conv_kernel_and_inducing(config, X, image_shape, generator, *, weighted: bool, colour: str | None = None):
@@ -413,29 +412,33 @@ def _conv_kernel_and_inducing(config, X, image_shape, generator, *, weighted: bo
     return kernel, inducing
 
 
-def _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std):
-    likelihood = _likelihood(config, task, num_classes)
-    model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(num_classes),
-                            whiten=config.whiten, q_covariance=config.q_covariance, task=task, num_classes=num_classes,
-                            image_shape=image_shape)
-    model.y_std = y_std
+def _model(config, kernel, inducing, X, info: DataInfo) -> ConvolutionalGP:
+    likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,
+                                  epsilon=config.epsilon)
+    model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(info.num_classes),
+                            whiten=config.whiten, q_covariance=config.q_covariance, task=info.task,
+                            num_classes=info.num_classes, image_shape=info.image_shape)
+    model.data_info = info
     return model
 
 
-def build_conv_invariant(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
-    image_shape = _check_images(image_shape, "conv-invariant")
+def build_conv_invariant(config: ConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+                         generator: torch.Generator | None = None) -> ConvolutionalGP:
+    image_shape = _check_images(info, "conv-invariant")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=False)
-    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+    return _model(config, kernel, inducing, X, info)
 
 
-def build_conv_weighted(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
-    image_shape = _check_images(image_shape, "conv-weighted")
+def build_conv_weighted(config: WeightedConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+                        generator: torch.Generator | None = None) -> ConvolutionalGP:
+    image_shape = _check_images(info, "conv-weighted")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
-    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+    return _model(config, kernel, inducing, X, info)
 
 
-def build_conv_weighted_rbf(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
-    image_shape = _check_images(image_shape, "conv-weighted-rbf")
+def build_conv_weighted_rbf(config: WeightedRBFConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+                            generator: torch.Generator | None = None) -> ConvolutionalGP:
+    image_shape = _check_images(info, "conv-weighted-rbf")
     conv, patches = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
     D = X.reshape(X.shape[0], -1).shape[1]
     ell = config.rbf_lengthscale if config.rbf_lengthscale is not None else median_distance(X)
@@ -443,35 +446,33 @@ def build_conv_weighted_rbf(config, X, y, *, task, num_classes, image_shape=None
     M = min(config.num_inducing_rbf, X.shape[0])
     images = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
     # RBF block first, patches second (paper 001 app. C.1)
-    return _model(config, Sum([rbf, conv]), InducingBlocks([images, patches]), X, task, num_classes, image_shape, y_std)
+    return _model(config, Sum([rbf, conv]), InducingBlocks([images, patches]), X, info)
 
 
-def build_conv_colour(config, X, y, *, task, num_classes, image_shape=None, y_std: float = 1.0, generator=None):
-    image_shape = _check_images(image_shape, "conv-colour")
+def build_conv_colour(config: ColourConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+                      generator: torch.Generator | None = None) -> ConvolutionalGP:
+    image_shape = _check_images(info, "conv-colour")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True, colour=config.colour)
-    return _model(config, kernel, inducing, X, task, num_classes, image_shape, y_std)
+    return _model(config, kernel, inducing, X, info)
 
 
-# (registry name, config, build, description)
-VARIANTS = (
-    ("conv-invariant", ConvolutionalConfig, build_conv_invariant,
-     "Translation-invariant convolutional GP with inducing patches (van der Wilk et al. 2017)"),
-    ("conv-weighted", WeightedConvolutionalConfig, build_conv_weighted,
-     "Weighted convolutional GP: learnable patch weights (van der Wilk et al. 2017)"),
-    ("conv-weighted-rbf", WeightedRBFConfig, build_conv_weighted_rbf,
-     "Weighted convolutional + RBF GP: inducing patches and inducing images, block-diagonal K_uu"),
-    ("conv-colour", ColourConvolutionalConfig, build_conv_colour,
-     "Convolutional GP for colour images: colour-patch, multi-channel or additive (van der Wilk et al. 2017)"),
+# the registry's entries: config parameter → learnable it initialises (`live`: the dashboard applies changes live)
+_PATCH_KERNEL_LIVE = (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
+                      ("noise_variance", "likelihood.variance"))
+SPECS = (
+    ModelSpec("conv-invariant", ConvolutionalConfig, build_conv_invariant,
+              "Translation-invariant convolutional GP with inducing patches (van der Wilk et al. 2017)",
+              image_only=True, live=_PATCH_KERNEL_LIVE),
+    ModelSpec("conv-weighted", WeightedConvolutionalConfig, build_conv_weighted,
+              "Weighted convolutional GP: learnable patch weights (van der Wilk et al. 2017)",
+              image_only=True, live=_PATCH_KERNEL_LIVE),
+    ModelSpec("conv-weighted-rbf", WeightedRBFConfig, build_conv_weighted_rbf,
+              "Weighted convolutional + RBF GP: inducing patches and inducing images, block-diagonal K_uu",
+              image_only=True,
+              live=(("lengthscale", "kernel.parts.1.base.lengthscale"), ("variance", "kernel.parts.1.base.variance"),
+                    ("rbf_lengthscale", "kernel.parts.0.lengthscale"), ("rbf_variance", "kernel.parts.0.variance"),
+                    ("noise_variance", "likelihood.variance"))),
+    ModelSpec("conv-colour", ColourConvolutionalConfig, build_conv_colour,
+              "Convolutional GP for colour images: colour-patch, multi-channel or additive (van der Wilk et al. 2017)",
+              image_only=True, live=(("noise_variance", "likelihood.variance"),)),
 )
-
-# config parameter → learnable it initialises (the dashboard applies changes live)
-LIVE = {
-    "conv-invariant": (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
-                       ("noise_variance", "likelihood.variance")),
-    "conv-weighted": (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
-                      ("noise_variance", "likelihood.variance")),
-    "conv-weighted-rbf": (("lengthscale", "kernel.parts.1.base.lengthscale"), ("variance", "kernel.parts.1.base.variance"),
-                          ("rbf_lengthscale", "kernel.parts.0.lengthscale"), ("rbf_variance", "kernel.parts.0.variance"),
-                          ("noise_variance", "likelihood.variance")),
-    "conv-colour": (("noise_variance", "likelihood.variance"),),
-}

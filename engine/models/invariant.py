@@ -25,17 +25,18 @@ import torch
 from .. import diagnostics as dg
 from ..covariances import Kff_diag, Kuf, Kuu
 from ..covariances.invariant import OrbitSample, moments_from_solves, sampled_moments
-from ..errors import ConfigError
 from ..inducing import InterDomainPoints, initial_locations
-from ..kernels import KERNELS, build_kernel
+from ..kernels import build_kernel
 from ..kernels.invariant import InvariantKernel
-from ..likelihoods import Gaussian, Likelihood
+from ..likelihoods import Gaussian, Likelihood, resolve_likelihood
 from ..likelihoods.polya_gamma import PolyaGammaLogistic
 from ..linalg import whitened_solve
 from ..parameters import learnables
 from ..transforms import AUGMENTATIONS, build_augmentation
 from ..transforms.base import SymmetricRange, UniformRange
-from .base import Terms, Tunable, tunable
+from .base import DataInfo, Terms, Tunable, tunable
+from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams
+from .registry import ModelSpec
 from .svgp import SVGP, median_distance
 
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
@@ -191,8 +192,8 @@ def augmentation_tunables(augmentation, prefix: str) -> list[Tunable]:
 
 
 # -- configuration and construction ----------------------------------------------------------------------------------
-class InvariantConfig(param.Parameterized):
-    """An invariant GP: k_f averaged over a (learned) augmentation distribution or a finite orbit."""
+class AugmentationParams(param.Parameterized):
+    """What f is made invariant to: the augmentation distribution or finite orbit, its samples and initial ranges."""
 
     augmentation = param.Selector(default="auto", objects=list(AUGMENTATIONS),
                                   doc="What f is made insensitive to. auto: rotation for images, coordinate "
@@ -212,40 +213,43 @@ class InvariantConfig(param.Parameterized):
     deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
                                           doc="Width in pixels of the Gaussian that smooths the displacement field.")
     learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
-    kernel = param.Selector(default="rbf", objects=list(KERNELS), doc="Base kernel k_g on augmented inputs.")
-    lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
-                               doc="Initial lengthscale; empty = median distance between training inputs.")
-    variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial signal variance of k_g.")
-    ard = param.Boolean(default=False, doc="One lengthscale per input dimension.")
-    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree of the polynomial base kernel.")
-    num_inducing = param.Integer(default=100, bounds=(1, 5000), doc="Number of inducing points M (in the space of g).")
-    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing locations Z.")
+
+
+class InvariantLikelihoodParams(LikelihoodParams):
+    """Gaussian, or for 2 classes the Pólya-Gamma bound with its recognition network (sec. 4.5)."""
+
     likelihood = param.Selector(default="auto", objects=["auto", "gaussian", "polya_gamma"],
                                 doc="auto: Gaussian for regression and for more than 2 classes (on one-hot targets), "
                                     "the Pólya-Gamma logistic bound for 2 classes.")
-    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
     recognition_hidden = param.Integer(default=32, bounds=(1, 4096),
                                        doc="Hidden units of the Pólya-Gamma recognition network (x, y) → c.")
-    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u.")
-    mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
 
 
-def build_likelihood(config: InvariantConfig, task: str, num_classes: int | None, input_dim: int) -> Likelihood:
-    name = config.likelihood
-    if name == "auto":
-        name = "polya_gamma" if task == "classification" and num_classes == 2 else "gaussian"
+class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingParams, KernelParams, AugmentationParams):
+    """An invariant GP: k_f averaged over a (learned) augmentation distribution or a finite orbit."""
+
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+    kernel = param.Selector(doc="Base kernel k_g on augmented inputs.")
+    variance = param.Number(doc="Initial signal variance of k_g.")
+    ard = param.Boolean(doc="One lengthscale per input dimension.")
+    degree = param.Integer(doc="Degree of the polynomial base kernel.")
+    num_inducing = param.Integer(doc="Number of inducing points M (in the space of g).")
+    whiten = param.Boolean(doc="Parameterise q(u) through v = L⁻¹u.")
+
+
+def invariant_likelihood(config: InvariantConfig, info: DataInfo, input_dim: int) -> Likelihood:
+    """Gaussian (one-hot targets for classes), or the Pólya-Gamma bound with a recognition network on 2 classes."""
+    name = resolve_likelihood(config.likelihood, info.task, info.num_classes,
+                              allowed=InvariantConfig.param.likelihood.objects)
     if name == "polya_gamma":
-        if task != "classification" or num_classes != 2:
-            raise ConfigError(f"likelihood='polya_gamma' is for 2-class data; this dataset has "
-                              f"{num_classes if num_classes else 'regression targets'}: use 'gaussian'")
         return PolyaGammaLogistic(input_dim, config.recognition_hidden)
-    return Gaussian(config.noise_variance, num_classes if task == "classification" else None)
+    return Gaussian(config.noise_variance, info.num_classes if info.task == "classification" else None)
 
 
-def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-                    image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> InvariantSVGP:
+def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+                    generator: torch.Generator | None = None) -> InvariantSVGP:
     """An invariant GP for training inputs X [N, ...] (images [N, C, H, W] or vectors [N, D])."""
-    input_shape = tuple(X.shape[1:])
+    input_shape = info.shape_of(X)
     augmentation = build_augmentation(config.augmentation, input_shape, rotation=config.init_rotation,
                                       affine=config.init_affine, deformation=config.init_deformation,
                                       smoothness=config.deformation_smoothness)
@@ -258,14 +262,20 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, *
     kernel = InvariantKernel(base, augmentation, config.num_samples)
     M = min(config.num_inducing, X.shape[0])
     inducing = InterDomainPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
-    likelihood = build_likelihood(config, task, num_classes, D)
+    likelihood = invariant_likelihood(config, info, D)
+    task, num_classes = info.task, info.num_classes
     num_latent = num_classes if isinstance(likelihood, Gaussian) and task == "classification" else 1
     model = InvariantSVGP(kernel, inducing, likelihood, X.shape[0], num_latent=num_latent, whiten=config.whiten,
                           mean_field=config.mean_field, task=task, num_classes=num_classes,
                           num_predict_samples=config.num_predict_samples)
-    model.image_shape = image_shape
-    model.y_std = y_std
+    model.data_info = info
     return model
+
+
+SPEC = ModelSpec("invariant", InvariantConfig, build_invariant,
+                 "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)",
+                 live=(("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
+                       ("noise_variance", "likelihood.variance")))
 
 
 __all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant"]

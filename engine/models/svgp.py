@@ -14,18 +14,19 @@ import math
 import re
 
 import numpy as np
-import param
 import torch
 
 from .. import diagnostics as dg
 from ..covariances import Kff_diag, Kuf, Kuu
 from ..errors import ConfigError
 from ..inducing import InducingPoints, InducingVariables, initial_locations
-from ..kernels import KERNELS, Kernel, build_kernel
-from ..likelihoods import LIKELIHOODS, Likelihood, build_likelihood
+from ..kernels import Kernel, build_kernel
+from ..likelihoods import Likelihood, build_likelihood
 from ..linalg import robust_cholesky, whitened_solve
-from .base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
+from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
 from .conditionals import project, project_whitened
+from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams
+from .registry import ModelSpec
 from .variational import VariationalDistribution
 
 
@@ -210,23 +211,10 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
 
 
 # -- configuration and construction ----------------------------------------------------------------------------
-class SVGPConfig(param.Parameterized):
+class SVGPConfig(VariationalParams, RobustMaxLikelihoodParams, InducingParams, KernelParams):
     """A sparse variational GP with a plain kernel on the (flattened) inputs."""
 
-    kernel = param.Selector(default="rbf", objects=list(KERNELS), doc="Covariance function of the GP.")
-    lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
-                               doc="Initial lengthscale; empty = median distance between training inputs.")
-    variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial signal variance σ².")
-    ard = param.Boolean(default=False, doc="One lengthscale per input dimension (RBF and Matérn).")
-    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree of the polynomial kernel.")
-    num_inducing = param.Integer(default=100, bounds=(1, 5000), doc="Number of inducing points M.")
-    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing locations Z.")
-    likelihood = param.Selector(default="auto", objects=list(LIKELIHOODS),
-                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more.")
-    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
-    epsilon = param.Number(default=1e-3, bounds=(1e-6, 0.5), doc="Robust-max label-noise rate ε.")
-    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u (usually optimises faster).")
-    mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
+    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
 
 
 def median_distance(X: torch.Tensor, max_points: int = 500) -> float:
@@ -236,18 +224,25 @@ def median_distance(X: torch.Tensor, max_points: int = 500) -> float:
     return max(float(d.median()), 1e-3) if d.numel() else 1.0
 
 
-def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-               image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> SVGP:
+def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+               generator: torch.Generator | None = None) -> SVGP:
     """An SVGP for training inputs X [N, ...] and labels y, initialised from the data (Z by k-means)."""
     D = X.reshape(X.shape[0], -1).shape[1]
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
     kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard, degree=config.degree)
     M = min(config.num_inducing, X.shape[0])
     inducing = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
-    likelihood = build_likelihood(config.likelihood, task, num_classes, noise_variance=config.noise_variance,
+    likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,
                                   epsilon=config.epsilon)
-    model = SVGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(num_classes),
-                 whiten=config.whiten, mean_field=config.mean_field, task=task, num_classes=num_classes)
-    model.image_shape = image_shape
-    model.y_std = y_std
+    model = SVGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(info.num_classes),
+                 whiten=config.whiten, mean_field=config.mean_field, task=info.task, num_classes=info.num_classes)
+    model.data_info = info
     return model
+
+
+# config parameter → learnable it initialises (the dashboard applies changes live)
+LIVE = (("lengthscale", "kernel.lengthscale"), ("variance", "kernel.variance"),
+        ("noise_variance", "likelihood.variance"))
+
+SPEC = ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)",
+                 live=LIVE)

@@ -26,7 +26,7 @@ import torch
 
 from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
-from ..models.base import Numerics
+from ..models.base import DataInfo, Numerics
 from ..parameters import learnables
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -89,9 +89,7 @@ class Trainer:
         torch.manual_seed(self.tc.seed)  # Monte-Carlo likelihoods and samplers draw from the global stream
         # build on CPU in float64 (initialisation is cheap and exact there), then move
         model = self.spec.build(config.model_params(), torch.as_tensor(ds.X_train, dtype=torch.float64),
-                                torch.as_tensor(ds.y_train), task=ds.task, num_classes=ds.num_classes,
-                                image_shape=ds.image_shape, y_std=float(getattr(ds, "y_std", 1.0) or 1.0),
-                                generator=self.generator)
+                                torch.as_tensor(ds.y_train), DataInfo.of(ds), generator=self.generator)
         model.jitter = self.tc.jitter
         self.model = model.to(device=self.device, dtype=self.dtype)
         self.optimizer_name = self.spec.optimizer if self.tc.optimizer == "auto" else self.tc.optimizer

@@ -12,7 +12,7 @@ from torch.distributions import MultivariateNormal
 from engine import diagnostics as dg
 from engine.data import load
 from engine.errors import ConfigError, ShapeError
-from engine.models import get_model
+from engine.models import DataInfo, get_model
 from engine.models.dkp import DIWPConfig, DKPSVGPConfig, NNGPConfig, build_dkp, build_dkp_svgp
 from engine.models.dkp.layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, OmegaInputLayer
 from engine.train import RunConfig, Trainer
@@ -27,7 +27,7 @@ def diabetes():
 
 
 def build(config, X, y, task="regression", num_classes=None):
-    return build_dkp(config, X, y, task=task, num_classes=num_classes, generator=torch.Generator().manual_seed(0))
+    return build_dkp(config, X, y, DataInfo(task, num_classes), generator=torch.Generator().manual_seed(0))
 
 
 # -- output layer (app. G) ------------------------------------------------------------------------------------------------
@@ -177,8 +177,8 @@ def test_cli_trains_the_family(tmp_path):
 def test_nngp_and_svgp_baseline_use_the_same_kernel(diabetes):
     X, y, _, _ = diabetes
     nngp = build(NNGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y)
-    svgp = build_dkp_svgp(DKPSVGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y, task="regression",
-                          num_classes=None, generator=torch.Generator().manual_seed(0))
+    svgp = build_dkp_svgp(DKPSVGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y, DataInfo("regression"),
+                          generator=torch.Generator().manual_seed(0))
     _, K_out = nngp.layer_grams(S=1)
     K_svgp = svgp.kernel.K(nngp.Z) + nngp.jitter * torch.eye(10, dtype=DT)
     assert np.allclose(K_out[0], K_svgp.detach().numpy(), atol=1e-10)

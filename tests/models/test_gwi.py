@@ -19,7 +19,7 @@ from engine.errors import ConfigError
 from engine.inducing import InducingPoints
 from engine.kernels import RBF, ArcCosine
 from engine.likelihoods import Gaussian, RobustMax
-from engine.models import SVGP
+from engine.models import SVGP, DataInfo
 from engine.models.gwi import (GWI, GWIConfig, build_gwi, closed_form_init, exact_log_marginal_likelihood,
                                fit_reference, reference_size)
 from engine.models.gwi.model import W2_PARTS
@@ -310,7 +310,7 @@ def regression_data(N=120, seed=0):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_validation_rows_are_never_trained_on(dtype):
     X, y = regression_data()
-    model = build_gwi(GWIConfig(validation_fraction=0.25, reference_steps=20), X, y, task="regression", num_classes=None)
+    model = build_gwi(GWIConfig(validation_fraction=0.25, reference_steps=20), X, y, DataInfo("regression"))
     model = model.to(dtype)
     X, y = X.to(dtype), y.to(dtype)
     is_val = (X[:, None, :] == model.X_val.to(dtype)[None]).all(-1).any(1)  # exact row equality
@@ -329,7 +329,7 @@ def test_validation_rows_are_never_trained_on(dtype):
 def test_build_fits_P_on_c_sqrt_N_points_and_starts_Q_in_closed_form():
     X, y = regression_data(N=100)
     model = build_gwi(GWIConfig(inducing_factor=2.0, validation_fraction=0.1, reference_steps=30), X, y,
-                      task="regression", num_classes=None)
+                      DataInfo("regression"))
     assert model.Q.num_inducing == round(2.0 * math.sqrt(90))  # M = c·√N on the 90 points trained on
     assert model.X_val.shape[0] == 10 and model.num_data == 100
     assert all(p.frozen for p in (model.kernel.lengthscale, model.kernel.variance))
@@ -337,7 +337,7 @@ def test_build_fits_P_on_c_sqrt_N_points_and_starts_Q_in_closed_form():
     with pytest.raises(ConfigError, match="spectrum"):
         GWI(model.kernel, model.Q.inducing.Z, Gaussian(0.1), 10, spectrum="eig")
     with pytest.raises(ConfigError, match="validation_fraction"):
-        build_gwi(GWIConfig(validation_fraction=0.5), X[:3], y[:3], task="regression", num_classes=None)
+        build_gwi(GWIConfig(validation_fraction=0.5), X[:3], y[:3], DataInfo("regression"))
 
 
 def test_trainer_logs_the_w2_parts_and_the_model_shows_its_views():

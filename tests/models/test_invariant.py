@@ -10,7 +10,7 @@ from engine.kernels import RBF
 from engine.kernels.invariant import InvariantKernel
 from engine.likelihoods import Gaussian
 from engine.likelihoods.polya_gamma import PolyaGammaLogistic
-from engine.models import SVGP, get_model
+from engine.models import SVGP, DataInfo, get_model
 from engine.models.conditionals import project
 from engine.models.invariant import InvariantConfig, InvariantSVGP, build_invariant
 from engine.parameters import learnables
@@ -118,7 +118,7 @@ def test_build_config_diagnostics_and_history():
     X = torch.rand(30, 1, 6, 6, generator=g, dtype=DT)
     y = torch.randint(0, 3, (30,), generator=g)
     model = build_invariant(InvariantConfig(num_inducing=8, augmentation="affine", learn_ranges=False), X, y,
-                            task="classification", num_classes=3, image_shape=(1, 6, 6), generator=g)
+                            DataInfo("classification", 3, image_shape=(1, 6, 6)), generator=g)
     assert isinstance(model.likelihood, Gaussian) and model.q.num_latent == 3  # one-hot Gaussian, as the paper
     assert all(v.frozen for k, v in learnables(model).items() if "augmentation" in k)
     for _ in range(3):
@@ -162,9 +162,8 @@ def test_registry_and_refusals():
     assert spec.config is InvariantConfig
     X = torch.randn(10, 2, dtype=DT)
     with pytest.raises(Exception, match="polya_gamma"):
-        build_invariant(InvariantConfig(likelihood="polya_gamma"), X, torch.randn(10), task="regression",
-                        num_classes=None)
-    model = build_invariant(InvariantConfig(num_inducing=5), X, torch.randn(10), task="regression", num_classes=None)
+        build_invariant(InvariantConfig(likelihood="polya_gamma"), X, torch.randn(10), DataInfo("regression"))
+    model = build_invariant(InvariantConfig(num_inducing=5), X, torch.randn(10), DataInfo("regression"))
     assert isinstance(model.kernel.augmentation, PermutationOrbit)
 
 

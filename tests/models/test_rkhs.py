@@ -11,7 +11,7 @@ import torch
 from engine.data import load
 from engine.diagnostics import Field2D, ImageGrid, Spectrum
 from engine.errors import ConfigError
-from engine.models import get_model
+from engine.models import DataInfo, get_model
 from engine.models.rkhs import PartialDerivatives, RKHSConfig, build_rkhs
 from engine.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
 from engine.train import RunConfig, Trainer
@@ -24,7 +24,7 @@ def moons(num_train=60, seed=0):
 
 def build(X, y, seed=0, **options):
     cfg = RKHSConfig(**{"sigma": 0.5, "labelled": 12, "max_unlabelled": 30, **options})
-    return build_rkhs(cfg, X, y, task="classification", num_classes=2, generator=torch.Generator().manual_seed(seed))
+    return build_rkhs(cfg, X, y, DataInfo("classification", 2), generator=torch.Generator().manual_seed(seed))
 
 
 def test_nu_zero_is_plain_kernel_logistic_regression():
@@ -74,7 +74,7 @@ def test_squared_loss_without_invariances_is_kernel_ridge_regression():
     X = torch.rand(40, 1, generator=g, dtype=torch.float64) * 4
     y = torch.sin(2 * X[:, 0]) + 0.1 * torch.randn(40, generator=g, dtype=torch.float64)
     cfg = RKHSConfig(sigma=0.6, labelled=0, functionals="none", bias=False, lam=5.0)
-    model = build_rkhs(cfg, X, y, task="regression", num_classes=None, generator=g)
+    model = build_rkhs(cfg, X, y, DataInfo("regression"), generator=g)
     model.fit()
     K = torch.exp(-0.5 * torch.cdist(X, X) ** 2 / 0.36)
     beta = torch.linalg.solve(K + torch.eye(40, dtype=torch.float64) / 5.0, y)  # minimiser of ½‖f‖² + λ/2 Σ (f − y)²
@@ -163,8 +163,8 @@ def test_diagnostics_views():
 def test_image_data_gets_tangent_functionals_and_a_tangent_view():
     d = load("digits", classes=[4, 9], subset=60)
     cfg = RKHSConfig(labelled=20, max_unlabelled=10, nu=0.1, transformations=["rotation", "tx"])
-    model = build_rkhs(cfg, torch.as_tensor(d.X_train), torch.as_tensor(d.y_train), task="classification",
-                       num_classes=2, image_shape=d.image_shape, generator=torch.Generator().manual_seed(0))
+    model = build_rkhs(cfg, torch.as_tensor(d.X_train), torch.as_tensor(d.y_train), DataInfo.of(d),
+                       generator=torch.Generator().manual_seed(0))
     assert model.gram.size == 20 + 30 * 2
     model.fit(max_iter=100)
     grid = model.diagnostics()["tangents"]

@@ -11,7 +11,7 @@ from engine.inducing import InducingPoints
 from engine.kernels import RBF
 from engine.likelihoods import Gaussian, RobustMax
 from engine.linalg import robust_cholesky
-from engine.models import SVGP, SVGPConfig
+from engine.models import SVGP, DataInfo, SVGPConfig
 from engine.models.svgp import build_svgp
 
 N, D = 25, 2
@@ -142,10 +142,11 @@ def test_mean_field_equals_full_with_diagonal_covariance():
     g = torch.Generator().manual_seed(3)
     X = torch.randn(30, 3, generator=g, dtype=torch.float64)
     y = torch.randint(0, 3, (30,), generator=g)
-    cfg = dict(task="classification", num_classes=3)
-    full = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax"), X, y, generator=torch.Generator().manual_seed(0), **cfg)
-    mf = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax", mean_field=True), X, y,
-                    generator=torch.Generator().manual_seed(0), **cfg)
+    info = DataInfo("classification", 3)
+    full = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax"), X, y, info,
+                      generator=torch.Generator().manual_seed(0))
+    mf = build_svgp(SVGPConfig(num_inducing=10, likelihood="robustmax", mean_field=True), X, y, info,
+                    generator=torch.Generator().manual_seed(0))
     d = 0.5 + torch.rand(3, 10, generator=g, dtype=torch.float64)
     full.q.set(full.q.q_mu, torch.diag_embed(d))
     mf.q.set(mf.q.q_mu, torch.diag_embed(d))
@@ -168,7 +169,7 @@ def test_build_from_config_on_images_and_classification_metrics():
     g = torch.Generator().manual_seed(0)
     X = torch.rand(60, 1, 4, 4, generator=g, dtype=torch.float64)
     y = (X.reshape(60, -1).mean(1) > 0.5).long()
-    model = build_svgp(SVGPConfig(num_inducing=12), X, y, task="classification", num_classes=2, image_shape=(1, 4, 4),
+    model = build_svgp(SVGPConfig(num_inducing=12), X, y, DataInfo("classification", 2, image_shape=(1, 4, 4)),
                        generator=g)
     assert model.inducing.Z.shape == (12, 16) and model.q.num_latent == 1
     metrics = model.metrics(X, y)
@@ -183,7 +184,7 @@ def test_robustmax_model_trains_on_multiclass_toy():
     centres = torch.tensor([[0.0, 3.0], [3.0, 0.0], [-3.0, -3.0]], dtype=torch.float64)
     y = torch.randint(0, 3, (150,), generator=g)
     X = centres[y] + 0.7 * torch.randn(150, 2, generator=g, dtype=torch.float64)
-    model = build_svgp(SVGPConfig(num_inducing=15), X, y, task="classification", num_classes=3, generator=g)
+    model = build_svgp(SVGPConfig(num_inducing=15), X, y, DataInfo("classification", 3), generator=g)
     assert isinstance(model.likelihood, RobustMax)
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
     start = float(model.loss((X, y)).loss)

@@ -16,7 +16,7 @@ The likelihood integrates f_t given the upstream samples in closed form (Gaussia
 
 The NNGP is the same model with every inverse Wishart replaced by its δ → ∞ limit (Ω = I, G_ℓ = K(G_ℓ₋₁)):
 deterministic kernel transforms with the same global-inducing output layer. A third baseline, the plain
-SVGP with the same (NNGP) kernel, is built in `build_dkp_svgp` from the engine's SVGP core.
+SVGP with the same (NNGP) kernel, is built in `config.build_dkp_svgp` from the engine's SVGP core.
 """
 from __future__ import annotations
 
@@ -24,19 +24,17 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import param
 import torch
 from torch import nn
 
 from ... import diagnostics as dg
 from ... import settings
 from ...errors import ConfigError, ShapeError
-from ...inducing import InducingPoints, initial_locations
-from ...kernels.gram import GRAM_KERNELS, GramKernel, InputAffine, NNGPKernel, build_gram_kernel, linear_gram
-from ...likelihoods import Likelihood, build_likelihood
+from ...kernels.gram import GramKernel, InputAffine, linear_gram
+from ...likelihoods import Likelihood
 from ...parameters import learnables
 from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
-from ..svgp import SVGP, field_over_plane, hyperparameter_values
+from ..svgp import field_over_plane, hyperparameter_values
 from .layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
 
 PREDICT_ROWS = 8192  # at most S × (test points) rows per predictive pass
@@ -331,141 +329,4 @@ class DeepKernelProcess(ModelFamily):
         return views
 
 
-# -- configuration --------------------------------------------------------------------------------------------------------
-LIKELIHOOD_CHOICES = ("auto", "gaussian", "bernoulli", "softmax", "robustmax")
-
-
-class GramKernelConfig(param.Parameterized):
-    """What every deep-kernel family shares: the kernel stack on Gram matrices and the inducing inputs."""
-
-    kernel = param.Selector(default="relu", objects=list(GRAM_KERNELS),
-                            doc="Kernel on Gram matrices: relu (arc-cosine, the NNGP of a ReLU layer) or sqexp.")
-    num_layers = param.Integer(default=2, bounds=(1, 8),
-                               doc="L, Gram layers including the input layer (L = 2: two hidden layers and an output "
-                                   "layer, three fully-connected layers).")
-    lengthscale = param.Number(default=1.0, bounds=(1e-3, 1e3), doc="Initial lengthscale of the sqexp kernel.")
-    kernel_variance = param.Number(default=1.0, bounds=(1e-4, 1e4), doc="Initial scale σ² of each layer's kernel.")
-    input_scale_bias = param.Boolean(default=True, doc="Learn a scale and a bias per input feature.")
-    num_inducing = param.Integer(default=100, bounds=(2, 5000), doc="Pi, the number of global inducing inputs.")
-    learn_inducing = param.Boolean(default=True, doc="Optimise the inducing inputs.")
-    likelihood = param.Selector(default="auto", objects=list(LIKELIHOOD_CHOICES),
-                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, softmax for more.")
-    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
-
-
-class NNGPConfig(GramKernelConfig):
-    """The NNGP: deterministic kernel transforms (the DIWP's δ → ∞ limit) with a global-inducing output layer."""
-
-    num_samples = param.Integer(default=4, bounds=(1, 1000), doc="Monte-Carlo samples per training step.")
-    num_predict_samples = param.Integer(default=32, bounds=(1, 10000), doc="Samples averaged when predicting.")
-    output_precision = param.Number(default=1.0, bounds=(1e-6, 1e6),
-                                    doc="Initial precision Λ of the output layer's pseudo-observations v.")
-
-
-class DIWPConfig(NNGPConfig):
-    """The deep inverse Wishart process with doubly-stochastic inducing-point inference (paper 004)."""
-
-    delta = param.Number(default=50.0, bounds=(1e-3, 1e12),
-                         doc="Initial δ of every layer: the prior's 'width' (large δ: little variability, → NNGP).")
-    gamma = param.Number(default=1.0, bounds=(1e-6, 1e6), doc="Initial γ: extra degrees of freedom of Q over P.")
-    learn_delta = param.Boolean(default=True, doc="Learn δ per layer (off: keep the initial value).")
-    input_layer = param.Selector(default="auto", objects=["auto", "omega", "gram"],
-                                 doc="omega: Ω over the N0 input features (app. F); gram: an inverse Wishart on the "
-                                     "inducing points' input Gram (needs Pi < N0); auto: gram when Pi < N0.")
-
-
-class DKPSVGPConfig(GramKernelConfig):
-    """A plain SVGP whose kernel is the deep kernel stack (the NNGP kernel); num_layers = 1 is a shallow GP."""
-
-    whiten = param.Boolean(default=True, doc="Parameterise q(u) through v = L⁻¹u.")
-    mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
-
-
-# -- construction ---------------------------------------------------------------------------------------------------------
-def _likelihood(config: GramKernelConfig, task: str, num_classes: int | None) -> Likelihood:
-    name = config.likelihood
-    if name == "auto":
-        name = "gaussian" if task == "regression" else ("bernoulli" if num_classes == 2 else "softmax")
-    return build_likelihood(name, task, num_classes, noise_variance=config.noise_variance)
-
-
-def _kernels(config: GramKernelConfig) -> list[GramKernel]:
-    return [build_gram_kernel(config.kernel, lengthscale=config.lengthscale, variance=config.kernel_variance)
-            for _ in range(config.num_layers)]
-
-
-def desired_outputs(Z: torch.Tensor, X: torch.Tensor, y: torch.Tensor, likelihood: Likelihood, task: str,
-                    num_classes: int | None) -> torch.Tensor:
-    """Initial inducing outputs v [Pi, L]: the target of each inducing input's nearest training input (app. G)."""
-    nearest = torch.cdist(Z, X.reshape(X.shape[0], -1)).argmin(1)
-    t = y[nearest]
-    if task == "regression":
-        return t.reshape(-1, 1).to(torch.float64)
-    if likelihood.num_latent(num_classes) == 1:  # Bernoulli: a confident latent of the right sign
-        return (2.0 * (2.0 * t.to(torch.float64) - 1.0)).reshape(-1, 1)
-    onehot = torch.nn.functional.one_hot(t.long(), num_classes).to(torch.float64)
-    return 3.0 * (onehot - 1.0 / num_classes)
-
-
-@torch.no_grad()
-def nngp_inducing_kernels(Xi: torch.Tensor, kernels: list[GramKernel], jitter: float) -> list[torch.Tensor]:
-    """K_ℓ at the inducing inputs under the NNGP (δ → ∞): [K0 = X̃X̃ᵀ/N0, K(K0), K(K(K0)), …] with jitter."""
-    eye = torch.eye(Xi.shape[0], dtype=Xi.dtype)
-    out = [linear_gram(Xi, Xi) + jitter * eye]
-    for k in kernels[:-1]:
-        out.append(k.K(out[-1]) + jitter * eye)
-    return out
-
-
-def build_dkp(config: NNGPConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-              image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> DeepKernelProcess:
-    """A DIWP (for a `DIWPConfig`) or an NNGP (for an `NNGPConfig`) for training inputs X [N, ...] and labels y."""
-    X = X.reshape(X.shape[0], -1).to(torch.float64)
-    N, D = X.shape
-    Pi = min(config.num_inducing, N)
-    Z = initial_locations(X, Pi, generator)
-    affine = InputAffine(D, config.input_scale_bias)
-    kernels = _kernels(config)
-    likelihood = _likelihood(config, task, num_classes)
-    output = GlobalInducingOutput(Pi, likelihood.num_latent(num_classes),
-                                  desired_outputs(Z, X, y, likelihood, task, num_classes), config.output_precision)
-    L = config.num_layers
-    jitter = settings.default_jitter()
-    if isinstance(config, DIWPConfig):
-        mode = config.input_layer
-        if mode == "auto":
-            mode = "gram" if Pi < D else "omega"
-        if mode == "gram" and Pi >= D:
-            raise ConfigError(f"input_layer='gram' needs fewer inducing points than input features (X̃_iX̃_iᵀ must be "
-                              f"full rank), but num_inducing={Pi} ≥ {D} features; use input_layer='omega' or 'auto'")
-        Ks = nngp_inducing_kernels(Z, kernels, jitter)  # V_ℓ = √γ chol(K_ℓ) starts Q at the prior's mean
-        iw = lambda K: InverseWishartLayer(Pi, config.delta, config.gamma,  # noqa: E731
-                                           math.sqrt(config.gamma) * torch.linalg.cholesky(K), config.learn_delta)
-        input_layer = iw(Ks[0]) if mode == "gram" else OmegaInputLayer(D, config.delta, config.gamma, config.learn_delta)
-        hidden = [iw(K) for K in Ks[1:]]
-    else:
-        input_layer, hidden = LinearInputLayer(), [KernelLayer() for _ in range(L - 1)]
-    model = DeepKernelProcess(Z, affine, input_layer, hidden, kernels, output, likelihood, N,
-                              num_samples=config.num_samples, num_predict_samples=config.num_predict_samples,
-                              learn_inducing=config.learn_inducing, task=task, num_classes=num_classes, jitter=jitter)
-    model.image_shape, model.y_std = image_shape, y_std
-    return model
-
-
-def build_dkp_svgp(config: DKPSVGPConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-                   image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> SVGP:
-    """The engine's SVGP with the NNGP kernel of the same stack (`NNGPKernel`): the plain sparse-GP baseline."""
-    X = X.reshape(X.shape[0], -1).to(torch.float64)
-    N, D = X.shape
-    M = min(config.num_inducing, N)
-    kernel = NNGPKernel(D, _kernels(config), config.input_scale_bias)
-    likelihood = _likelihood(config, task, num_classes)
-    model = SVGP(kernel, InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing), likelihood,
-                 N, num_latent=likelihood.num_latent(num_classes), whiten=config.whiten, mean_field=config.mean_field,
-                 task=task, num_classes=num_classes)
-    model.image_shape, model.y_std = image_shape, y_std
-    return model
-
-
-__all__ = ["DeepKernelProcess", "Propagation", "InducingSample", "GramKernelConfig", "NNGPConfig", "DIWPConfig", "DKPSVGPConfig",
-           "build_dkp", "build_dkp_svgp", "desired_outputs", "nngp_inducing_kernels"]
+__all__ = ["DeepKernelProcess", "Propagation", "InducingSample"]

@@ -4,13 +4,13 @@
 - `approximate`: Q in SVGP form (β, Σ = L_Σ L_Σᵀ; optional mean network), built from the SVGP pieces.
 - `wasserstein`: the estimate Ŵ² of sec. 2.1.2 and its parts; how its spectrum is made real.
 - `tempering`: α_T on a validation split (sec. 2.3).
-- `model`: the `GWI` family, `GWIConfig` and `build_gwi` (registered as 'gwi').
+- `model`: the `GWI` family, `GWIConfig`, `build_gwi` and its registry entry `SPEC` ('gwi').
 """
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
-from .model import GWI, GWIConfig, build_gwi
+from .model import GWI, SPEC, GWIConfig, build_gwi
 from .reference import exact_log_marginal_likelihood, fit_reference, reference_size
 from .wasserstein import W2Estimate, psd_product_eigenvalues, wasserstein_estimate
 
-__all__ = ["GWI", "GWIConfig", "build_gwi", "ApproximateMeasure", "MeanNetwork", "closed_form_init",
+__all__ = ["GWI", "GWIConfig", "build_gwi", "SPEC", "ApproximateMeasure", "MeanNetwork", "closed_form_init",
            "exact_log_marginal_likelihood", "fit_reference", "reference_size", "W2Estimate", "psd_product_eigenvalues",
            "wasserstein_estimate"]

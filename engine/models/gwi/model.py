@@ -34,7 +34,8 @@ from ...covariances import Kuu
 from ...errors import ConfigError
 from ...kernels import build_kernel
 from ...likelihoods import Gaussian, RobustMax, prob_is_largest
-from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
+from ..base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
+from ..registry import ModelSpec
 from ..svgp import field_over_plane, hyperparameter_values, kernel_tunables, median_distance
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
 from .reference import fit_reference, reference_size
@@ -309,9 +310,10 @@ class GWIConfig(param.Parameterized):
                                    doc="Upper bound of α_T (the notes take α_T ∈ (0, 1]: tempering only shrinks).")
 
 
-def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-              image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> GWI:
+def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+              generator: torch.Generator | None = None) -> GWI:
     """Split off the validation set, fit and freeze P on M = c·√N points, initialise Q in closed form."""
+    task, num_classes = info.task, info.num_classes
     N = X.shape[0]
     X = torch.as_tensor(X, dtype=torch.float64)
     y = torch.as_tensor(y)
@@ -354,6 +356,10 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, *, task: str,
                 validation=(X[val], y[val]) if V > 0 else None,
                 temperature_bounds=(1e-3, config.max_temperature))
     model.reference_info = {"M": float(M), "noise_variance": noise, "log_marginal_likelihood": lml}
-    model.image_shape = image_shape
-    model.y_std = y_std
+    model.data_info = info
     return model
+
+
+SPEC = ModelSpec("gwi", GWIConfig, build_gwi,
+                 "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
+                 "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),))

@@ -7,16 +7,20 @@
   differences of the transformation; virtual samples for the VirSVM baseline;
 - `gram`: the representer Gram matrix as an operator, with the fast product of eq. 11;
 - `losses`: logistic, squared, smoothed hinge and smoothed ε-insensitive losses;
-- `model`: the regularised risk of eq. 4 over the representer expansion (eq. 3), solved by L-BFGS; the
-  family's config and build function (registry name `rkhs`).
+- `targets`: the labelled subset and the ±1 / one-vs-rest targets of the data loss;
+- `solver`: L-BFGS with a strong-Wolfe line search, with or without a record of every iterate;
+- `model`: the regularised risk of eq. 4 over the representer expansion (eq. 3), its predictions and views;
+- `config`: the family's config, build function and registry entry (`SPEC`, registry name `rkhs`).
 """
+from .config import FUNCTIONALS, LIVE, SPEC, RKHSConfig, build_rkhs, invariance_functionals
 from .functionals import (DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives, gram, inner,
                           representer_values)
 from .gram import RepresenterGram, dense_partials_gram, fast_gradient
-from .model import LIVE, NonNegative, RKHSConfig, RKHSMachine, build_rkhs, choose_labelled, invariance_functionals
+from .model import RKHSMachine
 from .tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, tangent_vectors, virtual_samples
+from .targets import choose_labelled, encode_targets
 
 __all__ = ["Functionals", "Evaluation", "DirectionalDerivative", "PartialDerivatives", "LocalAverage", "inner", "gram",
            "representer_values", "RepresenterGram", "fast_gradient", "dense_partials_gram", "RKHSMachine", "RKHSConfig",
-           "build_rkhs", "NonNegative", "choose_labelled", "invariance_functionals", "tangent_vectors", "virtual_samples",
-           "TRANSFORMATIONS", "PAPER_MAGNITUDES", "LIVE"]
+           "build_rkhs", "SPEC", "FUNCTIONALS", "choose_labelled", "encode_targets", "invariance_functionals",
+           "tangent_vectors", "virtual_samples", "TRANSFORMATIONS", "PAPER_MAGNITUDES", "LIVE"]

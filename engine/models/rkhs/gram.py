@@ -131,7 +131,8 @@ class RepresenterGram(nn.Module):
         return [alpha[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
 
     # -- cached pieces -----------------------------------------------------------------------------------------------
-    def _state_key(self):
+    def state_key(self):
+        """Changes when the kernel's values or the inputs' device / dtype do: what the cached pieces depend on."""
         ref = self.blocks[0].X
         # the kernel's values are fixed buffers (see model.py); `assign` bumps their version, so a value set from
         # the dashboard rebuilds the cache, and nothing else does
@@ -145,7 +146,7 @@ class RepresenterGram(nn.Module):
 
     @torch.no_grad()
     def _refresh(self) -> dict:
-        key = self._state_key()
+        key = self.state_key()
         if self._cache is not None and self._key == key:
             return self._cache
         cache = {}
@@ -235,9 +236,6 @@ class RepresenterGram(nn.Module):
             rows.append(torch.cat(row, 1))
         K = torch.cat(rows, 0)
         return 0.5 * (K + K.T)
-
-    def state_key(self):
-        return self._state_key()
 
     @torch.no_grad()
     def dense(self, index: torch.Tensor | None = None) -> torch.Tensor:

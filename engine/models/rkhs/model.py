@@ -28,49 +28,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import param
 import torch
 from torch import nn
 
 from ... import diagnostics as dg
 from ...errors import ConfigError, ShapeError
-from ...kernels import build_kernel
-from ...parameters import Constrained
+from ...parameters import NonNegative, fix
 from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
-from ..svgp import median_distance
-from .functionals import DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives
+from .functionals import Evaluation, Functionals
 from .gram import RepresenterGram
 from .losses import DATA_LOSSES, INVARIANCE_LOSSES, data_loss, invariance_loss
-from .tangents import TANGENT_METHODS, TRANSFORMATIONS, tangent_vectors
+from .solver import minimise, minimise_recorded
+from .targets import encode_targets
 
 PREDICT_CHUNK = 2048
-LIVE = (("nu", "nu"), ("lam", "lam"))  # config parameter → fixed value the dashboard sets while training runs
 SPECTRUM_MAX = 1500  # eigenvalues of at most this many representers (a principal submatrix beyond)
-
-
-class NonNegative(Constrained):
-    """value = max(raw, 0): a weight such as ν that may be exactly zero (ν = 0 is plain kernel regression)."""
-
-    def transform(self, raw):
-        return raw.clamp_min(0.0)
-
-    def inverse(self, value):
-        return value.clone()
-
-    def _check(self, value):
-        super()._check(value)
-        if (value < 0).any():
-            raise ConfigError(f"{self.name or 'parameter'} must be ≥ 0, got {value.tolist()}")
-
-
-def fix(module: nn.Module) -> nn.Module:
-    """Turn every constrained value in `module` into a fixed one: its raw tensor becomes a buffer (settable with
-    `assign`, listed by `learnables`, never handed to an optimiser)."""
-    for c in [m for m in module.modules() if isinstance(m, Constrained)]:
-        raw = c.raw.detach().clone()
-        del c.raw
-        c.register_buffer("raw", raw)
-    return module
 
 
 class RKHSMachine(ModelFamily):
@@ -103,21 +75,9 @@ class RKHSMachine(ModelFamily):
         y = torch.as_tensor(y_labelled, device=XL.device)
         if y.shape != (XL.shape[0],):
             raise ShapeError(f"labels must be [{XL.shape[0]}] to match the labelled inputs, got {tuple(y.shape)}")
-        if task == "classification":
-            K = int(num_classes or 0)
-            if K < 2:
-                raise ConfigError(f"classification needs num_classes ≥ 2, got {num_classes}")
-            y = y.long()
-            C = 1 if K == 2 else K
-            if K == 2:
-                targets = (2.0 * y.to(XL.dtype) - 1.0)[:, None]  # y ∈ {−1, +1}
-            else:
-                targets = 2.0 * nn.functional.one_hot(y, K).to(XL.dtype) - 1.0  # one-vs-rest ±1 columns
-        else:
-            C = 1
-            targets = y.to(XL.dtype)[:, None]
-        self.num_outputs = C
-        self.register_buffer("labels", y if task == "classification" else torch.zeros_like(y, dtype=torch.long))
+        labels, targets = encode_targets(y, task, num_classes, XL.dtype)
+        C = self.num_outputs = targets.shape[1]
+        self.register_buffer("labels", labels)
         self.register_buffer("targets", targets)
         like = {"dtype": XL.dtype, "device": XL.device}  # everything follows the inputs (CPU or CUDA)
         w = torch.ones(XL.shape[0], **like) if weights is None else torch.as_tensor(weights, **like)
@@ -145,7 +105,6 @@ class RKHSMachine(ModelFamily):
         self.nu = fix(NonNegative(nu, name="nu")).to(**like)
         self.lam = fix(NonNegative(lam, name="lam")).to(**like)
         self.trace: list[dict[str, float]] = []  # the objective's parts per L-BFGS iteration of `fit`
-        self.image_shape = None
         self.tangent_preview = None  # (images [n, C, H, W], tangents [n, T, C, H, W], names) for diagnostics
         self._spectrum = (None, None)
 
@@ -223,45 +182,14 @@ class RKHSMachine(ModelFamily):
         when J changes by < tol·max(1, |J|) twice running. record=False: one call running up to `max_iter`
         iterations with torch's own stopping rules (less overhead, for cross-validation loops)."""
         params = [p for p in self.parameters() if p.requires_grad]
+        objective = lambda: self.loss().loss  # noqa: E731
         if not record:
-            scale = max(1.0, abs(self.objective()))
-            opt = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, max_eval=2 * max_iter, history_size=history_size,
-                                    line_search_fn="strong_wolfe", tolerance_grad=1e-10, tolerance_change=tol * scale)
-
-            def closure():
-                opt.zero_grad(set_to_none=True)
-                J = self.loss().loss
-                J.backward()
-                return J
-
-            opt.step(closure)
+            minimise(objective, params, max_iter=max_iter, tolerance_change=tol * max(1.0, abs(self.objective())),
+                     history_size=history_size)
             return []
-        # max_eval bounds the line search too (torch defaults it to 1.25·max_iter, i.e. 1: no line search at all)
-        opt = torch.optim.LBFGS(params, lr=1.0, max_iter=1, max_eval=40, history_size=history_size,
-                                line_search_fn="strong_wolfe", tolerance_grad=1e-12, tolerance_change=1e-16)
-
-        def closure():
-            opt.zero_grad(set_to_none=True)
-            J = self.loss().loss
-            J.backward()
-            return J
-
-        def record():
-            with torch.no_grad():
-                parts = {k: float(v) for k, v in self.objective_terms().items()}
-            parts["objective"] = sum(parts.values())
-            self.trace.append(parts)
-            return parts["objective"]
-
         self.trace = []
-        prev, calm = record(), 0
-        for _ in range(max_iter):
-            opt.step(closure)
-            J = record()
-            calm = calm + 1 if abs(prev - J) <= tol * max(1.0, abs(J)) else 0
-            if calm >= 2 or not math.isfinite(J):
-                break
-            prev = J
+        minimise_recorded(objective, self.objective_terms, params, self.trace, max_iter=max_iter, tol=tol,
+                          history_size=history_size)
         return self.trace
 
     # -- prediction --------------------------------------------------------------------------------------------------
@@ -304,7 +232,7 @@ class RKHSMachine(ModelFamily):
     # -- what to look at ---------------------------------------------------------------------------------------------
     @torch.no_grad()
     def gram_spectrum(self) -> np.ndarray:
-        key = self.gram._state_key()
+        key = self.gram.state_key()
         if self._spectrum[0] == key:
             return self._spectrum[1]
         B = self.gram.size
@@ -391,140 +319,3 @@ class RKHSMachine(ModelFamily):
                           point_labels=labels.cpu().numpy(), contour=contour,
                           description="Labelled points by class; unlabelled points (label −1) carry invariance "
                                       "functionals in semi-supervised mode.")
-
-
-# -- configuration and construction ----------------------------------------------------------------------------------
-FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
-
-
-class RKHSConfig(param.Parameterized):
-    """Kernel machine with invariances as bounded linear functionals (paper 002), solved by L-BFGS."""
-
-    kernel = param.Selector(default="rbf", objects=["rbf", "polynomial", "matern52", "linear"],
-                            doc="rbf: κ_σ (eq. 8 and 11 in closed form); polynomial (x·y + 1)^r (eq. 7); others: "
-                                "matern52 in closed form, linear by autograd.")
-    sigma = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
-                         doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training inputs.")
-    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree r of the polynomial kernel.")
-    nu = param.Number(default=0.1, bounds=(0.0, 10.0), step=0.01,
-                      doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
-    lam = param.Number(default=1.0, bounds=(0.0, None), softbounds=(1e-4, 1e4),  # a scale: log slider
-                       doc="Data weight λ of eq. 2; changes apply live.")
-    loss = param.Selector(default="auto", objects=["auto", "logistic", "squared", "smoothed_hinge", "smoothed_eps"],
-                          doc="ℓ₁ on labelled points; auto: logistic (classification) or squared (regression).")
-    invariance_loss = param.Selector(default="squared", objects=list(INVARIANCE_LOSSES),
-                                     doc="ℓ₂ on the invariance functionals.")
-    epsilon = param.Number(default=0.1, bounds=(0.0, None), doc="ε of the ε-insensitive losses.")
-    smoothing = param.Number(default=0.5, bounds=(1e-6, None),
-                             doc="Width h of the quadratic smoothing of the hinge and ε-insensitive losses.")
-    functionals = param.Selector(default="auto", objects=list(FUNCTIONALS),
-                                 doc="Invariances: gradient (sec. 4.1), transformations (image tangents, sec. 4.2), "
-                                     "local_average (sec. 4.3), none; auto: transformations for images, else gradient.")
-    transformations = param.List(default=list(TRANSFORMATIONS), item_type=str,
-                                 doc=f"Image transformations for the tangent functionals ({', '.join(TRANSFORMATIONS)}).")
-    tangent_method = param.Selector(default="analytic", objects=list(TANGENT_METHODS),
-                                    doc="analytic / autograd: differentiate the (Gaussian-interpolated) warp, by the chain "
-                                        "rule / by autograd; finite: the difference the ±δ transformations make (paper).")
-    blur = param.Number(default=1.0, bounds=(0.05, 10.0),
-                        doc="Gaussian interpolation width (pixels) of the derivative tangents.")
-    average_width = param.Number(default=None, allow_None=True, bounds=(1e-6, None),
-                                 doc="Width θ of the local-averaging density; empty = σ / 2.")
-    labelled = param.Integer(default=20, bounds=(0, None),
-                             doc="Labelled training points (stratified, round-robin over classes); 0 = all.")
-    semi_supervised = param.Boolean(default=True, doc="Put invariance functionals at unlabelled points too.")
-    max_unlabelled = param.Integer(default=300, bounds=(0, None), doc="At most this many unlabelled points are used.")
-    bias = param.Boolean(default=True, doc="Add an unpenalised bias b.")
-    class_balanced = param.Boolean(default=False, doc="Weight ℓ₁ by 1/n_c within each class (sec. 6.3).")
-    fast_gradient = param.Boolean(default=True, doc="Products with the partial-derivative block by eq. 11 (O(l²n)) "
-                                                    "instead of materialising it (O(l²n²)): the α solver and predictions.")
-    whiten = param.Boolean(default=True, doc="Solve over β with α = U Λ^{-1/2} β (K = U Λ Uᵀ): same problem, well "
-                                             "conditioned; off: the paper's α (with eq. 11 for partial derivatives).")
-    max_dense = param.Integer(default=8000, bounds=(1, None), doc="Refuse to materialise a Gram matrix larger than this.")
-
-
-def choose_labelled(y: torch.Tensor, count: int, task: str, num_classes: int | None,
-                    generator: torch.Generator | None) -> torch.Tensor:
-    """Indices of `count` labelled points: round-robin over the classes in a random order (so 2 on two classes is
-    one per class), or a random subset for regression; count = 0 (or ≥ N) labels every point."""
-    N = y.shape[0]
-    if count == 0 or count >= N:
-        return torch.arange(N)
-    perm = torch.randperm(N, generator=generator)
-    if task != "classification":
-        return perm[:count].sort().values
-    K = int(num_classes)
-    if count < K:
-        raise ConfigError(f"labelled={count} is fewer than the {K} classes; label at least one point per class")
-    pools = [perm[y[perm] == c].tolist() for c in range(K)]
-    order = torch.randperm(K, generator=generator).tolist()
-    picked: list[int] = []
-    while len(picked) < count:
-        for c in order:
-            if pools[c] and len(picked) < count:
-                picked.append(pools[c].pop(0))
-        if not any(pools):
-            break
-    return torch.tensor(sorted(picked), dtype=torch.long)
-
-
-def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
-                           transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
-                           average_width: float | None = None) -> tuple[list[Functionals], object]:
-    """The invariance functionals of one kind at `points` [P, ...]; also returns a tangent preview (or None)."""
-    P = points.shape[0]
-    flat = points.reshape(P, -1)
-    if kind == "none" or P == 0:
-        return [], None
-    if kind == "gradient":
-        return [PartialDerivatives(flat)], None
-    if kind == "local_average":
-        return [LocalAverage(flat, average_width if average_width is not None else sigma / 2.0)], None
-    if kind == "transformations":
-        if image_shape is None:
-            raise ConfigError("functionals='transformations' needs image data (tangents of image transformations); "
-                              "use gradient or local_average for vectors")
-        images = flat.reshape(P, *image_shape)
-        T = tangent_vectors(images, transformations, method=tangent_method, blur=blur)  # [P, T, C, H, W]
-        nT = T.shape[1]
-        block = DirectionalDerivative(flat.repeat_interleave(nT, 0), T.reshape(P * nT, -1))
-        preview = (images[:4].cpu().numpy(), T[:4].cpu().numpy(), list(transformations))
-        return [block], preview
-    raise ConfigError(f"unknown functionals {kind!r}; choose one of {', '.join(FUNCTIONALS)}")
-
-
-def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, *, task: str, num_classes: int | None,
-               image_shape=None, y_std: float = 1.0, generator: torch.Generator | None = None) -> RKHSMachine:
-    """The machine for training inputs X [N, ...] and labels y: labelled subset, invariance functionals at the
-    labelled (and, semi-supervised, unlabelled) points, the kernel of the config."""
-    X = torch.as_tensor(X, dtype=torch.float64)
-    y = torch.as_tensor(y)
-    flat = X.reshape(X.shape[0], -1)
-    N, D = flat.shape
-    lab = choose_labelled(y, config.labelled, task, num_classes, generator)
-    mask = torch.ones(N, dtype=torch.bool)
-    mask[lab] = False
-    rest = torch.nonzero(mask)[:, 0]
-    rest = rest[torch.randperm(len(rest), generator=generator)][: config.max_unlabelled].sort().values
-    sigma = config.sigma if config.sigma is not None else median_distance(flat)
-    kernel = build_kernel(config.kernel, D, lengthscale=sigma, variance=1.0, degree=config.degree)
-    kind = config.functionals
-    if kind == "auto":
-        kind = "transformations" if image_shape is not None else "gradient"
-    points = torch.cat([flat[lab], flat[rest]]) if config.semi_supervised else flat[lab]
-    blocks, preview = invariance_functionals(kind, points, image_shape=image_shape, sigma=sigma,
-                                             transformations=config.transformations, tangent_method=config.tangent_method,
-                                             blur=config.blur, average_width=config.average_width)
-    weights = None
-    if config.class_balanced and task == "classification":
-        counts = torch.bincount(y[lab].long(), minlength=int(num_classes)).to(torch.float64)
-        weights = 1.0 / counts[y[lab].long()]
-    model = RKHSMachine(kernel, flat[lab], y[lab], blocks, task=task, num_classes=num_classes, loss=config.loss,
-                        invariance_loss=config.invariance_loss, lam=config.lam, nu=config.nu, bias=config.bias,
-                        epsilon=config.epsilon, smoothing=config.smoothing, weights=weights,
-                        fast=config.fast_gradient, unlabelled=flat[rest], max_dense=config.max_dense,
-                        whiten=config.whiten)
-    model.image_shape = image_shape
-    model.tangent_preview = preview
-    model.y_std = y_std
-    return model
-

@@ -1,0 +1,50 @@
+"""The model registry: one `ModelSpec` per family, declared by the family's own module (`SPEC` or `SPECS`).
+
+`engine.models` imports the family modules and registers what they declare; the CLI builds its flags and the
+dashboard its widgets from a spec's config class, and the trainer builds the model through its `build`. This
+module imports no family, so a family module can import `ModelSpec` without importing `engine.models`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import param
+
+from ..errors import ConfigError
+from .base import ModelFamily
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    config: type[param.Parameterized]
+    build: Callable[..., ModelFamily]  # build(config, X, y, info: DataInfo, *, generator=None)
+    description: str = ""
+    tasks: tuple[str, ...] = ("regression", "classification")
+    optimizer: str = "adam"  # default optimiser: 'adam' or 'lbfgs'
+    image_only: bool = False  # needs image inputs [N, C, H, W]
+    # config parameter → learnable value it initialises; changing it while training sets the value live
+    live: tuple[tuple[str, str], ...] = ()
+    # a factory for the family's prior explorer: a param object with `.views() -> dict[str, View]` whose parameters
+    # are its controls (the dashboard's prior page); None when the family has none
+    prior_explorer: Callable[[], param.Parameterized] | None = None
+
+
+REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_model(name: str) -> ModelSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown model {name!r}; available: {', '.join(sorted(REGISTRY))}") from None
+
+
+def model_names() -> list[str]:
+    return sorted(REGISTRY)

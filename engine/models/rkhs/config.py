@@ -1,0 +1,136 @@
+"""The RKHS family's config, build function and registry entry (`rkhs`, solved by L-BFGS): which points are
+labelled, which invariance functionals sit where (paper 002, sec. 4 and 6), and the kernel."""
+from __future__ import annotations
+
+import param
+import torch
+
+from ...errors import ConfigError
+from ...kernels import build_kernel
+from ..base import DataInfo
+from ..registry import ModelSpec
+from ..svgp import median_distance
+from .functionals import DirectionalDerivative, Functionals, LocalAverage, PartialDerivatives
+from .losses import INVARIANCE_LOSSES
+from .model import RKHSMachine
+from .tangents import TANGENT_METHODS, TRANSFORMATIONS, tangent_vectors
+from .targets import choose_labelled
+
+# -- configuration -----------------------------------------------------------------------------------------------------
+FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
+
+
+class RKHSConfig(param.Parameterized):
+    """Kernel machine with invariances as bounded linear functionals (paper 002), solved by L-BFGS."""
+
+    kernel = param.Selector(default="rbf", objects=["rbf", "polynomial", "matern52", "linear"],
+                            doc="rbf: κ_σ (eq. 8 and 11 in closed form); polynomial (x·y + 1)^r (eq. 7); others: "
+                                "matern52 in closed form, linear by autograd.")
+    sigma = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
+                         doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training inputs.")
+    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree r of the polynomial kernel.")
+    nu = param.Number(default=0.1, bounds=(0.0, 10.0), step=0.01,
+                      doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
+    lam = param.Number(default=1.0, bounds=(0.0, None), softbounds=(1e-4, 1e4),  # a scale: log slider
+                       doc="Data weight λ of eq. 2; changes apply live.")
+    loss = param.Selector(default="auto", objects=["auto", "logistic", "squared", "smoothed_hinge", "smoothed_eps"],
+                          doc="ℓ₁ on labelled points; auto: logistic (classification) or squared (regression).")
+    invariance_loss = param.Selector(default="squared", objects=list(INVARIANCE_LOSSES),
+                                     doc="ℓ₂ on the invariance functionals.")
+    epsilon = param.Number(default=0.1, bounds=(0.0, None), doc="ε of the ε-insensitive losses.")
+    smoothing = param.Number(default=0.5, bounds=(1e-6, None),
+                             doc="Width h of the quadratic smoothing of the hinge and ε-insensitive losses.")
+    functionals = param.Selector(default="auto", objects=list(FUNCTIONALS),
+                                 doc="Invariances: gradient (sec. 4.1), transformations (image tangents, sec. 4.2), "
+                                     "local_average (sec. 4.3), none; auto: transformations for images, else gradient.")
+    transformations = param.List(default=list(TRANSFORMATIONS), item_type=str,
+                                 doc=f"Image transformations for the tangent functionals ({', '.join(TRANSFORMATIONS)}).")
+    tangent_method = param.Selector(default="analytic", objects=list(TANGENT_METHODS),
+                                    doc="analytic / autograd: differentiate the (Gaussian-interpolated) warp, by the chain "
+                                        "rule / by autograd; finite: the difference the ±δ transformations make (paper).")
+    blur = param.Number(default=1.0, bounds=(0.05, 10.0),
+                        doc="Gaussian interpolation width (pixels) of the derivative tangents.")
+    average_width = param.Number(default=None, allow_None=True, bounds=(1e-6, None),
+                                 doc="Width θ of the local-averaging density; empty = σ / 2.")
+    labelled = param.Integer(default=20, bounds=(0, None),
+                             doc="Labelled training points (stratified, round-robin over classes); 0 = all.")
+    semi_supervised = param.Boolean(default=True, doc="Put invariance functionals at unlabelled points too.")
+    max_unlabelled = param.Integer(default=300, bounds=(0, None), doc="At most this many unlabelled points are used.")
+    bias = param.Boolean(default=True, doc="Add an unpenalised bias b.")
+    class_balanced = param.Boolean(default=False, doc="Weight ℓ₁ by 1/n_c within each class (sec. 6.3).")
+    fast_gradient = param.Boolean(default=True, doc="Products with the partial-derivative block by eq. 11 (O(l²n)) "
+                                                    "instead of materialising it (O(l²n²)): the α solver and predictions.")
+    whiten = param.Boolean(default=True, doc="Solve over β with α = U Λ^{-1/2} β (K = U Λ Uᵀ): same problem, well "
+                                             "conditioned; off: the paper's α (with eq. 11 for partial derivatives).")
+    max_dense = param.Integer(default=8000, bounds=(1, None), doc="Refuse to materialise a Gram matrix larger than this.")
+
+
+# -- construction ------------------------------------------------------------------------------------------------------
+def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
+                           transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
+                           average_width: float | None = None) -> tuple[list[Functionals], object]:
+    """The invariance functionals of one kind at `points` [P, ...]; also returns a tangent preview (or None)."""
+    P = points.shape[0]
+    flat = points.reshape(P, -1)
+    if kind == "none" or P == 0:
+        return [], None
+    if kind == "gradient":
+        return [PartialDerivatives(flat)], None
+    if kind == "local_average":
+        return [LocalAverage(flat, average_width if average_width is not None else sigma / 2.0)], None
+    if kind == "transformations":
+        if image_shape is None:
+            raise ConfigError("functionals='transformations' needs image data (tangents of image transformations); "
+                              "use gradient or local_average for vectors")
+        images = flat.reshape(P, *image_shape)
+        T = tangent_vectors(images, transformations, method=tangent_method, blur=blur)  # [P, T, C, H, W]
+        nT = T.shape[1]
+        block = DirectionalDerivative(flat.repeat_interleave(nT, 0), T.reshape(P * nT, -1))
+        preview = (images[:4].cpu().numpy(), T[:4].cpu().numpy(), list(transformations))
+        return [block], preview
+    raise ConfigError(f"unknown functionals {kind!r}; choose one of {', '.join(FUNCTIONALS)}")
+
+
+def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
+               generator: torch.Generator | None = None) -> RKHSMachine:
+    """The machine for training inputs X [N, ...] and labels y: labelled subset, invariance functionals at the
+    labelled (and, semi-supervised, unlabelled) points, the kernel of the config."""
+    task, num_classes, image_shape = info.task, info.num_classes, info.image_shape
+    X = torch.as_tensor(X, dtype=torch.float64)
+    y = torch.as_tensor(y)
+    flat = X.reshape(X.shape[0], -1)
+    N, D = flat.shape
+    lab = choose_labelled(y, config.labelled, task, num_classes, generator)
+    mask = torch.ones(N, dtype=torch.bool)
+    mask[lab] = False
+    rest = torch.nonzero(mask)[:, 0]
+    rest = rest[torch.randperm(len(rest), generator=generator)][: config.max_unlabelled].sort().values
+    sigma = config.sigma if config.sigma is not None else median_distance(flat)
+    kernel = build_kernel(config.kernel, D, lengthscale=sigma, variance=1.0, degree=config.degree)
+    kind = config.functionals
+    if kind == "auto":
+        kind = "transformations" if image_shape is not None else "gradient"
+    points = torch.cat([flat[lab], flat[rest]]) if config.semi_supervised else flat[lab]
+    blocks, preview = invariance_functionals(kind, points, image_shape=image_shape, sigma=sigma,
+                                             transformations=config.transformations, tangent_method=config.tangent_method,
+                                             blur=config.blur, average_width=config.average_width)
+    weights = None
+    if config.class_balanced and task == "classification":
+        counts = torch.bincount(y[lab].long(), minlength=int(num_classes)).to(torch.float64)
+        weights = 1.0 / counts[y[lab].long()]
+    model = RKHSMachine(kernel, flat[lab], y[lab], blocks, task=task, num_classes=num_classes, loss=config.loss,
+                        invariance_loss=config.invariance_loss, lam=config.lam, nu=config.nu, bias=config.bias,
+                        epsilon=config.epsilon, smoothing=config.smoothing, weights=weights,
+                        fast=config.fast_gradient, unlabelled=flat[rest], max_dense=config.max_dense,
+                        whiten=config.whiten)
+    model.tangent_preview = preview
+    model.data_info = info
+    return model
+
+
+LIVE = (("nu", "nu"), ("lam", "lam"))  # config parameter → fixed value the dashboard sets while training runs
+
+SPEC = ModelSpec("rkhs", RKHSConfig, build_rkhs,
+                 "Kernel machine with invariances as linear functionals on an RKHS (Zhang, Lee & Teh 2013)",
+                 tasks=("classification", "regression"), optimizer="lbfgs", live=LIVE)
+

@@ -1,0 +1,33 @@
+"""`resolve_likelihood`: the one place a config's likelihood name, 'auto' included, is read for a dataset."""
+import pytest
+
+from engine.errors import ConfigError
+from engine.likelihoods import resolve_likelihood
+from engine.models.dkp.config import LIKELIHOOD_PREFERENCE
+from engine.models.invariant import InvariantConfig
+
+INVARIANT = InvariantConfig.param.likelihood.objects
+
+
+@pytest.mark.parametrize("allowed, regression, two, many", [
+    (None, "gaussian", "bernoulli", "robustmax"),  # SVGP and convolutional GPs
+    (LIKELIHOOD_PREFERENCE, "gaussian", "bernoulli", "softmax"),  # deep kernel processes
+    (INVARIANT, "gaussian", "polya_gamma", "gaussian"),  # invariant GP: one-hot Gaussian for many classes
+])
+def test_auto_follows_each_familys_preference(allowed, regression, two, many):
+    assert resolve_likelihood("auto", "regression", None, allowed=allowed) == regression
+    assert resolve_likelihood("auto", "classification", 2, allowed=allowed) == two
+    assert resolve_likelihood("auto", "classification", 10, allowed=allowed) == many
+
+
+def test_named_likelihoods_are_checked_against_the_task():
+    assert resolve_likelihood("softmax", "classification", 2) == "softmax"
+    assert resolve_likelihood("gaussian", "classification", 3) == "gaussian"  # one-hot targets
+    with pytest.raises(ConfigError, match="'softmax' is for classification.*use 'gaussian'"):
+        resolve_likelihood("softmax", "regression", None)
+    with pytest.raises(ConfigError, match="'polya_gamma' needs 2 classes.*has 3; use 'gaussian'"):
+        resolve_likelihood("polya_gamma", "classification", 3, allowed=INVARIANT)
+    with pytest.raises(ConfigError, match="'bernoulli' needs 2 classes.*use 'robustmax' or 'softmax'"):
+        resolve_likelihood("bernoulli", "classification", 5)
+    with pytest.raises(ConfigError, match="unknown likelihood 'robustmax'; choose one of auto, gaussian, polya_gamma"):
+        resolve_likelihood("robustmax", "classification", 3, allowed=INVARIANT)
