@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from engine.models import DataInfo
 from engine.models.dkp import DIWPConfig, build_dkp
 from engine.models.dkp.wishart import InverseWishart
 
@@ -29,7 +30,7 @@ def make_model(Pi: int, D: int, layers: int, samples: int, seed: int = 0):
     X = torch.randn(max(Pi, 8) * 2, D, generator=g, dtype=torch.float64)
     y = torch.sin(X[:, 0]) + 0.1 * torch.randn(X.shape[0], generator=g, dtype=torch.float64)
     config = DIWPConfig(num_inducing=Pi, num_layers=layers, num_samples=samples, input_layer="omega")
-    model = build_dkp(config, X, y, task="regression", num_classes=None, generator=g)
+    model = build_dkp(config, X, y, DataInfo("regression"), generator=g)
     return model, torch.optim.Adam(model.parameters(), lr=1e-3)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from engine.kernels import RBF
+from engine.models import DataInfo
 from engine.models.gwi import GWIConfig, build_gwi
 from engine.models.gwi.reference import exact_log_marginal_likelihood
 from engine.parameters import Positive
@@ -59,7 +60,7 @@ def gwi_stepper(X, y, batch: int, num_spectrum: int):
     """Build a GWI model at M = √N (timed) and return (one-step closure, build seconds, M)."""
     t0 = time.perf_counter()
     model = build_gwi(GWIConfig(inducing_factor=1.0, num_spectrum=num_spectrum, reference_steps=30,
-                                validation_fraction=0.0), X, y, task="regression", num_classes=None)
+                                validation_fraction=0.0), X, y, DataInfo("regression"))
     build = time.perf_counter() - t0
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     g = torch.Generator().manual_seed(1)

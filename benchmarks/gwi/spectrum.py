@@ -18,6 +18,7 @@ import statistics
 import torch
 
 from engine.data import load
+from engine.models import DataInfo
 from engine.models.gwi import GWIConfig, build_gwi
 from engine.models.gwi.wasserstein import psd_product_eigenvalues, psd_sqrt, sum_sqrt
 
@@ -27,7 +28,7 @@ from ..common import arguments, emit, parse
 def trained_model(steps: int):
     ds = load("diabetes", seed=0)
     X, y = torch.as_tensor(ds.X_train), torch.as_tensor(ds.y_train)
-    model = build_gwi(GWIConfig(inducing_factor=2.0), X, y, task="regression", num_classes=None)
+    model = build_gwi(GWIConfig(inducing_factor=2.0), X, y, DataInfo("regression"))
     keep = ~model.validation_mask(X)
     X, y = X[keep], y[keep]
     opt = torch.optim.Adam(model.parameters(), lr=0.01)

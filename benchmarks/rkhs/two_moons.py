@@ -21,6 +21,7 @@ import time
 import torch
 
 from engine.data import load
+from engine.models import DataInfo
 from engine.models.rkhs import RKHSConfig, build_rkhs
 
 from ..common import arguments, emit, parse
@@ -33,8 +34,8 @@ def make(seed: int, nu: float, loss: str = "logistic", invariance_loss: str = "s
     cfg = RKHSConfig(kernel="rbf", sigma=0.25, lam=1.0, nu=nu, loss=loss, invariance_loss=invariance_loss,
                      epsilon=0.01, smoothing=0.1, functionals="gradient", labelled=2, semi_supervised=True,
                      max_unlabelled=198, whiten=whiten)
-    model = build_rkhs(cfg, torch.as_tensor(d.X_train), torch.as_tensor(d.y_train), task="classification",
-                       num_classes=2, generator=torch.Generator().manual_seed(seed))
+    model = build_rkhs(cfg, torch.as_tensor(d.X_train), torch.as_tensor(d.y_train), DataInfo("classification", 2),
+                       generator=torch.Generator().manual_seed(seed))
     return d, model
 
 
