@@ -4,9 +4,11 @@ ELBO = (N/B) Σ_{b ∈ batch} E_{q(f_b)}[log p(y_b | f_b)] − KL(q(u) ‖ p(u))
 
 The pieces are kept apart (STYLE.md): q(u) in `variational`, q(u)→q(f) in `conditionals`, the
 covariances K_uu / K_uf / k_ff in `engine.covariances` (dispatched on the inducing variable and kernel),
-the likelihood's expectation in `engine.likelihoods`. A family that sums a function over an orbit
-(invariant, convolutional) swaps the inducing variable and kernel pair, and may override
-`expected_log_lik` to use its own estimators; the objective stays this one.
+the likelihood's expectation in `engine.likelihoods`. K_uu is factored by its diagonal blocks (`Kuu_blocks`;
+one block for plain inducing points), and q(u) is full, diagonal or independent by block (`q_covariance`).
+A family that sums a function over an orbit (invariant, convolutional) swaps the inducing variable and
+kernel pair, and may override `expected_log_lik` to use its own estimators on the same whitening step
+(`projections`); the objective stays this one, and `full_elbo` evaluates it over a whole data set.
 """
 from __future__ import annotations
 
