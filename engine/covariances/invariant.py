@@ -25,7 +25,7 @@ import torch
 from ..errors import ShapeError
 from ..inducing import InterDomainPoints
 from ..kernels.base import Stationary
-from ..kernels.invariant import InvariantKernel, estimate_kff, pair_kff, pair_weights  # noqa: F401 (pair_weights: re-export)
+from ..kernels.invariant import InvariantKernel, estimate_kff, pair_kff, pair_weights  # noqa: F401 (re-export)
 from . import Kff_diag, Kuf, Kuu
 
 

@@ -4,8 +4,8 @@ from .distances import median_distance
 from .dot_product import ArcCosine, Linear, Polynomial
 from .stationary import RBF, Matern52
 
-__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance", "build_kernel",
-           "median_distance"]
+__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance",
+           "build_kernel", "median_distance"]
 
 KERNELS = ("rbf", "matern52", "linear", "polynomial", "arccos0", "arccos1")
 

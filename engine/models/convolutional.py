@@ -27,7 +27,8 @@ from .. import diagnostics as dg
 from ..covariances import Kff_diag, Kuu
 from ..diagnostics import hyperparameter_values
 from ..errors import ConfigError
-from ..inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches, initial_locations, initial_patches
+from ..inducing import (InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches, initial_locations,
+                        initial_patches)
 from ..kernels import build_kernel, median_distance
 from ..kernels.convolutional import (Convolutional, MultiChannelConvolutional, Sum, WeightedConvolutional,
                                      build_patch_kernel)
@@ -38,7 +39,7 @@ from .variational import Q_COVARIANCES, BlockVariational  # noqa: F401 (BlockVar
 
 # -- the model -----------------------------------------------------------------------------------------------------
 class ConvolutionalGP(SVGP):
-    """SVGP with inducing patches and inducing blocks; `prior_cholesky()` gives one Cholesky factor per block of K_uu."""
+    """SVGP with inducing patches and inducing blocks; `prior_cholesky()` factors K_uu block by block."""
 
     class_names: list[str] | None = None  # for labelling per-class diagnostics
     # labels of the live hyper-parameters (`tunables`): the patch kernel k_g, and the whole-image RBF part of +RBF

@@ -43,7 +43,7 @@ class InducingGaussian(nn.Module):
     def num_latent(self) -> int:
         return self.q_mu.shape[1]
 
-    # -- what each form gives -------------------------------------------------------------------------------------------
+    # -- what each form gives -----------------------------------------------------------------------------------------
     def sqrt(self) -> torch.Tensor:  # pragma: no cover - abstract
         """L as a dense [L, M, M] lower-triangular matrix (for inspection and `set`; the model never needs it)."""
         raise NotImplementedError
@@ -67,7 +67,7 @@ class InducingGaussian(nn.Module):
     def set(self, q_mu: torch.Tensor, q_sqrt: torch.Tensor) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    # -- shared -----------------------------------------------------------------------------------------------------------
+    # -- shared -------------------------------------------------------------------------------------------------------
     def logdet(self) -> torch.Tensor:
         """Σ_l log|S_l|."""
         return torch.log(self.sqrt_diag() ** 2).sum()
@@ -99,8 +99,8 @@ class VariationalDistribution(InducingGaussian):
         super().__init__()
         M, L = num_inducing, num_latent
         self.q_mu = _mean(M, L)
-        init = torch.eye(M, dtype=torch.float64) if init_sqrt is None else torch.as_tensor(init_sqrt, dtype=torch.float64)
-        self.q_sqrt_raw = nn.Parameter(init.expand(L, M, M).clone())
+        init = torch.eye(M) if init_sqrt is None else init_sqrt
+        self.q_sqrt_raw = nn.Parameter(torch.as_tensor(init, dtype=torch.float64).expand(L, M, M).clone())
 
     def sqrt(self) -> torch.Tensor:
         return torch.tril(self.q_sqrt_raw)

@@ -236,12 +236,12 @@ def test_tabular_data_is_refused():
         Trainer(RunConfig(model="conv-weighted", data={"dataset": "wine"}, train={"steps": 0}))
 
 
-# -- the block forms against dense computations -------------------------------------------------------------------------
+# -- the block forms against dense computations -----------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["sum", "multi"])
 @pytest.mark.parametrize("q_covariance", ["full", "mean-field", "diagonal"])
 @pytest.mark.parametrize("whiten", [True, False])
 def test_block_projections_and_kl_equal_the_dense_computations(kind, q_covariance, whiten):
-    """q(f) and the KL computed block by block equal the same with the dense block-diagonal factors (torch.block_diag)."""
+    """q(f) and the KL computed block by block equal those with the dense block-diagonal factors (block_diag)."""
     from engine.covariances import Kff_diag
     from engine.models.conditionals import project
 

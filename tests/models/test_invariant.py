@@ -180,7 +180,7 @@ def test_cli_trains_on_symmetric_2d(capsys):
     assert summary.startswith("run 1 | invariant on symmetric-2d | step 40 | ELBO") and "test RMSE" in summary
 
 
-# -- the whole-data ELBO ------------------------------------------------------------------------------------------------
+# -- the whole-data ELBO ----------------------------------------------------------------------------------------------
 def test_full_elbo_at_the_whole_finite_orbit_is_exact():
     """S = P = 4: the whole-data ELBO is the one of the brute-force double-sum model, whatever the seed."""
     X, Y, Z, q_mu, q_sqrt = image_problem()

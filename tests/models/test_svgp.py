@@ -215,11 +215,11 @@ def test_fused_whitened_solve_gradients_match_autograd():
     assert torch.autograd.gradcheck(lambda k, b: whitened_solve(0.5 * (k + k.T), b, 0.0)[0], (K.detach().clone().requires_grad_(True), B))
 
 
-# -- the whole-data ELBO ------------------------------------------------------------------------------------------------
+# -- the whole-data ELBO ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("whiten", [True, False])
 def test_full_elbo_is_the_sum_of_its_batches_and_the_kl_once(whiten):
     model, X, y, g = problem(whiten=whiten)
-    L = torch.tril(torch.randn(1, N, N, generator=g, dtype=torch.float64) * 0.1) + 0.8 * torch.eye(N, dtype=torch.float64)
+    L = torch.tril(torch.randn(1, N, N, generator=g, dtype=torch.float64) * 0.1) + 0.8 * torch.eye(N)
     model.q.set(torch.randn(N, 1, generator=g, dtype=torch.float64), L)
     out = model.full_elbo(X, y, batch_size=7)
     with torch.no_grad():  # by hand: every point's expected log-likelihood once (batches of 7, 7, 7, 4), the KL once

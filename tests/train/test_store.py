@@ -83,7 +83,8 @@ def test_a_store_from_before_the_full_elbo_column_gets_it(tmp_path):
     old.executescript("""CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL,
         updated REAL NOT NULL, model TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL,
         step INTEGER NOT NULL DEFAULT 0, elbo REAL, test_error REAL, test_rmse REAL, test_nlpd REAL, message TEXT);
-        INSERT INTO runs (created, updated, model, dataset, config, status) VALUES (0, 0, 'svgp', 'digits', '{}', 'finished');""")
+        INSERT INTO runs (created, updated, model, dataset, config, status)
+        VALUES (0, 0, 'svgp', 'digits', '{}', 'finished');""")
     old.commit()
     old.close()
     with RunStore(path) as store:
