@@ -2,7 +2,9 @@
 
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
 `diagnostics(data) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
-`predict`, the same for all families.
+`predict`, the same for all families. A variational family (SVGP and its subclasses, the deep kernel processes)
+also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over
+a whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
 
 Two typed answers go from a family to the page and the CLI: `numerics() -> Numerics` (the jitter in use and
 the condition number that matters for this family, named) and `tunables() -> list[Tunable]` (the scalar
