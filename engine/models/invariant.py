@@ -4,8 +4,8 @@
 f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space of g (eq. 13). The model is
 the SVGP core with an `InvariantKernel` and `InterDomainPoints`; it differs only in its covariances
 (`engine.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
-unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits) drawn from the *same* S
-samples per input. The augmentation's ranges are hyper-parameters learned by back-propagating the
+unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits; `conditionals.orbit_moments`)
+drawn from the *same* S samples per input, after the SVGP's own solves against K_uu. The augmentation's ranges are hyper-parameters learned by back-propagating the
 bound through the sampler (reparameterisation).
 
 Likelihoods: Gaussian for regression and, on one-hot targets, for multi-class classification (as the
