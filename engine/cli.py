@@ -256,7 +256,6 @@ CHECK_UNUSED_SESSIONS_MS = 1000
 
 def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
-    import os
     from pathlib import Path
 
     parser = argparse.ArgumentParser(

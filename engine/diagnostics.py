@@ -138,3 +138,37 @@ class ThinnedHistory:
             return {}
         steps = np.asarray(self.steps, dtype=np.int64)
         return {k: (steps, np.array([float(v[k]) for v in self.values])) for k in self.values[-1]}
+
+
+# -- views any model family can give ---------------------------------------------------------------------------------
+def hyperparameter_values(model) -> dict[str, float]:
+    """Scalar summaries of every constrained parameter (vectors are summarised by their mean)."""
+    from .parameters import learnables
+
+    out = {}
+    for name, p in learnables(model).items():
+        v = p().detach()
+        out[name if v.numel() == 1 else f"{name} (mean of {v.numel()})"] = float(v.mean())
+    return out
+
+
+@torch.no_grad()
+def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 60) -> Field2D:
+    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane."""
+    X2 = X.reshape(X.shape[0], -1)
+    lo, hi = X2.min(0).values, X2.max(0).values
+    pad = 0.1 * (hi - lo).clamp_min(1e-6)
+    gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=X.dtype, device=X.device)
+    gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=X.dtype, device=X.device)
+    G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)  # [R², 2]
+    pred = model.predict(G)
+    contour = None
+    if pred.probs is not None:
+        values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)
+        contour = 0.5 if pred.probs.shape[1] == 2 else None
+        title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
+    else:
+        values, title = pred.y_mean[:, 0], "Posterior mean"
+    return Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
+                   values=values.reshape(resolution, resolution).cpu().numpy(), points=X2.cpu().numpy(),
+                   point_labels=y.cpu().numpy(), contour=contour)

@@ -79,3 +79,77 @@ def whitened_solve(K: torch.Tensor, B: torch.Tensor, jitter: float | None = None
     if result.jitter > 0:
         K = K + result.jitter * torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
     return _WhitenedSolve.apply(K, B, result.L), result.jitter
+
+
+@dataclass
+class BlockFactors:
+    """L = blockdiag(L_1, …, L_B), the Cholesky factor of a block-diagonal K_uu, kept block by block.
+
+    One block is the plain Cholesky factor of K_uu. Blocks that are the same matrix (the multi-channel kernel's,
+    one per channel) are the same factor object and are solved together in one batched call.
+    """
+
+    factors: list[torch.Tensor]  # L_b [M_b, M_b], lower-triangular
+    jitter: float = 0.0  # the largest jitter any block needed
+
+    @classmethod
+    def of(cls, L: "torch.Tensor | BlockFactors") -> "BlockFactors":
+        """`L` itself, or a plain factor [M, M] as one block."""
+        return L if isinstance(L, BlockFactors) else cls([L])
+
+    def __len__(self) -> int:
+        return len(self.factors)
+
+    def __iter__(self):
+        return iter(self.factors)
+
+    def __getitem__(self, b: int) -> torch.Tensor:
+        return self.factors[b]
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(Lb.shape[-1] for Lb in self.factors)
+
+    def dense(self) -> torch.Tensor:
+        """L as one [ΣM_b, ΣM_b] matrix (for inspection and tests; the models never form it with several blocks)."""
+        return self.factors[0] if len(self.factors) == 1 else torch.block_diag(*self.factors)
+
+    def _by_block(self, fn, B: torch.Tensor) -> torch.Tensor:
+        """fn(L_b, rows of B for block b), stacked back: B [ΣM_b, ...] → [ΣM_b, ...]."""
+        first = self.factors[0]
+        if len(self.factors) == 1:
+            return fn(first, B)
+        if all(Lb is first for Lb in self.factors):  # one factor for every block: one batched call
+            nb, Mb = len(self.factors), first.shape[0]
+            return fn(first, B.reshape(nb, Mb, *B.shape[1:])).reshape(B.shape)
+        out, a = [], 0
+        for Lb in self.factors:
+            out.append(fn(Lb, B[a:a + Lb.shape[0]]))
+            a += Lb.shape[0]
+        return torch.cat(out)
+
+    def solve(self, B: torch.Tensor) -> torch.Tensor:
+        """L⁻¹ B for B [ΣM_b, K]."""
+        return self._by_block(lambda Lb, Bb: torch.linalg.solve_triangular(Lb, Bb, upper=False), B)
+
+    def solve_t(self, B: torch.Tensor) -> torch.Tensor:
+        """L⁻ᵀ B for B [ΣM_b, K]."""
+        return self._by_block(lambda Lb, Bb: torch.linalg.solve_triangular(Lb.transpose(-1, -2), Bb, upper=True), B)
+
+    def matmul(self, B: torch.Tensor) -> torch.Tensor:
+        """L B for B [ΣM_b, K]."""
+        return self._by_block(lambda Lb, Bb: Lb @ Bb, B)
+
+    def logdet(self) -> torch.Tensor:
+        """log |K_uu| = Σ_b 2 Σ log diag L_b."""
+        return sum(2.0 * torch.log(Lb.diagonal()).sum() for Lb in self.factors)
+
+
+def block_cholesky(blocks: list[torch.Tensor], jitter: float | None = None, *, what: str = "K_uu") -> BlockFactors:
+    """`robust_cholesky` of each diagonal block of K_uu; a block shared by several outputs (the same matrix object)
+    is factored once and its factor shared."""
+    done: dict[int, CholeskyResult] = {}
+    for K in blocks:
+        if id(K) not in done:
+            done[id(K)] = robust_cholesky(K, jitter, what=what)
+    return BlockFactors([done[id(K)].L for K in blocks], max(r.jitter for r in done.values()))

@@ -40,11 +40,10 @@ import numpy as np
 import torch
 
 from engine.inducing import InducingPatches, initial_patches
-from engine.kernels import RBF
+from engine.kernels import RBF, median_distance
 from engine.kernels.convolutional import WeightedConvolutional
 from engine.likelihoods import Gaussian
 from engine.models.convolutional import ConvolutionalGP
-from engine.models.svgp import median_distance
 from engine.settings import keep_freed_cpu_memory
 
 from ..common import arguments, emit, log

@@ -47,9 +47,9 @@ import torch
 from sklearn.datasets import load_digits
 
 from engine.inducing import InducingPoints, initial_locations
-from engine.kernels import RBF
+from engine.kernels import RBF, median_distance
 from engine.likelihoods import Gaussian
-from engine.models.svgp import SVGP, median_distance
+from engine.models.svgp import SVGP
 from engine.settings import resolve_device
 
 from ..common import arguments, emit, parse

@@ -9,17 +9,12 @@ Inducing points live in the space of g (eq. 13): K_uu = k_g(Z, Z). Everything th
     σ²̂_n  = k̂_f(x_n, x_n) − Î[r = a_sᵀ (K_uu − S_q) a_s'],  a_s = K_uu⁻¹ k_g(Z, x_n^(s))   (eq. 19)
     k̂_f   = Î[r = k_g(x_n^(s), x_n^(s'))]                                      (eq. 21)
 
-with one pair estimator Î for all of them, for the orbit *average* I = E_a E_b r(a, b):
-
-    Î = c_off Σ_{s≠s'} r(s, s') + c_diag Σ_s r(s, s)
-    density (i.i.d. samples, eq. 21 / B eq. 15):      c_off = 1 / (S(S−1)),        c_diag = 0
-    finite orbit of P, S drawn without replacement    c_off = (P−1) / (P·S(S−1)),  c_diag = 1 / (P·S)
-      (appendix B eq. 8 divided by P², since the engine averages over the orbit rather than sums)
-
-For S = P the finite-orbit weights are both 1/P²: the exact double sum. Each double sum is formed as
-‖Σ_s v_s‖² − Σ_s ‖v_s‖² from per-sample vectors, so no [S, S] matrix is built except for k_g among
-the samples themselves. The estimates plug linearly into the Gaussian (and Pólya-Gamma) expected
-log-likelihood, so the ELBO estimate is unbiased; σ²̂ can come out negative for a single draw.
+with one pair estimator Î for all of them (`engine.kernels.invariant.pair_estimate`: weights for i.i.d. samples of
+a density and for S of a P-element orbit drawn without replacement; S = P is the exact double sum). Each double
+sum is formed as ‖Σ_s v_s‖² − Σ_s ‖v_s‖² from per-sample vectors, so no [S, S] matrix is built except for k_g
+among the samples themselves. Here: K_uu, K_uf per sample and k̂_f; μ̂, μ²̂, σ²̂ from them are q(u) → q(f), in
+`engine.models.conditionals.orbit_moments`. The estimates plug linearly into the Gaussian (and Pólya-Gamma)
+expected log-likelihood, so the ELBO estimate is unbiased; σ²̂ can come out negative for a single draw.
 """
 from __future__ import annotations
 
@@ -27,10 +22,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..errors import ConfigError, ShapeError
+from ..errors import ShapeError
 from ..inducing import InterDomainPoints
-from ..kernels.base import Kernel, Stationary
-from ..kernels.invariant import InvariantKernel, gram_blocks
+from ..kernels.base import Stationary
+from ..kernels.invariant import InvariantKernel, estimate_kff, pair_kff, pair_weights  # noqa: F401 (re-export)
 from . import Kff_diag, Kuf, Kuu
 
 
@@ -47,39 +42,11 @@ class OrbitSample:
         return self.points.shape[1]
 
 
-def pair_weights(S: int, P: int | None) -> tuple[float, float]:
-    """(c_off, c_diag) of the pair estimator Î for S samples of a density (P None) or of a P-element orbit."""
-    if P is not None and not 1 <= S <= P:
-        raise ConfigError(f"cannot draw S={S} distinct elements of an orbit of P={P}")
-    if S == 1:
-        if P == 1:
-            return 0.0, 1.0
-        raise ConfigError("the pair estimator needs S ≥ 2 samples per input (eq. 21 pairs distinct samples)")
-    if P is None:
-        return 1.0 / (S * (S - 1)), 0.0
-    return (P - 1) / (P * S * (S - 1)), 1.0 / (P * S)
-
-
-def pair_estimate(total: torch.Tensor, diagonal: torch.Tensor, S: int, P: int | None) -> torch.Tensor:
-    """Î from the full double sum Σ_{s,s'} r and its diagonal Σ_s r(s, s)."""
-    c_off, c_diag = pair_weights(S, P)
-    return c_off * (total - diagonal) + c_diag * diagonal
-
-
 def sample_orbit(kernel: InvariantKernel, X) -> OrbitSample:
     """X is either inputs [N, ...] (then `kernel.num_samples` are drawn) or an `OrbitSample` already drawn."""
     if isinstance(X, OrbitSample):
         return X
     return OrbitSample(kernel.sample_orbit(X), kernel.orbit_size)
-
-
-def estimate_kff(base: Kernel, A: torch.Tensor, P: int | None) -> torch.Tensor:
-    """k̂_f(x_n, x_n) from the samples A [N, S, E] of each input (eq. 21 / appendix B eq. 8). [N]"""
-    return _pair_kff(gram_blocks(base, A), P)
-
-
-def _pair_kff(blocks: torch.Tensor, P: int | None) -> torch.Tensor:
-    return pair_estimate(blocks.sum((1, 2)), blocks.diagonal(dim1=1, dim2=2).sum(1), blocks.shape[1], P)
 
 
 # -- stationary k_g: one pass over the augmented images serves K_uf and k̂_f -----------------------------------------
@@ -106,7 +73,7 @@ def _kuf_stationary(Z: torch.Tensor, base: Stationary, orbit: OrbitSample) -> to
 def _kff_stationary(base: Stationary, orbit: OrbitSample, P: int | None) -> torch.Tensor:
     A, sq, factor = _geometry(base, orbit)
     r2 = sq[:, :, None] + sq[:, None, :] - 2.0 * A @ A.transpose(1, 2)  # [N, S, S]
-    return _pair_kff(base.variance() * base.K_r2(r2.clamp_min(0.0) * factor), P)
+    return pair_kff(base.variance() * base.K_r2(r2.clamp_min(0.0) * factor), P)
 
 
 @Kuu.register(InterDomainPoints, InvariantKernel)
@@ -135,29 +102,10 @@ def _kff_diag_invariant(inducing, kernel, X):
     return estimate_kff(kernel.base, orbit.points, orbit.orbit_size)
 
 
-def sampled_moments(Kuf: torch.Tensor, Luu: torch.Tensor, kff: torch.Tensor, q_mu: torch.Tensor,
-                    q_sqrt: torch.Tensor, whiten: bool, P: int | None):
-    """Unbiased μ̂, μ²̂, σ²̂ of q(f(x_n)) from per-sample K_uf [M, N, S], chol(K_uu) [M, M], k̂_f [N],
-    q_mu [M, L], q_sqrt [L, M, M] (or its diagonals [L, M]). Returns three [N, L] tensors."""
-    M, N, S = Kuf.shape
-    W = torch.linalg.solve_triangular(Luu, Kuf.reshape(M, N * S), upper=False)  # [M, N·S] = L_uu⁻¹ k_g(Z, x^(s))
-    A = W if whiten else torch.linalg.solve_triangular(Luu.T, W, upper=True)  # [M, N·S]
-    return moments_from_solves(W.reshape(M, N, S), A.reshape(M, N, S), kff, q_mu, q_sqrt, P)
+def __getattr__(name):
+    # q(u) → q(f) from per-sample K_uf moved to engine.models.conditionals; imported lazily (models import this package)
+    if name == "sampled_moments":
+        from ..models.conditionals import sampled_moments
 
-
-def moments_from_solves(W: torch.Tensor, A: torch.Tensor, kff: torch.Tensor, q_mu: torch.Tensor, q_sqrt: torch.Tensor,
-                        P: int | None):
-    """μ̂, μ²̂, σ²̂ [N, L] from W = L_uu⁻¹ K_uf and A (= W whitened, K_uu⁻¹ K_uf otherwise), both [M, N, S]."""
-    M, N, S = W.shape
-    L = q_mu.shape[1]
-    h = (A.reshape(M, N * S).T @ q_mu).reshape(N, S, L)  # per-sample means
-    mu = h.mean(1)  # [N, L]
-    mu2 = pair_estimate(h.sum(1) ** 2, (h ** 2).sum(1), S, P)  # [N, L]
-    prior_term = pair_estimate((W.sum(2) ** 2).sum(0), (W ** 2).sum((0, 2)), S, P)  # [N]: k_fu K_uu⁻¹ k_uf
-    if q_sqrt.dim() == 2:  # mean-field diagonals [L, M]
-        LtA = q_sqrt[:, :, None, None] * A  # [L, M, N, S]
-    else:
-        LtA = (q_sqrt.transpose(-1, -2) @ A.reshape(M, N * S)).reshape(L, M, N, S)
-    q_term = pair_estimate((LtA.sum(3) ** 2).sum(1), (LtA ** 2).sum((1, 3)), S, P)  # [L, N]: k_fu K⁻¹ S K⁻¹ k_uf
-    var = kff[:, None] - prior_term[:, None] + q_term.T  # [N, L]
-    return mu, mu2, var
+        return sampled_moments
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

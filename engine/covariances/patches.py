@@ -46,10 +46,7 @@ from torch.autograd.function import once_differentiable
 from ..inducing import InducingBlocks, InducingPatches, InducingVariables, SharedInducingPatches
 from ..kernels import RBF, Kernel, Stationary
 from ..kernels.convolutional import ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum
-from . import Kff_diag, Kuf, Kuu, orbits
-from .dispatch import PairDispatcher
-
-Kuu_blocks = PairDispatcher("Kuu_blocks")
+from . import Kff_diag, Kuf, Kuu, Kuu_blocks, orbits
 
 # Chunk budgets: elements of one intermediate ([n, M, P] or [n, s, s]); small on CPU (cache), large on GPU.
 CHUNK_ELEMENTS = {"cpu": 1 << 17, "cuda": 1 << 25}

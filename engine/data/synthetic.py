@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import make_moons
 
-
 RECTANGLE_MIN_SIDE = 3  # a side of at least 3 pixels keeps an empty interior: every image is an outline
 
 

@@ -1,9 +1,11 @@
 """Base kernels. Kernels on Gram matrices (deep kernel processes) live in `gram.py` once added."""
 from .base import Kernel, Stationary, square_distance
+from .distances import median_distance
 from .dot_product import ArcCosine, Linear, Polynomial
 from .stationary import RBF, Matern52
 
-__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance", "build_kernel"]
+__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance",
+           "build_kernel", "median_distance"]
 
 KERNELS = ("rbf", "matern52", "linear", "polynomial", "arccos0", "arccos1")
 

@@ -7,6 +7,17 @@ brute-force `K` is exact), `num_samples` draws for a density (a Monte-Carlo orbi
 forms `K`: the covariances in `engine.covariances.invariant` use S samples per input and the unbiased
 estimators of eq. 16–21 / appendix B. `K_diag` here is that unbiased estimator too (the brute-force
 double sum over a sampled orbit would count each sample with itself and be biased upwards).
+
+The estimators all average a pair function r over the orbit, I = E_a E_b r(a, b), with one pair estimator
+
+    Î = c_off Σ_{s≠s'} r(s, s') + c_diag Σ_s r(s, s)
+    density (i.i.d. samples, eq. 21 / B eq. 15):      c_off = 1 / (S(S−1)),        c_diag = 0
+    finite orbit of P, S drawn without replacement    c_off = (P−1) / (P·S(S−1)),  c_diag = 1 / (P·S)
+      (appendix B eq. 8 divided by P², since the engine averages over the orbit rather than sums)
+
+For S = P the finite-orbit weights are both 1/P²: the exact double sum. It lives here, with the kernel, so
+that the kernel's `K_diag`, the covariances (`engine.covariances.invariant`) and the moments of q(f)
+(`engine.models.conditionals.orbit_moments`) share it without importing each other.
 """
 from __future__ import annotations
 
@@ -16,6 +27,35 @@ from ..errors import ConfigError
 from ..transforms import Augmentation
 from .base import Kernel, Stationary, flatten
 from .orbit import OrbitKernel
+
+
+def pair_weights(S: int, P: int | None) -> tuple[float, float]:
+    """(c_off, c_diag) of the pair estimator Î for S samples of a density (P None) or of a P-element orbit."""
+    if P is not None and not 1 <= S <= P:
+        raise ConfigError(f"cannot draw S={S} distinct elements of an orbit of P={P}")
+    if S == 1:
+        if P == 1:
+            return 0.0, 1.0
+        raise ConfigError("the pair estimator needs S ≥ 2 samples per input (eq. 21 pairs distinct samples)")
+    if P is None:
+        return 1.0 / (S * (S - 1)), 0.0
+    return (P - 1) / (P * S * (S - 1)), 1.0 / (P * S)
+
+
+def pair_estimate(total: torch.Tensor, diagonal: torch.Tensor, S: int, P: int | None) -> torch.Tensor:
+    """Î from the full double sum Σ_{s,s'} r and its diagonal Σ_s r(s, s)."""
+    c_off, c_diag = pair_weights(S, P)
+    return c_off * (total - diagonal) + c_diag * diagonal
+
+
+def pair_kff(blocks: torch.Tensor, P: int | None) -> torch.Tensor:
+    """k̂_f(x_n, x_n) from the Gram blocks k_g(x_n^(s), x_n^(s')) [N, S, S] of each input's samples. [N]"""
+    return pair_estimate(blocks.sum((1, 2)), blocks.diagonal(dim1=1, dim2=2).sum(1), blocks.shape[1], P)
+
+
+def estimate_kff(base: Kernel, A: torch.Tensor, P: int | None) -> torch.Tensor:
+    """k̂_f(x_n, x_n) from the samples A [N, S, E] of each input (eq. 21 / appendix B eq. 8). [N]"""
+    return pair_kff(gram_blocks(base, A), P)
 
 
 def gram_blocks(kernel: Kernel, A: torch.Tensor) -> torch.Tensor:
@@ -59,7 +99,5 @@ class InvariantKernel(OrbitKernel):
         return self.sample_orbit(X)
 
     def _K_diag(self, X):
-        from ..covariances.invariant import estimate_kff
-
         return estimate_kff(self.base, self.sample_orbit(X), self.orbit_size)
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 from ..errors import ConfigError
 from .base import Likelihood
 from .quadrature import prob_is_largest, prob_is_largest_at

@@ -2,7 +2,9 @@
 
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
 `diagnostics(data) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
-`predict`, the same for all families.
+`predict`, the same for all families. A variational family (SVGP and its subclasses, the deep kernel processes)
+also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over
+a whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
 
 A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
 classes, image shape, y scale) and keeps it as `model.data_info`, which metrics and diagnostics read.
@@ -13,8 +15,9 @@ learnable values a user may set or freeze while training runs, with a label, a n
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
@@ -155,6 +158,16 @@ def _positive(p: Constrained) -> bool:
     return bool((probe > 0).all())
 
 
+@contextlib.contextmanager
+def seeded(seed: int, device: torch.device | str = "cpu"):
+    """Draws from torch's global random stream (CPU and, on a GPU, that device's) start from `seed` inside, and the
+    stream is restored after: a whole-data estimate gives the same number twice without moving training's stream."""
+    device = torch.device(device)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(int(seed))
+        yield
+
+
 class ModelFamily(nn.Module):
     """Base class: subclasses implement `loss`, `predict`, `diagnostics`; `metrics` is shared."""
 
@@ -170,10 +183,6 @@ class ModelFamily(nn.Module):
     def image_shape(self) -> tuple[int, int, int] | None:
         """(C, H, W) of the image inputs the model was built for; None for vectors."""
         return self.data_info.image_shape
-
-    @image_shape.setter
-    def image_shape(self, shape) -> None:  # a constructor that takes the shape itself records it in `data_info`
-        self.data_info = replace(self.data_info, image_shape=None if shape is None else tuple(shape))
 
     @property
     def class_names(self) -> tuple[str, ...] | None:

@@ -2,16 +2,17 @@
 
 The family is the SVGP core with other covariances: the kernels are `OrbitKernel`s summed over patches
 (`engine.kernels.convolutional`) and the inducing variables live in patch space (`engine.inducing.patches`);
-`engine.covariances.patches` gives their K_uu, K_uf and k_ff. The one thing added here is block structure
-(sec. 3.3–3.4, app. C): the weighted convolutional + RBF kernel and the multi-channel kernel have inducing
-variables in independent blocks, so K_uu is block diagonal. This model factorises it block by block, forms
-q(f) with solves against M×M blocks only (eq. C.23–C.24), and offers q(u) as
+`engine.covariances.patches` gives their K_uu, K_uf and k_ff. The weighted convolutional + RBF kernel and the
+multi-channel kernel have inducing variables in independent blocks (sec. 3.3–3.4, app. C), so K_uu is block
+diagonal (`Kuu_blocks`); the SVGP core factorises it block by block and forms q(f) with solves against M×M blocks
+only (eq. C.23–C.24, in `conditionals`). q(u) is chosen by `q_covariance` (`variational`):
 
 - `full`:       one Gaussian over all blocks stacked (S is Σ M_b × Σ M_b; posterior correlations across blocks),
 - `mean-field`: independent blocks (S block diagonal, the paper's mean-field; equal to `full` with one block),
 - `diagonal`:   independent inducing outputs.
 
-With one block the SVGP's own q(u) → q(f) is used unchanged.
+What is added here is what is convolutional: the diagnostics (inducing patches by output, patch weights, the
+variance split of conv + RBF), the configs and the builders.
 
 Variants (registered in `engine.models`): translation invariant (eq. 13–16), weighted (eq. 17–19), weighted +
 RBF (sec. 3.3), and for colour images colour-patch, multi-channel (eq. 22–23) and additive (eq. 24–25).
@@ -21,143 +22,38 @@ from __future__ import annotations
 import numpy as np
 import param
 import torch
-from torch import nn
 
 from .. import diagnostics as dg
-from ..covariances import Kff_diag, Kuf, Kuu
-from ..covariances.patches import Kuu_blocks
+from ..covariances import Kff_diag, Kuu
+from ..diagnostics import hyperparameter_values
 from ..errors import ConfigError
-from ..inducing import (InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches, block_sizes,
-                        initial_locations, initial_patches)
-from ..kernels import build_kernel
-from ..kernels.convolutional import (Convolutional, MultiChannelConvolutional, Sum, WeightedConvolutional,
-                                     build_patch_kernel)
+from ..inducing import (
+    InducingBlocks,
+    InducingPatches,
+    InducingPoints,
+    SharedInducingPatches,
+    initial_locations,
+    initial_patches,
+)
+from ..kernels import build_kernel, median_distance
+from ..kernels.convolutional import (
+    Convolutional,
+    MultiChannelConvolutional,
+    Sum,
+    WeightedConvolutional,
+    build_patch_kernel,
+)
 from ..likelihoods import Likelihood, build_likelihood
-from ..linalg import robust_cholesky
 from .base import DataInfo
 from .config import RobustMaxLikelihoodParams, WhitenParams
 from .registry import ModelSpec
-from .svgp import SVGP, hyperparameter_values, median_distance
-from .variational import InducingGaussian, VariationalDistribution
-
-Q_COVARIANCES = ("full", "mean-field", "diagonal")
-
-
-# -- q(u) over independent blocks -----------------------------------------------------------------------------------
-class BlockVariational(InducingGaussian):
-    """q(u) = Π_b N(u_b | m_b, L_b L_bᵀ): independent blocks (paper 001 app. C, "mean-field").
-
-    m: [Σ M_b, L] (stacked like K_uf's rows); one lower-triangular [L, M_b, M_b] factor per block.
-    """
-
-    mean_field = False  # not diagonal: block diagonal
-
-    def __init__(self, sizes, num_latent: int, init_sqrt: list[torch.Tensor] | None = None):
-        super().__init__()
-        self.sizes = tuple(int(s) for s in sizes)
-        self.q_mu = nn.Parameter(torch.zeros(sum(self.sizes), num_latent, dtype=torch.float64))
-        inits = init_sqrt or [torch.eye(s, dtype=torch.float64) for s in self.sizes]
-        self.q_sqrt_blocks = nn.ParameterList([nn.Parameter(torch.as_tensor(L, dtype=torch.float64).expand(
-            num_latent, s, s).clone()) for L, s in zip(inits, self.sizes)])
-
-    def block_sqrts(self) -> list[torch.Tensor]:
-        return [torch.tril(p) for p in self.q_sqrt_blocks]  # each [L, M_b, M_b]
-
-    def sqrt(self) -> torch.Tensor:
-        """The block-diagonal factor as one [L, ΣM_b, ΣM_b] matrix (for inspection; the model never forms it)."""
-        out = self.q_mu.new_zeros(self.num_latent, self.num_inducing, self.num_inducing)
-        a = 0
-        for Lb in self.block_sqrts():
-            b = a + Lb.shape[-1]
-            out[:, a:b, a:b] = Lb
-            a = b
-        return out
-
-    def sqrt_diag(self) -> torch.Tensor:  # [L, ΣM_b]
-        return torch.cat([p.diagonal(dim1=-2, dim2=-1) for p in self.q_sqrt_blocks], -1)
-
-    @torch.no_grad()
-    def set(self, q_mu: torch.Tensor, q_sqrt: torch.Tensor) -> None:
-        """Set m [ΣM_b, L] and the diagonal blocks of a factor L [L, ΣM_b, ΣM_b]."""
-        self.q_mu.copy_(q_mu.reshape(self.q_mu.shape))
-        a = 0
-        for p, s in zip(self.q_sqrt_blocks, self.sizes):
-            p.copy_(torch.tril(q_sqrt[..., a:a + s, a:a + s]).expand_as(p))
-            a += s
-
-    def kl(self, Lp=None) -> torch.Tensor:
-        """KL to the whitened prior N(0, I); with a block prior use `kl_block_prior`."""
-        if Lp is not None:
-            raise ValueError("BlockVariational.kl takes no prior factor; use kl_block_prior for an unwhitened prior")
-        trace = sum((Lb ** 2).sum() for Lb in self.block_sqrts())
-        logdet_q = torch.log(self.sqrt_diag() ** 2).sum()
-        return 0.5 * (trace + (self.q_mu ** 2).sum() - self.num_inducing * self.num_latent - logdet_q)
-
-
-def _q_rows(q, a: int, b: int) -> torch.Tensor:
-    """Rows a:b of q's factor L, [L, b−a, ΣM] (block q: only its own block's columns, [L, b−a, b−a])."""
-    if isinstance(q, BlockVariational):
-        starts = np.cumsum((0,) + q.sizes)
-        return q.block_sqrts()[int(np.searchsorted(starts, a))]
-    if q.mean_field:
-        return torch.diag_embed(q.q_sqrt_diag[:, a:b])
-    return torch.tril(q.q_sqrt_raw)[:, a:b, :]
-
-
-def kl_block_prior(q, factors: list[torch.Tensor]) -> torch.Tensor:
-    """KL(q(u) ‖ N(0, K_uu)) with K_uu = blockdiag(L_b L_bᵀ), using only M_b × M_b solves (eq. C.25–C.26)."""
-    M, L = q.num_inducing, q.num_latent
-    trace = mahal = logdet_p = 0.0
-    a = 0
-    for Lb in factors:
-        b = a + Lb.shape[0]
-        trace = trace + (torch.linalg.solve_triangular(Lb, _q_rows(q, a, b), upper=False) ** 2).sum()
-        mahal = mahal + (torch.linalg.solve_triangular(Lb, q.q_mu[a:b], upper=False) ** 2).sum()
-        logdet_p = logdet_p + 2.0 * torch.log(Lb.diagonal()).sum() * L
-        a = b
-    logdet_q = torch.log(q.sqrt_diag() ** 2).sum()
-    return 0.5 * (trace + mahal - M * L + logdet_p - logdet_q)
-
-
-def project_blocks(Kuf: torch.Tensor, factors: list[torch.Tensor], Kff_diag: torch.Tensor, q, whiten: bool = True
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """q(f) marginals with block-diagonal K_uu (eq. C.23–C.24): Kuf [ΣM_b, N], factors L_b [M_b, M_b] → mean, var [N, L].
-
-    Blocks that share one factor (the multi-channel kernel's) are solved together in one batched call.
-    """
-    N = Kuf.shape[1]
-    if all(Lb is factors[0] for Lb in factors):  # one factor for every block: batched solves
-        B, Mb = len(factors), factors[0].shape[0]
-        W = torch.linalg.solve_triangular(factors[0], Kuf.reshape(B, Mb, N), upper=False)  # [B, M_b, N]
-        A = W if whiten else torch.linalg.solve_triangular(factors[0].T, W, upper=True)
-        W, A = W.reshape(B * Mb, N), A.reshape(B * Mb, N)
-    else:
-        Ws, As, a = [], [], 0
-        for Lb in factors:
-            b = a + Lb.shape[0]
-            Wb = torch.linalg.solve_triangular(Lb, Kuf[a:b], upper=False)  # [M_b, N]
-            Ws.append(Wb)
-            As.append(Wb if whiten else torch.linalg.solve_triangular(Lb.T, Wb, upper=True))
-            a = b
-        W, A = torch.cat(Ws), torch.cat(As)  # [ΣM_b, N]
-    mean = A.T @ q.q_mu  # [N, L]
-    if isinstance(q, BlockVariational):
-        quad, a = 0.0, 0
-        for Lq in q.block_sqrts():
-            b = a + Lq.shape[-1]
-            quad = quad + ((Lq.transpose(-1, -2) @ A[a:b]) ** 2).sum(1)  # [L, N]
-            a = b
-    elif q.mean_field:
-        quad = ((q.q_sqrt_diag[:, :, None] * A) ** 2).sum(1)
-    else:
-        quad = ((q.sqrt().transpose(-1, -2) @ A) ** 2).sum(1)
-    var = Kff_diag[:, None] - (W ** 2).sum(0)[:, None] + quad.T  # [N, L]
-    return mean, var
+from .svgp import SVGP
+from .variational import Q_COVARIANCES, BlockVariational  # noqa: F401 (BlockVariational: re-export)
 
 
 # -- the model -----------------------------------------------------------------------------------------------------
 class ConvolutionalGP(SVGP):
-    """SVGP with inducing patches and inducing blocks; `prior_factors()` gives one Cholesky factor per block of K_uu."""
+    """SVGP with inducing patches and inducing blocks; `prior_cholesky()` factors K_uu block by block."""
 
     class_names: list[str] | None = None  # for labelling per-class diagnostics
     # labels of the live hyper-parameters (`tunables`): the patch kernel k_g, and the whole-image RBF part of +RBF
@@ -165,55 +61,9 @@ class ConvolutionalGP(SVGP):
 
     def __init__(self, kernel, inducing, likelihood: Likelihood, num_data: int, *, num_latent: int = 1,
                  whiten: bool = True, q_covariance: str = "full", jitter: float | None = None,
-                 task: str = "regression", num_classes: int | None = None, image_shape=None):
-        if q_covariance not in Q_COVARIANCES:
-            raise ConfigError(f"q_covariance={q_covariance!r}; choose one of {', '.join(Q_COVARIANCES)}")
-        # the SVGP builds a whitened placeholder q(u); it is replaced below by one that knows the blocks
-        super().__init__(kernel, inducing, likelihood, num_data, num_latent=num_latent, whiten=True,
-                         mean_field=q_covariance == "diagonal", jitter=jitter, task=task, num_classes=num_classes)
-        self.whiten, self.q_covariance, self.image_shape = whiten, q_covariance, image_shape
-        self.block_sizes = block_sizes(inducing)
-        init = None
-        if not whiten:  # start at the prior: S = K_uu
-            with torch.no_grad():
-                init = [L.detach() for L in self.prior_factors()]
-        if q_covariance == "mean-field" and len(self.block_sizes) > 1:
-            self.q = BlockVariational(self.block_sizes, num_latent, init)
-        else:
-            full_init = None if init is None else torch.block_diag(*init)
-            self.q = VariationalDistribution(inducing.num_inducing, num_latent, mean_field=q_covariance == "diagonal",
-                                             init_sqrt=full_init)
-
-    # -- q(u) → q(f), block by block ---------------------------------------------------------------------------------
-    def prior_factors(self) -> list[torch.Tensor]:
-        """Cholesky factors of the diagonal blocks of K_uu; a block shared by several outputs is factored once."""
-        factors, done = [], {}
-        for K in Kuu_blocks(self.inducing, self.kernel):
-            if id(K) not in done:
-                done[id(K)] = robust_cholesky(K, self.jitter)
-            factors.append(done[id(K)].L)
-        self.last_jitter = max(r.jitter for r in done.values())
-        return factors
-
-    def prior_cholesky(self):
-        """As the SVGP's (one factor) with one block; the list of the blocks' factors otherwise."""
-        factors = self.prior_factors()
-        return factors[0] if len(factors) == 1 else factors
-
-    def _blocks(self) -> bool:
-        return len(self.block_sizes) > 1
-
-    def qf(self, X: torch.Tensor, Luu=None) -> tuple[torch.Tensor, torch.Tensor]:
-        if not self._blocks():
-            return super().qf(X, Luu)  # one block: exactly the SVGP's q(u) → q(f)
-        factors = self.prior_factors() if Luu is None else Luu
-        return project_blocks(Kuf(self.inducing, self.kernel, X), factors, Kff_diag(self.inducing, self.kernel, X),
-                              self.q, self.whiten)
-
-    def kl(self, Luu=None) -> torch.Tensor:
-        if not self._blocks() or self.whiten:
-            return super().kl(Luu)
-        return kl_block_prior(self.q, self.prior_factors() if Luu is None else Luu)
+                 task: str = "regression", num_classes: int | None = None):
+        super().__init__(kernel, inducing, likelihood, num_data, num_latent=num_latent, whiten=whiten,
+                         q_covariance=q_covariance, jitter=jitter, task=task, num_classes=num_classes)
 
     # -- what to look at -------------------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -222,12 +72,7 @@ class ConvolutionalGP(SVGP):
         m = self.q.q_mu
         if not self.whiten:
             return m.clone()
-        out, a = [], 0
-        for Lb in self.prior_factors():
-            b = a + Lb.shape[0]
-            out.append(Lb @ m[a:b])
-            a = b
-        return torch.cat(out)
+        return self.prior_cholesky().matmul(m)
 
     def _conv_parts(self):
         """(inducing patches, convolutional kernel, row offset of their block in u) of this model."""
@@ -417,7 +262,7 @@ def _model(config, kernel, inducing, X, info: DataInfo) -> ConvolutionalGP:
                                   epsilon=config.epsilon)
     model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(info.num_classes),
                             whiten=config.whiten, q_covariance=config.q_covariance, task=info.task,
-                            num_classes=info.num_classes, image_shape=info.image_shape)
+                            num_classes=info.num_classes)
     model.data_info = info
     return model
 

@@ -4,8 +4,8 @@
 f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space of g (eq. 13). The model is
 the SVGP core with an `InvariantKernel` and `InterDomainPoints`; it differs only in its covariances
 (`engine.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
-unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits) drawn from the *same* S
-samples per input. The augmentation's ranges are hyper-parameters learned by back-propagating the
+unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits; `conditionals.orbit_moments`)
+drawn from the *same* S samples per input, after the SVGP's own solves against K_uu. The augmentation's ranges are hyper-parameters learned by back-propagating the
 bound through the sampler (reparameterisation).
 
 Likelihoods: Gaussian for regression and, on one-hot targets, for multi-class classification (as the
@@ -23,21 +23,21 @@ import param
 import torch
 
 from .. import diagnostics as dg
-from ..covariances import Kff_diag, Kuf, Kuu
-from ..covariances.invariant import OrbitSample, moments_from_solves, sampled_moments
+from ..covariances import Kff_diag, Kuf
+from ..covariances.invariant import OrbitSample
 from ..inducing import InterDomainPoints, initial_locations
-from ..kernels import build_kernel
+from ..kernels import build_kernel, median_distance
 from ..kernels.invariant import InvariantKernel
 from ..likelihoods import Gaussian, Likelihood, resolve_likelihood
 from ..likelihoods.polya_gamma import PolyaGammaLogistic
-from ..linalg import whitened_solve
 from ..parameters import learnables
 from ..transforms import AUGMENTATIONS, build_augmentation
 from ..transforms.base import SymmetricRange, UniformRange
 from .base import DataInfo, Terms, Tunable, tunable
+from .conditionals import orbit_moments
 from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams
 from .registry import ModelSpec
-from .svgp import SVGP, median_distance
+from .svgp import SVGP
 
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
 
@@ -54,25 +54,21 @@ class InvariantSVGP(SVGP):
         return self.kernel.augmentation
 
     # -- the estimators ------------------------------------------------------------------------------------------
-    def moments(self, X: torch.Tensor, Luu: torch.Tensor | None = None, S: int | None = None, generator=None):
+    def moments(self, X: torch.Tensor, Luu=None, S: int | None = None, generator=None):
         """Unbiased μ̂, μ²̂, σ²̂ of q(f) at X [N, ...] from S samples per input (all three from the same ones). [N, L] each.
 
-        Whitened and without a given factor, chol(K_uu) and L⁻¹K_uf go through the fused `linalg.whitened_solve`
-        (a cheaper backward pass), as in the SVGP core."""
+        The solves against K_uu are the SVGP's (`projections`, fused when whitened and no factor is given); only the
+        pair estimator over the samples is added (`conditionals.orbit_moments`)."""
         orbit = OrbitSample(self.kernel.sample_orbit(X, S, generator), self.kernel.orbit_size)
         Kuf_s = Kuf(self.inducing, self.kernel, orbit)  # [M, N, S]
         kff = Kff_diag(self.inducing, self.kernel, orbit)  # [N]
-        q_sqrt = self.q.q_sqrt_diag if self.q.mean_field else self.q.sqrt()
-        if Luu is None and self.whiten:
-            M, N, S = Kuf_s.shape
-            W, self.last_jitter = whitened_solve(Kuu(self.inducing, self.kernel), Kuf_s.reshape(M, N * S), self.jitter)
-            W = W.reshape(M, N, S)
-            return moments_from_solves(W, W, kff, self.q.q_mu, q_sqrt, orbit.orbit_size)
-        Luu = self.prior_cholesky() if Luu is None else Luu
-        return sampled_moments(Kuf_s, Luu, kff, self.q.q_mu, q_sqrt, self.whiten, orbit.orbit_size)
+        M, N, S = Kuf_s.shape
+        W, A = self.projections(Kuf_s.reshape(M, N * S), Luu)  # [M, N·S] each
+        return orbit_moments(W.reshape(M, N, S), A.reshape(M, N, S), kff, self.q, orbit.orbit_size)
 
-    def expected_log_lik(self, X, Y, Luu):
-        mu, mu2, var = self.moments(X, Luu)  # Luu is None for whitened models (the fused solve is used)
+    def expected_log_lik(self, X, Y, Luu, *, generator=None, num_samples=None):
+        S = None if num_samples is None else self.augmentation.num_samples(num_samples)  # at most the orbit
+        mu, mu2, var = self.moments(X, Luu, S, generator)  # Luu is None for whitened models (fused solve)
         if isinstance(self.likelihood, PolyaGammaLogistic):
             return self.likelihood.expected_log_prob_moments(Y, mu, mu2, var, X)
         # Gaussian: E[(y − f)²] = y² − 2yμ + μ² + σ². Passing σ² + (μ²̂ − μ̂²) as the variance puts the

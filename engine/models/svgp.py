@@ -4,9 +4,11 @@ ELBO = (N/B) Σ_{b ∈ batch} E_{q(f_b)}[log p(y_b | f_b)] − KL(q(u) ‖ p(u))
 
 The pieces are kept apart (STYLE.md): q(u) in `variational`, q(u)→q(f) in `conditionals`, the
 covariances K_uu / K_uf / k_ff in `engine.covariances` (dispatched on the inducing variable and kernel),
-the likelihood's expectation in `engine.likelihoods`. A family that sums a function over an orbit
-(invariant, convolutional) swaps the inducing variable and kernel pair, and may override
-`expected_log_lik` to use its own estimators; the objective stays this one.
+the likelihood's expectation in `engine.likelihoods`. K_uu is factored by its diagonal blocks (`Kuu_blocks`;
+one block for plain inducing points), and q(u) is full, diagonal or independent by block (`q_covariance`).
+A family that sums a function over an orbit (invariant, convolutional) swaps the inducing variable and
+kernel pair, and may override `expected_log_lik` to use its own estimators on the same whitening step
+(`projections`); the objective stays this one, and `full_elbo` evaluates it over a whole data set.
 """
 from __future__ import annotations
 
@@ -17,67 +19,81 @@ import numpy as np
 import torch
 
 from .. import diagnostics as dg
-from ..covariances import Kff_diag, Kuf, Kuu
+from ..covariances import Kff_diag, Kuf, Kuu, Kuu_blocks
+from ..diagnostics import field_over_plane, hyperparameter_values
 from ..errors import ConfigError
-from ..inducing import InducingPoints, InducingVariables, initial_locations
-from ..kernels import Kernel, build_kernel
+from ..inducing import InducingPoints, InducingVariables, block_sizes, initial_locations
+from ..kernels import Kernel, build_kernel, median_distance
 from ..likelihoods import Likelihood, build_likelihood
-from ..linalg import robust_cholesky, whitened_solve
-from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
-from .conditionals import project, project_whitened
+from ..linalg import BlockFactors, block_cholesky, whitened_solve
+from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
+from .conditionals import marginals, whitened_projections
 from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams
 from .registry import ModelSpec
-from .variational import VariationalDistribution
+from .variational import build_variational
 
 
 class SVGP(ModelFamily):
+    """q(u) over inducing blocks (one block: all of u), K_uu factored block by block (`Kuu_blocks`)."""
+
     def __init__(self, kernel: Kernel, inducing: InducingVariables, likelihood: Likelihood, num_data: int, *,
-                 num_latent: int = 1, whiten: bool = True, mean_field: bool = False, jitter: float | None = None,
-                 task: str = "regression", num_classes: int | None = None):
+                 num_latent: int = 1, whiten: bool = True, mean_field: bool = False, q_covariance: str | None = None,
+                 jitter: float | None = None, task: str = "regression", num_classes: int | None = None):
+        """`q_covariance`: "full", "mean-field" (independent blocks; full with one block) or "diagonal"; when None,
+        "diagonal" if `mean_field` else "full"."""
         super().__init__()
         if num_data < 1:
             raise ConfigError(f"num_data must be at least 1, got {num_data}")
         self.kernel, self.inducing, self.likelihood = kernel, inducing, likelihood
         self.num_data, self.whiten, self.task, self.num_classes = num_data, whiten, task, num_classes
         self.jitter = jitter
-        init_sqrt = None
+        self.block_sizes = block_sizes(inducing)
+        self.q_covariance = q_covariance or ("diagonal" if mean_field else "full")
+        init = None
         if not whiten:  # start at the prior: S = K_uu
             with torch.no_grad():
-                init_sqrt = self.prior_cholesky().detach()
-        self.q = VariationalDistribution(inducing.num_inducing, num_latent, mean_field=mean_field, init_sqrt=init_sqrt)
+                init = self.prior_cholesky()
+        self.q = build_variational(self.q_covariance, self.block_sizes, num_latent, init)
         self.last_jitter = float("nan")
 
     # -- q(u) → q(f) ------------------------------------------------------------------------------------
-    def prior_cholesky(self) -> torch.Tensor:
-        """Cholesky factor of K_uu (+ jitter, escalated on failure and remembered for the status bar)."""
-        result = robust_cholesky(Kuu(self.inducing, self.kernel), self.jitter)
-        self.last_jitter = result.jitter
-        return result.L
+    def prior_cholesky(self) -> BlockFactors:
+        """Cholesky factors of the diagonal blocks of K_uu (one block: of K_uu), with jitter escalated on failure and
+        remembered for the status bar; a block shared by several outputs is factored once."""
+        factors = block_cholesky(Kuu_blocks(self.inducing, self.kernel), self.jitter)
+        self.last_jitter = factors.jitter
+        return factors
 
-    def qf(self, X: torch.Tensor, Luu: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginals of q(f) at X: mean, var [N, L].
+    prior_factors = prior_cholesky  # the name the block models' callers use
 
-        Whitened and without a given factor, K_uu's Cholesky and the solve L⁻¹K_uf go through one fused
-        autograd function (`linalg.whitened_solve`), which has a much cheaper backward pass.
-        """
-        q_sqrt = self.q.q_sqrt_diag if self.q.mean_field else self.q.sqrt()
-        Kmn, kff = Kuf(self.inducing, self.kernel, X), Kff_diag(self.inducing, self.kernel, X)
-        if Luu is None and self.whiten:
-            W, self.last_jitter = whitened_solve(Kuu(self.inducing, self.kernel), Kmn, self.jitter)
-            return project_whitened(W, kff, self.q.q_mu, q_sqrt)
-        Luu = self.prior_cholesky() if Luu is None else Luu
-        return project(Kmn, Luu, kff, self.q.q_mu, q_sqrt, self.whiten)
+    def projections(self, Kuf: torch.Tensor, prior: torch.Tensor | BlockFactors | None = None):
+        """(W = L_uu⁻¹ K_uf, A = W whitened or K_uu⁻¹ K_uf) for Kuf [M, K], both [M, K].
 
-    def kl(self, Luu: torch.Tensor | None = None) -> torch.Tensor:
+        Whitened, with one block and no factor given, chol(K_uu) and the solve go through one fused autograd function
+        (`linalg.whitened_solve`), which has a much cheaper backward pass; otherwise block by block against `prior`
+        (computed here when None)."""
+        if prior is None and self.whiten and len(self.block_sizes) == 1:
+            W, self.last_jitter = whitened_solve(Kuu(self.inducing, self.kernel), Kuf, self.jitter)
+            return W, W
+        return whitened_projections(Kuf, self.prior_cholesky() if prior is None else prior, self.whiten)
+
+    def qf(self, X: torch.Tensor, Luu: torch.Tensor | BlockFactors | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Marginals of q(f) at X: mean, var [N, L]."""
+        W, A = self.projections(Kuf(self.inducing, self.kernel, X), Luu)  # [M, N] each
+        return marginals(W, A, Kff_diag(self.inducing, self.kernel, X), self.q)
+
+    def kl(self, Luu: torch.Tensor | BlockFactors | None = None) -> torch.Tensor:
         if self.whiten:
             return self.q.kl()
         return self.q.kl(self.prior_cholesky() if Luu is None else Luu)
 
     # -- objective ----------------------------------------------------------------------------------------
-    def expected_log_lik(self, X: torch.Tensor, Y: torch.Tensor, Luu: torch.Tensor | None) -> torch.Tensor:
+    def expected_log_lik(self, X: torch.Tensor, Y: torch.Tensor, Luu: torch.Tensor | BlockFactors | None, *,
+                         generator: torch.Generator | None = None, num_samples: int | None = None) -> torch.Tensor:
         """E_q[log p(y_n | f_n)] per point [B]; families with orbit estimators override this.
 
-        `Luu` is None for whitened models (see `elbo_terms`); call `prior_cholesky()` if you need it."""
+        `Luu` is None for whitened models (see `elbo_terms`); call `prior_cholesky()` if you need it. A family that
+        samples (orbits) draws `num_samples` per input from `generator`; the plain SVGP samples nothing."""
         mean, var = self.qf(X, Luu)
         return self.likelihood.expected_log_prob(Y, mean, var)
 
@@ -92,6 +108,27 @@ class SVGP(ModelFamily):
         X, y = batch
         parts = self.elbo_terms(X, y)
         return Terms(-parts["elbo"], parts)
+
+    @torch.no_grad()
+    def full_elbo(self, X: torch.Tensor, y: torch.Tensor, *, batch_size: int = 1000, seed: int = 0,
+                  num_samples: int | None = None) -> dict[str, float]:
+        """Σ_n E_q[log p(y_n | f_n)] − KL(q(u) ‖ p(u)) over a whole data set X [N, ...], y [N]: an unbiased estimate
+        (exact when nothing is sampled). K_uu is factored once; the points go through in batches of `batch_size`.
+        Orbit samples (`num_samples` per input; None: the training number) come from a generator seeded with `seed`,
+        and Monte-Carlo likelihoods from the global stream seeded alike (and restored), so two calls agree exactly."""
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+        prior = self.prior_cholesky()
+        generator = torch.Generator().manual_seed(int(seed))
+        ell = X.new_zeros(())
+        with seeded(seed, X.device):
+            for start in range(0, X.shape[0], batch_size):
+                Y = self.likelihood.encode(y[start:start + batch_size])
+                ell = ell + self.expected_log_lik(X[start:start + batch_size], Y, prior, generator=generator,
+                                                  num_samples=num_samples).sum()
+        kl = self.kl(prior)
+        ell, kl = float(ell), float(kl)
+        return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
 
     # -- prediction -----------------------------------------------------------------------------------------
     def predict(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
@@ -177,51 +214,11 @@ def kernel_tunables(model, owners: dict[str, str]) -> list[Tunable]:
     return out
 
 
-def hyperparameter_values(model) -> dict[str, float]:
-    """Scalar summaries of every constrained parameter (vectors are summarised by their mean)."""
-    from ..parameters import learnables
-
-    out = {}
-    for name, p in learnables(model).items():
-        v = p().detach()
-        out[name if v.numel() == 1 else f"{name} (mean of {v.numel()})"] = float(v.mean())
-    return out
-
-
-@torch.no_grad()
-def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 60) -> dg.Field2D:
-    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane."""
-    X2 = X.reshape(X.shape[0], -1)
-    lo, hi = X2.min(0).values, X2.max(0).values
-    pad = 0.1 * (hi - lo).clamp_min(1e-6)
-    gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=X.dtype, device=X.device)
-    gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=X.dtype, device=X.device)
-    G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)  # [R², 2]
-    pred = model.predict(G)
-    contour = None
-    if pred.probs is not None:
-        values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)
-        contour = 0.5 if pred.probs.shape[1] == 2 else None
-        title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
-    else:
-        values, title = pred.y_mean[:, 0], "Posterior mean"
-    return dg.Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
-                      values=values.reshape(resolution, resolution).cpu().numpy(), points=X2.cpu().numpy(),
-                      point_labels=y.cpu().numpy(), contour=contour)
-
-
 # -- configuration and construction ----------------------------------------------------------------------------
 class SVGPConfig(VariationalParams, RobustMaxLikelihoodParams, InducingParams, KernelParams):
     """A sparse variational GP with a plain kernel on the (flattened) inputs."""
 
     # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
-
-
-def median_distance(X: torch.Tensor, max_points: int = 500) -> float:
-    X = X.reshape(X.shape[0], -1)[:max_points]
-    d = torch.cdist(X, X)
-    d = d[torch.triu(torch.ones_like(d, dtype=torch.bool), diagonal=1)]
-    return max(float(d.median()), 1e-3) if d.numel() else 1.0
 
 
 def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,

@@ -4,6 +4,10 @@ Metrics are buffered in memory and written by `flush()` in one transaction; with
 mid-run loses at most what was logged since the last flush, and never corrupts what was committed.
 One connection is shared by the threads of a process under a lock (the dashboard trains in a
 background thread and reads from the server thread).
+
+A run's `elbo` is the last minibatch estimate logged while it trained; `full_elbo` is the ELBO over the whole
+training set computed when it finished (`Trainer.full_elbo`), the figure to compare runs by (on the same data,
+likelihood and estimator).
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL, updated REAL NOT NULL,
     model TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL,
     status TEXT NOT NULL, step INTEGER NOT NULL DEFAULT 0,
-    elbo REAL, test_error REAL, test_rmse REAL, test_nlpd REAL, message TEXT
+    elbo REAL, test_error REAL, test_rmse REAL, test_nlpd REAL, message TEXT, full_elbo REAL
 );
 CREATE TABLE IF NOT EXISTS metrics (
     run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, name TEXT NOT NULL, value REAL
@@ -53,10 +57,11 @@ class RunRecord:
     test_rmse: float | None
     test_nlpd: float | None
     message: str | None
+    full_elbo: float | None = None  # over the whole training set, at the end
 
     def summary(self) -> dict:
         return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error", "test_rmse",
-                                              "test_nlpd")}
+                                              "test_nlpd", "full_elbo")}
 
 
 class RunStore:
@@ -70,9 +75,21 @@ class RunStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            self._add_missing_columns()
         except sqlite3.DatabaseError as err:
             raise RunStoreError(f"the run store {self.path} cannot be opened ({err}). It was left untouched; move it "
                                 "aside (or point INVLAB_DATA elsewhere) to start a new store.") from None
+
+    def _add_missing_columns(self) -> None:
+        """A store written before a column existed gets it (empty for its old runs)."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "full_elbo" not in have:
+            try:
+                with self._db:
+                    self._db.execute("ALTER TABLE runs ADD COLUMN full_elbo REAL")
+            except sqlite3.OperationalError as err:  # another process added it first
+                if "duplicate column" not in str(err):
+                    raise
 
     # -- writing ------------------------------------------------------------------------------------------------
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
@@ -97,7 +114,7 @@ class RunStore:
                 self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)", rows)
 
     def update_run(self, run_id: int, **fields) -> None:
-        allowed = {"status", "step", "elbo", "test_error", "test_rmse", "test_nlpd", "message", "config"}
+        allowed = {"status", "step", "elbo", "test_error", "test_rmse", "test_nlpd", "message", "config", "full_elbo"}
         bad = set(fields) - allowed
         if bad:
             raise RunStoreError(f"cannot update run fields {sorted(bad)}")

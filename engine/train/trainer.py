@@ -6,6 +6,10 @@ Parameter writes from another thread go through `set_value` / `freeze` under `lo
 also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last
 good state and raises `NonFiniteLossError`; the run can continue from there.
 
+When a run finishes, `full_elbo()` estimates the ELBO over the whole training set (variational families only; a
+fixed evaluation seed, so runs on the same data compare on common random numbers); it is kept in `final_elbo` and
+stored with the run's final figures.
+
 Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
 between) and a `Health` verdict (`engine.train.health`). An L-BFGS run stops once its solve has converged
 (`converged` is set and the run finishes) instead of running out its configured steps.
@@ -15,11 +19,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-import threading
 
 import numpy as np
 import torch
@@ -33,7 +37,6 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .health import Health, assess
 from .store import RunStore
-
 
 EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
 
@@ -103,6 +106,7 @@ class Trainer:
         self.last_parts: dict[str, float] = {}
         self.last_metrics: dict[str, float] = {}
         self.last_warning: str | None = None
+        self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
         self._order = torch.empty(0, dtype=torch.long)
         self._cursor = 0
         self._rate = (time.perf_counter(), 0)
@@ -273,6 +277,7 @@ class Trainer:
         steps = max(tc.steps - self.step_count, 0) if steps is None else int(steps)
         every = every or tc.log_every
         end = self.step_count + steps
+        self.final_elbo = None  # the model is about to change; `finish` computes it again
         self._set_status("running")
         self._rate = (time.perf_counter(), self.step_count)
         try:
@@ -311,6 +316,7 @@ class Trainer:
 
     def finish(self) -> dict[str, float]:
         metrics = self.evaluate()
+        self.final_elbo = self.full_elbo()
         self._set_status("finished", message=f"the L-BFGS solve converged at step {self.step_count}"
                           if self.converged else None)
         if self.store is not None:
@@ -328,6 +334,15 @@ class Trainer:
         self.last_metrics = metrics
         self._record(metrics)
         return metrics
+
+    def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
+        """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
+        with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
+        full_elbo = getattr(self.model, "full_elbo", None)
+        if full_elbo is None:
+            return None
+        with self.lock:
+            return full_elbo(self.X, self.y, batch_size=batch_size, seed=seed)
 
     def _record(self, values: dict[str, float]) -> None:
         """Append to the in-memory history and buffer for the run store."""
@@ -437,7 +452,8 @@ class Trainer:
         self.status = status
         if self.store is not None:
             summary = {"test_error": self.last_metrics.get("test_error"), "test_rmse": self.last_metrics.get("test_rmse"),
-                       "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo")}
+                       "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo"),
+                       "full_elbo": None if self.final_elbo is None else self.final_elbo["elbo"]}
             self.store.update_run(self.run_id, status=status, step=self.step_count, message=message,
                                   **{k: v for k, v in summary.items() if v is not None})
             self.store.flush()

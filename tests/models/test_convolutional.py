@@ -234,3 +234,49 @@ def test_command_line_entry_point(tmp_path):
 def test_tabular_data_is_refused():
     with pytest.raises(Exception, match="needs image data"):
         Trainer(RunConfig(model="conv-weighted", data={"dataset": "wine"}, train={"steps": 0}))
+
+
+# -- the block forms against dense computations -----------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["sum", "multi"])
+@pytest.mark.parametrize("q_covariance", ["full", "mean-field", "diagonal"])
+@pytest.mark.parametrize("whiten", [True, False])
+def test_block_projections_and_kl_equal_the_dense_computations(kind, q_covariance, whiten):
+    """q(f) and the KL computed block by block equal those with the dense block-diagonal factors (block_diag)."""
+    from engine.covariances import Kff_diag
+    from engine.models.conditionals import project
+
+    kernel, inducing, X, y = binary_problem(kind, seed=5)
+    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=1e-9,
+                            q_covariance=q_covariance).double()
+    Mt, g = inducing.num_inducing, gen(6)
+    with torch.no_grad():
+        model.q.set(torch.randn(Mt, 1, generator=g, dtype=DT),
+                    torch.tril(torch.randn(1, Mt, Mt, generator=g, dtype=DT)) * 0.2 + torch.eye(Mt, dtype=DT))
+        factors = model.prior_cholesky()
+        assert len(factors) == len(inducing.block_sizes) and factors.sizes == inducing.block_sizes
+        Lp = torch.block_diag(*factors)  # dense chol(K_uu) [ΣM, ΣM]
+        assert torch.allclose(Lp @ Lp.T, Kuu(inducing, kernel) + 1e-9 * torch.eye(Mt, dtype=DT), atol=1e-10)
+        B = torch.randn(Mt, 3, generator=g, dtype=DT)
+        assert torch.allclose(factors.solve(B), torch.linalg.solve_triangular(Lp, B, upper=False), atol=1e-10)
+        assert torch.allclose(factors.solve_t(B), torch.linalg.solve_triangular(Lp.T, B, upper=True), atol=1e-10)
+        assert torch.allclose(factors.matmul(B), Lp @ B, atol=1e-12)
+        S = model.q.sqrt()  # dense [1, ΣM, ΣM] (block diagonal for mean-field, diagonal for diagonal)
+        mean, var = project(Kuf(inducing, kernel, X), Lp, Kff_diag(inducing, kernel, X), model.q.q_mu, S, whiten)
+        for a, b in zip(model.qf(X), (mean, var)):
+            assert torch.allclose(a, b, atol=1e-10)
+        p = MultivariateNormal(torch.zeros(Mt, dtype=DT), scale_tril=torch.eye(Mt, dtype=DT) if whiten else Lp)
+        q = MultivariateNormal(model.q.q_mu[:, 0], scale_tril=S[0])
+        assert torch.allclose(model.kl(), kl_divergence(q, p), atol=1e-9)
+
+
+def test_full_elbo_of_a_block_model_is_deterministic_and_sums_its_batches():
+    kernel, inducing, X, y = binary_problem("sum", seed=7)
+    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=False, jitter=0.0,
+                            q_covariance="mean-field").double()
+    set_optimal_q(model, X, y, 0.3)
+    out = model.full_elbo(X, y, batch_size=3)
+    assert out == model.full_elbo(X, y, batch_size=3, seed=1)  # nothing is sampled: the seed does not matter
+    with torch.no_grad():
+        whole = model.elbo_terms(X, y)  # num_data = N: one batch of everything is the whole-data ELBO
+    for key in ("elbo", "expected_log_lik", "kl"):
+        assert abs(out[key] - float(whole[key])) < 1e-9 * max(1.0, abs(out[key])), key

@@ -177,3 +177,54 @@ def test_cli_trains_on_symmetric_2d(capsys):
     assert code == 0, out.err
     summary = out.out.strip().splitlines()[-1]
     assert summary.startswith("run 1 | invariant on symmetric-2d | step 40 | ELBO") and "test RMSE" in summary
+
+
+# -- the whole-data ELBO ----------------------------------------------------------------------------------------------
+def test_full_elbo_at_the_whole_finite_orbit_is_exact():
+    """S = P = 4: the whole-data ELBO is the one of the brute-force double-sum model, whatever the seed."""
+    X, Y, Z, q_mu, q_sqrt = image_problem()
+    model = invariant_model(Rot90Orbit(), Z, 3, S=2)  # trains with 2 of the 4 rotations; evaluated with all 4
+    whole = invariant_model(Rot90Orbit(), Z, 3, S=4)  # the same model whose kernel sums the whole orbit
+    for m in (model, whole):
+        m.q.set(q_mu, q_sqrt)
+    with torch.no_grad():
+        Luu = whole.prior_cholesky()
+        mean, var = project(_kuf_interdomain(whole.inducing, whole.kernel, X), Luu,
+                            _kff_diag_interdomain(whole.inducing, whole.kernel, X), q_mu, q_sqrt)
+        ell = whole.likelihood.expected_log_prob(Y, mean, var).sum()
+        exact = float(ell - whole.kl(Luu))
+    for seed in (0, 1):
+        out = model.full_elbo(X, Y, batch_size=6, seed=seed, num_samples=4)
+        assert abs(out["elbo"] - exact) < 1e-9 * abs(exact)
+        assert abs(out["expected_log_lik"] - float(ell)) < 1e-9 * abs(float(ell))
+
+
+@pytest.mark.parametrize("augmentation", [Rot90Orbit(), rotation_only(30.0)])
+def test_full_elbo_is_deterministic_for_a_seed_and_unbiased_over_seeds(augmentation):
+    X, Y, Z, q_mu, q_sqrt = image_problem(N=8)
+    model = invariant_model(augmentation, Z, 3, S=2)
+    model.q.set(q_mu, q_sqrt)
+    state = torch.random.get_rng_state()
+    first = model.full_elbo(X, Y, batch_size=3, seed=7)
+    assert model.full_elbo(X, Y, batch_size=3, seed=7) == first  # the same orbit samples, the same number
+    assert model.full_elbo(X, Y, batch_size=3, seed=8)["elbo"] != first["elbo"]
+    assert torch.equal(torch.random.get_rng_state(), state)
+    draws = torch.tensor([model.full_elbo(X, Y, seed=s)["elbo"] for s in range(300)], dtype=DT)
+    if augmentation.orbit_size is not None:  # the exact value: all P = 4 rotations
+        reference, ref_se = model.full_elbo(X, Y, num_samples=4)["elbo"], 0.0
+    else:  # brute force: many samples per input (the estimator's variance falls like 1/S)
+        many = torch.tensor([model.full_elbo(X, Y, seed=1000 + s, num_samples=256)["elbo"] for s in range(4)], dtype=DT)
+        reference, ref_se = float(many.mean()), float(many.std()) / 2
+    se = float(draws.std()) / math.sqrt(len(draws))
+    assert abs(float(draws.mean()) - reference) < 4 * math.sqrt(se ** 2 + ref_se ** 2)
+
+
+def test_importing_the_invariant_kernel_does_not_import_the_covariances():
+    """Kernels never import covariances (the pair estimator lives with the kernel)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, engine.kernels.invariant; "
+            "print(sorted(m for m in sys.modules if m.startswith(('engine.covariances', 'engine.models'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -214,3 +214,36 @@ def test_fused_whitened_solve_gradients_match_autograd():
     assert torch.allclose(W, W2, atol=1e-12) and torch.allclose(dB, rB, atol=1e-10)
     assert torch.allclose(dK, 0.5 * (rK + rK.T), atol=1e-10)  # the symmetric gradient (K is symmetric)
     assert torch.autograd.gradcheck(lambda k, b: whitened_solve(0.5 * (k + k.T), b, 0.0)[0], (K.detach().clone().requires_grad_(True), B))
+
+
+# -- the whole-data ELBO ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("whiten", [True, False])
+def test_full_elbo_is_the_sum_of_its_batches_and_the_kl_once(whiten):
+    model, X, y, g = problem(whiten=whiten)
+    L = torch.tril(torch.randn(1, N, N, generator=g, dtype=torch.float64) * 0.1) + 0.8 * torch.eye(N)
+    model.q.set(torch.randn(N, 1, generator=g, dtype=torch.float64), L)
+    out = model.full_elbo(X, y, batch_size=7)
+    with torch.no_grad():  # by hand: every point's expected log-likelihood once (batches of 7, 7, 7, 4), the KL once
+        ell = sum(float(model.likelihood.expected_log_prob(y[a:a + 7, None], *model.qf(X[a:a + 7])).sum())
+                  for a in range(0, N, 7))
+        kl = float(model.kl())
+        whole = model.elbo_terms(X, y)  # one batch of everything: the same number
+    assert set(out) == {"elbo", "expected_log_lik", "kl"} and all(isinstance(v, float) for v in out.values())
+    assert abs(out["expected_log_lik"] - ell) < 1e-9 * abs(ell) and abs(out["kl"] - kl) < 1e-9 * abs(kl)
+    assert abs(out["elbo"] - (ell - kl)) < 1e-9 * abs(ell - kl)
+    assert abs(out["elbo"] - float(whole["elbo"])) < 1e-9 * abs(out["elbo"])
+    assert model.full_elbo(X, y, batch_size=1000) == pytest.approx(out, rel=1e-12)
+
+
+def test_full_elbo_with_a_monte_carlo_likelihood_is_deterministic_for_a_seed():
+    g = torch.Generator().manual_seed(5)
+    X = torch.randn(40, 2, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 3, (40,), generator=g)
+    model = build_svgp(SVGPConfig(num_inducing=8, likelihood="softmax"), X, y, DataInfo("classification", 3),
+                       generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.q.q_mu.copy_(torch.randn(8, 3, generator=g, dtype=torch.float64))
+    before = torch.random.get_rng_state()
+    a, b = model.full_elbo(X, y, seed=3), model.full_elbo(X, y, seed=3)
+    assert a == b and model.full_elbo(X, y, seed=4) != a  # softmax expectations are sampled: the seed decides
+    assert torch.equal(torch.random.get_rng_state(), before)  # training's random stream is left where it was

@@ -75,3 +75,19 @@ def test_store_survives_a_killed_writer_process(tmp_path):
         steps, values = store.metrics(1)["elbo"]
         assert len(steps) >= flushed and steps == list(range(1, len(steps) + 1))  # whole flushes, no gaps
         assert len(steps) % 50 == 0
+
+
+def test_a_store_from_before_the_full_elbo_column_gets_it(tmp_path):
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript("""CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL,
+        updated REAL NOT NULL, model TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL,
+        step INTEGER NOT NULL DEFAULT 0, elbo REAL, test_error REAL, test_rmse REAL, test_nlpd REAL, message TEXT);
+        INSERT INTO runs (created, updated, model, dataset, config, status)
+        VALUES (0, 0, 'svgp', 'digits', '{}', 'finished');""")
+    old.commit()
+    old.close()
+    with RunStore(path) as store:
+        assert store.get_run(1).full_elbo is None  # old runs keep their figures, the new one empty
+        store.update_run(1, full_elbo=-12.5)
+        assert store.list_runs()[0].summary()["full_elbo"] == -12.5

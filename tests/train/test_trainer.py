@@ -227,3 +227,25 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one():
     trainer.step()
     assert trainer.tc.learning_rate == 0.05
     assert "a live change was refused" in (trainer.last_warning or "") and "no.such.value" in trainer.last_warning
+
+
+def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(small_config(steps=10), store=store)
+    assert trainer.final_elbo is None
+    list(trainer.run())
+    final = trainer.final_elbo
+    assert set(final) == {"elbo", "expected_log_lik", "kl"} and np.isfinite(final["elbo"])
+    assert trainer.full_elbo() == final  # a fixed evaluation seed: the same number again
+    assert final == trainer.model.full_elbo(trainer.X, trainer.y)  # over all 300 training points, not a batch
+    record = store.get_run(trainer.run_id)
+    assert record.full_elbo == final["elbo"] and record.summary()["full_elbo"] == final["elbo"]
+    list(trainer.run(2))  # more steps change the model: the figure is computed again at the end
+    assert trainer.final_elbo is not None and trainer.final_elbo != final
+    store.close()
+
+
+def test_families_that_are_not_variational_have_no_whole_data_elbo():
+    trainer = Trainer(small_config(steps=0))
+    trainer.model.full_elbo = None  # as a family without the method (GWI, RKHS) reads through getattr
+    assert trainer.full_elbo() is None

@@ -29,13 +29,20 @@ from torch import nn
 
 from ... import diagnostics as dg
 from ... import settings
+from ...diagnostics import field_over_plane, hyperparameter_values
 from ...errors import ConfigError, ShapeError
 from ...kernels.gram import GramKernel, InputAffine, linear_gram
 from ...likelihoods import Likelihood
 from ...parameters import learnables
-from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
-from ..svgp import field_over_plane, hyperparameter_values
-from .layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
+from .layers import (
+    GlobalInducingOutput,
+    GramBlocks,
+    InverseWishartLayer,
+    KernelLayer,
+    LinearInputLayer,
+    OmegaInputLayer,
+)
 
 PREDICT_ROWS = 8192  # at most S × (test points) rows per predictive pass
 CHUNK_ELEMENTS = 160_000  # numbers per [S, Pi, chunk] block of train points within one pass (about 1.3 MB)
@@ -184,19 +191,21 @@ class DeepKernelProcess(ModelFamily):
         return float(-torch.cat(draws).mean())
 
     @torch.no_grad()
-    def full_elbo(self, X: torch.Tensor, y: torch.Tensor, num_samples: int | None = None, batch_size: int = 1000,
-                  kl_samples: int = 256) -> dict[str, float]:
+    def full_elbo(self, X: torch.Tensor, y: torch.Tensor, *, batch_size: int = 1000, seed: int = 0,
+                  num_samples: int | None = None, kl_samples: int = 256) -> dict[str, float]:
         """An unbiased ELBO estimate over a whole data set: Σ_n E[log p(y_n | f_n)] in chunks of points (each chunk
         with `num_samples` fresh upstream samples) minus the KL estimated from `kl_samples` inducing-phase samples
-        (log P − log Q of a 100-square inverse Wishart varies by tens of nats between samples)."""
+        (log P − log Q of a 100-square inverse Wishart varies by tens of nats between samples). The samples are drawn
+        from the random stream seeded with `seed` (and restored after), so two calls agree exactly."""
         S = int(num_samples or self.num_samples)
         ell = 0.0
-        for i in range(0, X.shape[0], batch_size):
-            xb, yb = X[i:i + batch_size], y[i:i + batch_size]
-            out = self.propagate(xb, S)
-            ell += float(self._per_sample(self.likelihood.expected_log_prob, self.likelihood.encode(yb), out.mean,
-                                          out.var).mean(0).sum())
-        kl = self.kl_estimate(kl_samples)
+        with seeded(seed, X.device):
+            for i in range(0, X.shape[0], batch_size):
+                xb, yb = X[i:i + batch_size], y[i:i + batch_size]
+                out = self.propagate(xb, S)
+                ell += float(self._per_sample(self.likelihood.expected_log_prob, self.likelihood.encode(yb), out.mean,
+                                              out.var).mean(0).sum())
+            kl = self.kl_estimate(kl_samples)
         return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
 
     def loss(self, batch) -> Terms:

@@ -21,7 +21,7 @@ import torch
 
 from ... import diagnostics as dg
 from ...errors import ConfigError
-from ...kernels.gram import GramKernel, build_gram_kernel, linear_gram
+from ...kernels.gram import GramKernel, build_gram_kernel
 from .wishart import InverseWishart, Wishart, residual_wishart
 
 PROCESSES = ("inverse_wishart", "wishart", "gp")

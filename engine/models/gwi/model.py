@@ -31,12 +31,13 @@ from torch.nn import functional as F
 
 from ... import diagnostics as dg
 from ...covariances import Kuu
+from ...diagnostics import field_over_plane, hyperparameter_values
 from ...errors import ConfigError
-from ...kernels import build_kernel
+from ...kernels import build_kernel, median_distance
 from ...likelihoods import Gaussian, RobustMax, prob_is_largest
 from ..base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
 from ..registry import ModelSpec
-from ..svgp import field_over_plane, hyperparameter_values, kernel_tunables, median_distance
+from ..svgp import kernel_tunables
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
 from .reference import fit_reference, reference_size
 from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature

@@ -13,8 +13,16 @@
 - `config`: the family's config, build function and registry entry (`SPEC`, registry name `rkhs`).
 """
 from .config import FUNCTIONALS, LIVE, SPEC, RKHSConfig, build_rkhs, invariance_functionals
-from .functionals import (DirectionalDerivative, Evaluation, Functionals, LocalAverage, PartialDerivatives, gram, inner,
-                          representer_values)
+from .functionals import (
+                          DirectionalDerivative,
+                          Evaluation,
+                          Functionals,
+                          LocalAverage,
+                          PartialDerivatives,
+                          gram,
+                          inner,
+                          representer_values,
+)
 from .gram import RepresenterGram, dense_partials_gram, fast_gradient
 from .model import RKHSMachine
 from .tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, tangent_vectors, virtual_samples

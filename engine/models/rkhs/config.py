@@ -6,10 +6,9 @@ import param
 import torch
 
 from ...errors import ConfigError
-from ...kernels import build_kernel
+from ...kernels import build_kernel, median_distance
 from ..base import DataInfo
 from ..registry import ModelSpec
-from ..svgp import median_distance
 from .functionals import DirectionalDerivative, Functionals, LocalAverage, PartialDerivatives
 from .losses import INVARIANCE_LOSSES
 from .model import RKHSMachine
