@@ -27,7 +27,8 @@ stays in cache, and memory is bounded whatever N and P are. Nothing of size [N, 
   the difference: a 28×28 `rectangles` outline has 27 distinct 3×3 patches of its 676, so k_ff, which costs P² per
   image, does about 600× less work. Done on the CPU only (counting the distinct patches is a host sync).
 
-Registered pairs (the generic brute-force orbit path in `orbits.py` stays the reference for tests):
+Registered pairs (the brute-force orbit sums — `orbits.orbit_cross`, and `channel_cross` here for shared inducing
+patches — serve kernels the fast path does not handle and stay the reference for tests):
 - `InducingPatches` × `Convolutional` (translation invariant and weighted, grey or colour patches, any
   stationary k_g or the channel-additive k_g of eq. 25);
 - `SharedInducingPatches` × `MultiChannelConvolutional` (block-diagonal K_uu, K_uf stacked by channel);
@@ -45,9 +46,10 @@ from torch.autograd.function import once_differentiable
 
 from ..inducing import InducingBlocks, InducingPatches, InducingVariables, SharedInducingPatches
 from ..kernels import RBF, Kernel, Stationary
-from ..kernels.convolutional import ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum
-from . import Kff_diag, Kuf, Kuu, orbits
-from .dispatch import PairDispatcher
+from ..kernels.combinators import ChannelAdditive, Sum
+from ..kernels.convolutional import Convolutional, MultiChannelConvolutional
+from .dispatch import Kff_diag, Kuf, Kuu, PairDispatcher
+from .orbits import orbit_cross
 
 Kuu_blocks = PairDispatcher("Kuu_blocks")
 
@@ -62,15 +64,17 @@ def chunk_elements(device: torch.device) -> int:
 
 # -- the profile κ of a stationary kernel, as a function of t = c·d² -----------------------------------------------
 class _Profile:
-    """κ evaluated at t = c·d² (d² the unscaled squared distance): c = −γ/2 for the RBF, so κ = exp(t) and
-    dκ/dt = κ; c = γ otherwise (t = r²), with the slope taken by autograd on the chunk."""
+    """A kernel's κ (`K_r2`) and slope (`K_r2_derivatives`), evaluated at t = c·d² (d² the unscaled squared
+    distance): c = rate·γ for the RBF, whose κ(r²) = exp(rate·r²), so κ = exp(t) in one in-place pass and dκ/dt = κ;
+    c = γ otherwise (t = r²), with the slope in closed form where the kernel has it, else by autograd on the chunk."""
 
     def __init__(self, kernel: Stationary):
         self.rbf = isinstance(kernel, RBF)
-        self.K_r2 = kernel.K_r2
+        self.rate = kernel.rate if self.rbf else None
+        self.K_r2, self.derivatives = kernel.K_r2, kernel.K_r2_derivatives
 
     def scale(self, gamma: torch.Tensor) -> torch.Tensor:
-        return -0.5 * gamma if self.rbf else gamma
+        return self.rate * gamma if self.rbf else gamma
 
     def value_(self, t: torch.Tensor) -> torch.Tensor:
         """κ(t), overwriting t where possible. (Rounding may leave t a hair above 0 for the RBF: exp is fine there.)"""
@@ -83,6 +87,9 @@ class _Profile:
         if self.rbf:
             k = torch.exp(t)
             return k, k
+        if self.derivatives is not None:
+            k, slope, _ = self.derivatives(t.clamp_min(0.0))
+            return k, slope
         with torch.enable_grad():
             r2 = t.clamp_min(0.0).requires_grad_()
             k = self.K_r2(r2)
@@ -397,7 +404,7 @@ def _terms(kernel, X, w_of_U, channels: bool = False):
 @Kuf.register(InducingPatches, Convolutional)
 def _kuf_patches(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
-        return orbits._kuf_interdomain(inducing, kernel, X)
+        return orbit_cross(kernel, inducing.Z, X)
     U, w = _terms(kernel, X, lambda U: kernel.orbit_weights(U, U.shape[1]))  # [N, P or Q, E], [N, P or Q]
     return patch_cross(kernel.base, inducing.Z, U, w)  # [M, N]
 
@@ -410,6 +417,18 @@ def _kff_diag_patches(inducing, kernel, X):
     return patch_gram_quad(kernel.base, U, w)  # [N]
 
 
+def channel_cross(kernel: MultiChannelConvolutional, Z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """K_uf of inducing patches shared by the channels, brute force: block c is Σ_p w_pc k_g(z_m, x_n[pc]), the
+    covariance of g_c(z_m) with f(x_n) (eq. 23). Z [M, E], X [N, C, H, W] → [C·M, N], channel blocks stacked."""
+    A = kernel.channel_patches(X)  # [N, C, P, E]
+    w = kernel.patch_weights()  # [C, P]
+    blocks = []
+    for c in range(kernel.num_channels):
+        Kg = kernel.base.K(Z, A[:, c].reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[2])
+        blocks.append((Kg * w[c]).sum(-1))  # [M, N]
+    return torch.cat(blocks, 0)  # [C·M, N]
+
+
 @Kuu.register(SharedInducingPatches, MultiChannelConvolutional)
 def _kuu_shared(inducing, kernel):
     return torch.block_diag(*Kuu_blocks(inducing, kernel))  # [C·M, C·M]
@@ -418,7 +437,7 @@ def _kuu_shared(inducing, kernel):
 @Kuf.register(SharedInducingPatches, MultiChannelConvolutional)
 def _kuf_shared(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
-        return kernel.cross_g(inducing.Z, X)
+        return channel_cross(kernel, inducing.Z, X)
     N, C = X.shape[0], kernel.num_channels
     w = kernel.patch_weights()  # [C, P]
     U, W = _terms(kernel, X, lambda U: w.expand(N, C, w.shape[1]).reshape(N * C, -1), channels=True)  # rows n·C + c
@@ -489,5 +508,5 @@ def _kuu_sum_blocks(inducing, kernel):
     return [K for b, k in _pairs(inducing, kernel) for K in Kuu_blocks(b, k)]
 
 
-__all__ = ["Kuu_blocks", "PatchCross", "PatchGramQuad", "patch_cross", "patch_gram_quad", "distinct_patches",
-           "DistinctPatches", "CHUNK_ELEMENTS", "GRAM_TILE"]
+__all__ = ["Kuu_blocks", "PatchCross", "PatchGramQuad", "patch_cross", "patch_gram_quad", "channel_cross",
+           "distinct_patches", "DistinctPatches", "CHUNK_ELEMENTS", "GRAM_TILE"]

@@ -1,4 +1,10 @@
-"""Stationary leaf kernels: each defines only κ(r²) (GPflow style)."""
+"""Stationary leaf kernels: each defines only its profile κ(r²) (GPflow style), k(x, x') = σ² κ(r²).
+
+Each also gives κ and its first two derivatives in r², `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)`, in
+closed form. They are the one definition of the profile that the rest of the engine uses: the fast patch
+covariances of convolutional kernels (`engine.covariances.patches`, paper 001 app. A.2) take κ and κ' from here,
+and the RKHS derivative functionals (`engine.models.rkhs.functionals`, paper 002 eq. 6–8) κ, κ' and κ''.
+"""
 from __future__ import annotations
 
 import math
@@ -11,8 +17,14 @@ from .base import Stationary
 class RBF(Stationary):
     """Squared exponential: σ² exp(−r²/2)."""
 
+    rate = -0.5  # κ(r²) = exp(rate · r²), so κ' = rate·κ and κ'' = rate²·κ
+
     def K_r2(self, r2):
-        return torch.exp(-0.5 * r2)
+        return torch.exp(self.rate * r2)
+
+    def K_r2_derivatives(self, r2):
+        k = torch.exp(self.rate * r2)
+        return k, self.rate * k, self.rate**2 * k
 
 
 class Matern52(Stationary):
@@ -23,3 +35,10 @@ class Matern52(Stationary):
         r = torch.sqrt(r2.clamp_min(1e-36))
         s5r = math.sqrt(5.0) * r
         return (1.0 + s5r + 5.0 / 3.0 * r2) * torch.exp(-s5r)
+
+    def K_r2_derivatives(self, r2):
+        # κ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: κ' = −(5/6)(1 + a) e^{−a}, κ'' = (25/12) e^{−a},
+        # both smooth at r = 0 (unlike autograd through the clamped square root of `K_r2`).
+        a = torch.sqrt(5.0 * r2.clamp_min(0.0))
+        e = torch.exp(-a)
+        return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e, (25.0 / 12.0) * e

@@ -16,7 +16,7 @@ representers of the functionals in the objective (the Gram matrix of eq. 4). The
 `inner(kernel, A, B) -> [len(A), len(B)]` dispatches on (kind of A, kind of B, kernel type):
 
 - closed forms for stationary kernels written as s²·φ(r²) with r² = Σ_d (x_d − y_d)²/ℓ_d² (RBF — eq. 8 is
-  its isotropic case — and Matérn 5/2), through φ' and φ'':
+  its isotropic case — and Matérn 5/2), through φ' and φ'' as the kernel gives them (`K_r2_derivatives`):
       ⟨k(x,·), z_{p,v}⟩    = −2s² φ'(r²) ṽ·(x̃ − p̃)
       ⟨z_{p,v}, z_{q,w}⟩   = −2s² [2φ''(r²)(ṽ·r̃)(w̃·r̃) + φ'(r²) ṽ·w̃],   r̃ = p̃ − q̃, x̃ = x/ℓ, ṽ = v/ℓ;
 - closed forms for the polynomial kernel (s² x·y + c)^r (eq. 7 is s² = c = 1);
@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError, ShapeError
-from ...kernels import RBF, Kernel, Matern52, Polynomial, Stationary, square_distance
+from ...kernels import RBF, Kernel, Polynomial, Stationary, square_distance
 from ...kernels.base import flatten
 
 
@@ -138,29 +138,10 @@ def canonical(F: Functionals) -> Functionals:
     return F.expanded() if isinstance(F, PartialDerivatives) else F
 
 
-# -- stationary profiles: k = s² φ(r²) -------------------------------------------------------------------------------
-def _rbf_profile(r2):
-    phi = torch.exp(-0.5 * r2)
-    return phi, -0.5 * phi, 0.25 * phi
-
-
-def _matern52_profile(r2):
-    # φ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: φ' = −(5/6)(1 + a) e^{−a}, φ'' = (25/12) e^{−a},
-    # both smooth at r = 0 (unlike autograd through the kernel's clamped square root).
-    a = torch.sqrt(5.0 * r2.clamp_min(0.0))
-    e = torch.exp(-a)
-    return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e, (25.0 / 12.0) * e
-
-
-PROFILES: dict[type, Callable] = {RBF: _rbf_profile, Matern52: _matern52_profile}
-
-
+# -- stationary profiles: k = s² φ(r²), with φ' and φ'' from the kernel -------------------------------------------
 def profile_of(kernel: Kernel) -> Callable | None:
-    """φ, φ', φ'' of a stationary kernel with closed-form derivatives, or None."""
-    for cls in type(kernel).__mro__:
-        if cls in PROFILES:
-            return PROFILES[cls]
-    return None
+    """r² ↦ (φ, φ', φ'') of a stationary kernel with closed-form derivatives (`K_r2_derivatives`), or None."""
+    return kernel.K_r2_derivatives if isinstance(kernel, Stationary) else None
 
 
 def scaled(kernel: Stationary, X: torch.Tensor) -> torch.Tensor:
