@@ -1,9 +1,11 @@
 """Stationary leaf kernels: each defines only its profile κ(r²) (GPflow style), k(x, x') = σ² κ(r²).
 
 Each also gives κ and its first two derivatives in r², `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)`, in
-closed form. They are the one definition of the profile that the rest of the engine uses: the fast patch
-covariances of convolutional kernels (`engine.covariances.patches`, paper 001 app. A.2) take κ and κ' from here,
-and the RKHS derivative functionals (`engine.models.rkhs.functionals`, paper 002 eq. 6–8) κ, κ' and κ''.
+closed form. Neither depends on the kernel's parameters (those scale r² and κ), so both can be called on the class.
+They are the one definition of the profile that the rest of the engine uses: the fast patch covariances of
+convolutional kernels (`engine.covariances.patches`, paper 001 app. A.2) take κ and κ' from here, the RKHS
+derivative functionals (`engine.models.rkhs.functionals`, paper 002 eq. 6–8) κ, κ' and κ'', and the squared
+exponential kernel on Gram matrices (`gram.py`, paper 004 eq. 16–17) the RBF's κ.
 """
 from __future__ import annotations
 
@@ -19,24 +21,28 @@ class RBF(Stationary):
 
     rate = -0.5  # κ(r²) = exp(rate · r²), so κ' = rate·κ and κ'' = rate²·κ
 
-    def K_r2(self, r2):
-        return torch.exp(self.rate * r2)
+    @classmethod
+    def K_r2(cls, r2):
+        return torch.exp(cls.rate * r2)
 
-    def K_r2_derivatives(self, r2):
-        k = torch.exp(self.rate * r2)
-        return k, self.rate * k, self.rate**2 * k
+    @classmethod
+    def K_r2_derivatives(cls, r2):
+        k = torch.exp(cls.rate * r2)
+        return k, cls.rate * k, cls.rate**2 * k
 
 
 class Matern52(Stationary):
     """Matérn 5/2: σ² (1 + √5 r + 5r²/3) exp(−√5 r)."""
 
-    def K_r2(self, r2):
+    @staticmethod
+    def K_r2(r2):
         # sqrt at r2 = 0 has an infinite derivative; the clamp keeps gradients finite on the diagonal
         r = torch.sqrt(r2.clamp_min(1e-36))
         s5r = math.sqrt(5.0) * r
         return (1.0 + s5r + 5.0 / 3.0 * r2) * torch.exp(-s5r)
 
-    def K_r2_derivatives(self, r2):
+    @staticmethod
+    def K_r2_derivatives(r2):
         # κ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: κ' = −(5/6)(1 + a) e^{−a}, κ'' = (25/12) e^{−a},
         # both smooth at r = 0 (unlike autograd through the clamped square root of `K_r2`).
         a = torch.sqrt(5.0 * r2.clamp_min(0.0))

@@ -140,19 +140,16 @@ def canonical(F: Functionals) -> Functionals:
 
 # -- stationary profiles: k = s² φ(r²), with φ' and φ'' from the kernel -------------------------------------------
 def profile_of(kernel: Kernel) -> Callable | None:
-    """r² ↦ (φ, φ', φ'') of a stationary kernel with closed-form derivatives (`K_r2_derivatives`), or None."""
+    """r² ↦ (φ, φ', φ'') of a stationary kernel with closed-form derivatives (`K_r2_derivatives`), or None.
+
+    r² is formed by `square_distance`'s inner-product expansion (memory Ma·Mb, not Ma·Mb·D); it enters only through
+    the smooth profile, so its rounding error near r = 0 is harmless."""
     return kernel.K_r2_derivatives if isinstance(kernel, Stationary) else None
 
 
 def scaled(kernel: Stationary, X: torch.Tensor) -> torch.Tensor:
     """x̃ = x / ℓ (per dimension for ARD)."""
     return X / kernel.lengthscale()
-
-
-def _pair_r2(Xa: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
-    """‖a − b‖² [Ma, Mb] by the inner-product expansion (memory Ma·Mb, not Ma·Mb·D); r² enters only through the
-    smooth profile, so its rounding error near r = 0 is harmless."""
-    return square_distance(Xa, Xb)
 
 
 # -- the dispatcher --------------------------------------------------------------------------------------------------
@@ -235,7 +232,7 @@ def _eval_deriv_stationary(kernel, A, B):
         return _eval_deriv_autograd(kernel, A, B)
     s2 = kernel.variance()
     Xa, Pb, Vb = scaled(kernel, A.X), scaled(kernel, B.X), scaled(kernel, B.V)
-    _, d1, _ = profile(_pair_r2(Xa, Pb))
+    _, d1, _ = profile(square_distance(Xa, Pb))
     vx = Xa @ Vb.T - (Pb * Vb).sum(-1)[None, :]  # ṽ_j·(x̃_i − p̃_j)  [Ma, Mb]
     return -2.0 * s2 * d1 * vx
 
@@ -248,7 +245,7 @@ def _deriv_deriv_stationary(kernel, A, B):
     s2 = kernel.variance()
     Pa, Va = scaled(kernel, A.X), scaled(kernel, A.V)
     Pb, Vb = scaled(kernel, B.X), scaled(kernel, B.V)
-    _, d1, d2 = profile(_pair_r2(Pa, Pb))
+    _, d1, d2 = profile(square_distance(Pa, Pb))
     vr = (Pa * Va).sum(-1)[:, None] - Va @ Pb.T  # ṽ_i·(p̃_i − q̃_j)  [Ma, Mb]
     wr = Pa @ Vb.T - (Pb * Vb).sum(-1)[None, :]  # w̃_j·(p̃_i − q̃_j)
     return -2.0 * s2 * (2.0 * d2 * vr * wr + d1 * (Va @ Vb.T))
@@ -290,7 +287,7 @@ def _local_average_terms(kernel, t: float, Xa, Xb):
     ell2 = kernel.lengthscale() ** 2
     gamma = ell2 + t * t
     D = Xa.shape[1]
-    return (ell2 / gamma) ** (D / 2.0) * torch.exp(-0.5 * _pair_r2(Xa, Xb) / gamma), gamma
+    return (ell2 / gamma) ** (D / 2.0) * torch.exp(-0.5 * square_distance(Xa, Xb) / gamma), gamma
 
 
 def _require_isotropic_rbf(kernel):
