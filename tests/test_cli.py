@@ -97,8 +97,9 @@ def test_serve_without_the_dashboard_installed_says_how_to_install_it(monkeypatc
 
     from engine import cli
 
-    find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "dashboard" else find_spec(name, *a))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "dashboard" else real_find_spec(name, *args))
     assert cli.main(["serve"]) == 2
     err = capsys.readouterr().err
     assert "dashboard is not installed" in err and "[dashboard]" in err

@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "engine"
 UI_PACKAGES = ("dashboard", "panel", "holoviews", "bokeh")

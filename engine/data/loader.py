@@ -21,7 +21,6 @@ from . import mnist, variants
 from .dataset import Dataset
 from .sources import IDX_PREFIX, SOURCES, RawData, Source, canonical, names, resolve
 
-
 # --- the options as parameters ---------------------------------------------------------------------
 
 
