@@ -391,10 +391,16 @@ def _patch_terms(kernel, X: torch.Tensor, channels: bool = False):
     return _LAST.get(X, geometry, make)
 
 
-def _terms(kernel, X, w_of_U, channels: bool = False):
-    """(patches, weights) to sum over: the distinct patches with summed weights where that pays, else all of them."""
+def _terms(kernel, X):
+    """(patches, weights) to sum over: the distinct patches with summed weights where that pays, else all of them.
+    A multi-channel kernel's rows are (image, channel) pairs, n·C + c, each with its channel's patch weights."""
+    channels = isinstance(kernel, MultiChannelConvolutional)
     U, distinct = _patch_terms(kernel, X, channels)
-    w = w_of_U(U)  # [B, P]
+    if channels:
+        N, C, w = X.shape[0], kernel.num_channels, kernel.patch_weights()  # w [C, P]
+        w = w.expand(N, C, w.shape[1]).reshape(N * C, -1)  # [N·C, P]
+    else:
+        w = kernel.orbit_weights(U, U.shape[1])  # [N, P]
     if distinct is None:
         return U, w
     return distinct.V, distinct.weights(w)
@@ -405,7 +411,7 @@ def _terms(kernel, X, w_of_U, channels: bool = False):
 def _kuf_patches(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return orbit_cross(kernel, inducing.Z, X)
-    U, w = _terms(kernel, X, lambda U: kernel.orbit_weights(U, U.shape[1]))  # [N, P or Q, E], [N, P or Q]
+    U, w = _terms(kernel, X)  # [N, P or Q, E], [N, P or Q]
     return patch_cross(kernel.base, inducing.Z, U, w)  # [M, N]
 
 
@@ -413,7 +419,7 @@ def _kuf_patches(inducing, kernel, X):
 def _kff_diag_patches(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return kernel.K_diag(X)
-    U, w = _terms(kernel, X, lambda U: kernel.orbit_weights(U, U.shape[1]))
+    U, w = _terms(kernel, X)
     return patch_gram_quad(kernel.base, U, w)  # [N]
 
 
@@ -439,8 +445,7 @@ def _kuf_shared(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return channel_cross(kernel, inducing.Z, X)
     N, C = X.shape[0], kernel.num_channels
-    w = kernel.patch_weights()  # [C, P]
-    U, W = _terms(kernel, X, lambda U: w.expand(N, C, w.shape[1]).reshape(N * C, -1), channels=True)  # rows n·C + c
+    U, W = _terms(kernel, X)  # rows n·C + c
     K = patch_cross(kernel.base, inducing.Z, U, W)  # [M, N·C]
     return K.reshape(-1, N, C).permute(2, 0, 1).reshape(C * inducing.num_patches, N)  # [C·M, N], channel blocks
 
@@ -449,10 +454,8 @@ def _kuf_shared(inducing, kernel, X):
 def _kff_diag_shared(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return kernel.K_diag(X)
-    N, C = X.shape[0], kernel.num_channels
-    w = kernel.patch_weights()  # [C, P]
-    U, W = _terms(kernel, X, lambda U: w.expand(N, C, w.shape[1]).reshape(N * C, -1), channels=True)
-    return patch_gram_quad(kernel.base, U, W).reshape(N, C).sum(1)
+    U, W = _terms(kernel, X)  # rows n·C + c
+    return patch_gram_quad(kernel.base, U, W).reshape(X.shape[0], kernel.num_channels).sum(1)
 
 
 def _refuse(what):
