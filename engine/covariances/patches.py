@@ -124,7 +124,7 @@ class PatchCross(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, Z, U, w, gamma, profile: _Profile, chunk: int):
-        M, (N, P, E) = Z.shape[0], U.shape
+        M, (N, P, _) = Z.shape[0], U.shape
         Zr, Ul = _right(Z, profile.scale(gamma)), _left(U)  # [M, E+2], [N, P, E+2]
         out = torch.empty(N, M, dtype=Z.dtype, device=Z.device)
         n = max(1, chunk // max(M * P, 1))
@@ -256,7 +256,7 @@ class PatchGramQuad(torch.autograd.Function):
         return gU, gw, ggamma, None, None, None
 
 
-# -- from kernels to the functions above --------------------------------------------------------------------------------
+# -- from kernels to the functions above -------------------------------------------------------------------------------
 def _stationary_parts(base: Kernel):
     """The stationary kernels (one, or one per channel slice) of a k_g the fast path handles, else None."""
     if isinstance(base, Stationary):
