@@ -1,4 +1,4 @@
-"""Stationary leaf kernels: each defines only its profile κ(r²) (GPflow style), k(x, x') = σ² κ(r²).
+"""Stationary leaf kernels, k(x, x') = σ² κ(r²): each is defined by its profile κ alone (GPflow style).
 
 Each also gives κ and its first two derivatives in r², `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)`, in
 closed form. Neither depends on the kernel's parameters (those scale r² and κ), so both can be called on the class.
