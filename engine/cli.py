@@ -12,14 +12,16 @@ config, the training setup): bounds, choices and docs come from the parameters, 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import param
 
-from .errors import ConfigError, InvlabError
+from .errors import ConfigError, InvlabError, NonFiniteLossError
 
 GROUPS = ("data", "model", "train")
 
@@ -146,8 +148,6 @@ def cmd_train(argv: list[str]) -> int:
 def _run_with_progress(trainer, quiet: bool = False) -> int:
     from tqdm import tqdm
 
-    from .errors import NonFiniteLossError
-
     ds = trainer.dataset
     print(f"run {trainer.run_id}: {trainer.spec.name} on {ds.name} ({ds.num_train} train / {ds.num_test} test), "
           f"{trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
@@ -254,10 +254,19 @@ UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is en
 CHECK_UNUSED_SESSIONS_MS = 1000
 
 
+def dashboard_app() -> Path:
+    """The dashboard's `app.py`, found without importing the dashboard (the engine does not depend on it)."""
+    spec = importlib.util.find_spec("dashboard")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    app = next((Path(folder) / "app.py" for folder in folders if (Path(folder) / "app.py").is_file()), None)
+    if app is None or importlib.util.find_spec("panel") is None:
+        raise ConfigError("the dashboard is not installed (the engine runs without it); install it with "
+                          "`pip install -e '.[dashboard]'` from the repository, or `make setup`, to use `invlab serve`")
+    return app.resolve()
+
+
 def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
-    from pathlib import Path
-
     parser = argparse.ArgumentParser(
         prog="invlab serve", description="Serve the dashboard. Options not listed here are passed to `panel serve` "
         "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
@@ -271,11 +280,7 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
     args, passthrough = parser.parse_known_args(argv)
-    app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
-    if not app.exists():
-        import dashboard
-
-        app = Path(dashboard.__file__).resolve().parent / "app.py"
+    app = dashboard_app()
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(app), "--address", args.address, "--port", str(args.port),
            "--num-procs", str(args.num_procs)]

@@ -1,6 +1,7 @@
 """Constrained learnable values: stored unconstrained, exposed constrained.
 
-`Positive` maps a raw value through softplus plus a floor; `Bounded` through a sigmoid into (lo, hi).
+`Positive` maps a raw value through softplus plus a floor, `LogPositive` through exp (for values that range
+over orders of magnitude), `Unconstrained` not at all, and `Bounded` through a sigmoid into (lo, hi).
 Every learnable quantity a user may tweak is one of these modules, so it can be read (`p()`), set while
 training runs (`p.assign(value)`, under the trainer's lock) and frozen (`p.frozen = True`), and the
 dashboard can find them all with `learnables(model)`.
@@ -88,6 +89,31 @@ class Positive(Constrained):
         super()._check(value)
         if (value <= self.floor).any():
             raise ConfigError(f"{self.name or 'parameter'} must be greater than {self.floor:g}, got {value.tolist()}")
+
+
+class LogPositive(Constrained):
+    """value = exp(raw): for degrees of freedom that range over orders of magnitude (δ, γ), learned on a log scale."""
+
+    def transform(self, raw):
+        return torch.exp(raw)
+
+    def inverse(self, value):
+        return torch.log(value)
+
+    def _check(self, value):
+        super()._check(value)
+        if (value <= 0).any():
+            raise ConfigError(f"{self.name or 'parameter'} must be positive, got {value.tolist()}")
+
+
+class Unconstrained(Constrained):
+    """A learnable real value (any sign), e.g. patch weights; identity transform, so `raw` is the value."""
+
+    def transform(self, raw):
+        return raw
+
+    def inverse(self, value):
+        return value.clone()
 
 
 class Bounded(Constrained):

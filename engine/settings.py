@@ -1,11 +1,10 @@
-"""Process-wide defaults: data directory, device, dtype and jitter.
+"""Process-wide defaults: data directory, device, dtype and jitter, and the CPU allocator setting for training.
 
-Numerical knobs are settings rather than arguments threaded through every call (as in GPyTorch);
-`jitter(value)` is a context manager for code that wants a different value temporarily.
+A run's jitter is a training setting (`TrainConfig.jitter`, set on the model by the trainer); `default_jitter()`
+is what a model built without one uses.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import platform
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import torch
 
+from .errors import ConfigError
+
 DEFAULT_JITTER = 1e-6
 MAX_JITTER = 1e-1  # escalation stops here; beyond it the matrix is not "nearly" PSD any more
-
-_state = {"jitter": DEFAULT_JITTER}
 
 
 def data_dir() -> Path:
@@ -27,18 +26,8 @@ def data_dir() -> Path:
 
 
 def default_jitter() -> float:
-    return _state["jitter"]
-
-
-@contextlib.contextmanager
-def jitter(value: float):
-    """Temporarily change the default jitter added to K_uu before its Cholesky factorisation."""
-    old = _state["jitter"]
-    _state["jitter"] = float(value)
-    try:
-        yield
-    finally:
-        _state["jitter"] = old
+    """The jitter added to K_uu before its Cholesky factorisation when a model is given none."""
+    return DEFAULT_JITTER
 
 
 # glibc returns freed blocks above its mmap threshold (which adapts, up to 32 MB) to the operating system at
@@ -87,8 +76,6 @@ def resolve_device(name: str = "auto") -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        from .errors import ConfigError
-
         raise ConfigError(f"device={name!r} was requested but CUDA is not available here; use device='cpu' or 'auto'.")
     return device
 
@@ -99,7 +86,5 @@ def resolve_dtype(name: str = "auto", device: torch.device | None = None) -> tor
         return torch.float32 if device is not None and device.type == "cuda" else torch.float64
     table = {"float32": torch.float32, "float64": torch.float64}
     if name not in table:
-        from .errors import ConfigError
-
         raise ConfigError(f"dtype={name!r} is not supported; choose 'auto', 'float32' or 'float64'.")
     return table[name]

@@ -91,6 +91,20 @@ def test_serve_binds_to_localhost_and_passes_panel_options_through():
     assert cmd[-2:] == ["--basic-auth", "creds.json"] and env == {"INVLAB_MAX_TRAINING": "3"}
 
 
+def test_serve_without_the_dashboard_installed_says_how_to_install_it(monkeypatch, capsys):
+    """The engine installs without the dashboard: `invlab serve` then explains instead of failing on an import."""
+    import importlib.util
+
+    from engine import cli
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "dashboard" else real_find_spec(name, *args))
+    assert cli.main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "dashboard is not installed" in err and "[dashboard]" in err
+
+
 @pytest.mark.skipif(os.name != "posix", reason="on POSIX the server replaces the invlab process")
 def test_stopping_invlab_serve_stops_the_server(data_dir):
     """SIGTERM (a service manager, a test harness, `kill`) must not leave the dashboard server running orphaned."""

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from engine.errors import ConfigError
-from engine.parameters import Bounded, Positive, learnables
+from engine.parameters import Bounded, LogPositive, Positive, Unconstrained, learnables
 
 
 def test_positive_round_trip_and_floor():
@@ -12,6 +12,18 @@ def test_positive_round_trip_and_floor():
     assert (p() >= 1e-6).all()
     with pytest.raises(ConfigError, match="greater than"):
         p.assign(0.0)
+
+
+def test_log_positive_and_unconstrained_round_trip():
+    d = LogPositive(torch.tensor([1e-3, 1.0, 1e4]), name="delta")
+    assert torch.allclose(d(), torch.tensor([1e-3, 1.0, 1e4], dtype=torch.float64), rtol=1e-12)
+    assert torch.allclose(d.raw, torch.log(d()))  # learned on a log scale
+    with pytest.raises(ConfigError, match="delta must be positive"):
+        d.assign(0.0)
+    w = Unconstrained(torch.tensor([-2.0, 0.0, 3.0]))
+    assert torch.equal(w(), w.raw) and torch.equal(w(), torch.tensor([-2.0, 0.0, 3.0], dtype=torch.float64))
+    w.assign(-5.0)
+    assert (w() == -5.0).all()
 
 
 def test_bounded_round_trip_and_range():

@@ -1,4 +1,5 @@
-"""A two-argument type dispatcher: `fn(inducing, kernel, ...)` picked by the pair of types.
+"""A two-argument type dispatcher: `fn(inducing, kernel, ...)` picked by the pair of types, and the
+covariances that every module of this package registers its pairs with.
 
 Resolution walks both classes' MROs (inducing first), so a registration for a base class serves its
 subclasses unless a more specific pair is registered.
@@ -32,3 +33,9 @@ class PairDispatcher:
 
     def __call__(self, inducing, kernel, *args, **kwargs):
         return self.resolve(type(inducing), type(kernel))(inducing, kernel, *args, **kwargs)
+
+
+Kuu = PairDispatcher("Kuu")  # [M, M], no jitter (the model adds it)
+Kuf = PairDispatcher("Kuf")  # [M, N] (or [M, N, S] per sample for sampled orbits)
+Kff_diag = PairDispatcher("Kff_diag")  # [N], the prior variance of f at X
+Kuu_blocks = PairDispatcher("Kuu_blocks")  # the diagonal blocks of K_uu, [[M_1, M_1], …] (one block: [K_uu])

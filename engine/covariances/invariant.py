@@ -26,7 +26,7 @@ from ..errors import ShapeError
 from ..inducing import InterDomainPoints
 from ..kernels.base import Stationary
 from ..kernels.invariant import InvariantKernel, estimate_kff, pair_kff, pair_weights  # noqa: F401 (re-export)
-from . import Kff_diag, Kuf, Kuu
+from .dispatch import Kff_diag, Kuf
 
 
 @dataclass
@@ -74,11 +74,6 @@ def _kff_stationary(base: Stationary, orbit: OrbitSample, P: int | None) -> torc
     A, sq, factor = _geometry(base, orbit)
     r2 = sq[:, :, None] + sq[:, None, :] - 2.0 * A @ A.transpose(1, 2)  # [N, S, S]
     return pair_kff(base.variance() * base.K_r2(r2.clamp_min(0.0) * factor), P)
-
-
-@Kuu.register(InterDomainPoints, InvariantKernel)
-def _kuu_invariant(inducing, kernel):
-    return kernel.base.K(inducing.Z)  # [M, M] = k_g(Z, Z)
 
 
 @Kuf.register(InterDomainPoints, InvariantKernel)

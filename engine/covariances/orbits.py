@@ -1,10 +1,22 @@
 """Inter-domain inducing points in the space of g with an orbit kernel k_f = Σ_a Σ_b w_a w_b k_g(x_a, x'_b).
 
-Generic (brute-force over the orbit) paths; families register faster pairs for their own kernel types.
+u = g(Z), so K_uu = k_g(Z, Z) and K_uf[m, n] = Σ_a w_a k_g(z_m, x_n,a) (paper 000 eq. 13, paper 001 eq. 15).
+Generic paths, brute force over the materialised orbit; families register faster pairs for their own kernel
+types, and these stay the reference their tests compare with.
 """
+import torch
+
 from ..inducing import InterDomainPoints
 from ..kernels.orbit import OrbitKernel
-from . import Kff_diag, Kuf, Kuu
+from .dispatch import Kff_diag, Kuf, Kuu
+
+
+def orbit_cross(kernel: OrbitKernel, Z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """Σ_a w_a k_g(z, x_a): the covariance of g(z) with f(x). Z [M, E], X [N, ...] → [M, N] (brute force)."""
+    A = kernel.orbit(X)  # [N, P, E]
+    w = kernel.orbit_weights(X, A.shape[1])  # [N, P]
+    Kg = kernel.base.K(Z, A.reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[1])  # [M, N, P]
+    return (Kg * w[None]).sum(-1)
 
 
 @Kuu.register(InterDomainPoints, OrbitKernel)
@@ -14,7 +26,7 @@ def _kuu_interdomain(inducing, kernel):
 
 @Kuf.register(InterDomainPoints, OrbitKernel)
 def _kuf_interdomain(inducing, kernel, X):
-    return kernel.cross_g(inducing.Z, X)  # [M, N]
+    return orbit_cross(kernel, inducing.Z, X)  # [M, N]
 
 
 @Kff_diag.register(InterDomainPoints, OrbitKernel)

@@ -27,7 +27,8 @@ stays in cache, and memory is bounded whatever N and P are. Nothing of size [N, 
   the difference: a 28×28 `rectangles` outline has 27 distinct 3×3 patches of its 676, so k_ff, which costs P² per
   image, does about 600× less work. Done on the CPU only (counting the distinct patches is a host sync).
 
-Registered pairs (the generic brute-force orbit path in `orbits.py` stays the reference for tests):
+Registered pairs (the brute-force orbit sums — `orbits.orbit_cross`, and `channel_cross` here for shared inducing
+patches — serve kernels the fast path does not handle and stay the reference for tests):
 - `InducingPatches` × `Convolutional` (translation invariant and weighted, grey or colour patches, any
   stationary k_g or the channel-additive k_g of eq. 25);
 - `SharedInducingPatches` × `MultiChannelConvolutional` (block-diagonal K_uu, K_uf stacked by channel);
@@ -45,8 +46,10 @@ from torch.autograd.function import once_differentiable
 
 from ..inducing import InducingBlocks, InducingPatches, InducingVariables, SharedInducingPatches
 from ..kernels import RBF, Kernel, Stationary
-from ..kernels.convolutional import ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum
-from . import Kff_diag, Kuf, Kuu, Kuu_blocks, orbits
+from ..kernels.combinators import ChannelAdditive, Sum
+from ..kernels.convolutional import Convolutional, MultiChannelConvolutional
+from .dispatch import Kff_diag, Kuf, Kuu, Kuu_blocks
+from .orbits import orbit_cross
 
 # Chunk budgets: elements of one intermediate ([n, M, P] or [n, s, s]); small on CPU (cache), large on GPU.
 CHUNK_ELEMENTS = {"cpu": 1 << 17, "cuda": 1 << 25}
@@ -59,15 +62,17 @@ def chunk_elements(device: torch.device) -> int:
 
 # -- the profile κ of a stationary kernel, as a function of t = c·d² -----------------------------------------------
 class _Profile:
-    """κ evaluated at t = c·d² (d² the unscaled squared distance): c = −γ/2 for the RBF, so κ = exp(t) and
-    dκ/dt = κ; c = γ otherwise (t = r²), with the slope taken by autograd on the chunk."""
+    """A kernel's κ (`K_r2`) and slope (`K_r2_derivatives`), evaluated at t = c·d² (d² the unscaled squared
+    distance): c = rate·γ for the RBF, whose κ(r²) = exp(rate·r²), so κ = exp(t) in one in-place pass and dκ/dt = κ;
+    c = γ otherwise (t = r²), with the slope in closed form where the kernel has it, else by autograd on the chunk."""
 
     def __init__(self, kernel: Stationary):
         self.rbf = isinstance(kernel, RBF)
-        self.K_r2 = kernel.K_r2
+        self.rate = kernel.rate if self.rbf else None
+        self.K_r2, self.derivatives = kernel.K_r2, kernel.K_r2_derivatives
 
     def scale(self, gamma: torch.Tensor) -> torch.Tensor:
-        return -0.5 * gamma if self.rbf else gamma
+        return self.rate * gamma if self.rbf else gamma
 
     def value_(self, t: torch.Tensor) -> torch.Tensor:
         """κ(t), overwriting t where possible. (Rounding may leave t a hair above 0 for the RBF: exp is fine there.)"""
@@ -80,6 +85,9 @@ class _Profile:
         if self.rbf:
             k = torch.exp(t)
             return k, k
+        if self.derivatives is not None:
+            k, slope, _ = self.derivatives(t.clamp_min(0.0))
+            return k, slope
         with torch.enable_grad():
             r2 = t.clamp_min(0.0).requires_grad_()
             k = self.K_r2(r2)
@@ -114,7 +122,7 @@ class PatchCross(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, Z, U, w, gamma, profile: _Profile, chunk: int):
-        M, (N, P, E) = Z.shape[0], U.shape
+        M, (N, P, _) = Z.shape[0], U.shape
         Zr, Ul = _right(Z, profile.scale(gamma)), _left(U)  # [M, E+2], [N, P, E+2]
         out = torch.empty(N, M, dtype=Z.dtype, device=Z.device)
         n = max(1, chunk // max(M * P, 1))
@@ -246,7 +254,7 @@ class PatchGramQuad(torch.autograd.Function):
         return gU, gw, ggamma, None, None, None
 
 
-# -- from kernels to the functions above --------------------------------------------------------------------------------
+# -- from kernels to the functions above -------------------------------------------------------------------------------
 def _stationary_parts(base: Kernel):
     """The stationary kernels (one, or one per channel slice) of a k_g the fast path handles, else None."""
     if isinstance(base, Stationary):
@@ -381,10 +389,16 @@ def _patch_terms(kernel, X: torch.Tensor, channels: bool = False):
     return _LAST.get(X, geometry, make)
 
 
-def _terms(kernel, X, w_of_U, channels: bool = False):
-    """(patches, weights) to sum over: the distinct patches with summed weights where that pays, else all of them."""
+def _terms(kernel, X):
+    """(patches, weights) to sum over: the distinct patches with summed weights where that pays, else all of them.
+    A multi-channel kernel's rows are (image, channel) pairs, n·C + c, each with its channel's patch weights."""
+    channels = isinstance(kernel, MultiChannelConvolutional)
     U, distinct = _patch_terms(kernel, X, channels)
-    w = w_of_U(U)  # [B, P]
+    if channels:
+        N, C, w = X.shape[0], kernel.num_channels, kernel.patch_weights()  # w [C, P]
+        w = w.expand(N, C, w.shape[1]).reshape(N * C, -1)  # [N·C, P]
+    else:
+        w = kernel.orbit_weights(U, U.shape[1])  # [N, P]
     if distinct is None:
         return U, w
     return distinct.V, distinct.weights(w)
@@ -394,8 +408,8 @@ def _terms(kernel, X, w_of_U, channels: bool = False):
 @Kuf.register(InducingPatches, Convolutional)
 def _kuf_patches(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
-        return orbits._kuf_interdomain(inducing, kernel, X)
-    U, w = _terms(kernel, X, lambda U: kernel.orbit_weights(U, U.shape[1]))  # [N, P or Q, E], [N, P or Q]
+        return orbit_cross(kernel, inducing.Z, X)
+    U, w = _terms(kernel, X)  # [N, P or Q, E], [N, P or Q]
     return patch_cross(kernel.base, inducing.Z, U, w)  # [M, N]
 
 
@@ -403,8 +417,20 @@ def _kuf_patches(inducing, kernel, X):
 def _kff_diag_patches(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return kernel.K_diag(X)
-    U, w = _terms(kernel, X, lambda U: kernel.orbit_weights(U, U.shape[1]))
+    U, w = _terms(kernel, X)
     return patch_gram_quad(kernel.base, U, w)  # [N]
+
+
+def channel_cross(kernel: MultiChannelConvolutional, Z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """K_uf of inducing patches shared by the channels, brute force: block c is Σ_p w_pc k_g(z_m, x_n[pc]), the
+    covariance of g_c(z_m) with f(x_n) (eq. 23). Z [M, E], X [N, C, H, W] → [C·M, N], channel blocks stacked."""
+    A = kernel.channel_patches(X)  # [N, C, P, E]
+    w = kernel.patch_weights()  # [C, P]
+    blocks = []
+    for c in range(kernel.num_channels):
+        Kg = kernel.base.K(Z, A[:, c].reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[2])
+        blocks.append((Kg * w[c]).sum(-1))  # [M, N]
+    return torch.cat(blocks, 0)  # [C·M, N]
 
 
 @Kuu.register(SharedInducingPatches, MultiChannelConvolutional)
@@ -415,10 +441,9 @@ def _kuu_shared(inducing, kernel):
 @Kuf.register(SharedInducingPatches, MultiChannelConvolutional)
 def _kuf_shared(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
-        return kernel.cross_g(inducing.Z, X)
+        return channel_cross(kernel, inducing.Z, X)
     N, C = X.shape[0], kernel.num_channels
-    w = kernel.patch_weights()  # [C, P]
-    U, W = _terms(kernel, X, lambda U: w.expand(N, C, w.shape[1]).reshape(N * C, -1), channels=True)  # rows n·C + c
+    U, W = _terms(kernel, X)  # rows n·C + c
     K = patch_cross(kernel.base, inducing.Z, U, W)  # [M, N·C]
     return K.reshape(-1, N, C).permute(2, 0, 1).reshape(C * inducing.num_patches, N)  # [C·M, N], channel blocks
 
@@ -427,10 +452,8 @@ def _kuf_shared(inducing, kernel, X):
 def _kff_diag_shared(inducing, kernel, X):
     if _stationary_parts(kernel.base) is None:
         return kernel.K_diag(X)
-    N, C = X.shape[0], kernel.num_channels
-    w = kernel.patch_weights()  # [C, P]
-    U, W = _terms(kernel, X, lambda U: w.expand(N, C, w.shape[1]).reshape(N * C, -1), channels=True)
-    return patch_gram_quad(kernel.base, U, W).reshape(N, C).sum(1)
+    U, W = _terms(kernel, X)  # rows n·C + c
+    return patch_gram_quad(kernel.base, U, W).reshape(X.shape[0], kernel.num_channels).sum(1)
 
 
 def _refuse(what):
@@ -486,5 +509,5 @@ def _kuu_sum_blocks(inducing, kernel):
     return [K for b, k in _pairs(inducing, kernel) for K in Kuu_blocks(b, k)]
 
 
-__all__ = ["Kuu_blocks", "PatchCross", "PatchGramQuad", "patch_cross", "patch_gram_quad", "distinct_patches",
-           "DistinctPatches", "CHUNK_ELEMENTS", "GRAM_TILE"]
+__all__ = ["Kuu_blocks", "PatchCross", "PatchGramQuad", "patch_cross", "patch_gram_quad", "channel_cross",
+           "distinct_patches", "DistinctPatches", "CHUNK_ELEMENTS", "GRAM_TILE"]

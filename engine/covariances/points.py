@@ -1,7 +1,7 @@
 """Inducing points with any plain kernel: u = f(Z)."""
 from ..inducing import InducingPoints
 from ..kernels import Kernel
-from . import Kff_diag, Kuf, Kuu
+from .dispatch import Kff_diag, Kuf, Kuu
 
 
 @Kuu.register(InducingPoints, Kernel)

@@ -11,9 +11,8 @@ Nothing is downloaded at load time.
     >>> data.X_train.shape[1:], data.num_classes
     ((1, 8, 8), 2)
 """
-from .config import DataConfig
 from .dataset import Dataset
 from .idx import read_idx, write_idx
-from .loader import fetch, list_datasets, load
+from .loader import DataConfig, fetch, list_datasets, load
 
 __all__ = ["DataConfig", "Dataset", "fetch", "list_datasets", "load", "read_idx", "write_idx"]

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..errors import ShapeError
-from . import InducingVariables, InterDomainPoints
+from .points import InducingVariables, InterDomainPoints
 
 
 class InducingPatches(InterDomainPoints):

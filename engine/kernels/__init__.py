@@ -1,11 +1,15 @@
-"""Base kernels. Kernels on Gram matrices (deep kernel processes) live in `gram.py` once added."""
+"""Base kernels, stationary (RBF, Matérn 5/2) and dot-product (linear, polynomial, arc-cosine), and the
+combinators that build kernels from kernels (`Sum`, `ChannelAdditive`). Kernels on Gram matrices (deep kernel
+processes) are in `gram.py`, orbit kernels (convolutional, invariant) in their own modules."""
+from ..errors import ConfigError
 from .base import Kernel, Stationary, square_distance
+from .combinators import ChannelAdditive, Sum
 from .distances import median_distance
 from .dot_product import ArcCosine, Linear, Polynomial
 from .stationary import RBF, Matern52
 
-__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "square_distance",
-           "build_kernel", "median_distance"]
+__all__ = ["Kernel", "Stationary", "RBF", "Matern52", "Linear", "Polynomial", "ArcCosine", "Sum", "ChannelAdditive",
+           "square_distance", "build_kernel", "median_distance"]
 
 KERNELS = ("rbf", "matern52", "linear", "polynomial", "arccos0", "arccos1")
 
@@ -13,8 +17,6 @@ KERNELS = ("rbf", "matern52", "linear", "polynomial", "arccos0", "arccos1")
 def build_kernel(name: str, input_dim: int, *, lengthscale: float = 1.0, variance: float = 1.0, ard: bool = False,
                  degree: int = 2) -> Kernel:
     """The kernel a config names, with its initial hyper-parameters."""
-    from ..errors import ConfigError
-
     if name == "rbf":
         return RBF(input_dim, lengthscale, variance, ard)
     if name == "matern52":

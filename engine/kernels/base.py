@@ -2,8 +2,8 @@
 
 Inputs are `[N, D]`; anything with more trailing dimensions (images `[N, C, H, W]`) is flattened to
 `[N, D]` here, so leaf kernels never see shapes. `Stationary` owns the (ARD) lengthscales and the signal
-variance; a leaf stationary kernel only defines `K_r2`, its value as a function of the scaled squared
-distance.
+variance; a leaf stationary kernel only defines `K_r2`, its profile κ as a function of the scaled squared
+distance r², and where it has them `K_r2_derivatives`, κ with its first two derivatives in r² in closed form.
 """
 from __future__ import annotations
 
@@ -78,4 +78,9 @@ class Stationary(Kernel):
         return self.variance().expand(X.shape[0]).clone()
 
     def K_r2(self, r2: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """κ(r²)."""
         raise NotImplementedError
+
+    # `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)` in closed form, defined by the leaf kernels that have one;
+    # None for the others, whose derivatives the callers take by autograd through `K_r2` (or refuse).
+    K_r2_derivatives = None

@@ -6,27 +6,29 @@ A convolutional GP sums one patch-response function g ~ GP(0, k_g) over the patc
 - `Convolutional`: f(x) = w Σ_p g(x[p]) with one fixed weight w (eq. 13–14; the paper's sum is w = 1),
   translation invariant;
 - `WeightedConvolutional`: f(x) = Σ_p w_p g(x[p]) with learnable patch weights (eq. 17–19);
-- `MultiChannelConvolutional`: f(x) = Σ_p Σ_c w_pc g_c(x[pc]) with independent g_c that share k_g (eq. 22–23);
-- `ChannelAdditive`: the additive patch kernel k_g̃ = Σ_c σ_c² κ_c of the colour-additive variant (eq. 24–25);
-- `Sum`: f = Σ_i f_i of independent GPs, e.g. weighted convolutional + RBF (sec. 3.3).
+- `MultiChannelConvolutional`: f(x) = Σ_p Σ_c w_pc g_c(x[pc]) with independent g_c that share k_g (eq. 22–23).
+
+The additive patch kernel of the colour-additive variant (eq. 24–25, `ChannelAdditive`) and the sum of independent
+GPs used for weighted convolutional + RBF (sec. 3.3, `Sum`) are general combinators, in `combinators.py`.
 
 Colour images `[N, C, H, W]`: with `colour_patches=True` a patch holds all C channels (E = C·h·w, the
 "colour-patch" variant); with `colour_patches=False` every channel of every position is its own patch
 (E = h·w, P = C·H'·W'), the paper's grey "weighted" baseline for colour images. Patches are ordered
 channel-major, then row-major over positions, so weights reshape to `[C, H', W']` images.
 
-The kernels give brute-force `K` / `K_diag` / `cross_g` (exact, materialising all patches); the fast
-covariances with inducing patches are in `engine.covariances.patches` and are tested against these.
+The kernels give brute-force `K` / `K_diag` (exact, materialising all patches); the covariances with inducing
+patches — brute force and fast — are in `engine.covariances.patches` and are tested against brute-force sums.
 """
 from __future__ import annotations
 
 import torch
-from torch import nn
 from torch.nn import functional as F
 
 from ..errors import ShapeError
-from ..parameters import Constrained, positive_init
-from .base import Kernel, Stationary
+from ..parameters import Unconstrained, positive_init
+from . import build_kernel
+from .base import Kernel
+from .combinators import ChannelAdditive, Sum  # noqa: F401  (Sum: kept importable from here for now)
 from .orbit import OrbitKernel
 
 
@@ -35,16 +37,6 @@ def _pair(v, name: str) -> tuple[int, int]:
     if a < 1 or b < 1:
         raise ShapeError(f"{name} must be at least 1, got {v}")
     return int(a), int(b)
-
-
-class Unconstrained(Constrained):
-    """A learnable real value (any sign), e.g. patch weights; identity transform, so `raw` is the value."""
-
-    def transform(self, raw):
-        return raw
-
-    def inverse(self, value):
-        return value.clone()
 
 
 def extract_patches(X: torch.Tensor, patch_size: tuple[int, int], stride: tuple[int, int]) -> torch.Tensor:
@@ -154,8 +146,8 @@ class MultiChannelConvolutional(PatchKernel):
     """Multi-channel convolutional kernel (eq. 22–23): f(x) = Σ_c Σ_p w_pc g_c(x[pc]), g_c iid GP(0, k_g).
 
     k_f(x, x') = Σ_c Σ_p Σ_q w_pc w_qc k_g(x[pc], x'[qc]): no terms across channels, since the g_c are
-    independent. Inducing patches are shared by the channels, inducing outputs are not: `cross_g` returns
-    the C blocks of K_uf stacked, channel by channel ([C·M, N]). As for `WeightedConvolutional`, w = s·v with a
+    independent. Inducing patches are shared by the channels, inducing outputs are not: K_uf is the C blocks
+    stacked, channel by channel ([C·M, N], `engine.covariances.patches`). As for `WeightedConvolutional`, w = s·v with a
     fixed scale s = `weight` and learnable v starting at 1.
     """
 
@@ -196,65 +188,10 @@ class MultiChannelConvolutional(PatchKernel):
     def _K_diag(self, X):
         return torch.stack([self._K(X[n:n + 1], X[n:n + 1])[0, 0] for n in range(X.shape[0])])
 
-    def cross_g(self, Z, X):
-        A = self.channel_patches(X)  # [N, C, P, E]
-        w = self.patch_weights()
-        blocks = []
-        for c in range(self.num_channels):
-            Kg = self.base.K(Z, A[:, c].reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[2])
-            blocks.append((Kg * w[c]).sum(-1))  # [M, N]
-        return torch.cat(blocks, 0)  # [C·M, N]
-
-
-class ChannelAdditive(Kernel):
-    """k(z, z') = Σ_c σ_c² κ(‖z_c − z'_c‖² / ℓ_c²) over the C channel slices of a colour patch (eq. 25).
-
-    One stationary kernel per channel; its variance σ_c² plays w_c² of eq. 24 (w_pc = w_p w_c).
-    """
-
-    def __init__(self, parts: list[Stationary]):
-        super().__init__()
-        self.parts = nn.ModuleList(parts)
-
-    @property
-    def num_channels(self) -> int:
-        return len(self.parts)
-
-    def slices(self, E: int) -> list[slice]:
-        if E % self.num_channels:
-            raise ShapeError(f"ChannelAdditive over {self.num_channels} channels needs E divisible by it, got E={E}")
-        e = E // self.num_channels
-        return [slice(c * e, (c + 1) * e) for c in range(self.num_channels)]
-
-    def _K(self, X, X2):
-        return sum(k.K(X[:, s], X2[:, s]) for k, s in zip(self.parts, self.slices(X.shape[1])))
-
-    def _K_diag(self, X):
-        return sum(k.K_diag(X[:, s]) for k, s in zip(self.parts, self.slices(X.shape[1])))
-
-
-class Sum(Kernel):
-    """f = Σ_i f_i with independent f_i ~ GP(0, k_i): k = Σ_i k_i. Parts see the raw inputs (images stay images).
-
-    With `InducingBlocks` (one block per part) K_uu is block diagonal (paper 001 sec. 3.3 and app. C).
-    """
-
-    def __init__(self, parts: list[Kernel]):
-        super().__init__()
-        self.parts = nn.ModuleList(parts)
-
-    def K(self, X, X2=None):
-        return sum(k.K(X, X2) for k in self.parts)
-
-    def K_diag(self, X):
-        return sum(k.K_diag(X) for k in self.parts)
-
 
 def build_patch_kernel(name: str, patch_dim: int, *, lengthscale: float = 1.0, variance: float = 1.0,
                        ard: bool = False, channels: int = 1) -> Kernel:
     """k_g on patches: 'rbf' or 'matern52' (with `channels > 1`: one per channel, summed: `ChannelAdditive`)."""
-    from . import build_kernel
-
     positive_init(lengthscale, "lengthscale")
     if channels > 1:
         e = patch_dim // channels
@@ -263,5 +200,5 @@ def build_patch_kernel(name: str, patch_dim: int, *, lengthscale: float = 1.0, v
     return build_kernel(name, patch_dim, lengthscale=lengthscale, variance=variance, ard=ard)
 
 
-__all__ = ["PatchKernel", "Convolutional", "WeightedConvolutional", "MultiChannelConvolutional", "ChannelAdditive",
-           "Sum", "Unconstrained", "extract_patches", "build_patch_kernel"]
+__all__ = ["PatchKernel", "Convolutional", "WeightedConvolutional", "MultiChannelConvolutional", "extract_patches",
+           "build_patch_kernel"]

@@ -30,6 +30,7 @@ from torch import nn
 from ..errors import ConfigError, ShapeError
 from ..parameters import Positive, positive_init
 from .base import Kernel, flatten
+from .stationary import RBF
 
 
 class GramKernel(nn.Module):
@@ -62,7 +63,7 @@ class GramKernel(nn.Module):
 
 
 class SquaredExponentialGram(GramKernel):
-    """σ² exp(−R / 2ℓ²) with R_ij = G_ii − 2G_ij + G_jj (paper 004 eq. 16–17)."""
+    """σ² exp(−R / 2ℓ²) with R_ij = G_ii − 2G_ij + G_jj (paper 004 eq. 16–17): the RBF's profile κ(R / ℓ²)."""
 
     def __init__(self, lengthscale: float = 1.0, variance: float = 1.0):
         super().__init__()
@@ -71,7 +72,7 @@ class SquaredExponentialGram(GramKernel):
 
     def cross(self, G12, d1, d2):
         R = (d1[..., :, None] + d2[..., None, :] - 2.0 * G12).clamp_min(0.0)  # rounding can make R slightly negative
-        return self.variance() * torch.exp(-0.5 * R / self.lengthscale() ** 2)
+        return self.variance() * RBF.K_r2(R / self.lengthscale() ** 2)
 
     def diag(self, d):
         return self.variance() * torch.ones_like(d)

@@ -7,8 +7,9 @@ group acting on it, or samples from an augmentation distribution (paper 000) —
 
 Leaf classes define `orbit(X) -> [N, P, E]` and, if not uniform, `orbit_weights(X) -> [N, P]` (the default
 is w_a = 1/P, the orbit average of paper 000; paper 001's sum is w_a = 1). This class gives the
-brute-force `K` and `K_diag`, which are exact but materialise the orbit; covariances registered for
-specific pairs in `engine.covariances` are the fast paths and are tested against these.
+brute-force `K` and `K_diag`, which are exact but materialise the orbit. Covariances with inducing variables
+live in `engine.covariances`: the brute-force K_uf = Σ_a w_a k_g(z, x_a) of inducing points in the space of g
+in `orbits.py`, and the fast paths registered for specific pairs, which are tested against these.
 """
 from __future__ import annotations
 
@@ -49,10 +50,3 @@ class OrbitKernel(Kernel):
         A = self.orbit(X)  # [N, P, E]
         w = self.orbit_weights(X, A.shape[1])
         return torch.stack([w[n] @ self.base.K(A[n]) @ w[n] for n in range(A.shape[0])])
-
-    def cross_g(self, Z: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
-        """Σ_a w_a k_g(z, x_a): covariance of g(z) with f(x). Z [M, E] → [M, N] (brute force)."""
-        A = self.orbit(X)
-        w = self.orbit_weights(X, A.shape[1])
-        Kg = self.base.K(Z, A.reshape(-1, A.shape[-1])).reshape(Z.shape[0], A.shape[0], A.shape[1])  # [M, N, P]
-        return (Kg * w[None]).sum(-1)

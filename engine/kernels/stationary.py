@@ -1,4 +1,12 @@
-"""Stationary leaf kernels: each defines only κ(r²) (GPflow style)."""
+"""Stationary leaf kernels, k(x, x') = σ² κ(r²): each is defined by its profile κ alone (GPflow style).
+
+Each also gives κ and its first two derivatives in r², `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)`, in
+closed form. Neither depends on the kernel's parameters (those scale r² and κ), so both can be called on the class.
+They are the one definition of the profile that the rest of the engine uses: the fast patch covariances of
+convolutional kernels (`engine.covariances.patches`, paper 001 app. A.2) take κ and κ' from here, the RKHS
+derivative functionals (`engine.models.rkhs.functionals`, paper 002 eq. 6–8) κ, κ' and κ'', and the squared
+exponential kernel on Gram matrices (`gram.py`, paper 004 eq. 16–17) the RBF's κ.
+"""
 from __future__ import annotations
 
 import math
@@ -11,15 +19,32 @@ from .base import Stationary
 class RBF(Stationary):
     """Squared exponential: σ² exp(−r²/2)."""
 
-    def K_r2(self, r2):
-        return torch.exp(-0.5 * r2)
+    rate = -0.5  # κ(r²) = exp(rate · r²), so κ' = rate·κ and κ'' = rate²·κ
+
+    @classmethod
+    def K_r2(cls, r2):
+        return torch.exp(cls.rate * r2)
+
+    @classmethod
+    def K_r2_derivatives(cls, r2):
+        k = torch.exp(cls.rate * r2)
+        return k, cls.rate * k, cls.rate**2 * k
 
 
 class Matern52(Stationary):
     """Matérn 5/2: σ² (1 + √5 r + 5r²/3) exp(−√5 r)."""
 
-    def K_r2(self, r2):
+    @staticmethod
+    def K_r2(r2):
         # sqrt at r2 = 0 has an infinite derivative; the clamp keeps gradients finite on the diagonal
         r = torch.sqrt(r2.clamp_min(1e-36))
         s5r = math.sqrt(5.0) * r
         return (1.0 + s5r + 5.0 / 3.0 * r2) * torch.exp(-s5r)
+
+    @staticmethod
+    def K_r2_derivatives(r2):
+        # κ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: κ' = −(5/6)(1 + a) e^{−a}, κ'' = (25/12) e^{−a},
+        # both smooth at r = 0 (unlike autograd through the clamped square root of `K_r2`).
+        a = torch.sqrt(5.0 * r2.clamp_min(0.0))
+        e = torch.exp(-a)
+        return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e, (25.0 / 12.0) * e

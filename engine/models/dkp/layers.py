@@ -27,23 +27,8 @@ from torch import nn
 from ...errors import ConfigError
 from ...kernels.gram import linear_gram
 from ...linalg import robust_cholesky
-from ...parameters import Constrained
+from ...parameters import LogPositive
 from .wishart import InverseWishart, inverse_wishart_conditional
-
-
-class LogPositive(Constrained):
-    """value = exp(raw): for degrees of freedom that range over orders of magnitude (δ, γ), learned on a log scale."""
-
-    def transform(self, raw):
-        return torch.exp(raw)
-
-    def inverse(self, value):
-        return torch.log(value)
-
-    def _check(self, value):
-        super()._check(value)
-        if (value <= 0).any():
-            raise ConfigError(f"{self.name or 'parameter'} must be positive, got {value.tolist()}")
 
 
 @dataclass
@@ -238,5 +223,5 @@ class GlobalInducingOutput(nn.Module):
         return mean, var, logpq, f_i
 
 
-__all__ = ["LogPositive", "GramBlocks", "input_blocks", "OmegaInputLayer", "LinearInputLayer", "InverseWishartLayer",
+__all__ = ["GramBlocks", "input_blocks", "OmegaInputLayer", "LinearInputLayer", "InverseWishartLayer",
            "KernelLayer", "GlobalInducingOutput"]

@@ -16,7 +16,7 @@ representers of the functionals in the objective (the Gram matrix of eq. 4). The
 `inner(kernel, A, B) -> [len(A), len(B)]` dispatches on (kind of A, kind of B, kernel type):
 
 - closed forms for stationary kernels written as s²·φ(r²) with r² = Σ_d (x_d − y_d)²/ℓ_d² (RBF — eq. 8 is
-  its isotropic case — and Matérn 5/2), through φ' and φ'':
+  its isotropic case — and Matérn 5/2), through φ' and φ'' as the kernel gives them (`K_r2_derivatives`):
       ⟨k(x,·), z_{p,v}⟩    = −2s² φ'(r²) ṽ·(x̃ − p̃)
       ⟨z_{p,v}, z_{q,w}⟩   = −2s² [2φ''(r²)(ṽ·r̃)(w̃·r̃) + φ'(r²) ṽ·w̃],   r̃ = p̃ − q̃, x̃ = x/ℓ, ṽ = v/ℓ;
 - closed forms for the polynomial kernel (s² x·y + c)^r (eq. 7 is s² = c = 1);
@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError, ShapeError
-from ...kernels import RBF, Kernel, Matern52, Polynomial, Stationary, square_distance
+from ...kernels import RBF, Kernel, Polynomial, Stationary, square_distance
 from ...kernels.base import flatten
 
 
@@ -138,40 +138,18 @@ def canonical(F: Functionals) -> Functionals:
     return F.expanded() if isinstance(F, PartialDerivatives) else F
 
 
-# -- stationary profiles: k = s² φ(r²) -------------------------------------------------------------------------------
-def _rbf_profile(r2):
-    phi = torch.exp(-0.5 * r2)
-    return phi, -0.5 * phi, 0.25 * phi
-
-
-def _matern52_profile(r2):
-    # φ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: φ' = −(5/6)(1 + a) e^{−a}, φ'' = (25/12) e^{−a},
-    # both smooth at r = 0 (unlike autograd through the kernel's clamped square root).
-    a = torch.sqrt(5.0 * r2.clamp_min(0.0))
-    e = torch.exp(-a)
-    return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e, (25.0 / 12.0) * e
-
-
-PROFILES: dict[type, Callable] = {RBF: _rbf_profile, Matern52: _matern52_profile}
-
-
+# -- stationary profiles: k = s² φ(r²), with φ' and φ'' from the kernel -------------------------------------------
 def profile_of(kernel: Kernel) -> Callable | None:
-    """φ, φ', φ'' of a stationary kernel with closed-form derivatives, or None."""
-    for cls in type(kernel).__mro__:
-        if cls in PROFILES:
-            return PROFILES[cls]
-    return None
+    """r² ↦ (φ, φ', φ'') of a stationary kernel with closed-form derivatives (`K_r2_derivatives`), or None.
+
+    r² is formed by `square_distance`'s inner-product expansion (memory Ma·Mb, not Ma·Mb·D); it enters only through
+    the smooth profile, so its rounding error near r = 0 is harmless."""
+    return kernel.K_r2_derivatives if isinstance(kernel, Stationary) else None
 
 
 def scaled(kernel: Stationary, X: torch.Tensor) -> torch.Tensor:
     """x̃ = x / ℓ (per dimension for ARD)."""
     return X / kernel.lengthscale()
-
-
-def _pair_r2(Xa: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
-    """‖a − b‖² [Ma, Mb] by the inner-product expansion (memory Ma·Mb, not Ma·Mb·D); r² enters only through the
-    smooth profile, so its rounding error near r = 0 is harmless."""
-    return square_distance(Xa, Xb)
 
 
 # -- the dispatcher --------------------------------------------------------------------------------------------------
@@ -254,7 +232,7 @@ def _eval_deriv_stationary(kernel, A, B):
         return _eval_deriv_autograd(kernel, A, B)
     s2 = kernel.variance()
     Xa, Pb, Vb = scaled(kernel, A.X), scaled(kernel, B.X), scaled(kernel, B.V)
-    _, d1, _ = profile(_pair_r2(Xa, Pb))
+    _, d1, _ = profile(square_distance(Xa, Pb))
     vx = Xa @ Vb.T - (Pb * Vb).sum(-1)[None, :]  # ṽ_j·(x̃_i − p̃_j)  [Ma, Mb]
     return -2.0 * s2 * d1 * vx
 
@@ -267,7 +245,7 @@ def _deriv_deriv_stationary(kernel, A, B):
     s2 = kernel.variance()
     Pa, Va = scaled(kernel, A.X), scaled(kernel, A.V)
     Pb, Vb = scaled(kernel, B.X), scaled(kernel, B.V)
-    _, d1, d2 = profile(_pair_r2(Pa, Pb))
+    _, d1, d2 = profile(square_distance(Pa, Pb))
     vr = (Pa * Va).sum(-1)[:, None] - Va @ Pb.T  # ṽ_i·(p̃_i − q̃_j)  [Ma, Mb]
     wr = Pa @ Vb.T - (Pb * Vb).sum(-1)[None, :]  # w̃_j·(p̃_i − q̃_j)
     return -2.0 * s2 * (2.0 * d2 * vr * wr + d1 * (Va @ Vb.T))
@@ -309,7 +287,7 @@ def _local_average_terms(kernel, t: float, Xa, Xb):
     ell2 = kernel.lengthscale() ** 2
     gamma = ell2 + t * t
     D = Xa.shape[1]
-    return (ell2 / gamma) ** (D / 2.0) * torch.exp(-0.5 * _pair_r2(Xa, Xb) / gamma), gamma
+    return (ell2 / gamma) ** (D / 2.0) * torch.exp(-0.5 * square_distance(Xa, Xb) / gamma), gamma
 
 
 def _require_isotropic_rbf(kernel):

@@ -1,0 +1,162 @@
+"""The engine's import structure: every module imports on its own, the module-level import graph has no cycle,
+and the engine imports nothing of the dashboard or its UI libraries (it installs and runs without them).
+
+The graph is read from the source with `ast`: an edge a → b for each import at module level (imports inside
+functions and under `if TYPE_CHECKING:` run later, so they cannot form an import-time cycle), resolving relative
+imports. `from pkg import name` is an edge to the submodule `pkg.name` when there is one, else to `pkg` itself,
+and importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those are edges too (except the packages that
+enclose the importing module, which Python has imported before it).
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "engine"
+UI_PACKAGES = ("dashboard", "panel", "holoviews", "bokeh")
+
+
+def engine_modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
+    """Dotted module name → (file, is a package)."""
+    modules = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return modules
+
+
+def _imports(tree: ast.AST, in_function: bool = False):
+    """(import node, inside a function) for every import statement, skipping `if TYPE_CHECKING:` blocks."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, in_function
+        yield from _imports(node, in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+
+def import_graph(root: Path = ROOT, package: str = PACKAGE):
+    """(module-level edges {module: {modules of the package}}, function-local edges [(module, target, line)],
+    {external top-level package: {importing modules}}) over every module of the package."""
+    modules = engine_modules(root, package)
+    graph, local, external = {}, [], {}
+    for name, (path, is_package) in modules.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]  # the package `from .` refers to
+        edges = set()
+        for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+                submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+                targets = submodules + ([base] if len(submodules) < len(node.names) else [])
+            for target in targets:
+                if target.split(".")[0] != package:
+                    external.setdefault(target.split(".")[0], set()).add(name)
+                    continue
+                while target not in modules:  # `import engine.kernels.RBF`-style names: the module holding them
+                    target = target.rpartition(".")[0]
+                if target == name:
+                    continue
+                if in_function:
+                    local.append((name, target, node.lineno))
+                    continue
+                edges.add(target)
+                parts = target.split(".")
+                for i in range(1, len(parts)):
+                    parent = ".".join(parts[:i])
+                    if not (name + ".").startswith(parent + "."):
+                        edges.add(parent)
+        graph[name] = edges
+    return graph, local, external
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_reader_finds_cycles_and_ignores_function_local_imports(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import A\n")
+    (pkg / "a.py").write_text("from .b import B\nA = 1\n")
+    (pkg / "b.py").write_text("from . import a\nB = 2\n\ndef late():\n    from .sub import c\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "c.py").write_text("from ..b import B\nimport panel\n")
+    graph, local, external = import_graph(tmp_path, "pkg")
+    assert graph["pkg.b"] == {"pkg.a"}  # `from . import a` is the submodule, not the package
+    assert graph["pkg.sub.c"] == {"pkg.b"}  # its enclosing packages are not edges
+    assert local == [("pkg.b", "pkg.sub.c", 5)]
+    assert external == {"panel": {"pkg.sub.c"}}
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_engine_module_level_imports_have_no_cycle():
+    found = cycles(import_graph()[0])
+    assert not found, "import cycles (module-level imports) between: " + "; ".join(" ↔ ".join(c) for c in found)
+
+
+def test_engine_imports_no_dashboard_and_no_ui_library():
+    _, _, external = import_graph()
+    offending = {pkg: sorted(external[pkg]) for pkg in UI_PACKAGES if pkg in external}
+    assert not offending, f"the engine must run without the dashboard, but imports {offending}"
+
+
+# -- each module imports on its own -----------------------------------------------------------------------------------
+# One interpreter for all modules (a fresh one per module would take minutes): before each module, every engine module
+# is dropped from sys.modules, so each is the first engine module imported. Torch and the other libraries stay loaded,
+# which is what keeps this fast; they are not what is tested.
+IMPORT_ALONE = """
+import importlib, sys, traceback
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "engine" or m.startswith("engine.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed.append(name + ":\\n" + traceback.format_exc(limit=-3))
+print("\\n".join(failed))
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_engine_module_imports_alone():
+    names = [name for name in engine_modules() if not name.endswith("__main__")]  # __main__ runs the CLI
+    result = subprocess.run([sys.executable, "-c", IMPORT_ALONE, *names], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, f"modules that fail to import on their own:\n{result.stdout}{result.stderr}"
