@@ -51,11 +51,11 @@ def terms(kernel, X: torch.Tensor) -> list[list[tuple[int, torch.Tensor, torch.T
     P = explicit_patches(X, h, w, *kernel.stride)  # [N, P', C, h, w]
     N, Pp, C = P.shape[:3]
     if isinstance(kernel, MultiChannelConvolutional):
-        Wt = kernel.patch_weights().detach()  # [C, P']
+        Wt = kernel.patch_weights()  # [C, P'] (differentiable: the weights are learnable)
         return [[(c, Wt[c, p], P[n, p, c].reshape(-1)) for c in range(C) for p in range(Pp)] for n in range(N)]
     assert isinstance(kernel, Convolutional), type(kernel)
     wts = kernel.patch_weights()
-    wts = torch.full((kernel.num_patches,), kernel.weight, dtype=X.dtype) if wts is None else wts.detach()
+    wts = torch.full((kernel.num_patches,), kernel.weight, dtype=X.dtype) if wts is None else wts
     if kernel.colour_patches:  # one patch holds every channel
         return [[(0, wts[p], P[n, p].reshape(-1)) for p in range(Pp)] for n in range(N)]
     # grey patches of a colour image: channel-major, then positions

@@ -21,12 +21,24 @@ import pytest
 import torch
 
 from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
-from engine.kernels.convolutional import (ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum,
-                                          WeightedConvolutional)
+from engine.kernels.convolutional import (
+    ChannelAdditive,
+    Convolutional,
+    MultiChannelConvolutional,
+    Sum,
+    WeightedConvolutional,
+)
 from engine.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
 from engine.kernels.invariant import InvariantKernel
-from engine.transforms import (CyclicShiftOrbit, FlipOrbit, LocalDeformation, PermutationOrbit, Rot90Orbit, all_affine,
-                               rotation_only)
+from engine.transforms import (
+    CyclicShiftOrbit,
+    FlipOrbit,
+    LocalDeformation,
+    PermutationOrbit,
+    Rot90Orbit,
+    all_affine,
+    rotation_only,
+)
 from tests.helpers.orbit_sums import brute_kff
 
 DT = torch.float64
@@ -40,7 +52,8 @@ def images(C: int, H: int, W: int, blank: int = 0):
     """Images in [0, 1]; with `blank`, a border of that width is zero (rotations then keep the content inside)."""
     def make(N, g):
         X = torch.zeros(N, C, H, W, dtype=DT)
-        X[:, :, blank:H - blank, blank:W - blank] = torch.rand(N, C, H - 2 * blank, W - 2 * blank, generator=g, dtype=DT)
+        inner = torch.rand(N, C, H - 2 * blank, W - 2 * blank, generator=g, dtype=DT)
+        X[:, :, blank:H - blank, blank:W - blank] = inner
         return X
     return make
 
@@ -86,14 +99,16 @@ CASES: dict[str, KernelCase] = {
         images(1, 4, 4)),
     # convolutional kernels
     "convolutional": KernelCase(lambda: Convolutional(RBF(None, 0.8), (1, 4, 4), 2, weight=0.3), images(1, 4, 4)),
-    "convolutional_strided": KernelCase(lambda: Convolutional(Matern52(None, 0.9, 1.2), (1, 5, 4), (3, 2), stride=(2, 1)),
+    "convolutional_strided": KernelCase(lambda: Convolutional(Matern52(None, 0.9, 1.2), (1, 5, 4), (3, 2),
+                                                              stride=(2, 1)),
                                         images(1, 5, 4)),
     "weighted_convolutional": KernelCase(lambda: with_weights(WeightedConvolutional(RBF(None, 0.9, 1.3), (1, 4, 4), 2)),
                                          images(1, 4, 4)),
     "colour_patches": KernelCase(lambda: with_weights(WeightedConvolutional(Matern52(None, 1.2), (2, 4, 4), 2)),
                                  images(2, 4, 4)),
     "grey_patches_on_colour": KernelCase(
-        lambda: with_weights(WeightedConvolutional(RBF(None, 0.8), (2, 4, 4), 2, colour_patches=False)), images(2, 4, 4)),
+        lambda: with_weights(WeightedConvolutional(RBF(None, 0.8), (2, 4, 4), 2, colour_patches=False)),
+        images(2, 4, 4)),
     "colour_additive": KernelCase(
         lambda: with_weights(WeightedConvolutional(ChannelAdditive([RBF(None, 0.5, 1.0), RBF(None, 0.8, 2.0)]),
                                                    (2, 4, 4), 2)), images(2, 4, 4)),
@@ -105,7 +120,8 @@ CASES: dict[str, KernelCase] = {
     "invariant_rot90": KernelCase(lambda: InvariantKernel(RBF(16, 1.5, 1.2), Rot90Orbit(), 4), images(1, 4, 4)),
     "invariant_flips_ard": KernelCase(lambda: InvariantKernel(Matern52(16, 1.3, ard=True), FlipOrbit("both"), 4),
                                       images(1, 4, 4)),
-    "invariant_permutations": KernelCase(lambda: InvariantKernel(ArcCosine(1, 0.8), PermutationOrbit(3), 6), vectors(3)),
+    "invariant_permutations": KernelCase(lambda: InvariantKernel(ArcCosine(1, 0.8), PermutationOrbit(3), 6),
+                                         vectors(3)),
     "invariant_cyclic_shifts": KernelCase(lambda: InvariantKernel(Polynomial(2, 0.3), CyclicShiftOrbit(3, 3), 9),
                                           images(1, 3, 3)),
     # a finite orbit subsampled (S < P): K exact, K_diag unbiased
@@ -167,7 +183,7 @@ def test_K_diag_is_the_diagonal_of_K(name, device, dtype, tol, assert_close):
     assert_close(d, K.diagonal(), tol, scale=scale_of(K))
 
 
-# -- K(X, X2) -----------------------------------------------------------------------------------------------------------
+# -- K(X, X2) ----------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", EXACT_K)
 def test_cross_covariance_shape_transpose_and_block(name, device, dtype, tol, assert_close):
     kernel, case = build(name, device, dtype)
