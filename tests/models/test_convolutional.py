@@ -18,7 +18,6 @@ from torch.distributions import MultivariateNormal, kl_divergence
 
 from engine import cli
 from engine import diagnostics as dg
-from engine.covariances import Kuf, Kuu
 from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
 from engine.kernels import RBF
 from engine.kernels.convolutional import MultiChannelConvolutional, Sum, WeightedConvolutional
@@ -26,6 +25,7 @@ from engine.likelihoods import Gaussian
 from engine.models import REGISTRY
 from engine.models.convolutional import BlockVariational, ConvolutionalGP
 from engine.train import RunConfig, Trainer
+from tests.helpers.titsias import set_optimal_q
 
 DT = torch.float64
 CONV_MODELS = ["conv-invariant", "conv-weighted", "conv-weighted-rbf", "conv-colour"]
@@ -56,19 +56,6 @@ def binary_problem(kind, N=10, seed=0):
         inducing = InducingBlocks([InducingPoints(X), inducing])
     y = torch.randn(N, generator=g, dtype=DT)
     return kernel.double(), inducing.double(), X, y
-
-
-def set_optimal_q(model, X, y, noise):
-    """Titsias' optimal q(u) from the full K_uu and K_uf, in the model's (whitened or not) coordinates."""
-    with torch.no_grad():
-        K, Kx = Kuu(model.inducing, model.kernel), Kuf(model.inducing, model.kernel, X)
-        Sigma = K @ torch.linalg.solve(K + Kx @ Kx.T / noise, K)
-        m = Sigma @ torch.linalg.solve(K, Kx @ y) / noise
-        if model.whiten:
-            Lk = torch.block_diag(*model.prior_factors())
-            m = torch.linalg.solve_triangular(Lk, m[:, None], upper=False)[:, 0]
-            Sigma = torch.linalg.solve_triangular(Lk, torch.linalg.solve_triangular(Lk, Sigma, upper=False).T, upper=False)
-        model.q.set(m[:, None], torch.linalg.cholesky(0.5 * (Sigma + Sigma.T))[None])
 
 
 @pytest.mark.parametrize("kind,whiten", [("weighted", True), ("weighted", False), ("sum", True), ("sum", False),

@@ -13,6 +13,7 @@ from engine.likelihoods import Gaussian, RobustMax
 from engine.linalg import robust_cholesky
 from engine.models import SVGP, SVGPConfig
 from engine.models.svgp import build_svgp
+from tests.helpers.titsias import optimal_q
 
 N, D = 25, 2
 
@@ -30,20 +31,6 @@ def problem(seed=0, whiten=True, num_latent=1, Z=None):
 def exact_lml(X, y, kernel, noise):
     K = kernel.K(X) + noise * torch.eye(len(X), dtype=X.dtype)
     return MultivariateNormal(torch.zeros(len(X), dtype=X.dtype), covariance_matrix=K).log_prob(y)
-
-
-def optimal_q(model, X, y, noise):
-    """Titsias' optimal q(u) in closed form, in the model's own (whitened or not) coordinates."""
-    with torch.no_grad():
-        Kuu = model.kernel.K(model.inducing.Z)
-        Kuf = model.kernel.K(model.inducing.Z, X)
-        Sigma = Kuu @ torch.linalg.solve(Kuu + Kuf @ Kuf.T / noise, Kuu)
-        m = Sigma @ torch.linalg.solve(Kuu, Kuf @ y) / noise
-        if model.whiten:
-            Lm = torch.linalg.cholesky(Kuu)
-            m = torch.linalg.solve_triangular(Lm, m[:, None], upper=False)[:, 0]
-            Sigma = torch.linalg.solve_triangular(Lm, torch.linalg.solve_triangular(Lm, Sigma, upper=False).T, upper=False)
-        return m[:, None], torch.linalg.cholesky(0.5 * (Sigma + Sigma.T))[None]
 
 
 @pytest.mark.parametrize("whiten", [True, False])
