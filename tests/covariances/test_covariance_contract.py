@@ -355,9 +355,12 @@ def test_every_registered_pair_has_a_contract_case():
 
 
 def test_the_dispatchers_checked_are_all_there_are():
-    """A new dispatcher in engine.covariances must be added to DISPATCHERS (and so to the contract)."""
-    import engine.covariances.patches as patches_module
+    """A new dispatcher anywhere in engine.covariances must be added to DISPATCHERS (and so to the contract)."""
+    import importlib
+    import pkgutil
+
     from engine.covariances.dispatch import PairDispatcher
 
-    found = {v.name for m in (cov, patches_module) for v in vars(m).values() if isinstance(v, PairDispatcher)}
+    modules = [cov] + [importlib.import_module(f"{cov.__name__}.{m.name}") for m in pkgutil.iter_modules(cov.__path__)]
+    found = {v.name for m in modules for v in vars(m).values() if isinstance(v, PairDispatcher)}
     assert found <= set(DISPATCHERS), sorted(found - set(DISPATCHERS))
