@@ -223,7 +223,8 @@ class _Method(torch.nn.Module):
 
 @pytest.mark.parametrize("name", EXACT)
 def test_gradcheck_on_hyperparameters_and_inputs(name, device):
-    """Analytic gradients (hand-written backward passes included) against finite differences, in float64."""
+    """Autograd gradients of K(X, X2) and K_diag(X) against finite differences, in float64 (the fast covariance
+    paths with hand-written backward passes are checked in the covariance contract)."""
     kernel, case = build(name, device, DT)
     named = [(n, p) for n, p in kernel.named_parameters() if p.requires_grad]
     names, params = [n for n, _ in named], [p.detach().clone().requires_grad_() for _, p in named]
