@@ -41,7 +41,7 @@ def wait_until():
     return _wait_until
 
 
-# -- device/dtype fixtures ----------------------------------------------------------------------------------------------
+# -- device/dtype fixtures ---------------------------------------------------------------------------------------------
 # `--device {cpu,cuda}` and `--dtype {float64,float32}` choose where and in which precision the engine tests run;
 # tolerances follow the dtype instead of being loosened for every test.
 from dataclasses import dataclass  # noqa: E402

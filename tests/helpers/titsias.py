@@ -11,6 +11,7 @@ A model whose q(u) is whitened (u = L v, L = chol K_uu) takes N(L⁻¹m, L⁻¹ 
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -34,18 +35,25 @@ def whiten(m: torch.Tensor, S: torch.Tensor, L: torch.Tensor):
 def optimal_q(model, X: torch.Tensor, y: torch.Tensor, noise: float, *, Kuu=None, Kuf=None, jitter=None):
     """q*(u) in the model's own (whitened or not) coordinates: (q_mu [M, 1], q_sqrt [1, M, M]) for `model.q.set`.
 
-    K_uu and K_uf default to the engine's covariances for the model's (inducing, kernel) pair; pass them to use
-    independently computed ones. The prior is K_uu + jitter·I with the model's jitter (0 when it has none)."""
+    Everything is computed in float64 on the CPU, whatever the model's device and dtype (`q.set` copies into them).
+    K_uu and K_uf default to the engine's covariances for a float64 CPU copy of the model's (inducing, kernel) pair;
+    pass them to use independently computed ones. The prior is K_uu + jitter·I with the model's jitter (0 when it
+    has none)."""
     from engine.covariances import Kuf as _Kuf
     from engine.covariances import Kuu as _Kuu
 
-    y = y.reshape(-1)
+    as64 = lambda t: t.detach().to("cpu", torch.float64)  # noqa: E731
+    y = as64(y).reshape(-1)
     with torch.no_grad():
-        Kuu = _Kuu(model.inducing, model.kernel) if Kuu is None else Kuu
-        Kuf = _Kuf(model.inducing, model.kernel, X) if Kuf is None else Kuf
+        if Kuu is None or Kuf is None:
+            inducing = copy.deepcopy(model.inducing).to("cpu", torch.float64)
+            kernel = copy.deepcopy(model.kernel).to("cpu", torch.float64)
+            Kuu = _Kuu(inducing, kernel) if Kuu is None else Kuu
+            Kuf = _Kuf(inducing, kernel, as64(X)) if Kuf is None else Kuf
+        Kuu, Kuf = as64(Kuu), as64(Kuf)
         j = float(getattr(model, "jitter", None) or 0.0) if jitter is None else float(jitter)
         if j:
-            Kuu = Kuu + j * torch.eye(Kuu.shape[0], dtype=Kuu.dtype, device=Kuu.device)
+            Kuu = Kuu + j * torch.eye(Kuu.shape[0], dtype=Kuu.dtype)
         m, S = optimal_q_moments(Kuu, Kuf, y, noise)
         if model.whiten:
             m, S = whiten(m, S, torch.linalg.cholesky(Kuu))
