@@ -44,7 +44,7 @@ from engine.kernels.gram import NNGPKernel, ReluGram
 from engine.kernels.invariant import InvariantKernel
 from engine.kernels.orbit import OrbitKernel
 from engine.transforms import FlipOrbit, PermutationOrbit, Rot90Orbit, rotation_only
-from tests.helpers.orbit_sums import brute_cross, brute_kff, num_groups
+from tests.helpers.orbit_sums import brute_cross, brute_K, brute_kff, num_groups
 
 try:  # the diagonal blocks of K_uu (kept with the patch covariances today)
     from engine.covariances import Kuu_blocks
@@ -199,6 +199,16 @@ def brute(inducing, kernel, X) -> dict:
             "Kff_diag": torch.stack([kernel.K(x[None], x[None])[0, 0] for x in Xf]), "Kuu_blocks": [K]}
 
 
+def brute_Kff(kernel, X):
+    """K_ff [N, N] by the double sum (orbit kernels) or pair by pair."""
+    if isinstance(kernel, Sum):
+        return sum(brute_Kff(k, X) for k in kernel.parts)
+    if isinstance(kernel, OrbitKernel):
+        return brute_K(kernel, X)
+    Xf = X.reshape(X.shape[0], -1)
+    return pairwise(kernel, Xf, Xf)
+
+
 def sampled(kernel) -> bool:
     return isinstance(kernel, InvariantKernel)
 
@@ -235,6 +245,12 @@ def test_covariances_equal_brute_force_orbit_sums(name, device, dtype, tol, asse
             assert_close(out["Kff_diag"], ref["Kff_diag"], tol, scale=float(ref["Kff_diag"].abs().max()))
     for key in ("Kuu", "Kuf", "Kff_diag"):
         assert out[key].dtype == dtype and out[key].device.type == device.type
+    if ref["Kuf"] is not None:  # the engine's (u, f(X)) are jointly Gaussian: [[K_uu, K_uf], [K_fu, K_ff]] is PSD
+        K = out["Kuu"].detach().to("cpu", DT)
+        Kx = (out["Kuf"].mean(2) if sampled(s.kernel) else out["Kuf"]).detach().to("cpu", DT)
+        joint = torch.cat([torch.cat([K, Kx], 1), torch.cat([Kx.T, brute_Kff(r.kernel, r.X)], 1)])
+        eig = torch.linalg.eigvalsh(0.5 * (joint + joint.T))
+        assert float(eig.min()) >= -10 * tol.rtol * float(eig.max()), float(eig.min())
 
 
 @pytest.mark.parametrize("name", sorted(k for k in COMPUTED if k.startswith("invariant")))
@@ -266,14 +282,18 @@ def test_invariant_covariances_of_given_samples_entry_by_entry(name, device, dty
                                        "by channel [C·M, N]; the pair should be refused like InducingPatches × "
                                        "MultiChannelConvolutional, or give the C-block K_uu")
 def test_interdomain_points_with_the_multi_channel_kernel_are_consistent_or_refused():
+    """Either refused, or the covariances of u_c = g_c(Z), c = 1..C (the only inter-domain variables of this kernel)."""
     Z = InterDomainPoints(patches(4, 4))
-    kernel = MultiChannelConvolutional(RBF(None, 0.7), (2, 4, 4), 2).double()
+    kernel = weighted(MultiChannelConvolutional(RBF(None, 0.7), (2, 4, 4), 2)).double()
     X = images(3, 2, 4, 4)
     try:
-        shapes = Kuu(Z, kernel).shape[0], Kuf(Z, kernel, X).shape[0], Z.num_inducing
+        with torch.no_grad():
+            K, Kx = Kuu(Z, kernel), Kuf(Z, kernel, X)
     except NotImplementedError:
         return
-    assert shapes[0] == shapes[1] == shapes[2], shapes
+    ref = brute(Z, kernel, X)
+    assert K.shape == ref["Kuu"].shape and Kx.shape == ref["Kuf"].shape, (K.shape, Kx.shape)
+    assert torch.allclose(K, ref["Kuu"], atol=1e-10) and torch.allclose(Kx, ref["Kuf"], atol=1e-10)
 
 
 @pytest.mark.parametrize("name", REFUSED)

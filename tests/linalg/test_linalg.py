@@ -39,9 +39,10 @@ def test_positive_definite_matrix_uses_the_requested_jitter_without_warning():
     assert robust_cholesky(K, 0.0).jitter == 0.0
 
 
-def test_default_jitter_is_the_setting():
-    with settings.jitter(1e-5):
-        assert robust_cholesky(spd(4)).jitter == 1e-5
+def test_default_jitter_is_the_setting(monkeypatch):
+    assert robust_cholesky(spd(4)).jitter == settings.default_jitter()
+    monkeypatch.setattr(settings, "default_jitter", lambda: 1e-5)
+    assert robust_cholesky(spd(4)).jitter == 1e-5
 
 
 def test_singular_matrix_escalates_reports_and_warns():
