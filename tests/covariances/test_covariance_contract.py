@@ -277,10 +277,10 @@ def test_invariant_covariances_of_given_samples_entry_by_entry(name, device, dty
         assert_close(Kff_diag(inducing, kernel, orbit), ref_kff, tol, scale=float(ref_kff.abs().max()))
 
 
-@pytest.mark.xfail(strict=True, reason="engine: InterDomainPoints × MultiChannelConvolutional resolves to the generic "
-                                       "orbit path, whose K_uu is k_g(Z, Z) [M, M] while its K_uf (cross_g) is stacked "
-                                       "by channel [C·M, N]; the pair should be refused like InducingPatches × "
-                                       "MultiChannelConvolutional, or give the C-block K_uu")
+@pytest.mark.xfail(strict=True, reason="engine: InterDomainPoints × MultiChannelConvolutional falls through to the "
+                                       "generic orbit path, which does not give the covariances of the per-channel "
+                                       "inducing outputs g_c(Z) (on main: K_uu [M, M] but K_uf [C·M, N]); it should "
+                                       "be refused like InducingPatches × MultiChannelConvolutional")
 def test_interdomain_points_with_the_multi_channel_kernel_are_consistent_or_refused():
     """Either refused, or the covariances of u_c = g_c(Z), c = 1..C (the only inter-domain variables of this kernel)."""
     Z = InterDomainPoints(patches(4, 4))
