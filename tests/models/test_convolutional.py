@@ -18,7 +18,7 @@ from torch.distributions import MultivariateNormal, kl_divergence
 
 from engine import cli
 from engine import diagnostics as dg
-from engine.covariances import Kuu
+from engine.covariances import Kuf, Kuu
 from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
 from engine.kernels import RBF
 from engine.kernels.convolutional import MultiChannelConvolutional, Sum, WeightedConvolutional
