@@ -5,9 +5,11 @@ import numpy as np
 
 
 def assert_spectrum_of(values, matrix, rtol: float = 1e-9) -> None:
-    """`values` are the eigenvalues of the symmetric `matrix`, ascending, to `rtol` × the largest (rounding-sized
-    negative eigenvalues may be shown as 0)."""
+    """`values` are the eigenvalues of the symmetric `matrix` (numpy array or tensor on any device), ascending, to
+    `rtol` × the largest (rounding-sized negative eigenvalues may be shown as 0)."""
     values = np.asarray(values, dtype=np.float64)
+    if hasattr(matrix, "detach"):  # a tensor on any device and dtype
+        matrix = matrix.detach().cpu().double().numpy()
     M = np.asarray(matrix, dtype=np.float64)
     assert M.ndim == 2 and M.shape[0] == M.shape[1], M.shape
     ref = np.linalg.eigvalsh(0.5 * (M + M.T))
