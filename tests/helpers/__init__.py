@@ -1,0 +1,1 @@
+"""Independent computations the tests compare the engine against (import as `tests.helpers.<module>`)."""
