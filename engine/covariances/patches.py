@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import torch
 from torch.autograd.function import once_differentiable
 
-from ..inducing import InducingBlocks, InducingPatches, InducingVariables, SharedInducingPatches
+from ..inducing import InducingBlocks, InducingPatches, InducingVariables, InterDomainPoints, SharedInducingPatches
 from ..kernels import RBF, Kernel, Stationary
 from ..kernels.combinators import ChannelAdditive, Sum
 from ..kernels.convolutional import Convolutional, MultiChannelConvolutional
@@ -464,9 +464,12 @@ def _refuse(what):
 
 
 _MULTI = "{k} has one inducing output per channel: use SharedInducingPatches (num_outputs = channels), not {i}"
+_MULTI_POINTS = ("{k} has one inducing output per channel: use SharedInducingPatches (num_outputs = channels); "
+                 "{i} would give one inducing output for all channels")
 _SHARED = "SharedInducingPatches belong with MultiChannelConvolutional, not with {k}"
 for _fn in (Kuu, Kuf, Kff_diag):
     _fn.register(InducingPatches, MultiChannelConvolutional)(_refuse(_MULTI))
+    _fn.register(InterDomainPoints, MultiChannelConvolutional)(_refuse(_MULTI_POINTS))
     _fn.register(SharedInducingPatches, Kernel)(_refuse(_SHARED))
 
 

@@ -158,6 +158,9 @@ SETUPS: dict[str, Callable[[], Setup]] = {
     "refused_patches_multi_channel": lambda: Setup(InducingPatches(patches(4, 4)),
                                                    MultiChannelConvolutional(RBF(None, 0.7), (2, 4, 4), 2),
                                                    images(2, 2, 4, 4), refused=True),
+    "refused_points_multi_channel": lambda: Setup(InterDomainPoints(patches(4, 4)),
+                                                  MultiChannelConvolutional(RBF(None, 0.7), (2, 4, 4), 2),
+                                                  images(2, 2, 4, 4), refused=True),
     "refused_shared_plain": lambda: Setup(SharedInducingPatches(patches(4, 4), 2), RBF(4, 0.7), patches(3, 4, 2),
                                           refused=True),
 }
@@ -277,10 +280,6 @@ def test_invariant_covariances_of_given_samples_entry_by_entry(name, device, dty
         assert_close(Kff_diag(inducing, kernel, orbit), ref_kff, tol, scale=float(ref_kff.abs().max()))
 
 
-@pytest.mark.xfail(strict=True, reason="engine: InterDomainPoints × MultiChannelConvolutional falls through to the "
-                                       "generic orbit path, which does not give the covariances of the per-channel "
-                                       "inducing outputs g_c(Z) (on main: K_uu [M, M] but K_uf [C·M, N]); it should "
-                                       "be refused like InducingPatches × MultiChannelConvolutional")
 def test_interdomain_points_with_the_multi_channel_kernel_are_consistent_or_refused():
     """Either refused, or the covariances of u_c = g_c(Z), c = 1..C (the only inter-domain variables of this kernel)."""
     Z = InterDomainPoints(patches(4, 4))
