@@ -14,8 +14,8 @@ their tensors and models through the fixtures below, so the same tests run on an
 
 Fixtures: `device` (torch.device) and `dtype` (torch.dtype); `place(x)` moves a tensor or module there (floating
 tensors and parameters take `dtype`, integer tensors keep theirs); `train_device` is the pair as RunConfig's
-`train.device` / `train.dtype` strings; `tol` is the tolerance for `dtype` and `assert_close(a, b, tol, scale=1.0)`
-compares with it. Random draws stay on the CPU in float64 (`torch.Generator()` with a seed) and are placed afterwards,
+`train.device` / `train.dtype` strings and `cli_device` as `invlab train` flags; `tol` is the tolerance for `dtype`
+and `assert_close(a, b, tol, scale=1.0)` compares with it. Random draws stay on the CPU in float64 (`torch.Generator()` with a seed) and are placed afterwards,
 so every device and precision sees the same numbers up to rounding.
 
 Tolerances are set per dtype, not loosened for every test: `tol` holds the dtype's default (`TOLERANCES`), and
@@ -171,6 +171,12 @@ def place(device, dtype):
 def train_device(device, dtype) -> dict:
     """RunConfig's `train` entries that put a Trainer on the test device and dtype."""
     return {"device": device.type, "dtype": str(dtype).removeprefix("torch.")}
+
+
+@pytest.fixture(scope="session")
+def cli_device(train_device) -> list[str]:
+    """The same as `invlab train` flags."""
+    return ["--device", train_device["device"], "--dtype", train_device["dtype"]]
 
 
 @pytest.fixture(autouse=True)
