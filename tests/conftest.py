@@ -15,8 +15,9 @@ their tensors and models through the fixtures below, so the same tests run on an
 Fixtures: `device` (torch.device) and `dtype` (torch.dtype); `place(x)` moves a tensor or module there (floating
 tensors and parameters take `dtype`, integer tensors keep theirs); `train_device` is the pair as RunConfig's
 `train.device` / `train.dtype` strings and `cli_device` as `invlab train` flags; `tol` is the tolerance for `dtype`
-and `assert_close(a, b, tol, scale=1.0)` compares with it. Random draws stay on the CPU in float64 (`torch.Generator()` with a seed) and are placed afterwards,
-so every device and precision sees the same numbers up to rounding.
+and `assert_close(a, b, tol, scale=1.0)` compares with it. Random draws stay on the CPU in float64
+(`torch.Generator()` with a seed) and are placed afterwards, so every device and precision sees the same numbers up
+to rounding; references (closed forms, scipy, Monte Carlo) are computed in float64 on the CPU.
 
 Tolerances are set per dtype, not loosened for every test: `tol` holds the dtype's default (`TOLERANCES`), and
 `tol.f64(rtol=..., atol=...)` is the tolerance a test was written with in float64 (the same arguments and defaults

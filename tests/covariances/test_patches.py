@@ -236,7 +236,8 @@ def test_distinct_patches_rebuild_every_patch_and_keep_the_weights(deduplicating
     W = d.weights(w)
     assert_close(W.sum(1), w.sum(1), tol.f64())
     assert W[0, d.inverse[0, 0]] == 8.0 and W[1, d.inverse[1, 3]] == 1.0
-    assert fast.distinct_patches(place(torch.rand(2, 8, 3, generator=gen(15), dtype=DT))) is None  # all distinct: no gain
+    all_distinct = place(torch.rand(2, 8, 3, generator=gen(15), dtype=DT))
+    assert fast.distinct_patches(all_distinct) is None  # no gain
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -84,7 +84,8 @@ def test_nngp_kernel_composes_the_layers_and_applies_the_input_affine(place, tol
     with torch.no_grad():
         k.affine.scale.assign(place(torch.tensor([0.5, 2.0, 1.0], dtype=DT)))
         k.affine.bias.copy_(place(torch.tensor([0.1, -0.3, 0.7], dtype=DT)))
-    A = torch.cat([X, X2]) * place(torch.tensor([0.5, 2.0, 1.0], dtype=DT)) + place(torch.tensor([0.1, -0.3, 0.7], dtype=DT))
+    scale, bias = place(torch.tensor([0.5, 2.0, 1.0], dtype=DT)), place(torch.tensor([0.1, -0.3, 0.7], dtype=DT))
+    A = torch.cat([X, X2]) * scale + bias
     full = kernels[1].K(kernels[0].K(A @ A.T / D))  # the composition on the joint Gram matrix
     assert_close(k.K(X, X2), full[:5, 5:], tol.f64(atol=1e-12))
     assert_close(k.K(X), full[:5, :5], tol.f64(atol=1e-12))

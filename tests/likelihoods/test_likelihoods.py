@@ -100,7 +100,8 @@ def test_gaussian_one_hot_classification_probabilities_sum_to_one(rng, place, to
     lik = place(Gaussian(0.1, num_classes=3))
     mean, var = _moments(4, 3, rng)
     assert lik.encode(place(torch.tensor([0, 2]))).tolist() == [[1, 0, 0], [0, 0, 1]]
-    assert_close(lik.predict_probs(place(mean), place(var)).sum(-1), torch.ones(4, dtype=torch.float64), tol.f64(atol=1e-6))
+    probs = lik.predict_probs(place(mean), place(var))
+    assert_close(probs.sum(-1), torch.ones(4, dtype=torch.float64), tol.f64(atol=1e-6))
 
 
 def test_build_likelihood_errors_say_what_to_use():

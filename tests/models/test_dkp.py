@@ -28,7 +28,8 @@ def diabetes():
 
 def build(config, X, y, place, task="regression", num_classes=None):
     """Built from float64 CPU data, as the trainer does, then placed on the test device and dtype."""
-    return place(build_dkp(config, X, y, task=task, num_classes=num_classes, generator=torch.Generator().manual_seed(0)))
+    return place(build_dkp(config, X, y, task=task, num_classes=num_classes,
+                           generator=torch.Generator().manual_seed(0)))
 
 
 # -- output layer (app. G) ------------------------------------------------------------------------------------------------

@@ -116,7 +116,8 @@ def test_every_tunable_spans_a_settable_interval_and_round_trips_through_the_tra
 
 
 def test_the_families_expose_what_a_user_tunes(train_device):
-    groups = {f: {t.name: t for t in trainer_for(f, train_device).model.tunables()} for f in ("svgp", "invariant", "rkhs", "diwp")}
+    groups = {f: {t.name: t for t in trainer_for(f, train_device).model.tunables()}
+              for f in ("svgp", "invariant", "rkhs", "diwp")}
     assert set(groups["svgp"]) == {"kernel.lengthscale", "kernel.variance"}
     assert groups["svgp"]["kernel.variance"].scale == "log" and groups["svgp"]["kernel.variance"].group == "kernel"
     assert set(groups["rkhs"]) == {"nu", "lam"} and groups["rkhs"]["nu"].group == "invariance"
@@ -145,7 +146,8 @@ def test_two_sided_ranges_give_both_ends_on_their_natural_interval(train_device,
     lo, hi = ends["kernel.augmentation.ranges.rotation.lo"], ends["kernel.augmentation.ranges.rotation.hi"]
     assert lo.label == "rotation range, lower end" and hi.label == "rotation range, upper end"
     # a value stored through a sigmoid onto (−180, 180) is resolved to ~360·eps: 1e-6 relative as written is float64's
-    assert -180 < lo.lo < -179.9 and 179.9 < lo.hi < 180 and lo.value == pytest.approx(-5.0, rel=tol.f64(rtol=1e-6).rtol)
+    assert -180 < lo.lo < -179.9 and 179.9 < lo.hi < 180
+    assert lo.value == pytest.approx(-5.0, rel=tol.f64(rtol=1e-6).rtol)
     assert len(ends) == 12  # six affine parameters, two ends each
 
 

@@ -224,7 +224,8 @@ def test_transformation_representers_are_mixed_derivatives_through_the_warp(plac
     names = ["rotation", "tx", "shear_y"]
     mags = {n: 1.0 for n in names}
     T = tangent_vectors(place(images), names, method="analytic", magnitudes=mags)  # [2, 3, 1, 8, 8]
-    base = gaussian_warp(place(images), "tx", place(torch.zeros((), dtype=torch.float64)))  # I(g, 0): the interpolated image
+    zero = place(torch.zeros((), dtype=torch.float64))
+    base = gaussian_warp(place(images), "tx", zero)  # I(g, 0): the interpolated image
     F = DirectionalDerivative(base.reshape(2, -1).repeat_interleave(3, 0), T.reshape(6, -1))
     G = inner(placed, F, F)
     x = torch.rand(1, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))

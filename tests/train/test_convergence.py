@@ -7,7 +7,8 @@ from engine.train import RunConfig, RunStore, Trainer
 
 
 def rkhs_config(train_device, steps=500):
-    return RunConfig(model="rkhs", data={"dataset": "two-moons"}, train={"steps": steps, "log_every": 1, **train_device})
+    return RunConfig(model="rkhs", data={"dataset": "two-moons"},
+                     train={"steps": steps, "log_every": 1, **train_device})
 
 
 def test_an_rkhs_solve_stops_once_converged_with_the_answer_of_running_on(tmp_path, train_device, tol, assert_close):

@@ -207,7 +207,8 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     from engine.train import RunConfig, Trainer
 
     trainer = Trainer(RunConfig(data={"dataset": "digits", "subset": 100, "test_subset": 50},
-                                model_config={"num_inducing": 8}, train={"steps": 10, "batch_size": 32, **train_device}))
+                                model_config={"num_inducing": 8},
+                                train={"steps": 10, "batch_size": 32, **train_device}))
     assert trainer.edit(lambda t: t.set_learning_rate(0.02))  # idle: applied now
     assert trainer.current_lr == 0.02
     held, release = threading.Event(), threading.Event()

@@ -46,7 +46,8 @@ def test_rotation_follows_the_data_convention(place, tol):
     X = images(h=16, w=16)
     ours = host(place(fixed(rotation=35.0)).sample(place(torch.as_tensor(X)), 1)[:, 0])
     ref = rotate_images(X, np.full(len(X), 35.0))
-    assert np.abs(ours - ref).max() < tol.f64(atol=1e-12).atol  # the blank border makes scipy's 'constant' mode agree too
+    # the blank border makes scipy's 'constant' mode agree too
+    assert np.abs(ours - ref).max() < tol.f64(atol=1e-12).atol
     # counter-clockwise: a dot right of the centre moves to above it
     dot = np.zeros((1, 1, 9, 9))
     dot[0, 0, 4, 7] = 1.0

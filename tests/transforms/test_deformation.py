@@ -25,7 +25,8 @@ def test_zero_strength_is_the_identity(place, tol, assert_close):
 
 def test_smooth_field_has_the_asked_strength_and_is_smooth(place, tol, assert_close):
     deform = place(LocalDeformation(1.5, 0.0, 0.0, smoothness=3.0))
-    d = deform.displacement(64, 16, 16, place(torch.zeros(1, dtype=DT)), torch.Generator().manual_seed(0))  # [B, H, W, 2]
+    like, g = place(torch.zeros(1, dtype=DT)), torch.Generator().manual_seed(0)
+    d = deform.displacement(64, 16, 16, like, g)  # [B, H, W, 2]
     rms = d.pow(2).mean((1, 2, 3)).sqrt()
     assert_close(rms, torch.full_like(rms, 1.5), tol.f64(atol=1e-9))  # strength = RMS displacement in pixels
     neighbour = (d[:, :, 1:] - d[:, :, :-1]).pow(2).mean().sqrt()
