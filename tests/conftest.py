@@ -1,4 +1,33 @@
-import os
+"""Shared fixtures, and the device and precision the engine tests run in.
+
+Device and dtype
+----------------
+The engine and model tests (tests/kernels, covariances, inducing, likelihoods, models, transforms, train) build
+their tensors and models through the fixtures below, so the same tests run on another device or precision:
+
+    pytest tests/kernels tests/models ...                      # CPU, float64 (the default)
+    pytest --dtype float32 tests/kernels tests/models ...      # CPU, float32: the arithmetic of a GPU run
+    pytest --device cuda tests/kernels tests/models ...        # CUDA, float32 (the default there)
+    pytest --device cuda --dtype float64 tests/...             # CUDA, float64
+
+`--device cuda` on a machine without CUDA stops with a usage error instead of passing vacuously.
+
+Fixtures: `device` (torch.device) and `dtype` (torch.dtype); `place(x)` moves a tensor or module there (floating
+tensors and parameters take `dtype`, integer tensors keep theirs); `train_device` is the pair as RunConfig's
+`train.device` / `train.dtype` strings and `cli_device` as `invlab train` flags; `tol` is the tolerance for `dtype`
+and `assert_close(a, b, tol, scale=1.0)` compares with it. Random draws stay on the CPU in float64
+(`torch.Generator()` with a seed) and are placed afterwards, so every device and precision sees the same numbers up
+to rounding; references (closed forms, scipy, Monte Carlo) are computed in float64 on the CPU.
+
+Tolerances are set per dtype, not loosened for every test: `tol` holds the dtype's default (`TOLERANCES`), and
+`tol.f64(rtol=..., atol=...)` is the tolerance a test was written with in float64 (the same arguments and defaults
+as `torch.allclose`): exactly that in float64, and never tighter than the float32 default in float32. A test whose
+float32 result needs more says so at the call with `f32=k` (k × the float32 default) and a comment with the reason.
+A test that only makes sense in float64 (gradcheck, identities checked to 1e-12, ill-conditioned solves) is marked
+`@pytest.mark.float64_only(reason)` and is skipped, with that reason, in lower precision.
+"""
+import math
+from dataclasses import dataclass, replace
 
 import pytest
 import torch
@@ -6,6 +35,149 @@ import torch
 # One intra-op thread per process: tests run beside a served dashboard and a browser, and torch's
 # OpenMP threads slow down by orders of magnitude when they compete for cores.
 torch.set_num_threads(1)
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("invlab", "Invariance Lab engine tests")
+    group.addoption("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="device the engine and model tests run on (default: cpu)")
+    group.addoption("--dtype", default=None, choices=tuple(DTYPES),
+                    help="floating-point type of the engine and model tests (default: float64 on cpu, float32 on cuda)")
+
+
+def _device_and_dtype(config) -> tuple[torch.device, torch.dtype]:
+    device = torch.device(config.getoption("--device"))
+    name = config.getoption("--dtype") or ("float32" if device.type == "cuda" else "float64")
+    return device, DTYPES[name]
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "float64_only(reason): the test checks something only float64 can resolve; "
+                                       "skipped, with the reason, under --dtype float32")
+    if config.getoption("--device") == "cuda" and not torch.cuda.is_available():
+        raise pytest.UsageError("--device cuda was asked for, but torch.cuda.is_available() is False on this machine "
+                                f"(torch {torch.__version__}, built with CUDA {torch.version.cuda}); "
+                                "run without --device, or with --dtype float32 for the float32 arithmetic on the CPU.")
+
+
+def pytest_report_header(config):
+    device, dtype = _device_and_dtype(config)
+    return f"engine tests on device={device}, dtype={str(dtype).removeprefix('torch.')}"
+
+
+def pytest_collection_modifyitems(config, items):
+    _, dtype = _device_and_dtype(config)
+    if dtype == torch.float64:
+        return
+    for item in items:
+        marker = item.get_closest_marker("float64_only")
+        if marker is not None:
+            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            item.add_marker(pytest.mark.skip(reason=f"float64 only: {reason}" if reason else "float64 only"))
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|a − b| ≤ atol + rtol·|b|, elementwise (torch.allclose's rule), for tensors of `dtype`."""
+
+    rtol: float
+    atol: float
+    dtype: torch.dtype = torch.float64
+
+    def f64(self, rtol: float = 1e-5, atol: float = 1e-8, *, f32: float = 1.0) -> "Tolerance":
+        """The tolerance a test states for float64 (torch.allclose's arguments and defaults): exactly that in
+        float64; in lower precision the larger of it and `f32` × that dtype's default tolerance."""
+        if self.dtype == torch.float64:
+            return replace(self, rtol=rtol, atol=atol)
+        return replace(self, rtol=max(rtol, f32 * self.rtol), atol=max(atol, f32 * self.atol))
+
+    def __mul__(self, factor: float) -> "Tolerance":
+        """A looser (factor > 1) tolerance; say at the call why the test needs it."""
+        return replace(self, rtol=self.rtol * factor, atol=self.atol * factor)
+
+    __rmul__ = __mul__
+
+
+# The defaults: a few hundred ulps of the values compared, for results of short, well-conditioned computations
+# (a kernel matrix, a patch sum, a projection). float64: ~4.5e5 ulps of 1; float32: ~840 ulps of 1.
+TOLERANCES = {torch.float64: Tolerance(rtol=1e-10, atol=1e-10, dtype=torch.float64),
+              torch.float32: Tolerance(rtol=1e-4, atol=1e-5, dtype=torch.float32)}
+
+
+def _as_tensor(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().to("cpu", torch.float64)
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def _assert_close(a, b, tol: Tolerance, scale: float = 1.0, msg: str | None = None):
+    """Assert |a − b| ≤ tol.atol·scale + tol.rtol·|b| elementwise; `scale` is the size of the quantities compared
+    (it scales the absolute part). Tensors on any device and dtype, numpy arrays and numbers; compared in float64
+    on the CPU. Shapes must agree (a single number compares with every element)."""
+    a, b = _as_tensor(a), _as_tensor(b)
+    if a.numel() != 1 and b.numel() != 1:
+        assert a.shape == b.shape, f"shapes differ: {tuple(a.shape)} vs {tuple(b.shape)}"
+    a, b = torch.broadcast_tensors(a, b)
+    err = (a - b).abs()
+    bound = tol.atol * scale + tol.rtol * b.abs()
+    ok = (err <= bound) | (a == b)  # a == b: equal infinities
+    if not bool(ok.all()):
+        bad = (~ok).flatten().nonzero()[:, 0]
+        worst = int(bad[(err.flatten()[bad] - bound.flatten()[bad]).nan_to_num(math.inf).argmax()])
+        where = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), a.shape)) if a.dim() else ()
+        raise AssertionError(
+            (f"{msg}: " if msg else "") + f"not close in {bad.numel()} of {a.numel()} elements; worst at {where}: "
+            f"{float(a.flatten()[worst])!r} vs {float(b.flatten()[worst])!r} (|diff| {float(err.flatten()[worst]):.3g}"
+            f", allowed {float(bound.flatten()[worst]):.3g} = atol {tol.atol:.3g}·{scale:g} + rtol {tol.rtol:.3g}·|b|,"
+            f" {str(tol.dtype).removeprefix('torch.')})")
+
+
+@pytest.fixture(scope="session")
+def device(request) -> torch.device:
+    return _device_and_dtype(request.config)[0]
+
+
+@pytest.fixture(scope="session")
+def dtype(request) -> torch.dtype:
+    return _device_and_dtype(request.config)[1]
+
+
+@pytest.fixture(scope="session")
+def tol(dtype) -> Tolerance:
+    return TOLERANCES[dtype]
+
+
+@pytest.fixture(scope="session")
+def assert_close():
+    return _assert_close
+
+
+@pytest.fixture(scope="session")
+def place(device, dtype):
+    """place(x): a tensor or module on the test device; floating tensors and parameters in the test dtype."""
+
+    def place(x):
+        if isinstance(x, torch.nn.Module):
+            return x.to(device=device, dtype=dtype)
+        if x.is_floating_point():
+            return x.to(device=device, dtype=dtype)
+        return x.to(device=device)
+
+    return place
+
+
+@pytest.fixture(scope="session")
+def train_device(device, dtype) -> dict:
+    """RunConfig's `train` entries that put a Trainer on the test device and dtype."""
+    return {"device": device.type, "dtype": str(dtype).removeprefix("torch.")}
+
+
+@pytest.fixture(scope="session")
+def cli_device(train_device) -> list[str]:
+    """The same as `invlab train` flags."""
+    return ["--device", train_device["device"], "--dtype", train_device["dtype"]]
 
 
 @pytest.fixture(autouse=True)
@@ -39,62 +211,3 @@ def _wait_until(predicate, explorer=None, timeout=180.0):
 @pytest.fixture
 def wait_until():
     return _wait_until
-
-
-# -- device/dtype fixtures ---------------------------------------------------------------------------------------------
-# `--device {cpu,cuda}` and `--dtype {float64,float32}` choose where and in which precision the engine tests run;
-# tolerances follow the dtype instead of being loosened for every test.
-from dataclasses import dataclass  # noqa: E402
-
-
-def pytest_addoption(parser):
-    parser.addoption("--device", default="cpu", choices=("cpu", "cuda"), help="device the engine tests run on")
-    parser.addoption("--dtype", default=None, choices=("float64", "float32"),
-                     help="floating-point type (default: float64 on cpu, float32 on cuda)")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-
-
-TOLERANCES = {torch.float64: Tolerance(rtol=1e-10, atol=1e-10), torch.float32: Tolerance(rtol=1e-4, atol=1e-5)}
-
-
-@pytest.fixture(scope="session")
-def device(request):
-    name = request.config.getoption("--device")
-    if name == "cuda" and not torch.cuda.is_available():
-        pytest.skip("--device cuda asked for, but no CUDA device is available")
-    return torch.device(name)
-
-
-@pytest.fixture(scope="session")
-def dtype(request, device):
-    name = request.config.getoption("--dtype") or ("float32" if device.type == "cuda" else "float64")
-    return getattr(torch, name)
-
-
-@pytest.fixture(scope="session")
-def tol(dtype):
-    return TOLERANCES[dtype]
-
-
-def _assert_close(a, b, tol, scale=1.0):
-    """|a − b| ≤ atol·scale + rtol·|b| elementwise; `scale` is the size of the quantities compared."""
-    a, b = torch.as_tensor(a), torch.as_tensor(b)
-    a, b = a.detach().to("cpu", torch.float64), b.detach().to("cpu", torch.float64)
-    assert a.shape == b.shape, f"shapes differ: {tuple(a.shape)} vs {tuple(b.shape)}"
-    err = (a - b).abs()
-    bound = tol.atol * scale + tol.rtol * b.abs()
-    if not bool((err <= bound).all()):
-        worst = int((err - bound).argmax())
-        raise AssertionError(f"not close: largest excess at flat index {worst}: {float(a.flatten()[worst])!r} vs "
-                             f"{float(b.flatten()[worst])!r} (|diff| {float(err.flatten()[worst]):.3g}, "
-                             f"allowed {float(bound.flatten()[worst]):.3g})")
-
-
-@pytest.fixture(scope="session")
-def assert_close():
-    return _assert_close

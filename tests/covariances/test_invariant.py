@@ -17,15 +17,15 @@ from engine.transforms import CyclicShiftOrbit, PermutationOrbit, Rot90Orbit, ro
 DT = torch.float64
 
 
-def setup(augmentation, S, shape=(1, 5, 5), N=3, M=5, L=2, seed=0):
+def setup(place, augmentation, S, shape=(1, 5, 5), N=3, M=5, L=2, seed=0):
     g = torch.Generator().manual_seed(seed)
-    X = torch.rand((N,) + shape, generator=g, dtype=DT)
+    X = place(torch.rand((N,) + shape, generator=g, dtype=DT))
     D = math.prod(shape)
-    kernel = InvariantKernel(RBF(D, lengthscale=1.5, variance=1.3), augmentation, S).double()
-    Z = InterDomainPoints(torch.rand(M, D, generator=g, dtype=DT))
-    q_mu = torch.randn(M, L, generator=g, dtype=DT)
-    q_sqrt = torch.tril(0.4 * torch.randn(L, M, M, generator=g, dtype=DT)) + 0.6 * torch.eye(M, dtype=DT)
-    Luu = torch.linalg.cholesky(Kuu(Z, kernel) + 1e-8 * torch.eye(M, dtype=DT))
+    kernel = place(InvariantKernel(RBF(D, lengthscale=1.5, variance=1.3), augmentation, S))
+    Z = place(InterDomainPoints(torch.rand(M, D, generator=g, dtype=DT)))
+    q_mu = place(torch.randn(M, L, generator=g, dtype=DT))
+    q_sqrt = place(torch.tril(0.4 * torch.randn(L, M, M, generator=g, dtype=DT)) + 0.6 * torch.eye(M, dtype=DT))
+    Luu = torch.linalg.cholesky(Kuu(Z, kernel) + 1e-8 * place(torch.eye(M, dtype=DT)))
     return X, kernel, Z, q_mu, q_sqrt, Luu
 
 
@@ -63,21 +63,21 @@ def test_pair_weights():
     assert math.isclose(c_off, 7 / (8 * 3 * 2)) and math.isclose(c_diag, 1 / 24)
 
 
-def test_kuf_is_per_sample_and_averages_to_the_orbit_covariance():
-    X, kernel, Z, *_ = setup(Rot90Orbit(), 4)
+def test_kuf_is_per_sample_and_averages_to_the_orbit_covariance(place, tol, assert_close):
+    X, kernel, Z, *_ = setup(place, Rot90Orbit(), 4)
     K = Kuf(Z, kernel, X)
     assert K.shape == (5, 3, 4)
-    assert torch.allclose(K.mean(2), _kuf_interdomain(Z, kernel, X), atol=1e-12)  # generic brute-force path
+    assert_close(K.mean(2), _kuf_interdomain(Z, kernel, X), tol.f64(atol=1e-12))  # generic brute-force path
 
 
 @pytest.mark.parametrize("whiten", [True, False])
-def test_density_estimators_are_unbiased(whiten):
+def test_density_estimators_are_unbiased(whiten, place):
     """Rotation density: the mean of R draws of each estimator (S = 3 shared samples) matches a brute-force value
     from 60,000 independent pairs of samples, within 3 standard errors; the naive estimator that keeps the
     diagonal (s = s') fails the same test."""
     torch.manual_seed(0)
     S, R, K = 3, 6000, 60000
-    X, kernel, Z, q_mu, q_sqrt, Luu = setup(rotation_only(60.0), S)
+    X, kernel, Z, q_mu, q_sqrt, Luu = setup(place, rotation_only(60.0), S)
     # unwhitened: the same q(f) in other coordinates, so the whitened brute-force references still apply
     q = (q_mu, q_sqrt) if whiten else (Luu @ q_mu, Luu @ q_sqrt)
     with torch.no_grad():
@@ -96,12 +96,12 @@ def test_density_estimators_are_unbiased(whiten):
 
 
 @pytest.mark.parametrize("orbit,shape,S", [(CyclicShiftOrbit(3, 3), (1, 3, 3), 3), (Rot90Orbit(), (1, 5, 5), 2)])
-def test_finite_orbit_estimators_without_replacement_are_unbiased(orbit, shape, S):
+def test_finite_orbit_estimators_without_replacement_are_unbiased(orbit, shape, S, place):
     """S < P elements drawn without replacement (appendix B re-weighting): the mean of R draws matches the exact
     orbit average within 3 standard errors; treating the draws as i.i.d. (density weights) is detectably biased."""
     torch.manual_seed(1)
     R = 8000
-    X, kernel, Z, q_mu, q_sqrt, Luu = setup(orbit, S, shape=shape)
+    X, kernel, Z, q_mu, q_sqrt, Luu = setup(place, orbit, S, shape=shape)
     P = orbit.orbit_size
     with torch.no_grad():
         exact = estimates(X, kernel, Z, q_mu, q_sqrt, Luu, 1, P)  # S = P: the exact double sums
@@ -112,47 +112,47 @@ def test_finite_orbit_estimators_without_replacement_are_unbiased(orbit, shape, 
         # density weights on samples drawn without replacement miss the diagonal terms: biased
         orbit_sample = OrbitSample(kernel.sample_orbit(X.repeat(R, 1, 1, 1), S), None)
         wrong = Kff_diag(Z, kernel, orbit_sample).reshape(R, -1)
-        assert (z_scores(wrong, exact[3][0, :, 0], torch.zeros(X.shape[0], dtype=DT)) > 10).all()
+        assert (z_scores(wrong, exact[3][0, :, 0], torch.zeros(X.shape[0], dtype=X.dtype, device=X.device)) > 10).all()
 
 
 @pytest.mark.parametrize("mean_field", [False, True])
-def test_full_orbit_is_exact(mean_field):
+def test_full_orbit_is_exact(mean_field, place, tol, assert_close):
     """S = P: μ̂, σ²̂ equal q(f) of the exact double-sum kernel (generic brute-force covariances), μ²̂ = μ²."""
-    X, kernel, Z, q_mu, q_sqrt, Luu = setup(Rot90Orbit(), 4)
+    X, kernel, Z, q_mu, q_sqrt, Luu = setup(place, Rot90Orbit(), 4)
     if mean_field:
         q_sqrt = q_sqrt.diagonal(dim1=-2, dim2=-1)
     with torch.no_grad():
         mu, mu2, var = sampled_moments(Kuf(Z, kernel, X), Luu, Kff_diag(Z, kernel, X), q_mu, q_sqrt, True, 4)
         ref_mu, ref_var = project(_kuf_interdomain(Z, kernel, X), Luu, _kff_diag_interdomain(Z, kernel, X), q_mu, q_sqrt)
         kff_bruteforce = kernel.K(X).diagonal()  # OrbitKernel's double sum over the exact orbit
-    assert torch.allclose(mu, ref_mu, atol=1e-12)
-    assert torch.allclose(mu2, ref_mu ** 2, atol=1e-12)
-    assert torch.allclose(var, ref_var, atol=1e-12)
-    assert torch.allclose(Kff_diag(Z, kernel, X), kff_bruteforce, atol=1e-12)
+    assert_close(mu, ref_mu, tol.f64(atol=1e-12))
+    assert_close(mu2, ref_mu ** 2, tol.f64(atol=1e-12))
+    assert_close(var, ref_var, tol.f64(atol=1e-12))
+    assert_close(Kff_diag(Z, kernel, X), kff_bruteforce, tol.f64(atol=1e-12))
 
 
-def test_permutation_orbit_gives_the_swap_invariant_kernel():
-    kernel = InvariantKernel(RBF(2, lengthscale=0.7), PermutationOrbit(2), 2).double()
+def test_permutation_orbit_gives_the_swap_invariant_kernel(place, tol, assert_close):
+    kernel = place(InvariantKernel(RBF(2, lengthscale=0.7), PermutationOrbit(2), 2))
     g = torch.Generator().manual_seed(0)
-    X, X2 = torch.randn(5, 2, generator=g, dtype=DT), torch.randn(4, 2, generator=g, dtype=DT)
+    X, X2 = place(torch.randn(5, 2, generator=g, dtype=DT)), place(torch.randn(4, 2, generator=g, dtype=DT))
     kg = kernel.base.K
     ref = 0.25 * (kg(X, X2) + kg(X.flip(-1), X2) + kg(X, X2.flip(-1)) + kg(X.flip(-1), X2.flip(-1)))
-    assert torch.allclose(kernel.K(X, X2), ref, atol=1e-12)
-    assert torch.allclose(kernel.K_diag(X), kernel.K(X).diagonal(), atol=1e-12)
+    assert_close(kernel.K(X, X2), ref, tol.f64(atol=1e-12))
+    assert_close(kernel.K_diag(X), kernel.K(X).diagonal(), tol.f64(atol=1e-12))
 
 
-def test_gram_blocks_match_per_input_kernel_matrices():
+def test_gram_blocks_match_per_input_kernel_matrices(place, tol, assert_close):
     from engine.kernels import Matern52, Polynomial
 
-    A = torch.randn(5, 4, 7, generator=torch.Generator().manual_seed(0), dtype=DT)
+    A = place(torch.randn(5, 4, 7, generator=torch.Generator().manual_seed(0), dtype=DT))
     for k in (RBF(7, 1.3, 0.7, ard=True), Matern52(7, 2.0), Polynomial(2)):
-        k = k.double()
+        k = place(k)
         ref = torch.stack([k.K(a) for a in A])
-        assert torch.allclose(gram_blocks(k, A), ref, atol=1e-10), type(k).__name__
+        assert_close(gram_blocks(k, A), ref, tol.f64(atol=1e-10), msg=type(k).__name__)
 
 
 @pytest.mark.parametrize("ard", [False, True])
-def test_stationary_fast_path_matches_the_kernel_itself(ard):
+def test_stationary_fast_path_matches_the_kernel_itself(ard, place, tol, assert_close):
     """K_uf and k̂_f share one pass over the augmented images for stationary k_g; check against k_g(Z, x_a) directly."""
     from engine.kernels import Matern52
 
@@ -160,11 +160,11 @@ def test_stationary_fast_path_matches_the_kernel_itself(ard):
     for base in (RBF(16, 1.7, 0.8, ard=ard), Matern52(16, 2.5, 1.1, ard=ard)):
         if ard:
             base.lengthscale.assign(1.0 + torch.rand(16, generator=g, dtype=DT))
-        kernel = InvariantKernel(base, rotation_only(40.0), 3).double()
-        Z = InterDomainPoints(torch.rand(5, 16, generator=g, dtype=DT))
-        orbit = OrbitSample(kernel.sample_orbit(torch.rand(4, 1, 4, 4, generator=g, dtype=DT)), None)
+        kernel = place(InvariantKernel(base, rotation_only(40.0), 3))
+        Z = place(InterDomainPoints(torch.rand(5, 16, generator=g, dtype=DT)))
+        orbit = OrbitSample(kernel.sample_orbit(place(torch.rand(4, 1, 4, 4, generator=g, dtype=DT))), None)
         A = orbit.points
-        assert torch.allclose(Kuf(Z, kernel, orbit), base.K(Z.Z, A.reshape(12, 16)).reshape(5, 4, 3), atol=1e-12)
+        assert_close(Kuf(Z, kernel, orbit), base.K(Z.Z, A.reshape(12, 16)).reshape(5, 4, 3), tol.f64(atol=1e-12))
         blocks = torch.stack([base.K(a) for a in A])
         ref = (blocks.sum((1, 2)) - blocks.diagonal(dim1=1, dim2=2).sum(1)) / 6
-        assert torch.allclose(Kff_diag(Z, kernel, orbit), ref, atol=1e-12)
+        assert_close(Kff_diag(Z, kernel, orbit), ref, tol.f64(atol=1e-12))

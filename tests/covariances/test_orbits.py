@@ -14,23 +14,24 @@ class SwapOrbit(OrbitKernel):
         return torch.stack([X, X.flip(-1)], 1)  # [N, 2, 2]
 
 
-def test_orbit_kernel_matches_its_definition_and_is_invariant():
+def test_orbit_kernel_matches_its_definition_and_is_invariant(place, tol, assert_close):
     g = torch.Generator().manual_seed(0)
-    k = SwapOrbit(RBF(2, lengthscale=0.7)).double()
+    k = place(SwapOrbit(RBF(2, lengthscale=0.7)))
     X, X2 = torch.randn(5, 2, generator=g, dtype=torch.float64), torch.randn(4, 2, generator=g, dtype=torch.float64)
+    X, X2 = place(X), place(X2)
     kg = k.base.K
     ref = 0.25 * (kg(X, X2) + kg(X.flip(-1), X2) + kg(X, X2.flip(-1)) + kg(X.flip(-1), X2.flip(-1)))
-    assert torch.allclose(k.K(X, X2), ref, atol=1e-12)
-    assert torch.allclose(k.K(X.flip(-1), X2), k.K(X, X2), atol=1e-12)  # invariant
-    assert torch.allclose(k.K_diag(X), k.K(X).diagonal(), atol=1e-12)
+    assert_close(k.K(X, X2), ref, tol.f64(atol=1e-12))
+    assert_close(k.K(X.flip(-1), X2), k.K(X, X2), tol.f64(atol=1e-12))  # invariant
+    assert_close(k.K_diag(X), k.K(X).diagonal(), tol.f64(atol=1e-12))
 
 
-def test_interdomain_covariances():
+def test_interdomain_covariances(place, tol, assert_close):
     g = torch.Generator().manual_seed(1)
-    k = SwapOrbit(RBF(2, lengthscale=0.9)).double()
-    Z = InterDomainPoints(torch.randn(6, 2, generator=g, dtype=torch.float64))
-    X = torch.randn(5, 2, generator=g, dtype=torch.float64)
-    assert torch.allclose(Kuu(Z, k), k.base.K(Z.Z), atol=1e-12)
+    k = place(SwapOrbit(RBF(2, lengthscale=0.9)))
+    Z = place(InterDomainPoints(torch.randn(6, 2, generator=g, dtype=torch.float64)))
+    X = place(torch.randn(5, 2, generator=g, dtype=torch.float64))
+    assert_close(Kuu(Z, k), k.base.K(Z.Z), tol.f64(atol=1e-12))
     ref = 0.5 * (k.base.K(Z.Z, X) + k.base.K(Z.Z, X.flip(-1)))
-    assert torch.allclose(Kuf(Z, k, X), ref, atol=1e-12)
-    assert torch.allclose(Kff_diag(Z, k, X), k.K(X).diagonal(), atol=1e-12)
+    assert_close(Kuf(Z, k, X), ref, tol.f64(atol=1e-12))
+    assert_close(Kff_diag(Z, k, X), k.K(X).diagonal(), tol.f64(atol=1e-12))

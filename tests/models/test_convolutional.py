@@ -7,6 +7,7 @@
   KL equals torch.distributions' KL.
 - Every registered variant builds from its config, trains from the CLI and gives its diagnostics.
 """
+import copy
 import itertools
 import subprocess
 import sys
@@ -62,41 +63,43 @@ def binary_problem(kind, N=10, seed=0):
 
 @pytest.mark.parametrize("kind,whiten", [("weighted", True), ("weighted", False), ("sum", True), ("sum", False),
                                          ("multi", True), ("multi", False)])
-def test_elbo_is_the_exact_marginal_likelihood_when_every_patch_is_inducing(kind, whiten):
+def test_elbo_is_the_exact_marginal_likelihood_when_every_patch_is_inducing(kind, whiten, place, tol, assert_close):
     kernel, inducing, X, y = binary_problem(kind)
-    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0).double()
-    set_optimal_q(model, X, y, 0.3)
+    reference = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0).double()
+    set_optimal_q(reference, X, y, 0.3)  # float64 on the CPU
+    model = place(copy.deepcopy(reference))
     with torch.no_grad():
-        elbo = model.elbo_terms(X, y)["elbo"]
+        elbo = model.elbo_terms(place(X), place(y))["elbo"]
         Kf = kernel.K(X) + 0.3 * torch.eye(X.shape[0], dtype=DT)  # brute-force kernel
         exact = MultivariateNormal(torch.zeros(X.shape[0], dtype=DT), covariance_matrix=Kf).log_prob(y)
-    assert abs(float(elbo - exact)) <= 1e-8 * abs(float(exact))
+    assert_close(elbo, exact, tol.f64(rtol=1e-8, atol=0))
 
 
 @pytest.mark.parametrize("kind", ["sum", "multi"])
-def test_mean_field_blocks_equal_a_block_diagonal_full_q_and_bound_the_likelihood(kind):
+def test_mean_field_blocks_equal_a_block_diagonal_full_q_and_bound_the_likelihood(kind, place, tol, assert_close):
     kernel, inducing, X, y = binary_problem(kind, seed=1)
+    kernel, inducing, X, y = place(kernel), place(inducing), place(X), place(y)
     for whiten in (True, False):
-        full = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0).double()
-        blocks = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0,
-                                 q_covariance="mean-field").double()
+        full = place(ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0))
+        blocks = place(ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=0.0,
+                                       q_covariance="mean-field"))
         assert isinstance(blocks.q, BlockVariational) and blocks.q.sizes == inducing.block_sizes
         with torch.no_grad():
             Mt = inducing.num_inducing
             S = torch.tril(torch.randn(1, Mt, Mt, generator=gen(2), dtype=DT)) * 0.2 + torch.eye(Mt, dtype=DT)
             mask = torch.block_diag(*[torch.ones(s, s, dtype=DT) for s in inducing.block_sizes])
             m = torch.randn(Mt, 1, generator=gen(3), dtype=DT)
-            full.q.set(m, S * mask)
-            blocks.q.set(m, S)  # keeps only the diagonal blocks
+            full.q.set(place(m), place(S * mask))
+            blocks.q.set(place(m), place(S))  # keeps only the diagonal blocks
             assert torch.equal(blocks.q.sqrt(), full.q.sqrt())
             for a, b in zip(full.qf(X), blocks.qf(X)):
-                assert torch.allclose(a, b, atol=1e-10)
-            assert torch.allclose(full.kl(), blocks.kl(), atol=1e-10)
-            if not whiten:  # against torch.distributions with the full block-diagonal prior
-                Ls = blocks.prior_factors()
+                assert_close(a, b, tol.f64(atol=1e-10))
+            assert_close(full.kl(), blocks.kl(), tol.f64(atol=1e-10))
+            if not whiten:  # against torch.distributions with the full block-diagonal prior (float64 on the CPU)
+                Ls = [L.cpu().double() for L in blocks.prior_factors()]
                 p = MultivariateNormal(torch.zeros(Mt, dtype=DT), scale_tril=torch.block_diag(*Ls))
                 q = MultivariateNormal(m[:, 0], scale_tril=(S * mask)[0])
-                assert torch.allclose(blocks.kl(), kl_divergence(q, p), atol=1e-9)
+                assert_close(blocks.kl(), kl_divergence(q, p), tol.f64(atol=1e-9))
     # the optimal full q attains the exact likelihood (previous test); a mean-field q is a strict lower bound
     set_optimal_q(full, X, y, 0.3)
     with torch.no_grad():
@@ -105,23 +108,25 @@ def test_mean_field_blocks_equal_a_block_diagonal_full_q_and_bound_the_likelihoo
         assert blocks.elbo_terms(X, y)["elbo"] < best
 
 
-def test_diagonal_q_and_float32():
+def test_diagonal_q_and_float32(device):
     kernel, inducing, X, y = binary_problem("sum", seed=4)
-    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], q_covariance="diagonal").to(torch.float32)
-    terms = model.loss((X.float(), y.float()))
+    model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], q_covariance="diagonal").to(
+        device=device, dtype=torch.float32)
+    terms = model.loss((X.float().to(device), y.float().to(device)))
     terms.loss.backward()
-    assert terms.loss.dtype == torch.float32 and torch.isfinite(terms.loss)
+    assert terms.loss.dtype == torch.float32 and terms.loss.device.type == device.type and torch.isfinite(terms.loss)
     assert model.q.mean_field and model.q.q_sqrt_diag.grad is not None
 
 
 # -- the registered variants -----------------------------------------------------------------------------------------
-def small_run(model, model_config=None, steps=3, dataset="rectangles", **source):
+def small_run(model, model_config=None, steps=3, dataset="rectangles", train_device=None, **source):
     options = {"num_train": 60, "num_test": 40, "image_size": 10} if dataset == "rectangles" else source
     data = {"dataset": dataset, "source_options": options}
     if dataset == "digits":
         data = {"dataset": "digits", "classes": [0, 1, 7], "subset": 90, "test_subset": 30}
     config = RunConfig(model=model, data=data, model_config={"num_inducing": 8, **(model_config or {})},
-                       train={"steps": steps, "batch_size": 20, "eval_every": 0, "eval_size": 40})
+                       train={"steps": steps, "batch_size": 20, "eval_every": 0, "eval_size": 40,
+                              **(train_device or {})})
     trainer = Trainer(config)
     list(trainer.run())
     return trainer
@@ -138,10 +143,10 @@ def check_views(views, model, gp):
 
 
 @pytest.mark.parametrize("model", CONV_MODELS)
-def test_each_variant_trains_and_shows_its_diagnostics(model):
+def test_each_variant_trains_and_shows_its_diagnostics(model, train_device):
     spec = REGISTRY[model]
     assert spec.image_only
-    trainer = small_run(model)
+    trainer = small_run(model, train_device=train_device)
     assert np.isfinite(trainer.last_parts["elbo"]) and 0 <= trainer.last_metrics["test_error"] <= 1
     snap = trainer.snapshot()
     check_views(snap.views, model, trainer.model)
@@ -157,9 +162,9 @@ def test_each_variant_trains_and_shows_its_diagnostics(model):
 
 @pytest.mark.parametrize("colour,q", [("colour-patch", "full"), ("multi-channel", "mean-field"),
                                       ("multi-channel", "full"), ("additive", "diagonal")])
-def test_colour_variants_on_photo_patches(colour, q):
+def test_colour_variants_on_photo_patches(colour, q, train_device):
     trainer = small_run("conv-colour", {"colour": colour, "q_covariance": q, "patch_size": 2}, dataset="photo-patches",
-                        num_train=30, num_test=20, patch_size=6)
+                        train_device=train_device, num_train=30, num_test=20, patch_size=6)
     assert np.isfinite(trainer.last_parts["elbo"])
     views = trainer.snapshot().views
     check_views(views, "conv-colour", trainer.model)
@@ -171,51 +176,54 @@ def test_colour_variants_on_photo_patches(colour, q):
         assert views["inducing_patches"].images.shape[-3:] == (2, 2, 3)  # colour patches
 
 
-def test_multi_class_patches_are_sorted_per_class():
-    trainer = small_run("conv-weighted", {"patch_size": 3}, dataset="digits")
+def test_multi_class_patches_are_sorted_per_class(train_device):
+    trainer = small_run("conv-weighted", {"patch_size": 3}, dataset="digits", train_device=train_device)
     grid = trainer.snapshot().views["inducing_patches"]
     assert grid.images.shape[:2] == (3, 8) and len(grid.row_labels) == 3
-    mu = trainer.model.inducing_output_mean().numpy()  # [M, 3]
-    Z = trainer.model.inducing.Z.detach().numpy().reshape(-1, 3, 3)
+    mu = trainer.model.inducing_output_mean().cpu().numpy()  # [M, 3]
+    Z = trainer.model.inducing.Z.detach().cpu().numpy().reshape(-1, 3, 3)
     for k in range(3):  # row k starts with the patch of the largest class-k inducing output
         assert np.allclose(grid.images[k, 0], Z[mu[:, k].argmax()])
 
 
-def test_inducing_patches_start_at_distinct_training_patches():
+def test_inducing_patches_start_at_distinct_training_patches(train_device):
     trainer = Trainer(RunConfig(model="conv-weighted", data={"dataset": "rectangles", "source_options": {
-        "num_train": 40, "num_test": 10, "image_size": 10}}, model_config={"num_inducing": 12}, train={"steps": 0}))
+        "num_train": 40, "num_test": 10, "image_size": 10}}, model_config={"num_inducing": 12},
+        train={"steps": 0, **train_device}))
     Z = trainer.model.inducing.Z.detach()
     assert torch.unique(Z, dim=0).shape[0] == 12
     U = trainer.model.kernel.patches(trainer.X).reshape(-1, 9)
     assert all(((U - z).abs().sum(1) == 0).any() for z in Z)  # every one is a real patch
     noise = Trainer(RunConfig(model="conv-invariant", data=trainer.config.data,
-                              model_config={"num_inducing": 12, "inducing_init": "noise"}, train={"steps": 0}))
+                              model_config={"num_inducing": 12, "inducing_init": "noise"},
+                              train={"steps": 0, **train_device}))
     Zn = noise.model.inducing.Z.detach()
     assert 0 <= float(Zn.min()) and float(Zn.max()) <= 1 and torch.unique(Zn, dim=0).shape[0] == 12
 
 
-def test_translation_invariant_model_learns_rectangles():
+def test_translation_invariant_model_learns_rectangles(train_device):
     trainer = Trainer(RunConfig(model="conv-invariant", data={"dataset": "rectangles", "source_options": {
         "num_train": 200, "num_test": 300, "image_size": 12}}, model_config={"num_inducing": 16},
-        train={"steps": 80, "batch_size": 100, "learning_rate": 0.05, "eval_every": 0}))
+        train={"steps": 80, "batch_size": 100, "learning_rate": 0.05, "eval_every": 0, **train_device}))
     list(trainer.run())
     assert trainer.last_metrics["test_error"] < 0.1
 
 
 @pytest.mark.parametrize("model", CONV_MODELS)
-def test_cli_trains_each_variant(model, capsys):
+def test_cli_trains_each_variant(model, capsys, cli_device):
     code = cli.main(["train", "--model", model, "--dataset", "rectangles", "--steps", "2", "--source-option",
                      "num_train=30", "--source-option", "num_test=20", "--source-option", "image_size=9",
-                     "--num-inducing", "6", "--batch-size", "10", "--quiet"])
+                     "--num-inducing", "6", "--batch-size", "10", "--quiet", *cli_device])
     assert code == 0
     assert f"{model} on rectangles | step 2" in capsys.readouterr().out
 
 
-def test_command_line_entry_point(tmp_path):
+def test_command_line_entry_point(tmp_path, cli_device):
     out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "conv-weighted-rbf", "--dataset",
                           "rectangles", "--steps", "3", "--source-option", "num_train=30", "--source-option",
                           "num_test=20", "--source-option", "image_size=9", "--num-inducing", "6",
-                          "--num-inducing-rbf", "5", "--q-covariance", "mean-field", "--no-whiten", "--quiet"],
+                          "--num-inducing-rbf", "5", "--q-covariance", "mean-field", "--no-whiten", "--quiet",
+                          *cli_device],
                          capture_output=True, text=True, timeout=120, env={"INVLAB_DATA": str(tmp_path), "PATH": ""})
     assert out.returncode == 0, out.stderr
     assert "conv-weighted-rbf on rectangles | step 3" in out.stdout

@@ -27,67 +27,69 @@ def diabetes():
     return torch.as_tensor(ds.X_train), torch.as_tensor(ds.y_train), torch.as_tensor(ds.X_test), torch.as_tensor(ds.y_test)
 
 
-def build(config, X, y, task="regression", num_classes=None):
-    return build_dkp(config, X, y, DataInfo(task, num_classes), generator=torch.Generator().manual_seed(0))
+def build(config, X, y, place, task="regression", num_classes=None):
+    """Built from float64 CPU data, as the trainer does, then placed on the test device and dtype."""
+    return place(build_dkp(config, X, y, DataInfo(task, num_classes), generator=torch.Generator().manual_seed(0)))
 
 
 # -- output layer (app. G) ------------------------------------------------------------------------------------------------
-def test_global_inducing_output_layer_against_the_closed_form():
+def test_global_inducing_output_layer_against_the_closed_form(place, tol, assert_close):
     """Q(f) ∝ N(f; 0, K) N(v; f, Λ⁻¹): mean ΣΛv, covariance Σ = (K⁻¹ + Λ)⁻¹; log P − log Q per sample exactly."""
     torch.manual_seed(0)
     Pi, Pt = 4, 3
     A = torch.randn(Pi + Pt, Pi + Pt, dtype=DT)
     K = A @ A.T / (Pi + Pt) + 0.2 * torch.eye(Pi + Pt, dtype=DT)
-    layer = GlobalInducingOutput(Pi, 1, v_init=torch.randn(Pi, 1, dtype=DT), precision=0.7)
+    layer = place(GlobalInducingOutput(Pi, 1, v_init=torch.randn(Pi, 1, dtype=DT), precision=0.7))
     with torch.no_grad():
-        layer.prec_tril_raw.add_(0.3 * torch.tril(torch.randn(1, Pi, Pi, dtype=DT), -1))
-    Lam = (layer.prec_tril @ layer.prec_tril.transpose(-1, -2))[0]
+        layer.prec_tril_raw.add_(place(0.3 * torch.tril(torch.randn(1, Pi, Pi, dtype=DT), -1)))
+    # the reference in float64 on the CPU, from the layer's own (placed) parameters
+    Lam = (layer.prec_tril @ layer.prec_tril.transpose(-1, -2))[0].detach().cpu().double()
     Kii = K[:Pi, :Pi]
     Sigma = torch.linalg.inv(torch.linalg.inv(Kii) + Lam)
-    mu = Sigma @ Lam @ layer.v[:, 0]
-    blocks = GramBlocks(Kii[None], K[None, :Pi, Pi:], K.diagonal()[None, Pi:])
+    mu = Sigma @ Lam @ layer.v[:, 0].detach().cpu().double()
+    blocks = GramBlocks(place(Kii[None]), place(K[None, :Pi, Pi:]), place(K.diagonal()[None, Pi:]))
     with torch.no_grad():
         mean, var, logpq, f_i = layer(blocks, 40_000)
-    f = f_i[..., 0]  # [S, Pi]
+    f = f_i[..., 0].cpu().double()  # [S, Pi]
     ref = (MultivariateNormal(torch.zeros(Pi, dtype=DT), Kii).log_prob(f)
            - MultivariateNormal(mu, 0.5 * (Sigma + Sigma.T)).log_prob(f))
-    assert torch.allclose(logpq, ref, atol=1e-9)
+    assert_close(logpq, ref, tol.f64(atol=1e-9))
     z = (f.mean(0) - mu) / (f.std(0) / math.sqrt(f.shape[0]))
     assert z.abs().max() < 3.0
     assert torch.allclose(torch.cov(f.T), Sigma, atol=0.05 * float(Sigma.diagonal().max()))
     # f_t | f_i: the conditional prior N(K_ti K_ii⁻¹ f_i, k_tt − K_ti K_ii⁻¹ K_it)
     cond_mean = f @ torch.linalg.solve(Kii, K[:Pi, Pi:])
     cond_var = K.diagonal()[Pi:] - (K[:Pi, Pi:] * torch.linalg.solve(Kii, K[:Pi, Pi:])).sum(0)
-    assert torch.allclose(mean[..., 0], cond_mean, atol=1e-9)
-    assert torch.allclose(var[0, :, 0], cond_var, atol=1e-9)
+    assert_close(mean[..., 0], cond_mean, tol.f64(atol=1e-9))
+    assert_close(var[0, :, 0], cond_var, tol.f64(atol=1e-9))
 
 
-def test_kl_estimate_matches_the_closed_form_of_the_output_layer(diabetes):
+def test_kl_estimate_matches_the_closed_form_of_the_output_layer(diabetes, place):
     """NNGP: the only random variables are the inducing outputs, Q(w) = N(μ, A⁻¹) against P(w) = N(0, I) per output."""
     X, y, _, _ = diabetes
-    model = build(NNGPConfig(num_inducing=10, output_precision=3.0), X, y)
+    model = build(NNGPConfig(num_inducing=10, output_precision=3.0), X, y, place)
     ind = model.sample_inducing(1)
     Lk, _ = ind.output_state
     M = model.output.prec_tril.detach()
     C = Lk.transpose(-1, -2)[:, None] @ M
-    A = torch.eye(10, dtype=DT) + C @ C.transpose(-1, -2)  # [1, L, Pi, Pi]
+    A = torch.eye(10, dtype=C.dtype, device=C.device) + C @ C.transpose(-1, -2)  # [1, L, Pi, Pi]
     mu = torch.linalg.solve(A, C @ (M.transpose(-1, -2) @ model.output.v.detach().T[..., None]))
     closed = 0.5 * (torch.linalg.inv(A).diagonal(dim1=-2, dim2=-1).sum() + (mu ** 2).sum() - 10 + torch.logdet(A).sum())
-    draws = torch.cat([-model.sample_inducing(2000).logpq for _ in range(5)])
+    draws = torch.cat([-model.sample_inducing(2000).logpq for _ in range(5)]).double()  # a float64 mean of 10,000
     assert abs(float(draws.mean() - closed)) < 3 * float(draws.std()) / math.sqrt(len(draws))
     assert abs(model.kl_estimate(4000) - float(closed)) < 4 * float(draws.std()) / math.sqrt(4000)
 
 
 # -- the NNGP limit -------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("input_layer,Pi", [("omega", 15), ("gram", 8)])
-def test_large_delta_makes_every_layer_the_nngp_kernel(diabetes, input_layer, Pi):
+def test_large_delta_makes_every_layer_the_nngp_kernel(diabetes, input_layer, Pi, place):
     X, y, _, _ = diabetes
     seen = {}
     for key, config in [("diwp", DIWPConfig(num_inducing=Pi, delta=1e8, input_layer=input_layer)),
                         ("small", DIWPConfig(num_inducing=Pi, delta=1.0, input_layer=input_layer)),
                         ("nngp", NNGPConfig(num_inducing=Pi))]:
         with torch.no_grad():  # the kernel blocks K(G_L) that reach the output layer
-            seen[key] = build(config, X, y).propagate(X[:10], 3, trace=True).output_blocks
+            seen[key] = build(config, X, y, place).propagate(place(X[:10]), 3, trace=True).output_blocks
     for block in ("ii", "it", "tt"):
         ref = getattr(seen["nngp"], block)
         scale = float(ref.abs().max())
@@ -95,32 +97,35 @@ def test_large_delta_makes_every_layer_the_nngp_kernel(diabetes, input_layer, Pi
         assert float((getattr(seen["small"], block) - ref).abs().max()) > 0.1 * scale  # small δ: far from it
 
 
-def test_train_points_in_chunks_give_the_same_pass(diabetes, monkeypatch):
+def test_train_points_in_chunks_give_the_same_pass(diabetes, monkeypatch, place, tol, assert_close):
     """Points are conditioned on the inducing blocks one by one, so chunking them changes nothing (NNGP: no noise
     after the inducing phase, hence identical numbers for one seed)."""
     import engine.models.dkp.model as dkp_model
 
     X, y, _, _ = diabetes
-    model = build(NNGPConfig(num_inducing=12, kernel="sqexp"), X, y)
+    model = build(NNGPConfig(num_inducing=12, kernel="sqexp"), X, y, place)
+    X = place(X)
     torch.manual_seed(3)
     whole = model.propagate(X[:25], 2)
     monkeypatch.setattr(dkp_model, "CHUNK_ELEMENTS", 2 * 12 * 4)  # chunks of 4 points
     assert model.chunk_size(2) == 4
     torch.manual_seed(3)
     chunked = model.propagate(X[:25], 2)
-    assert torch.allclose(whole.mean, chunked.mean, atol=1e-12) and torch.allclose(whole.var, chunked.var, atol=1e-12)
+    assert_close(whole.mean, chunked.mean, tol.f64(atol=1e-12))
+    assert_close(whole.var, chunked.var, tol.f64(atol=1e-12))
     assert torch.equal(whole.logpq, chunked.logpq)
 
 
-def test_large_delta_diwp_predicts_like_the_nngp(diabetes):
+def test_large_delta_diwp_predicts_like_the_nngp(diabetes, place):
     X, y, Xs, ys = diabetes
-    nngp = build(NNGPConfig(num_inducing=15, num_samples=2), X, y)
+    nngp = build(NNGPConfig(num_inducing=15, num_samples=2), X, y, place)
+    X, y, Xs, ys = place(X), place(y), place(Xs), place(ys)
     opt = torch.optim.Adam(nngp.parameters(), lr=0.02)
     for _ in range(40):  # move away from the initialisation so the comparison is of a trained posterior
         opt.zero_grad()
         nngp.loss((X, y)).loss.backward()
         opt.step()
-    diwp = build(DIWPConfig(num_inducing=15, delta=1e8), X, y)
+    diwp = build(DIWPConfig(num_inducing=15, delta=1e8), *diabetes[:2], place)
     missing, unexpected = diwp.load_state_dict(nngp.state_dict(), strict=False)
     assert not unexpected and all(k.startswith(("input_layer.", "hidden.")) for k in missing)
     torch.manual_seed(1)
@@ -137,10 +142,11 @@ def elbo_estimate(model, X, y, repeats=30):
         return float(np.mean([float(model.elbo_terms(X, y)["elbo"]) for _ in range(repeats)]))
 
 
-def test_elbo_rises_over_training_on_a_small_regression_set(diabetes):
+def test_elbo_rises_over_training_on_a_small_regression_set(diabetes, place):
     X, y, _, _ = diabetes
     torch.manual_seed(2)
-    model = build(DIWPConfig(num_inducing=20, num_samples=2, delta=20.0), X, y)
+    model = build(DIWPConfig(num_inducing=20, num_samples=2, delta=20.0), X, y, place)
+    X, y = place(X), place(y)
     before = elbo_estimate(model, X, y)
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     for _ in range(80):
@@ -153,10 +159,10 @@ def test_elbo_rises_over_training_on_a_small_regression_set(diabetes):
     assert all(d != 20.0 for d in deltas)  # δ is learned per layer
 
 
-def test_trainer_runs_diwp_classification_and_reports_metrics():
+def test_trainer_runs_diwp_classification_and_reports_metrics(train_device):
     config = RunConfig(model="diwp", data={"dataset": "wine"},
                        model_config={"num_inducing": 12, "num_samples": 2, "num_predict_samples": 8},
-                       train={"steps": 15, "batch_size": 64, "learning_rate": 0.02, "eval_every": 0})
+                       train={"steps": 15, "batch_size": 64, "learning_rate": 0.02, "eval_every": 0, **train_device})
     trainer = Trainer(config)
     list(trainer.run())
     assert trainer.last_metrics["test_error"] < 0.5  # 3 classes: chance is 0.67
@@ -164,32 +170,33 @@ def test_trainer_runs_diwp_classification_and_reports_metrics():
     assert {"layer1_gram", "layer2_gram", "layer1_spectrum", "output_kernel"} <= set(snap.views)
 
 
-def test_cli_trains_the_family(tmp_path):
+def test_cli_trains_the_family(tmp_path, cli_device):
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
     out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "diwp", "--dataset", "diabetes",
                           "--steps", "6", "--num-inducing", "10", "--num-samples", "1", "--num-predict-samples", "4",
-                          "--batch-size", "64", "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+                          "--batch-size", "64", "--quiet", *cli_device], capture_output=True, text=True, env=env,
+                         timeout=300)
     assert out.returncode == 0, out.stderr
     summary = out.stdout.strip().splitlines()[-1]
     assert "diwp on diabetes | step 6 | ELBO" in summary and "test RMSE" in summary
 
 
 # -- baselines share the kernel -----------------------------------------------------------------------------------------------
-def test_nngp_and_svgp_baseline_use_the_same_kernel(diabetes):
+def test_nngp_and_svgp_baseline_use_the_same_kernel(diabetes, place, tol, assert_close):
     X, y, _, _ = diabetes
-    nngp = build(NNGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y)
-    svgp = build_dkp_svgp(DKPSVGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y, DataInfo("regression"),
-                          generator=torch.Generator().manual_seed(0))
+    nngp = build(NNGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y, place)
+    svgp = place(build_dkp_svgp(DKPSVGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y,
+                                DataInfo("regression"), generator=torch.Generator().manual_seed(0)))
     _, K_out = nngp.layer_grams(S=1)
-    K_svgp = svgp.kernel.K(nngp.Z) + nngp.jitter * torch.eye(10, dtype=DT)
-    assert np.allclose(K_out[0], K_svgp.detach().numpy(), atol=1e-10)
-    assert get_model("dkp_svgp").build is build_dkp_svgp and get_model("nngp").config is NNGPConfig
+    K_svgp = svgp.kernel.K(nngp.Z) + nngp.jitter * place(torch.eye(10, dtype=DT))
+    assert_close(K_out[0], K_svgp, tol.f64(atol=1e-10))
 
 
 # -- diagnostics and errors -------------------------------------------------------------------------------------------------------
-def test_diagnostics_show_each_layer(diabetes):
+def test_diagnostics_show_each_layer(diabetes, place):
     X, y, _, _ = diabetes
-    model = build(DIWPConfig(num_inducing=12, num_layers=3), X, y)
+    model = build(DIWPConfig(num_inducing=12, num_layers=3), X, y, place)
+    X, y = place(X), place(y)
     torch.manual_seed(5)
     views = model.diagnostics((X[:20], y[:20]))
     torch.manual_seed(5)  # the same draws again: the G_ii samples the spectra claim to show
@@ -204,15 +211,15 @@ def test_diagnostics_show_each_layer(diabetes):
     assert model.numerics().condition >= 1.0 and model.numerics().condition_of == "output K_ii"
 
 
-def test_bad_configurations_and_inputs_are_refused(diabetes):
+def test_bad_configurations_and_inputs_are_refused(diabetes, place):
     X, y, _, _ = diabetes
     with pytest.raises(ConfigError, match="input_layer"):
-        build(DIWPConfig(num_inducing=20, input_layer="gram"), X, y)  # Pi = 20 ≥ 10 features
+        build(DIWPConfig(num_inducing=20, input_layer="gram"), X, y, place)  # Pi = 20 ≥ 10 features
     with pytest.raises(ConfigError, match="delta"):
         RunConfig(model="diwp", data={"dataset": "diabetes"}, model_config={"delta": -1.0}).validate()
-    model = build(NNGPConfig(num_inducing=10), X, y)
+    model = build(NNGPConfig(num_inducing=10), X, y, place)
     with pytest.raises(ShapeError, match="D=10"):
-        model.predict(X[:, :4])
+        model.predict(place(X[:, :4]))
     with pytest.raises(ConfigError, match="V must be"):
         InverseWishartLayer(3, 1.0, 1.0, V_init=torch.eye(2, dtype=DT))
     with pytest.raises(ConfigError, match="positive"):

@@ -11,33 +11,33 @@ from engine.models.dkp.prior import PriorExplorer, prior_functions, sample_deep_
 DT = torch.float64
 
 
-def test_the_gp_limit_is_the_deterministic_kernel_composition():
-    X = torch.linspace(-2, 2, 9, dtype=DT)[:, None]
-    k = SquaredExponentialGram(lengthscale=0.8)
+def test_the_gp_limit_is_the_deterministic_kernel_composition(place, tol, assert_close):
+    X = place(torch.linspace(-2, 2, 9, dtype=DT)[:, None])
+    k = place(SquaredExponentialGram(lengthscale=0.8))
     grams = sample_deep_prior(X, k, 3, process="gp", jitter=0.0)
-    assert torch.allclose(grams[0], X @ X.T)
-    assert torch.allclose(grams[2], k.K(k.K(X @ X.T)))
+    assert_close(grams[0], X @ X.T, tol.f64())
+    assert_close(grams[2], k.K(k.K(X @ X.T)), tol.f64())
 
 
-def test_one_layer_deep_iw_is_a_squared_exponential_with_a_random_lengthscale():
+def test_one_layer_deep_iw_is_a_squared_exponential_with_a_random_lengthscale(place, tol, assert_close):
     """App. J: with 1-D inputs G₁ = Ω x xᵀ, so K(G₁) = exp(−Ω (x − x')²/2) with Ω ~ InvGamma((δ + 2)/2, δ/2)."""
-    X = torch.linspace(-2, 2, 7, dtype=DT)[:, None]
-    k = SquaredExponentialGram()
+    X = place(torch.linspace(-2, 2, 7, dtype=DT)[:, None])
+    k = place(SquaredExponentialGram())
     torch.manual_seed(0)
     G = sample_deep_prior(X, k, 1, delta=3.0)[0]
     omega = G[-1, -1] / 4.0
-    assert torch.allclose(G, omega * X @ X.T)
-    assert torch.allclose(k.K(G), torch.exp(-0.5 * omega * (X - X.T) ** 2))
-    omegas = torch.stack([sample_deep_prior(X[-1:], k, 1, delta=3.0)[0][0, 0] / 4.0 for _ in range(1000)])
+    assert_close(G, omega * X @ X.T, tol.f64())
+    assert_close(k.K(G), torch.exp(-0.5 * omega * (X - X.T) ** 2), tol.f64())
+    omegas = torch.stack([sample_deep_prior(X[-1:], k, 1, delta=3.0)[0][0, 0] / 4.0 for _ in range(1000)]).double()
     assert abs(float(omegas.mean()) - 1.0) < 3 * float(omegas.std()) / np.sqrt(1000)  # E[Ω] = I
 
 
-def test_prior_functions_have_the_kernel_as_covariance():
+def test_prior_functions_have_the_kernel_as_covariance(place, tol, assert_close):
     torch.manual_seed(1)
-    x = torch.linspace(-1, 1, 4, dtype=DT)[:, None]
-    K = SquaredExponentialGram().K(x @ x.T)
+    x = place(torch.linspace(-1, 1, 4, dtype=DT)[:, None])
+    K = place(SquaredExponentialGram()).K(x @ x.T)
     f = prior_functions(K, 50_000)
-    assert torch.allclose(torch.cov(f), K, atol=0.03)
+    assert_close(torch.cov(f.double()), K, tol.f64(atol=0.03))
 
 
 def test_explorer_returns_typed_views_that_follow_its_parameters():

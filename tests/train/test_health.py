@@ -124,16 +124,22 @@ def test_lbfgs_converged_from_the_trainer_or_from_a_flat_loss():
 
 
 # -- real runs -------------------------------------------------------------------------------------------------------------------
-def digits_run(learning_rate, steps, **train):
+def digits_run(learning_rate, steps, train_device, **train):
     base = {"steps": steps, "learning_rate": learning_rate, "eval_every": 5, "eval_size": 200, "log_every": 1,
-            "batch_size": 128}
+            "batch_size": 128, **train_device}
     base.update(train)
     return Trainer(RunConfig(model="svgp", data={"dataset": "digits", "subset": 400, "test_subset": 200},
                              model_config={"num_inducing": 60}, train=base))
 
 
-def test_learning_rate_10_on_digits_collapses_and_says_so_within_a_few_evaluations():
-    trainer = digits_run(10.0, 30)
+# Adam at rate 10 is chaotic: rounding decides how the model collapses. In float64 the lengthscales hit their floor
+# (K_uu ≈ identity by step 10); in float32 the kernel variance does (K_uu ≈ jitter·I only by step 30).
+LR10_REASON = "which way Adam at rate 10 collapses the model is decided by rounding (float32: the variance, seen late)"
+
+
+@pytest.mark.float64_only(reason=LR10_REASON)
+def test_learning_rate_10_on_digits_collapses_and_says_so_within_a_few_evaluations(train_device):
+    trainer = digits_run(10.0, 30, train_device)
     assert trainer.chance_error == pytest.approx(0.9, abs=0.03)
     assert trainer.snapshot(views=False).health.state == "ok"  # step 0: at chance, but nothing has happened yet
     seen = {}
@@ -147,8 +153,8 @@ def test_learning_rate_10_on_digits_collapses_and_says_so_within_a_few_evaluatio
     assert "learning rate (now 10)" in snap.health.hint
 
 
-def test_a_healthy_default_run_raises_no_alarm_from_step_0_on():
-    trainer = digits_run(0.01, 30)
+def test_a_healthy_default_run_raises_no_alarm_from_step_0_on(train_device):
+    trainer = digits_run(0.01, 30, train_device)
     states = [trainer.snapshot(views=False).health.state] + [s.health.state for s in trainer.run(every=5)]
     assert states == ["ok"] * len(states)
     assert trainer.last_metrics["test_error"] < 0.5

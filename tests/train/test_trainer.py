@@ -10,8 +10,9 @@ from engine.train import RunConfig, RunStore, Trainer
 from engine.train.checkpoint import CheckpointError, load_checkpoint
 
 
-def small_config(**train):
-    base = {"steps": 30, "log_every": 5, "eval_every": 0, "eval_size": 100, "batch_size": 64}
+def small_config(train_device, **train):
+    """`train_device`: the test device and dtype as RunConfig's train entries (the fixture of that name)."""
+    base = {"steps": 30, "log_every": 5, "eval_every": 0, "eval_size": 100, "batch_size": 64, **train_device}
     base.update(train)
     return RunConfig(model="svgp", data={"dataset": "digits", "subset": 300, "test_subset": 150},
                      model_config={"num_inducing": 20}, train=base)
@@ -21,8 +22,8 @@ def params_of(trainer):
     return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
 
 
-def test_injected_nan_rolls_back_and_reports(monkeypatch):
-    trainer = Trainer(small_config())
+def test_injected_nan_rolls_back_and_reports(monkeypatch, train_device):
+    trainer = Trainer(small_config(train_device))
     for _ in range(5):
         trainer.step()
     before = params_of(trainer)
@@ -44,8 +45,8 @@ def test_injected_nan_rolls_back_and_reports(monkeypatch):
     assert trainer.step_count == 6
 
 
-def test_nan_written_into_a_parameter_restores_the_last_good_state():
-    trainer = Trainer(small_config())
+def test_nan_written_into_a_parameter_restores_the_last_good_state(train_device):
+    trainer = Trainer(small_config(train_device))
     for _ in range(5):  # step 5 is a logged step: the good state is captured there
         trainer.step()
     good = params_of(trainer)
@@ -57,17 +58,17 @@ def test_nan_written_into_a_parameter_restores_the_last_good_state():
     assert all(torch.equal(good[k], v) for k, v in trainer.model.state_dict().items())
 
 
-def test_run_marks_failure_in_the_store(tmp_path, monkeypatch):
+def test_run_marks_failure_in_the_store(tmp_path, monkeypatch, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
-    trainer = Trainer(small_config(), store=store)
+    trainer = Trainer(small_config(train_device), store=store)
     monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
     with pytest.raises(NonFiniteLossError):
         list(trainer.run())
     assert store.get_run(trainer.run_id).status == "failed"
 
 
-def test_checkpoint_round_trip_gives_identical_predictions(tmp_path):
-    trainer = Trainer(small_config())
+def test_checkpoint_round_trip_gives_identical_predictions(tmp_path, train_device):
+    trainer = Trainer(small_config(train_device))
     list(trainer.run(20))
     path = trainer.save_checkpoint(tmp_path / "ck.pt")
     restored = Trainer.from_checkpoint(path)
@@ -87,9 +88,9 @@ def test_corrupt_checkpoint_is_refused_with_a_clear_error(tmp_path):
         load_checkpoint(bad)
 
 
-def test_resume_continues_the_step_count_and_the_metrics(tmp_path):
+def test_resume_continues_the_step_count_and_the_metrics(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
-    trainer = Trainer(small_config(steps=40, checkpoint_every=20, flush_every=5), store=store)
+    trainer = Trainer(small_config(train_device, steps=40, checkpoint_every=20, flush_every=5), store=store)
     gen = trainer.run()
     for snap in gen:
         if snap.step == 25:  # killed between checkpoints: steps 21..25 are lost on resume
@@ -105,8 +106,8 @@ def test_resume_continues_the_step_count_and_the_metrics(tmp_path):
     assert record.status == "finished" and record.step == 40 and record.test_error is not None
 
 
-def test_snapshot_is_plain_numpy_and_floats():
-    trainer = Trainer(small_config())
+def test_snapshot_is_plain_numpy_and_floats(train_device):
+    trainer = Trainer(small_config(train_device))
     list(trainer.run(10))
     trainer.evaluate()
     snap = trainer.snapshot()
@@ -129,8 +130,8 @@ def test_snapshot_is_plain_numpy_and_floats():
     assert "kuu_spectrum" in snap.views and "test_error" in snap.metrics and np.isfinite(snap.numerics.condition)
 
 
-def test_live_edits_from_another_thread_under_the_lock():
-    trainer = Trainer(small_config(steps=200))
+def test_live_edits_from_another_thread_under_the_lock(train_device):
+    trainer = Trainer(small_config(train_device, steps=200))
     trainer.freeze("kernel.variance")
     variance = float(trainer.model.kernel.variance())
     stop = threading.Event()
@@ -146,41 +147,41 @@ def test_live_edits_from_another_thread_under_the_lock():
         trainer.set_value("kernel.nonsense", 1.0)
 
 
-def test_evaluation_uses_a_bounded_fixed_subset():
-    trainer = Trainer(small_config(eval_size=37))
+def test_evaluation_uses_a_bounded_fixed_subset(train_device):
+    trainer = Trainer(small_config(train_device, eval_size=37))
     assert len(trainer._eval_idx) == 37
     a = trainer.evaluate()
     b = trainer.evaluate()
     assert a == b
 
 
-def test_learning_rate_schedules():
-    cos = Trainer(small_config(schedule="cosine", steps=10, final_lr_ratio=0.1, learning_rate=0.02))
+def test_learning_rate_schedules(train_device):
+    cos = Trainer(small_config(train_device, schedule="cosine", steps=10, final_lr_ratio=0.1, learning_rate=0.02))
     list(cos.run())
     assert abs(cos.current_lr - 0.002) < 1e-12
-    exp = Trainer(small_config(schedule="exponential", steps=10, final_lr_ratio=0.5, learning_rate=0.02))
+    exp = Trainer(small_config(train_device, schedule="exponential", steps=10, final_lr_ratio=0.5, learning_rate=0.02))
     list(exp.run(5))
     assert abs(exp.current_lr - 0.02 * 0.5 ** 0.5) < 1e-12
 
 
-def test_lbfgs_full_batch_decreases_the_loss():
+def test_lbfgs_full_batch_decreases_the_loss(train_device):
     config = RunConfig(model="svgp", data={"dataset": "diabetes", "subset": 120},
                        model_config={"num_inducing": 15}, train={"optimizer": "lbfgs", "steps": 5, "learning_rate": 1.0,
-                                                                 "log_every": 1, "eval_every": 0})
+                                                                 "log_every": 1, "eval_every": 0, **train_device})
     trainer = Trainer(config)
     losses = [trainer.step().loss for _ in range(5)]
     assert losses[-1] < losses[0]
     assert "test_rmse" in trainer.finish()
 
 
-def test_learning_rate_defaults_to_the_running_optimisers_step():
+def test_learning_rate_defaults_to_the_running_optimisers_step(train_device):
     assert RunConfig(model="svgp").train_config().learning_rate == 0.01  # Adam
     assert RunConfig(model="rkhs").train_config().learning_rate == 1.0  # the family's L-BFGS
     assert RunConfig(model="svgp", train={"optimizer": "lbfgs"}).train_config().learning_rate == 1.0
     assert RunConfig(model="rkhs", train={"optimizer": "adam"}).train_config().learning_rate == 0.01
     assert RunConfig(model="rkhs", train={"learning_rate": 0.3}).train_config().learning_rate == 0.3  # a given rate stays
     trainer = Trainer(RunConfig(model="svgp", data={"dataset": "diabetes", "subset": 120}, model_config={"num_inducing": 15},
-                                train={"optimizer": "lbfgs", "steps": 3, "eval_every": 0}))
+                                train={"optimizer": "lbfgs", "steps": 3, "eval_every": 0, **train_device}))
     assert trainer.optimizer.defaults["lr"] == 1.0
     with pytest.raises(ConfigError, match="optimizer"):
         RunConfig(train={"optimizer": "sgd"}).train_config()
@@ -198,7 +199,7 @@ def test_bad_configuration_is_refused_before_any_work():
             Trainer(RunConfig(train={"device": "cuda"}))
 
 
-def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one():
+def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_device):
     """A server thread changing the learning rate while a (long) step holds the trainer gets control back at once;
     the change is applied before the next step, and a refused deferred change says why."""
     import threading
@@ -206,7 +207,8 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one():
     from engine.train import RunConfig, Trainer
 
     trainer = Trainer(RunConfig(data={"dataset": "digits", "subset": 100, "test_subset": 50},
-                                model_config={"num_inducing": 8}, train={"steps": 10, "batch_size": 32}))
+                                model_config={"num_inducing": 8},
+                                train={"steps": 10, "batch_size": 32, **train_device}))
     assert trainer.edit(lambda t: t.set_learning_rate(0.02))  # idle: applied now
     assert trainer.current_lr == 0.02
     held, release = threading.Event(), threading.Event()

@@ -14,19 +14,19 @@ def images(n=3, c=1, h=5, w=5, seed=0):
     return torch.rand(n, c, h, w, generator=torch.Generator().manual_seed(seed), dtype=DT)
 
 
-def test_rot90_orbit_is_torch_rot90_counter_clockwise():
-    X = images(c=2)
+def test_rot90_orbit_is_torch_rot90_counter_clockwise(place, tol):
+    X = place(images(c=2))
     E = Rot90Orbit().elements(X)
     assert E.shape == (3, 4, 2, 5, 5)
     for k in range(4):
         assert torch.equal(E[:, k], torch.rot90(X, k, dims=(-2, -1)))
     # element 1 is +90° in the data's convention (scipy.ndimage.rotate, axes=(2, 1): counter-clockwise as displayed)
-    ref = np.stack([ndimage.rotate(x, 90, axes=(2, 1), reshape=False, order=1) for x in X.numpy()])
-    assert np.abs(E[:, 1].numpy() - ref).max() < 1e-12
+    ref = np.stack([ndimage.rotate(x, 90, axes=(2, 1), reshape=False, order=1) for x in images(c=2).numpy()])
+    assert np.abs(E[:, 1].cpu().double().numpy() - ref).max() < tol.f64(atol=1e-12).atol
 
 
-def test_flip_orbits():
-    X = images(h=4, w=6)
+def test_flip_orbits(place):
+    X = place(images(h=4, w=6))
     assert torch.equal(FlipOrbit("horizontal").elements(X)[:, 1], X.flip(-1))
     assert torch.equal(FlipOrbit("vertical").elements(X)[:, 1], X.flip(-2))
     both = FlipOrbit("both").elements(X)
@@ -35,8 +35,8 @@ def test_flip_orbits():
         FlipOrbit("diagonal")
 
 
-def test_permutation_orbit():
-    X = torch.randn(4, 3, dtype=DT)
+def test_permutation_orbit(place):
+    X = place(torch.randn(4, 3, dtype=DT))
     orbit = PermutationOrbit(3)
     E = orbit.elements(X)
     assert orbit.orbit_size == 6 and torch.equal(E[:, 0], X)
@@ -44,13 +44,13 @@ def test_permutation_orbit():
     swap = PermutationOrbit(2).elements(X[:, :2])
     assert torch.equal(swap[:, 1], X[:, :2].flip(-1))
     with pytest.raises(ShapeError):
-        orbit.elements(torch.randn(4, 2))
+        orbit.elements(place(torch.randn(4, 2)))
     with pytest.raises(ConfigError):
         PermutationOrbit(2, [(0, 0)])
 
 
-def test_cyclic_shifts_are_torch_roll():
-    X = images(c=2, h=4, w=3)
+def test_cyclic_shifts_are_torch_roll(place):
+    X = place(images(c=2, h=4, w=3))
     orbit = CyclicShiftOrbit(4, 3)
     E = orbit.elements(X)
     assert orbit.orbit_size == 12
@@ -59,8 +59,8 @@ def test_cyclic_shifts_are_torch_roll():
 
 
 @pytest.mark.parametrize("orbit", [Rot90Orbit(), CyclicShiftOrbit(3, 3), FlipOrbit("both")])
-def test_sampling_without_replacement(orbit):
-    X = images(n=2000, h=3, w=3)
+def test_sampling_without_replacement(orbit, place):
+    X = place(images(n=2000, h=3, w=3))
     P = orbit.orbit_size
     S = P - 1
     A = orbit.sample(X, S, torch.Generator().manual_seed(0))  # [N, S, ...]
