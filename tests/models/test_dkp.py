@@ -12,7 +12,7 @@ from torch.distributions import MultivariateNormal
 from engine import diagnostics as dg
 from engine.data import load
 from engine.errors import ConfigError, ShapeError
-from engine.models import DataInfo, get_model
+from engine.models import DataInfo
 from engine.models.dkp import DIWPConfig, DKPSVGPConfig, NNGPConfig, build_dkp, build_dkp_svgp
 from engine.models.dkp.layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, OmegaInputLayer
 from engine.train import RunConfig, Trainer

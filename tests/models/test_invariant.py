@@ -186,11 +186,12 @@ def test_cli_trains_on_symmetric_2d(capsys, cli_device):
 
 
 # -- the whole-data ELBO ----------------------------------------------------------------------------------------------
-def test_full_elbo_at_the_whole_finite_orbit_is_exact():
+@pytest.mark.float64_only(reason="an identity checked to 1e-9")
+def test_full_elbo_at_the_whole_finite_orbit_is_exact(place):
     """S = P = 4: the whole-data ELBO is the one of the brute-force double-sum model, whatever the seed."""
-    X, Y, Z, q_mu, q_sqrt = image_problem()
-    model = invariant_model(Rot90Orbit(), Z, 3, S=2)  # trains with 2 of the 4 rotations; evaluated with all 4
-    whole = invariant_model(Rot90Orbit(), Z, 3, S=4)  # the same model whose kernel sums the whole orbit
+    X, Y, Z, q_mu, q_sqrt = image_problem(place)
+    model = invariant_model(place, Rot90Orbit(), Z, 3, S=2)  # trains with 2 of the 4 rotations; evaluated with all 4
+    whole = invariant_model(place, Rot90Orbit(), Z, 3, S=4)  # the same model whose kernel sums the whole orbit
     for m in (model, whole):
         m.q.set(q_mu, q_sqrt)
     with torch.no_grad():
@@ -206,9 +207,9 @@ def test_full_elbo_at_the_whole_finite_orbit_is_exact():
 
 
 @pytest.mark.parametrize("augmentation", [Rot90Orbit(), rotation_only(30.0)])
-def test_full_elbo_is_deterministic_for_a_seed_and_unbiased_over_seeds(augmentation):
-    X, Y, Z, q_mu, q_sqrt = image_problem(N=8)
-    model = invariant_model(augmentation, Z, 3, S=2)
+def test_full_elbo_is_deterministic_for_a_seed_and_unbiased_over_seeds(augmentation, place):
+    X, Y, Z, q_mu, q_sqrt = image_problem(place, N=8)
+    model = invariant_model(place, augmentation, Z, 3, S=2)
     model.q.set(q_mu, q_sqrt)
     state = torch.random.get_rng_state()
     first = model.full_elbo(X, Y, batch_size=3, seed=7)

@@ -231,9 +231,9 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     assert "a live change was refused" in (trainer.last_warning or "") and "no.such.value" in trainer.last_warning
 
 
-def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path):
+def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
-    trainer = Trainer(small_config(steps=10), store=store)
+    trainer = Trainer(small_config(train_device, steps=10), store=store)
     assert trainer.final_elbo is None
     list(trainer.run())
     final = trainer.final_elbo
@@ -247,7 +247,7 @@ def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path):
     store.close()
 
 
-def test_families_that_are_not_variational_have_no_whole_data_elbo():
-    trainer = Trainer(small_config(steps=0))
+def test_families_that_are_not_variational_have_no_whole_data_elbo(train_device):
+    trainer = Trainer(small_config(train_device, steps=0))
     trainer.model.full_elbo = None  # as a family without the method (GWI, RKHS) reads through getattr
     assert trainer.full_elbo() is None
