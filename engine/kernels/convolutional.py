@@ -28,7 +28,7 @@ from ..errors import ShapeError
 from ..parameters import Unconstrained, positive_init
 from . import build_kernel
 from .base import Kernel
-from .combinators import ChannelAdditive, Sum  # noqa: F401  (Sum: kept importable from here for now)
+from .combinators import ChannelAdditive
 from .orbit import OrbitKernel
 
 

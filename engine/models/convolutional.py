@@ -36,13 +36,8 @@ from ..inducing import (
     initial_patches,
 )
 from ..kernels import build_kernel, median_distance
-from ..kernels.convolutional import (
-    Convolutional,
-    MultiChannelConvolutional,
-    Sum,
-    WeightedConvolutional,
-    build_patch_kernel,
-)
+from ..kernels.combinators import Sum
+from ..kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional, build_patch_kernel
 from ..likelihoods import Likelihood, build_likelihood
 from .base import DataInfo
 from .config import RobustMaxLikelihoodParams, WhitenParams

@@ -33,13 +33,8 @@ from engine.inducing import (
     block_sizes,
 )
 from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
-from engine.kernels.convolutional import (
-    ChannelAdditive,
-    Convolutional,
-    MultiChannelConvolutional,
-    Sum,
-    WeightedConvolutional,
-)
+from engine.kernels.combinators import ChannelAdditive, Sum
+from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
 from engine.kernels.gram import NNGPKernel, ReluGram
 from engine.kernels.invariant import InvariantKernel
 from engine.kernels.orbit import OrbitKernel

@@ -12,8 +12,8 @@ from engine.covariances import patches as fast
 from engine.covariances.patches import Kuu_blocks, PatchCross, PatchGramQuad, _Profile
 from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
 from engine.kernels import RBF, Matern52, Polynomial
-from engine.kernels.convolutional import (ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum,
-                                          WeightedConvolutional)
+from engine.kernels.combinators import ChannelAdditive, Sum
+from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
 
 DT = torch.float64
 

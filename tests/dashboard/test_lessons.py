@@ -4,13 +4,24 @@ import re
 
 import pytest
 
-from dashboard.lessons import (LESSONS, LessonCards, card_html, compare_for_family, control_hidden, lesson_query,
-                               parse_query, prior_explorer, prior_settings, run_config, split_settings,
-                               visible_controls)
+from dashboard.lessons import (
+    LESSONS,
+    LessonCards,
+    card_html,
+    compare_for_family,
+    control_hidden,
+    lesson_query,
+    parse_query,
+    prior_explorer,
+    prior_settings,
+    run_config,
+    split_settings,
+    visible_controls,
+)
 from engine.data import DataConfig
 from engine.models import get_model
 from engine.models.dkp import PriorExplorer
-from engine.train import Trainer, TrainConfig
+from engine.train import TrainConfig, Trainer
 
 TRAINING = [lesson for lesson in LESSONS if lesson.page == "training"]
 PRIOR = [lesson for lesson in LESSONS if lesson.page == "prior"]

@@ -7,8 +7,19 @@ import pytest
 import torch
 
 from dashboard.prior import DELTA_STEPS, PriorPanel
-from dashboard.views import (METRICS, CurveBoard, ViewPane, metric_label, render_heatmap, render_image_grid,
-                             scalars_html, shows_curve, to_display, wrap_label, y_limits)
+from dashboard.views import (
+    METRICS,
+    CurveBoard,
+    ViewPane,
+    metric_label,
+    render_heatmap,
+    render_image_grid,
+    scalars_html,
+    shows_curve,
+    to_display,
+    wrap_label,
+    y_limits,
+)
 from engine import diagnostics as dg
 from engine.models.dkp import PriorExplorer
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.data import load
-from engine.data import variants
+from engine.data import load, variants
 from engine.errors import DataError
 
 

@@ -4,8 +4,13 @@ import torch
 
 from engine.errors import ShapeError
 from engine.kernels import RBF, Matern52
-from engine.kernels.convolutional import (ChannelAdditive, Convolutional, MultiChannelConvolutional, Sum,
-                                          WeightedConvolutional, extract_patches)
+from engine.kernels.combinators import ChannelAdditive, Sum
+from engine.kernels.convolutional import (
+    Convolutional,
+    MultiChannelConvolutional,
+    WeightedConvolutional,
+    extract_patches,
+)
 
 
 def explicit_patches(X, h, w, sh=1, sw=1):

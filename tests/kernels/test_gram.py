@@ -6,8 +6,14 @@ import torch
 
 from engine.errors import ConfigError, ShapeError
 from engine.kernels import RBF, ArcCosine
-from engine.kernels.gram import (InputAffine, NNGPKernel, ReluGram, SquaredExponentialGram, build_gram_kernel,
-                                 linear_gram)
+from engine.kernels.gram import (
+    InputAffine,
+    NNGPKernel,
+    ReluGram,
+    SquaredExponentialGram,
+    build_gram_kernel,
+    linear_gram,
+)
 
 DT = torch.float64  # random draws and reference values; `place` puts them on the test device and dtype
 

@@ -21,13 +21,8 @@ import pytest
 import torch
 
 from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
-from engine.kernels.convolutional import (
-    ChannelAdditive,
-    Convolutional,
-    MultiChannelConvolutional,
-    Sum,
-    WeightedConvolutional,
-)
+from engine.kernels.combinators import ChannelAdditive, Sum
+from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
 from engine.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
 from engine.kernels.invariant import InvariantKernel
 from engine.transforms import (

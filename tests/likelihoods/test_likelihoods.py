@@ -5,8 +5,15 @@ import pytest
 import torch
 
 from engine.errors import ConfigError
-from engine.likelihoods import (Bernoulli, Gaussian, RobustMax, Softmax, build_likelihood, gauss_hermite_expectation,
-                                prob_is_largest)
+from engine.likelihoods import (
+    Bernoulli,
+    Gaussian,
+    RobustMax,
+    Softmax,
+    build_likelihood,
+    gauss_hermite_expectation,
+    prob_is_largest,
+)
 
 S = 400_000
 

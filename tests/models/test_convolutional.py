@@ -22,7 +22,8 @@ from engine import diagnostics as dg
 from engine.covariances import Kuf, Kuu
 from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
 from engine.kernels import RBF
-from engine.kernels.convolutional import MultiChannelConvolutional, Sum, WeightedConvolutional
+from engine.kernels.combinators import Sum
+from engine.kernels.convolutional import MultiChannelConvolutional, WeightedConvolutional
 from engine.likelihoods import Gaussian
 from engine.models import REGISTRY
 from engine.models.convolutional import BlockVariational, ConvolutionalGP

@@ -9,8 +9,7 @@ import torch
 from engine.errors import ConfigError
 from engine.kernels.gram import ReluGram, SquaredExponentialGram
 from engine.models.dkp.layers import GramBlocks, InverseWishartLayer, OmegaInputLayer
-from engine.models.dkp.wishart import (InverseWishart, Wishart, bartlett, inverse_wishart_conditional,
-                                       residual_wishart)
+from engine.models.dkp.wishart import InverseWishart, Wishart, bartlett, inverse_wishart_conditional, residual_wishart
 
 DT = torch.float64
 

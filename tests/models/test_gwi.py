@@ -20,8 +20,15 @@ from engine.inducing import InducingPoints
 from engine.kernels import RBF, ArcCosine
 from engine.likelihoods import Gaussian, RobustMax
 from engine.models import SVGP, DataInfo
-from engine.models.gwi import (GWI, GWIConfig, build_gwi, closed_form_init, exact_log_marginal_likelihood,
-                               fit_reference, reference_size)
+from engine.models.gwi import (
+    GWI,
+    GWIConfig,
+    build_gwi,
+    closed_form_init,
+    exact_log_marginal_likelihood,
+    fit_reference,
+    reference_size,
+)
 from engine.models.gwi.model import W2_PARTS
 
 DT = torch.float64

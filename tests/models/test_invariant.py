@@ -1,6 +1,7 @@
 """The invariant GP end to end: it reduces to the plain SVGP at zero ranges, equals the exact double-sum model
 for a full finite orbit, passes gradients to every range, trains from the CLI and through the Trainer."""
 import math
+
 import pytest
 import torch
 

@@ -10,11 +10,18 @@ import torch
 
 from engine.errors import ConfigError
 from engine.kernels import RBF, Linear, Matern52, Polynomial
-from engine.models.rkhs import (DirectionalDerivative, Evaluation, LocalAverage, PartialDerivatives, RepresenterGram,
-                                dense_partials_gram, fast_gradient, inner)
+from engine.models.rkhs import (
+    DirectionalDerivative,
+    Evaluation,
+    LocalAverage,
+    PartialDerivatives,
+    RepresenterGram,
+    dense_partials_gram,
+    fast_gradient,
+    inner,
+)
 from engine.models.rkhs.functionals import _deriv_deriv_autograd, _eval_deriv_autograd, check_norms
-from engine.models.rkhs.tangents import (PAPER_MAGNITUDES, TRANSFORMATIONS, bilinear_warp, gaussian_warp,
-                                         tangent_vectors)
+from engine.models.rkhs.tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, bilinear_warp, gaussian_warp, tangent_vectors
 
 D = 3
 

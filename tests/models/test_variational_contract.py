@@ -25,13 +25,8 @@ import torch
 
 from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, InterDomainPoints, SharedInducingPatches
 from engine.kernels import RBF, ArcCosine, Matern52
-from engine.kernels.convolutional import (
-    ChannelAdditive,
-    Convolutional,
-    MultiChannelConvolutional,
-    Sum,
-    WeightedConvolutional,
-)
+from engine.kernels.combinators import ChannelAdditive, Sum
+from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
 from engine.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
 from engine.kernels.invariant import InvariantKernel
 from engine.kernels.orbit import OrbitKernel

@@ -1,6 +1,5 @@
 """Local deformations: identity at zero strength, a smooth field of the asked strength, a local affine jitter,
 and gradients reaching every strength."""
-import pytest
 import torch
 
 from engine.parameters import learnables
