@@ -238,7 +238,8 @@ def cmd_runs(argv: list[str]) -> int:
 def cmd_fetch(argv: list[str]) -> int:
     from .data import fetch
 
-    parser = argparse.ArgumentParser(prog="invlab fetch", description="Download a dataset once into the data directory.")
+    parser = argparse.ArgumentParser(prog="invlab fetch",
+                                     description="Download a dataset once into the data directory.")
     parser.add_argument("name", choices=["mnist"])
     args = parser.parse_args(argv)
     try:

@@ -40,11 +40,13 @@ class ImageGrid(View):
     row_labels: list[str] = field(default_factory=list)
     col_labels: list[str] = field(default_factory=list)
     vrange: tuple[float, float] | None = None  # value range of grey maps: symmetric (−a, a) for signed maps (drawn
-    #                                            in a diverging colour map centred at 0), else (lo, hi); both get a colour bar
+    #                                            in a diverging colour map centred at 0), else (lo, hi); both get a
+    #                                            colour bar
 
     def __post_init__(self):
         if self.images is None or self.images.ndim not in (4, 5):
-            raise ValueError(f"ImageGrid needs images of shape [rows, cols, H, W(, 3)], got {getattr(self.images, 'shape', None)}")
+            raise ValueError("ImageGrid needs images of shape [rows, cols, H, W(, 3)], "
+                             f"got {getattr(self.images, 'shape', None)}")
 
 
 @dataclass

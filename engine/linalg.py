@@ -37,8 +37,9 @@ def robust_cholesky(K: torch.Tensor, jitter: float | None = None, *, what: str =
             raise NumericalError(f"{what} contains NaN or inf (the hyper-parameters have diverged); "
                                  "lower the learning rate or reset the run")
         if j >= settings.MAX_JITTER:
-            raise NumericalError(f"Cholesky of {what} failed even with jitter {j:g}; the kernel matrix is far from positive "
-                                 "definite: check the kernel hyper-parameters, or use fewer or more distinct inducing points")
+            raise NumericalError(f"Cholesky of {what} failed even with jitter {j:g}; the kernel matrix is far from "
+                                 "positive definite: check the kernel hyper-parameters, or use fewer or more distinct "
+                                 "inducing points")
         j = max(j * 10.0, 1e-10 * float(K.diagonal(dim1=-2, dim2=-1).abs().mean()) or 1e-10)
 
 

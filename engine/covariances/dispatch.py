@@ -28,7 +28,8 @@ class PairDispatcher:
                 if fn is not None:
                     return fn
         raise NotImplementedError(
-            f"{self.name} is not defined for inducing variable {inducing_type.__name__} with kernel {kernel_type.__name__}"
+            f"{self.name} is not defined for inducing variable {inducing_type.__name__} "
+            f"with kernel {kernel_type.__name__}"
         )
 
     def __call__(self, inducing, kernel, *args, **kwargs):

@@ -16,7 +16,8 @@ from ..parameters import Positive, positive_init
 
 def flatten(X: torch.Tensor) -> torch.Tensor:
     if X.dim() == 1:
-        raise ShapeError(f"kernel inputs must be [N, D] (or [N, C, H, W] images); got a vector of shape {tuple(X.shape)}")
+        raise ShapeError("kernel inputs must be [N, D] (or [N, C, H, W] images); "
+                         f"got a vector of shape {tuple(X.shape)}")
     return X if X.dim() == 2 else X.reshape(X.shape[0], -1)
 
 
@@ -54,7 +55,8 @@ def square_distance(X: torch.Tensor, X2: torch.Tensor) -> torch.Tensor:
 class Stationary(Kernel):
     """σ² κ(r²) with r² = Σ_d (x_d − x'_d)² / ℓ_d². `ard=True` learns one lengthscale per input dimension."""
 
-    def __init__(self, input_dim: int | None = None, lengthscale: float = 1.0, variance: float = 1.0, ard: bool = False):
+    def __init__(self, input_dim: int | None = None, lengthscale: float = 1.0, variance: float = 1.0,
+                 ard: bool = False):
         super().__init__()
         if ard and not input_dim:
             raise ShapeError("an ARD kernel needs input_dim (the number of input dimensions D)")

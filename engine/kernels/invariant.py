@@ -80,7 +80,8 @@ class InvariantKernel(OrbitKernel):
         self.augmentation = augmentation
         self.num_samples = int(num_samples)
         if self.num_samples < 2 and augmentation.orbit_size != 1:
-            raise ConfigError(f"num_samples must be at least 2 (the estimators pair distinct samples), got {num_samples}")
+            raise ConfigError("num_samples must be at least 2 (the estimators pair distinct samples), "
+                              f"got {num_samples}")
 
     @property
     def orbit_size(self) -> int | None:

@@ -21,7 +21,8 @@ def _hermgauss(n: int):
 def hermgauss(n: int, like: torch.Tensor):
     """Nodes t and normalised weights w (Σw = 1) on `like`'s device and dtype."""
     t, w = _hermgauss(n)
-    return torch.as_tensor(t, dtype=like.dtype, device=like.device), torch.as_tensor(w, dtype=like.dtype, device=like.device)
+    return (torch.as_tensor(t, dtype=like.dtype, device=like.device),
+            torch.as_tensor(w, dtype=like.dtype, device=like.device))
 
 
 def gauss_hermite_expectation(fn, mean: torch.Tensor, var: torch.Tensor, n: int = 20) -> torch.Tensor:

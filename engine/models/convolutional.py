@@ -52,7 +52,8 @@ class ConvolutionalGP(SVGP):
 
     class_names: list[str] | None = None  # for labelling per-class diagnostics
     # labels of the live hyper-parameters (`tunables`): the patch kernel k_g, and the whole-image RBF part of +RBF
-    tunable_owners = {"kernel.base.": "patch kernel", "kernel.parts.1.base.": "patch kernel", "kernel.parts.0.": "RBF part"}
+    tunable_owners = {"kernel.base.": "patch kernel", "kernel.parts.1.base.": "patch kernel",
+                      "kernel.parts.0.": "RBF part"}
 
     def __init__(self, kernel, inducing, likelihood: Likelihood, num_data: int, *, num_latent: int = 1,
                  whiten: bool = True, q_covariance: str = "full", jitter: float | None = None,
@@ -60,7 +61,7 @@ class ConvolutionalGP(SVGP):
         super().__init__(kernel, inducing, likelihood, num_data, num_latent=num_latent, whiten=whiten,
                          q_covariance=q_covariance, jitter=jitter, task=task, num_classes=num_classes)
 
-    # -- what to look at -------------------------------------------------------------------------------------------------
+    # -- what to look at -----------------------------------------------------------------------------------------------
     @torch.no_grad()
     def inducing_output_mean(self) -> torch.Tensor:
         """E_q[u] [ΣM_b, L] in the units of g (whitened: L_uu m, block by block)."""
@@ -114,15 +115,18 @@ class ConvolutionalGP(SVGP):
             rows = -(-len(order) // cols)
             imgs = np.zeros((rows * cols,) + Z.shape[1:])
             imgs[:len(order)] = Z[order]
-            title = "Inducing patches by inducing output (largest first" + (", then the 16 smallest)" if M > 32 else ")")
+            title = ("Inducing patches by inducing output (largest first"
+                     + (", then the 16 smallest)" if M > 32 else ")"))
             return dg.ImageGrid(title=title, images=imgs.reshape((rows, cols) + Z.shape[1:]),
-                                description="Patches at the top favour class 1 (or large outputs), at the bottom the other.")
+                                description="Patches at the top favour class 1 (or large outputs), at the bottom the "
+                                            "other.")
         cols = min(8, M)
         order = np.argsort(-score, axis=0)[:cols].T  # [L, cols]: each class's strongest patches
         names = self.class_names or [f"class {k}" for k in range(score.shape[1])]
         return dg.ImageGrid(title="Inducing patches with the largest inducing output, per class", images=Z[order],
                             row_labels=list(names)[:score.shape[1]],
-                            description="Row k: the patches whose inducing output favours class k most (paper 001 Fig. 1).")
+                            description="Row k: the patches whose inducing output favours class k most "
+                                        "(paper 001 Fig. 1).")
 
     def _weight_view(self) -> dg.ImageGrid | None:
         _, kernel, _ = self._conv_parts()
@@ -133,7 +137,8 @@ class ConvolutionalGP(SVGP):
         vmax = float(np.abs(w).max()) or 1.0
         labels = ["all channels"] if w.shape[0] == 1 else [["red", "green", "blue"][c] if w.shape[0] == 3 else
                                                             f"channel {c}" for c in range(w.shape[0])]
-        return dg.ImageGrid(title="Patch weights over positions", images=w[None], col_labels=labels, vrange=(-vmax, vmax),
+        return dg.ImageGrid(title="Patch weights over positions", images=w[None], col_labels=labels,
+                            vrange=(-vmax, vmax),
                             description="w_p for each patch position (red positive, blue negative): where in the image "
                                         "patch responses count.")
 
@@ -145,7 +150,8 @@ class ConvolutionalGP(SVGP):
             name = "convolutional" if conv else "RBF"
             values[f"σ² of {'k_g' if conv else 'the RBF'}"] = float((part.base if conv else part).variance())
             if data is not None:
-                values[f"prior variance of f ({name}), mean over data"] = float(Kff_diag(block, part, data[0][:200]).mean())
+                values[f"prior variance of f ({name}), mean over data"] = float(
+                    Kff_diag(block, part, data[0][:200]).mean())
         if data is not None:
             conv, rbf = (values[f"prior variance of f ({n}), mean over data"] for n in ("convolutional", "RBF"))
             values["convolutional share of the prior variance"] = conv / (conv + rbf)
@@ -155,7 +161,8 @@ class ConvolutionalGP(SVGP):
     def _inducing_image_view(self) -> dg.ImageGrid:
         points = next(b for b in self.inducing.blocks if not isinstance(b, InducingPatches))
         Z = points.Z.detach().cpu().numpy()
-        return dg.ImageGrid(title="Inducing images of the RBF part", images=dg.image_grid_from_flat(Z, self.image_shape))
+        return dg.ImageGrid(title="Inducing images of the RBF part",
+                            images=dg.image_grid_from_flat(Z, self.image_shape))
 
 
 # -- configuration --------------------------------------------------------------------------------------------------
@@ -198,7 +205,8 @@ class WeightedRBFConfig(WeightedConvolutionalConfig):
 
     num_inducing_rbf = param.Integer(default=64, bounds=(1, 5000), doc="Number of inducing images of the RBF part.")
     rbf_lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
-                                   doc="Initial RBF lengthscale on whole images; empty = median distance between images.")
+                                   doc="Initial RBF lengthscale on whole images; empty = median distance between "
+                                       "images.")
     rbf_variance = param.Number(default=0.1, bounds=(1e-5, 1e4), doc="Initial variance of the RBF part.")
 
 
@@ -207,8 +215,8 @@ class ColourConvolutionalConfig(WeightedConvolutionalConfig):
 
     colour = param.Selector(default="multi-channel", objects=["colour-patch", "multi-channel", "additive"],
                             doc="colour-patch: g on h×w×C patches; multi-channel: one g_c per channel (shared inducing "
-                                "patches, block-diagonal K_uu); additive: g on colour patches with a sum of per-channel "
-                                "kernels.")
+                                "patches, block-diagonal K_uu); additive: g on colour patches with a sum of "
+                                "per-channel kernels.")
 
 
 # -- construction -----------------------------------------------------------------------------------------------------
@@ -255,7 +263,8 @@ def _conv_kernel_and_inducing(config, X, image_shape, generator, *, weighted: bo
 def _model(config, kernel, inducing, X, info: DataInfo) -> ConvolutionalGP:
     likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,
                                   epsilon=config.epsilon)
-    model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(info.num_classes),
+    model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0],
+                            num_latent=likelihood.num_latent(info.num_classes),
                             whiten=config.whiten, q_covariance=config.q_covariance, task=info.task,
                             num_classes=info.num_classes)
     model.data_info = info

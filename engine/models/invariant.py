@@ -5,8 +5,8 @@ f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space o
 the SVGP core with an `InvariantKernel` and `InterDomainPoints`; it differs only in its covariances
 (`engine.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
 unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits; `conditionals.orbit_moments`)
-drawn from the *same* S samples per input, after the SVGP's own solves against K_uu. The augmentation's ranges are hyper-parameters learned by back-propagating the
-bound through the sampler (reparameterisation).
+drawn from the *same* S samples per input, after the SVGP's own solves against K_uu. The augmentation's ranges are
+hyper-parameters learned by back-propagating the bound through the sampler (reparameterisation).
 
 Likelihoods: Gaussian for regression and, on one-hot targets, for multi-class classification (as the
 paper does); the Pólya-Gamma bound on the logistic likelihood with a recognition network for binary
@@ -55,7 +55,8 @@ class InvariantSVGP(SVGP):
 
     # -- the estimators ------------------------------------------------------------------------------------------
     def moments(self, X: torch.Tensor, Luu=None, S: int | None = None, generator=None):
-        """Unbiased μ̂, μ²̂, σ²̂ of q(f) at X [N, ...] from S samples per input (all three from the same ones). [N, L] each.
+        """Unbiased μ̂, μ²̂, σ²̂ of q(f) at X [N, ...] from S samples per input (all three from the same ones).
+        [N, L] each.
 
         The solves against K_uu are the SVGP's (`projections`, fused when whitened and no factor is given); only the
         pair estimator over the samples is added (`conditionals.orbit_moments`)."""
@@ -144,7 +145,8 @@ class InvariantSVGP(SVGP):
                 key = next(iter(series))
                 ylabel = f"{key.replace('.', ' ')} range" + (f" ({unit_of(key)})" if unit_of(key) else "")
             else:
-                ylabel = "range" + (f" ({shared.pop()})" if len(shared) == 1 and "" not in shared else " (units in legend)")
+                ylabel = "range" + (f" ({shared.pop()})" if len(shared) == 1 and "" not in shared else
+                                    " (units in legend)")
             views["augmentation_history"] = dg.Curves(
                 title="Augmentation ranges over training", series=series, labels=labels, xlabel="training step",
                 ylabel=ylabel, min_span=1.0 if ylabel.endswith("(°)") else 0.0,
@@ -200,10 +202,11 @@ class AugmentationParams(param.Parameterized):
                                     "is exact).")
     num_predict_samples = param.Integer(default=32, bounds=(2, 4096), doc="Samples per input when predicting.")
     init_rotation = param.Number(default=5.0, bounds=(0.0, 179.0),
-                                 doc="Initial rotation range α in degrees ([−α, α]; also the jitter of local deformations).")
+                                 doc="Initial rotation range α in degrees ([−α, α]; also the jitter of local "
+                                     "deformations).")
     init_affine = param.Number(default=0.02, bounds=(0.0, 0.45),
-                               doc="Initial half-width of the scale, shear and translation ranges ('affine'), and of the "
-                                   "local scale jitter ('deformation').")
+                               doc="Initial half-width of the scale, shear and translation ranges ('affine'), and of "
+                                   "the local scale jitter ('deformation').")
     init_deformation = param.Number(default=0.5, bounds=(0.0, 9.0),
                                     doc="Initial strength of the smooth displacement field in pixels ('deformation').")
     deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
@@ -254,7 +257,8 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
             value.frozen = True
     D = int(math.prod(input_shape))
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
-    base = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard, degree=config.degree)
+    base = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
+                        degree=config.degree)
     kernel = InvariantKernel(base, augmentation, config.num_samples)
     M = min(config.num_inducing, X.shape[0])
     inducing = InterDomainPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)

@@ -149,8 +149,10 @@ class SVGP(ModelFamily):
         K = Kuu(self.inducing, self.kernel)
         j = self.last_jitter if math.isfinite(self.last_jitter) else self.jitter  # before the first solve: the setting
         j = float("nan") if j is None else float(j)
-        ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device) if math.isfinite(j) else K)
-        return Numerics(jitter=j, condition=condition_number(ev), condition_of="K_uu", extra={"inducing": float(K.shape[0])})
+        ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device)
+                                   if math.isfinite(j) else K)
+        return Numerics(jitter=j, condition=condition_number(ev), condition_of="K_uu",
+                        extra={"inducing": float(K.shape[0])})
 
     # name prefix → what the values under it belong to, for the labels of `tunables` (subclasses extend it)
     tunable_owners: dict[str, str] = {"kernel.": ""}
@@ -164,7 +166,8 @@ class SVGP(ModelFamily):
         views: dict[str, dg.View] = {}
         K = Kuu(self.inducing, self.kernel).cpu().numpy()
         views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
-                                            description="A wide spread means an ill-conditioned K_uu (more jitter needed).")
+                                            description="A wide spread means an ill-conditioned K_uu "
+                                                        "(more jitter needed).")
         views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
         image_shape = getattr(self, "image_shape", None)
         if isinstance(self.inducing, InducingPoints) and image_shape is not None:
@@ -226,7 +229,8 @@ def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
     """An SVGP for training inputs X [N, ...] and labels y, initialised from the data (Z by k-means)."""
     D = X.reshape(X.shape[0], -1).shape[1]
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
-    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard, degree=config.degree)
+    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
+                          degree=config.degree)
     M = min(config.num_inducing, X.shape[0])
     inducing = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
     likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,

@@ -5,5 +5,5 @@ from .health import Health, assess
 from .store import RunRecord, RunStore, RunStoreError
 from .trainer import Snapshot, StepResult, Trainer
 
-__all__ = ["Trainer", "Snapshot", "StepResult", "Health", "assess", "RunConfig", "TrainConfig", "RunStore", "RunRecord", "RunStoreError",
-           "CheckpointError", "load_checkpoint", "save_checkpoint", "apply_values", "config_values"]
+__all__ = ["Trainer", "Snapshot", "StepResult", "Health", "assess", "RunConfig", "TrainConfig", "RunStore", "RunRecord",
+           "RunStoreError", "CheckpointError", "load_checkpoint", "save_checkpoint", "apply_values", "config_values"]

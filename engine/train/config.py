@@ -23,7 +23,8 @@ class TrainConfig(param.Parameterized):
                                doc="auto: the model family's default (Adam for GPs, L-BFGS for the RKHS solver).")
     schedule = param.Selector(default="constant", objects=["constant", "cosine", "exponential"],
                               doc="Learning-rate schedule over `steps`.")
-    final_lr_ratio = param.Number(default=0.1, bounds=(0.0, 1.0), doc="Cosine / exponential: final rate ÷ initial rate.")
+    final_lr_ratio = param.Number(default=0.1, bounds=(0.0, 1.0),
+                                  doc="Cosine / exponential: final rate ÷ initial rate.")
     batch_size = param.Integer(default=256, bounds=(0, 1_000_000), doc="Minibatch size; 0 = full batch.")
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed for initialisation and minibatches.")
     device = param.Selector(default="auto", objects=["auto", "cpu", "cuda"], doc="auto: CUDA when available.")
@@ -32,10 +33,13 @@ class TrainConfig(param.Parameterized):
     jitter = param.Number(default=1e-6, bounds=(0.0, 0.1), softbounds=(1e-10, 0.1),  # a scale: log slider
                           doc="Added to K_uu before Cholesky; escalated on failure.")
     log_every = param.Integer(default=10, bounds=(1, 100_000), doc="Record the loss every this many steps.")
-    eval_every = param.Integer(default=100, bounds=(0, 1_000_000), doc="Evaluate on the test subset every this many steps; 0 = only at the end.")
+    eval_every = param.Integer(default=100, bounds=(0, 1_000_000),
+                               doc="Evaluate on the test subset every this many steps; 0 = only at the end.")
     eval_size = param.Integer(default=2000, bounds=(1, 1_000_000), doc="At most this many test points per evaluation.")
-    checkpoint_every = param.Integer(default=0, bounds=(0, 10_000_000), doc="Save a checkpoint every this many steps; 0 = only at the end.")
-    flush_every = param.Integer(default=50, bounds=(1, 100_000), doc="Write metrics to the run store every this many steps.")
+    checkpoint_every = param.Integer(default=0, bounds=(0, 10_000_000),
+                                     doc="Save a checkpoint every this many steps; 0 = only at the end.")
+    flush_every = param.Integer(default=50, bounds=(1, 100_000),
+                                doc="Write metrics to the run store every this many steps.")
 
 
 # Adam's usual step size, and L-BFGS's natural one (its strong-Wolfe line search starts from the step it is given).
@@ -69,8 +73,8 @@ class RunConfig:
     train: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({"model": self.model, "data": self.data, "model_config": self.model_config, "train": self.train},
-                          sort_keys=True)
+        return json.dumps({"model": self.model, "data": self.data, "model_config": self.model_config,
+                           "train": self.train}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "RunConfig":
@@ -84,7 +88,8 @@ class RunConfig:
     def train_config(self) -> TrainConfig:
         values = dict(self.train)
         if values.get("learning_rate") is None:  # not given: the default of the optimiser that will run
-            values["learning_rate"] = DEFAULT_LEARNING_RATE.get(self.optimizer_name(), TrainConfig.param.learning_rate.default)
+            values["learning_rate"] = DEFAULT_LEARNING_RATE.get(self.optimizer_name(),
+                                                                TrainConfig.param.learning_rate.default)
         return apply_values(TrainConfig, values, "training")
 
     def optimizer_name(self) -> str:

@@ -82,11 +82,12 @@ def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics 
             # a large step that bounces around is stuck as surely as a tiny one that barely moves
             change = "a smaller" if learning_rate is not None and learning_rate >= LARGE_LEARNING_RATE else "a larger"
             return Health("stalled", f"no progress in the last {window} steps and the test error is still at chance: "
-                                     f"the optimiser is stuck; try {change} learning rate{lr} or another model setting.")
+                                     f"the optimiser is stuck; try {change} learning rate{lr} or another model "
+                                     "setting.")
     return Health()
 
 
-# -- the checks ---------------------------------------------------------------------------------------------------------
+# -- the checks --------------------------------------------------------------------------------------------------------
 def _series(history, name) -> tuple[np.ndarray, np.ndarray]:
     """(steps, values) of one metric after step 0, finite values only."""
     if name not in history:

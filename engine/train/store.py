@@ -60,8 +60,8 @@ class RunRecord:
     full_elbo: float | None = None  # over the whole training set, at the end
 
     def summary(self) -> dict:
-        return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error", "test_rmse",
-                                              "test_nlpd", "full_elbo")}
+        return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error",
+                                              "test_rmse", "test_nlpd", "full_elbo")}
 
 
 class RunStore:
@@ -163,7 +163,8 @@ class RunStore:
 
     def latest_checkpoint(self, run_id: int) -> tuple[int, Path] | None:
         with self._lock:
-            rows = self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step DESC, created DESC",
+            rows = self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? "
+                                    "ORDER BY step DESC, created DESC",
                                     (int(run_id),)).fetchall()
         for step, path in rows:
             if Path(path).exists():

@@ -189,9 +189,9 @@ class Trainer:
             self._restore(self._good)
         self.optimizer.zero_grad(set_to_none=True)
         what = f" ({', '.join(bad)} not finite)" if bad else (f" ({cause})" if cause is not None else "")
-        msg = (f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model is at "
-               f"step {self.step_count}, its last good state. Lower the learning rate (now {self.current_lr:g}) or "
-               f"raise the jitter, then continue.")
+        msg = (f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model "
+               f"is at step {self.step_count}, its last good state. Lower the learning rate (now {self.current_lr:g}) "
+               f"or raise the jitter, then continue.")
         self.last_warning = msg
         raise NonFiniteLossError(msg) from cause
 
@@ -368,7 +368,8 @@ class Trainer:
             if views:
                 sample = self._diagnostic_data()
                 diag = self.model.diagnostics(sample)
-        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64)) for k, (s, v) in self.history.items()}
+        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
+                   for k, (s, v) in self.history.items()}
         return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
                         numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
                         self.run_id, self.last_warning, self.health(history, numerics))
@@ -380,7 +381,8 @@ class Trainer:
         ds = self.dataset
         return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
                       num_classes=ds.num_classes, optimizer=self.optimizer_name, chance_error=self.chance_error,
-                      learning_rate=self.current_lr, converged=self.converged if self.optimizer_name == "lbfgs" else None)
+                      learning_rate=self.current_lr,
+                      converged=self.converged if self.optimizer_name == "lbfgs" else None)
 
     def _diagnostic_data(self, n: int = 400):
         idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
@@ -392,7 +394,7 @@ class Trainer:
         with self.lock:
             return self.model.predict(X)
 
-    # -- live edits from another thread -----------------------------------------------------------------------------------
+    # -- live edits from another thread --------------------------------------------------------------------------------
     def edit(self, change) -> bool:
         """Apply `change(trainer)` now if no step is running, else just before the next step; True if applied now.
 
@@ -427,8 +429,8 @@ class Trainer:
         with self.lock:
             value = self.learnable(name)
             if not frozen and not isinstance(value.raw, torch.nn.Parameter):
-                raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it cannot "
-                                  f"be unfrozen")
+                raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it "
+                                  f"cannot be unfrozen")
             value.frozen = frozen
             self.converged = False
 
@@ -447,11 +449,12 @@ class Trainer:
             self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
             self.converged = False
 
-    # -- persistence ----------------------------------------------------------------------------------------------------
+    # -- persistence ---------------------------------------------------------------------------------------------------
     def _set_status(self, status: str, message: str | None = None) -> None:
         self.status = status
         if self.store is not None:
-            summary = {"test_error": self.last_metrics.get("test_error"), "test_rmse": self.last_metrics.get("test_rmse"),
+            summary = {"test_error": self.last_metrics.get("test_error"),
+                       "test_rmse": self.last_metrics.get("test_rmse"),
                        "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo"),
                        "full_elbo": None if self.final_elbo is None else self.final_elbo["elbo"]}
             self.store.update_run(self.run_id, status=status, step=self.step_count, message=message,
@@ -468,7 +471,8 @@ class Trainer:
                 if self.store is None:
                     raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
                 path = self.store.checkpoint_dir(self.run_id) / f"step_{self.step_count:08d}.pt"
-            path = save_checkpoint(path, model_state=self.model.state_dict(), optimizer_state=self.optimizer.state_dict(),
+            path = save_checkpoint(path, model_state=self.model.state_dict(),
+                                   optimizer_state=self.optimizer.state_dict(),
                                    step=self.step_count, config_json=self.config.to_json(),
                                    rng_state=self.generator.get_state())
             if self.store is not None:

@@ -50,7 +50,8 @@ def inverse_affine_matrices(phi: dict[str, torch.Tensor], height: int, width: in
     get = lambda k: phi.get(k, zero)  # noqa: E731
     a = get("rotation") * (math.pi / 180.0)
     c, s = torch.cos(a), torch.sin(a)
-    # R(φ) counter-clockwise as displayed, in (x right, y down) coordinates: [[c, s], [−s, c]]; R(−φ) = [[c, −s], [s, c]]
+    # R(φ) counter-clockwise as displayed, in (x right, y down) coordinates: [[c, s], [−s, c]];
+    # R(−φ) = [[c, −s], [s, c]]
     r00, r01, r10, r11 = c, -s, s, c
     sh = get("shear")
     # Sh(−shear) · R(−φ), Sh = [[1, shear], [0, 1]]

@@ -135,7 +135,8 @@ def build_dkp(config: NNGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataIn
         Ks = nngp_inducing_kernels(Z, kernels, jitter)  # V_ℓ = √γ chol(K_ℓ) starts Q at the prior's mean
         iw = lambda K: InverseWishartLayer(Pi, config.delta, config.gamma,  # noqa: E731
                                            math.sqrt(config.gamma) * torch.linalg.cholesky(K), config.learn_delta)
-        input_layer = iw(Ks[0]) if mode == "gram" else OmegaInputLayer(D, config.delta, config.gamma, config.learn_delta)
+        input_layer = iw(Ks[0]) if mode == "gram" else OmegaInputLayer(D, config.delta, config.gamma,
+                                                                       config.learn_delta)
         hidden = [iw(K) for K in Ks[1:]]
     else:
         input_layer, hidden = LinearInputLayer(), [KernelLayer() for _ in range(L - 1)]
@@ -155,8 +156,8 @@ def build_dkp_svgp(config: DKPSVGPConfig, X: torch.Tensor, y: torch.Tensor, info
     M = min(config.num_inducing, N)
     kernel = NNGPKernel(D, _kernels(config), config.input_scale_bias)
     likelihood = _likelihood(config, info)
-    model = SVGP(kernel, InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing), likelihood,
-                 N, num_latent=likelihood.num_latent(info.num_classes), whiten=config.whiten,
+    model = SVGP(kernel, InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing),
+                 likelihood, N, num_latent=likelihood.num_latent(info.num_classes), whiten=config.whiten,
                  mean_field=config.mean_field, task=info.task, num_classes=info.num_classes)
     model.data_info = info
     return model

@@ -146,7 +146,8 @@ class InverseWishartLayer(nn.Module):
         return inverse_wishart_conditional(G_ii, psi_chol, d * K_it, d * k_tt, d)
 
     def forward(self, K: GramBlocks, S: int):
-        """K: the kernel blocks K(G_ℓ₋₁) (jitter already on their diagonal). Returns G_ℓ's blocks and log P − log Q [S]."""
+        """K: the kernel blocks K(G_ℓ₋₁) (jitter already on their diagonal). Returns G_ℓ's blocks and
+        log P − log Q [S]."""
         G_ii, logpq, state = self.sample_inducing(K.ii, S)
         return GramBlocks(G_ii, *self.condition(G_ii, state, K.it, K.tt)), logpq
 
@@ -191,7 +192,8 @@ class GlobalInducingOutput(nn.Module):
         return torch.tril(self.prec_tril_raw)
 
     def sample_inducing(self, K_ii: torch.Tensor, S: int):
-        """K_ii = K(G_L)_ii [S', Pi, Pi] (jitter on the diagonal) → log P − log Q [S], state (L_K, W), f_i [S, Pi, L]."""
+        """K_ii = K(G_L)_ii [S', Pi, Pi] (jitter on the diagonal) → log P − log Q [S], state (L_K, W),
+        f_i [S, Pi, L]."""
         Lk = robust_cholesky(K_ii, 0.0, what="K_ii (output layer)").L  # [S', Pi, Pi], S' ∈ {1, S}
         M = self.prec_tril  # [L, Pi, Pi]
         Pi, Lo = M.shape[-1], M.shape[0]

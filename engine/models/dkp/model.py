@@ -81,14 +81,16 @@ class DeepKernelProcess(ModelFamily):
                  task: str = "regression", num_classes: int | None = None, jitter: float | None = None):
         super().__init__()
         if len(kernels) != len(hidden) + 1:
-            raise ConfigError(f"a {len(hidden) + 1}-layer process needs {len(hidden) + 1} Gram kernels, got {len(kernels)}")
+            raise ConfigError(f"a {len(hidden) + 1}-layer process needs {len(hidden) + 1} Gram kernels, "
+                              f"got {len(kernels)}")
         if num_data < 1 or num_samples < 1 or num_predict_samples < 1:
             raise ConfigError("num_data, num_samples and num_predict_samples must all be at least 1")
         self.Z = nn.Parameter(torch.as_tensor(Z, dtype=torch.float64).clone(), requires_grad=learn_inducing)  # [Pi, N0]
         self.affine, self.input_layer, self.output, self.likelihood = affine, input_layer, output, likelihood
         self.hidden = nn.ModuleList(hidden)
         self.kernels = nn.ModuleList(kernels)
-        self.num_data, self.num_samples, self.num_predict_samples = int(num_data), int(num_samples), int(num_predict_samples)
+        self.num_data, self.num_samples, self.num_predict_samples = (int(num_data), int(num_samples),
+                                                                     int(num_predict_samples))
         self.task, self.num_classes = task, num_classes
         self.jitter = settings.default_jitter() if jitter is None else float(jitter)
 
@@ -218,7 +220,8 @@ class DeepKernelProcess(ModelFamily):
     # -- prediction ---------------------------------------------------------------------------------------------------
     @torch.no_grad()
     def predict(self, X: torch.Tensor, y: torch.Tensor | None = None, num_samples: int | None = None) -> Prediction:
-        """Predictive distribution, a mixture over `num_samples` upstream samples (each chunk of points draws its own)."""
+        """Predictive distribution, a mixture over `num_samples` upstream samples
+        (each chunk of points draws its own)."""
         S = int(num_samples or self.num_predict_samples)
         chunk = max(1, PREDICT_ROWS // S)
         parts = [self._predict_chunk(X[i:i + chunk], None if y is None else y[i:i + chunk], S)
@@ -282,7 +285,8 @@ class DeepKernelProcess(ModelFamily):
     @torch.no_grad()
     def numerics(self) -> Numerics:
         """cond(K(G_L)_ii + jitter), the output layer's kernel at the inducing points (one sample, drawn with a fixed
-        seed from a forked random stream: the figure does not jitter between calls, and training's stream is untouched)."""
+        seed from a forked random stream: the figure does not jitter between calls, and training's stream is
+        untouched)."""
         device = self.Z.device
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(0)
@@ -320,7 +324,8 @@ class DeepKernelProcess(ModelFamily):
         kind = "inverse Wishart" if self.stochastic else "deterministic (NNGP)"
         for ell, G in enumerate(grams, start=1):
             views[f"layer{ell}_gram"] = dg.Heatmap(
-                title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)", matrix=G.mean(0)[np.ix_(order, order)],
+                title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)",
+                matrix=G.mean(0)[np.ix_(order, order)],
                 xlabel="inducing point", ylabel="inducing point",
                 description=f"{kind} layer; inducing points sorted by their desired output v.")
             values = dg.spectrum_of(G[0])

@@ -83,11 +83,13 @@ class PriorExplorer(param.Parameterized):
     num_layers = param.Integer(default=2, bounds=(1, 6), doc="Layers L of the process the functions are drawn from.")
     process = param.Selector(default="inverse_wishart", objects=["inverse_wishart", "wishart"],
                              doc="Which deep kernel process the function samples come from.")
-    width = param.Integer(default=5, bounds=(1, 1000), doc="N, the width (degrees of freedom) of the deep Wishart process.")
+    width = param.Integer(default=5, bounds=(1, 1000),
+                          doc="N, the width (degrees of freedom) of the deep Wishart process.")
     kernel = param.Selector(default="sqexp", objects=["sqexp", "relu"], doc="Kernel applied to each Gram matrix.")
     lengthscale = param.Number(default=1.0, bounds=(0.01, 100.0), softbounds=(0.1, 5.0),
                                doc="Bandwidth of the squared-exponential kernel.")
-    size = param.Integer(default=400, bounds=(10, 3000), doc="N = P, the size of the matrices in the eigenvalue panels.")
+    size = param.Integer(default=400, bounds=(10, 3000),
+                         doc="N = P, the size of the matrices in the eigenvalue panels.")
     num_points = param.Integer(default=120, bounds=(10, 1000), doc="Equally spaced 1-D inputs on [−5, 5].")
     num_functions = param.Integer(default=5, bounds=(1, 50), doc="Functions drawn per top-layer Gram sample.")
     num_panels = param.Integer(default=3, bounds=(1, 8), doc="Independent top-layer Gram samples (one panel each).")
@@ -165,12 +167,14 @@ class PriorExplorer(param.Parameterized):
 
     def _function_views(self) -> dict[str, dg.View]:
         x, gp_f, funcs, panels = self.function_samples()
-        name = {"inverse_wishart": f"deep IW, δ = {self.delta:g}", "wishart": f"deep Wishart, N = {self.width}"}[self.process]
+        name = {"inverse_wishart": f"deep IW, δ = {self.delta:g}",
+                "wishart": f"deep Wishart, N = {self.width}"}[self.process]
         series = lambda F: {f"f{k + 1}": (x, F[:, k]) for k in range(F.shape[1])}  # noqa: E731
         views: dict[str, dg.View] = {}
         views["prior_functions_gp"] = dg.Curves(title=f"GP with the same kernel ({self.num_layers} layer(s), δ → ∞)",
                                                 series=series(gp_f), xlabel="x", ylabel="f(x)", legend=False,
-                                                description=f"{self.num_functions} functions drawn from the NNGP limit.")
+                                                description=f"{self.num_functions} functions drawn from the NNGP "
+                                                            "limit.")
         for k, F in enumerate(funcs, start=1):
             views[f"prior_functions_{k}"] = dg.Curves(
                 title=f"{self.num_layers}-layer {name}: top-layer sample {k}", series=series(F), xlabel="x",

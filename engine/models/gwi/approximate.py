@@ -50,7 +50,8 @@ class ApproximateMeasure(nn.Module):
     """Q = N(m_Q, C_r) in SVGP form on M fixed inducing inputs Z (the points P was fitted on)."""
 
     def __init__(self, kernel: Kernel, Z: torch.Tensor, num_latent: int = 1, *, init_sqrt: torch.Tensor | None = None,
-                 init_mean: torch.Tensor | None = None, network: MeanNetwork | None = None, jitter: float | None = None):
+                 init_mean: torch.Tensor | None = None, network: MeanNetwork | None = None,
+                 jitter: float | None = None):
         super().__init__()
         self.kernel = kernel
         self.inducing = InducingPoints(Z, learnable=False)
@@ -110,7 +111,8 @@ class ApproximateMeasure(nn.Module):
     def mean(self, X: torch.Tensor, Luu: torch.Tensor | None = None) -> torch.Tensor:
         return self.marginals(X, Luu)[0]
 
-    def covariance(self, A: torch.Tensor, B: torch.Tensor | None = None, Luu: torch.Tensor | None = None) -> torch.Tensor:
+    def covariance(self, A: torch.Tensor, B: torch.Tensor | None = None,
+                   Luu: torch.Tensor | None = None) -> torch.Tensor:
         """r(A, B) [L, N_A, N_B] = k(A, B) − W_Aᵀ W_B + (L_Σᵀ K_ZA)ᵀ (L_Σᵀ K_ZB), W = L_uu⁻¹ K_Z·."""
         Luu = self.prior_cholesky() if Luu is None else Luu
         same = B is None

@@ -231,7 +231,8 @@ class GWI(ModelFamily):
     def numerics(self) -> Numerics:
         """cond(K_uu + jitter) of Q's inducing points; `extra` has the largest imaginary part of the W2 spectrum."""
         K = Kuu(self.Q.inducing, self.kernel)
-        j = self.last_jitter if math.isfinite(self.last_jitter) else (self.jitter or 0.0)  # before the first solve: the setting
+        # before the first solve: the setting
+        j = self.last_jitter if math.isfinite(self.last_jitter) else (self.jitter or 0.0)
         ev = torch.linalg.eigvalsh(K + j * torch.eye(K.shape[0], dtype=K.dtype, device=K.device))
         extra = {"inducing": float(K.shape[0])}
         if self.last_imag is not None:
@@ -281,7 +282,8 @@ class GWIConfig(param.Parameterized):
     """Gaussian Wasserstein inference: a frozen reference GP P and an SVGP-form Q fitted by the W2 objective."""
 
     kernel = param.Selector(default="rbf", objects=list(KERNELS),
-                            doc="Reference kernel: RBF (ARD when `ard`) or arc-cosine (NNGP of one layer) of order 1/0.")
+                            doc="Reference kernel: RBF (ARD when `ard`) or arc-cosine "
+                                "(NNGP of one layer) of order 1/0.")
     ard = param.Boolean(default=True, doc="RBF: one lengthscale per input dimension.")
     lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
                                doc="Initial lengthscale before the reference fit; empty = median distance.")
@@ -289,9 +291,11 @@ class GWIConfig(param.Parameterized):
     inducing_factor = param.Number(default=1.0, bounds=(0.05, 100.0),
                                    doc="c in M = c·√N: points for the reference fit, also Q's inducing inputs.")
     reference_steps = param.Integer(default=100, bounds=(0, 10_000),
-                                    doc="L-BFGS iterations of the exact marginal-likelihood fit of P (0: keep initial values).")
+                                    doc="L-BFGS iterations of the exact marginal-likelihood fit of P "
+                                        "(0: keep initial values).")
     noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3),
-                                  doc="Initial Gaussian noise σ² for the reference fit (regression: then the likelihood's).")
+                                  doc="Initial Gaussian noise σ² for the reference fit "
+                                      "(regression: then the likelihood's).")
     learn_noise = param.Boolean(default=True, doc="Regression: keep learning σ² in the GWI objective.")
     init_regulariser = param.Number(default=1e-6, bounds=(0.0, 1e6), softbounds=(1e-10, 1e6),
                                     doc="λ in L_Σ = chol([K_ZZ + σ⁻² K_ZX K_XZ + λI]⁻¹) (sec. 1.6.1).")

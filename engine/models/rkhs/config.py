@@ -26,7 +26,8 @@ class RKHSConfig(param.Parameterized):
                             doc="rbf: κ_σ (eq. 8 and 11 in closed form); polynomial (x·y + 1)^r (eq. 7); others: "
                                 "matern52 in closed form, linear by autograd.")
     sigma = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
-                         doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training inputs.")
+                         doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training "
+                             "inputs.")
     degree = param.Integer(default=2, bounds=(1, 10), doc="Degree r of the polynomial kernel.")
     nu = param.Number(default=0.1, bounds=(0.0, 10.0), step=0.01,
                       doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
@@ -43,10 +44,12 @@ class RKHSConfig(param.Parameterized):
                                  doc="Invariances: gradient (sec. 4.1), transformations (image tangents, sec. 4.2), "
                                      "local_average (sec. 4.3), none; auto: transformations for images, else gradient.")
     transformations = param.List(default=list(TRANSFORMATIONS), item_type=str,
-                                 doc=f"Image transformations for the tangent functionals ({', '.join(TRANSFORMATIONS)}).")
+                                 doc="Image transformations for the tangent functionals "
+                                     f"({', '.join(TRANSFORMATIONS)}).")
     tangent_method = param.Selector(default="analytic", objects=list(TANGENT_METHODS),
-                                    doc="analytic / autograd: differentiate the (Gaussian-interpolated) warp, by the chain "
-                                        "rule / by autograd; finite: the difference the ±δ transformations make (paper).")
+                                    doc="analytic / autograd: differentiate the (Gaussian-interpolated) warp, by the "
+                                        "chain rule / by autograd; finite: the difference the ±δ transformations make "
+                                        "(paper).")
     blur = param.Number(default=1.0, bounds=(0.05, 10.0),
                         doc="Gaussian interpolation width (pixels) of the derivative tangents.")
     average_width = param.Number(default=None, allow_None=True, bounds=(1e-6, None),
@@ -58,10 +61,12 @@ class RKHSConfig(param.Parameterized):
     bias = param.Boolean(default=True, doc="Add an unpenalised bias b.")
     class_balanced = param.Boolean(default=False, doc="Weight ℓ₁ by 1/n_c within each class (sec. 6.3).")
     fast_gradient = param.Boolean(default=True, doc="Products with the partial-derivative block by eq. 11 (O(l²n)) "
-                                                    "instead of materialising it (O(l²n²)): the α solver and predictions.")
+                                                    "instead of materialising it (O(l²n²)): the α solver and "
+                                                    "predictions.")
     whiten = param.Boolean(default=True, doc="Solve over β with α = U Λ^{-1/2} β (K = U Λ Uᵀ): same problem, well "
                                              "conditioned; off: the paper's α (with eq. 11 for partial derivatives).")
-    max_dense = param.Integer(default=8000, bounds=(1, None), doc="Refuse to materialise a Gram matrix larger than this.")
+    max_dense = param.Integer(default=8000, bounds=(1, None),
+                              doc="Refuse to materialise a Gram matrix larger than this.")
 
 
 # -- construction ------------------------------------------------------------------------------------------------------
@@ -111,7 +116,8 @@ def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
         kind = "transformations" if image_shape is not None else "gradient"
     points = torch.cat([flat[lab], flat[rest]]) if config.semi_supervised else flat[lab]
     blocks, preview = invariance_functionals(kind, points, image_shape=image_shape, sigma=sigma,
-                                             transformations=config.transformations, tangent_method=config.tangent_method,
+                                             transformations=config.transformations,
+                                             tangent_method=config.tangent_method,
                                              blur=config.blur, average_width=config.average_width)
     weights = None
     if config.class_balanced and task == "classification":

@@ -199,8 +199,8 @@ def check_norms(K: torch.Tensor, what: str) -> None:
     tol = 1e-8 * d.abs().max().clamp_min(1.0)
     if bool((d < -tol).any()):
         raise ConfigError(f"{what}: some squared representer norms ⟨z, z⟩ are negative (min {float(d.min()):.3g}); the "
-                          "kernel is not twice differentiable as implemented (e.g. a clamp at r = 0). Use a kernel with "
-                          "closed-form derivatives (rbf, matern52, polynomial) or one that is smooth in its code.")
+                          "kernel is not twice differentiable as implemented (e.g. a clamp at r = 0). Use a kernel "
+                          "with closed-form derivatives (rbf, matern52, polynomial) or one that is smooth in its code.")
 
 
 # -- general path: forward-mode autograd -----------------------------------------------------------------------------

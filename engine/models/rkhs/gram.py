@@ -113,13 +113,14 @@ class RepresenterGram(nn.Module):
             self.offsets.append(self.offsets[-1] + s)
         structurable = profile_of(kernel) is not None
         self.fast = bool(fast and structurable and any(isinstance(b, PartialDerivatives) for b in blocks))
-        dense_size = sum(0 if (self.fast and isinstance(b, PartialDerivatives)) else s for b, s in zip(blocks, self.sizes))
+        dense_size = sum(0 if (self.fast and isinstance(b, PartialDerivatives)) else s
+                         for b, s in zip(blocks, self.sizes))
         if dense_size > max_dense:
             raise ConfigError(
                 f"the representer expansion has {dense_size} functionals to materialise (Gram matrix {dense_size}², "
-                f"{dense_size**2 * 8 / 2**30:.1f} GiB in float64), above max_dense = {max_dense}. Use fewer labelled or "
-                "unlabelled points (labelled, max_unlabelled), fewer transformations, or partial derivatives with an "
-                "RBF/Matérn kernel and fast_gradient (eq. 11 never materialises their block).")
+                f"{dense_size**2 * 8 / 2**30:.1f} GiB in float64), above max_dense = {max_dense}. Use fewer labelled "
+                "or unlabelled points (labelled, max_unlabelled), fewer transformations, or partial derivatives with "
+                "an RBF/Matérn kernel and fast_gradient (eq. 11 never materialises their block).")
         self._cache: dict | None = None
         self._key = None
 

@@ -91,8 +91,8 @@ class RKHSMachine(ModelFamily):
         self.whiten = bool(whiten)
         if self.whiten and B > max_dense:
             raise ConfigError(f"whiten=True needs the dense {B}×{B} Gram matrix, above max_dense = {max_dense}; use "
-                              "whiten=False (the paper's α parametrisation, with eq. 11 for partial derivatives) or fewer "
-                              "functionals")
+                              "whiten=False (the paper's α parametrisation, with eq. 11 for partial derivatives) or "
+                              "fewer functionals")
         if self.whiten:  # α = W β with W = U Λ^{-1/2} (see `whitening`)
             self.beta = nn.Parameter(torch.zeros(B, C, **like))
             self.register_buffer("W", torch.zeros(B, B, **like))  # U Λ^{-1/2}, 0 beyond the rank
@@ -161,7 +161,8 @@ class RKHSMachine(ModelFamily):
         l1 = data_loss(self.loss_name, FL, self.targets, self.labels, eps=self.epsilon, h=self.smoothing)
         data = self.lam() * (self.weights * l1).sum()
         if Fv.shape[0] > L:
-            inv = self.nu() * invariance_loss(self.invariance_loss_name, Fv[L:], eps=self.epsilon, h=self.smoothing).sum()
+            inv = self.nu() * invariance_loss(self.invariance_loss_name, Fv[L:], eps=self.epsilon,
+                                              h=self.smoothing).sum()
         else:
             inv = torch.zeros((), dtype=Fv.dtype, device=Fv.device)
         return {"data_loss": data, "invariance_loss": inv, "norm": norm}
@@ -272,15 +273,18 @@ class RKHSMachine(ModelFamily):
         if B > SPECTRUM_MAX:
             title += f" — a random {SPECTRUM_MAX}×{SPECTRUM_MAX} principal submatrix of {B}×{B}"
         views["gram_spectrum"] = dg.Spectrum(title=title, values=self.gram_spectrum(),
-                                             description="Evaluations and invariance representers together; a long tail "
-                                                         "of tiny eigenvalues means directions the norm barely penalises.")
+                                             description="Evaluations and invariance representers together; a long "
+                                                         "tail of tiny eigenvalues means directions the norm barely "
+                                                         "penalises.")
         if self.trace:
             it = np.arange(len(self.trace))
             views["solver_trace"] = dg.Curves(
-                title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration", ylabel="objective term",
+                title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration",
+                ylabel="objective term",
                 logy=False, covers=("data_loss", "invariance_loss", "norm"),
                 labels={"data_loss": "data loss", "invariance_loss": "invariance loss", "norm": "norm penalty λ‖f‖²"},
-                series={k: (it, np.array([t[k] for t in self.trace])) for k in ("data_loss", "invariance_loss", "norm")})
+                series={k: (it, np.array([t[k] for t in self.trace]))
+                        for k in ("data_loss", "invariance_loss", "norm")})
         if self.gram.blocks[0].input_dim == 2:
             views["decision_function"] = self.decision_field(data)
         if self.tangent_preview is not None:
@@ -290,7 +294,8 @@ class RKHSMachine(ModelFamily):
                 scale = max(float(np.abs(tan).max()), 1e-12)
                 rows.append(np.concatenate([img[None, 0] * 2.0 - 1.0, tan[:, 0] / scale], 0))
             views["tangents"] = dg.ImageGrid(title="Labelled images and their tangent vectors (Thm 5)",
-                                             images=np.stack(rows), col_labels=["image"] + list(names), vrange=(-1.0, 1.0))
+                                             images=np.stack(rows), col_labels=["image"] + list(names),
+                                             vrange=(-1.0, 1.0))
         return views
 
     @torch.no_grad()

@@ -22,10 +22,10 @@ Two ways to get v, both offered:
   bilinear resampling of the raw image at the paper's magnitudes (2-pixel shifts, ±10° rotations, ±0.1 scaling
   and shearing; sec. 6.3: "approximated with the difference that results from the above transformation").
 
-Both are scaled to one "typical" transformation: the derivative methods return δ·∂I/∂α, finite differences (I(δ) − I(−δ))/2,
-with δ the magnitude per transformation (`PAPER_MAGNITUDES` unless given), so the two agree to O(δ²) and the
-invariance weight ν means the same for either. `virtual_samples` applies the same ±δ transformations to make
-the virtual examples of the VirSVM baseline.
+Both are scaled to one "typical" transformation: the derivative methods return δ·∂I/∂α, finite differences
+(I(δ) − I(−δ))/2, with δ the magnitude per transformation (`PAPER_MAGNITUDES` unless given), so the two agree
+to O(δ²) and the invariance weight ν means the same for either. `virtual_samples` applies the same ±δ
+transformations to make the virtual examples of the VirSVM baseline.
 """
 from __future__ import annotations
 
@@ -129,7 +129,8 @@ def bilinear_warp(images: torch.Tensor, name: str, alpha: float) -> torch.Tensor
 
 
 def tangent_vectors(images: torch.Tensor, names=TRANSFORMATIONS, *, method: str = "analytic",
-                    magnitudes: dict | None = None, blur: float = 1.0, interpolation: str | None = None) -> torch.Tensor:
+                    magnitudes: dict | None = None, blur: float = 1.0,
+                    interpolation: str | None = None) -> torch.Tensor:
     """Tangent vectors [N, T, C, H, W] of the T transformations `names` at each image, scaled by their magnitude δ.
 
     method='analytic' / 'autograd': δ·∂/∂α T_α(g)|_{α=0} on the Gaussian interpolation, by the chain rule / by
