@@ -33,7 +33,7 @@ def default_jitter() -> float:
 # glibc returns freed blocks above its mmap threshold (which adapts, up to 32 MB) to the operating system at
 # once and trims free memory at the heap's top, so a training step whose tensors are tens of MB acquires and
 # zeroes the same memory again every step (page faults). Keeping freed blocks up to this size for reuse
-# made the invariant model's step at S = 32 about 30 % faster (benchmarks/invariant.md, section 4).
+# made the invariant model's step at S = 32 about 30 % faster (benchmarks/invariant/README.md, section 4).
 KEEP_FREED_CPU_BYTES = 1 << 30
 _GLIBC_MALLOC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)

@@ -14,7 +14,7 @@ real and non-negative by construction (negatives from rounding are clipped). Wit
 r(X_S, X) k(X, X_S) is the N_S×N_S principal block of the non-symmetric R K — a product of three PSD factors
 (R, K and the sampling projection) — and no similarity transform makes it symmetric: it can and does have
 complex eigenvalues (relative imaginary parts up to 1e-3 on `diabetes`, see tests/models/test_gwi.py and
-benchmarks/gwi.md). Two estimators are therefore offered (`method`):
+benchmarks/gwi/README.md). Two estimators are therefore offered (`method`):
 
 - `subsample` (default): take the principal block of *both* covariances, λ_s = λ_s(r(X_S, X_S) k(X_S, X_S)) / N_S²,
   i.e. the spectrum of C_Q C_P under the empirical measure of X_S. Computed as eig(K_SS^½ R_SS K_SS^½): real,
@@ -27,7 +27,7 @@ benchmarks/gwi.md). Two estimators are therefore offered (`method`):
 
 On a sub-sample both are biased estimates of the full-data term, in opposite directions: for a trained Q on
 `diabetes` the `subsample` term is high and the `paper` term low, by amounts that shrink with N_S
-(benchmarks/gwi.md, `python -m benchmarks.gwi_spectrum`).
+(benchmarks/gwi/README.md, `python -m benchmarks.gwi.spectrum`).
 
 Square roots of eigenvalues below N_S·eps·λ_max (rounding level) count as zero with zero gradient: the
 derivative 1/(2√λ) of such noise would otherwise dominate the gradient.
