@@ -91,7 +91,7 @@ class Explorer(pn.viewable.Viewer):
         """The configuration as it appears in the URL (only what differs from the defaults)."""
         return self.settings.query_string()
 
-    # -- reacting to settings --------------------------------------------------------------------------------------------
+    # -- reacting to settings ------------------------------------------------------------------------------------------
     def _on_settings_change(self, events) -> None:
         if self._applying_run_config:
             return
@@ -201,7 +201,7 @@ class Explorer(pn.viewable.Viewer):
         self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
-    # -- the training thread's state, shown as soon as it changes --------------------------------------------------------
+    # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
         doc = self._doc
@@ -223,7 +223,7 @@ class Explorer(pn.viewable.Viewer):
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 
-    # -- widgets and layout ---------------------------------------------------------------------------------------------------
+    # -- widgets and layout --------------------------------------------------------------------------------------------
     def _build_widgets(self) -> None:
         self.buttons = {
             "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
@@ -335,7 +335,7 @@ class Explorer(pn.viewable.Viewer):
         self.lesson_pane.object = f"**{lesson.title}.** {lesson.text}"
         self.lesson_pane.visible = True
 
-    # -- server-side lifecycle --------------------------------------------------------------------------------------------
+    # -- server-side lifecycle -----------------------------------------------------------------------------------------
     def _on_load(self) -> None:
         self._doc = pn.state.curdoc
         self.feed.start(self.tick)
@@ -381,7 +381,7 @@ class Explorer(pn.viewable.Viewer):
         self.feed.stop()
         self.session.stop()
 
-    # -- the tick: drain the session, feed the views ------------------------------------------------------------------------
+    # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
         try:
             update = self.feed.drain(self._start_new_run)

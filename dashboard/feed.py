@@ -39,7 +39,7 @@ class LiveFeed:
         self._pending_extra: dict[str, tuple[list, list]] = {}
         self._last_main = self._last_extra = 0.0
 
-    # -- lifecycle ------------------------------------------------------------------------------------------------------
+    # -- lifecycle -----------------------------------------------------------------------------------------------------
     def start(self, tick) -> None:
         """Run `tick` periodically (under a server or in a notebook)."""
         if self.callback is None:
@@ -52,7 +52,7 @@ class LiveFeed:
             self.callback.stop()
             self.callback = None
 
-    # -- one tick ---------------------------------------------------------------------------------------------------------
+    # -- one tick ------------------------------------------------------------------------------------------------------
     def drain(self, on_new_run) -> Update:
         """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data."""
         started = time.perf_counter()

@@ -184,7 +184,7 @@ class TrainingSession(param.Parameterized):
             self._snapshot, self._new_run, self._tunables = None, False, None
         return update
 
-    # -- the training thread ----------------------------------------------------------------------------------------------
+    # -- the training thread -------------------------------------------------------------------------------------------
     def _set(self, **values) -> None:
         with param.edit_constant(self):
             self.param.update(**values)

@@ -32,7 +32,7 @@ def build(config, X, y, place, task="regression", num_classes=None):
     return place(build_dkp(config, X, y, DataInfo(task, num_classes), generator=torch.Generator().manual_seed(0)))
 
 
-# -- output layer (app. G) ------------------------------------------------------------------------------------------------
+# -- output layer (app. G) ---------------------------------------------------------------------------------------------
 def test_global_inducing_output_layer_against_the_closed_form(place, tol, assert_close):
     """Q(f) ∝ N(f; 0, K) N(v; f, Λ⁻¹): mean ΣΛv, covariance Σ = (K⁻¹ + Λ)⁻¹; log P − log Q per sample exactly."""
     torch.manual_seed(0)
@@ -80,7 +80,7 @@ def test_kl_estimate_matches_the_closed_form_of_the_output_layer(diabetes, place
     assert abs(model.kl_estimate(4000) - float(closed)) < 4 * float(draws.std()) / math.sqrt(4000)
 
 
-# -- the NNGP limit -------------------------------------------------------------------------------------------------------
+# -- the NNGP limit ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("input_layer,Pi", [("omega", 15), ("gram", 8)])
 def test_large_delta_makes_every_layer_the_nngp_kernel(diabetes, input_layer, Pi, place):
     X, y, _, _ = diabetes
@@ -136,7 +136,7 @@ def test_large_delta_diwp_predicts_like_the_nngp(diabetes, place):
     assert torch.allclose(a.y_var, b.y_var, rtol=0.1)
 
 
-# -- training ---------------------------------------------------------------------------------------------------------------
+# -- training ----------------------------------------------------------------------------------------------------------
 def elbo_estimate(model, X, y, repeats=30):
     with torch.no_grad():
         return float(np.mean([float(model.elbo_terms(X, y)["elbo"]) for _ in range(repeats)]))
@@ -181,7 +181,7 @@ def test_cli_trains_the_family(tmp_path, cli_device):
     assert "diwp on diabetes | step 6 | ELBO" in summary and "test RMSE" in summary
 
 
-# -- baselines share the kernel -----------------------------------------------------------------------------------------------
+# -- baselines share the kernel ----------------------------------------------------------------------------------------
 def test_nngp_and_svgp_baseline_use_the_same_kernel(diabetes, place, tol, assert_close):
     X, y, _, _ = diabetes
     nngp = build(NNGPConfig(num_inducing=10, kernel="sqexp", num_layers=3), X, y, place)
@@ -192,7 +192,7 @@ def test_nngp_and_svgp_baseline_use_the_same_kernel(diabetes, place, tol, assert
     assert_close(K_out[0], K_svgp, tol.f64(atol=1e-10))
 
 
-# -- diagnostics and errors -------------------------------------------------------------------------------------------------------
+# -- diagnostics and errors --------------------------------------------------------------------------------------------
 def test_diagnostics_show_each_layer(diabetes, place):
     X, y, _, _ = diabetes
     model = build(DIWPConfig(num_inducing=12, num_layers=3), X, y, place)

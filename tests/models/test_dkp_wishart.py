@@ -34,7 +34,7 @@ def host(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
 
-# -- densities ----------------------------------------------------------------------------------------------------------
+# -- densities ---------------------------------------------------------------------------------------------------------
 NEAR_SINGULAR = pytest.mark.float64_only(reason="ν = 3.2 barely above P − 1 draws nearly singular W: log|W| in "
                                                 "float32 is off by ~1e-3")
 
@@ -66,7 +66,7 @@ def test_inverse_wishart_log_density_matches_scipy(P, df, place, tol):
     assert np.allclose(host(other.log_prob(sample)), ref_other, rtol=t.rtol, atol=t.atol)
 
 
-# -- Bartlett sampling --------------------------------------------------------------------------------------------------
+# -- Bartlett sampling -------------------------------------------------------------------------------------------------
 def test_bartlett_samples_have_the_right_means(place):
     torch.manual_seed(2)
     V, nu, M = place(spd(3)), 8.5, 40_000

@@ -74,7 +74,7 @@ def root_sum_tol(written, dtype, n, scale=1.0):
     return written if dtype == torch.float64 else max(written, n * math.sqrt(torch.finfo(dtype).eps) * scale)
 
 
-# -- the W2 estimate -----------------------------------------------------------------------------------------------------
+# -- the W2 estimate ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("spectrum", ["subsample", "paper"])
 @pytest.mark.parametrize("kernel", ["rbf", "arccos"])
 def test_estimate_with_XS_equal_X_is_the_exact_w2_between_the_empirical_gaussians(spectrum, kernel, place, dtype):
@@ -169,7 +169,7 @@ def test_estimate_is_zero_when_Q_equals_P(subsample, place, dtype, tol):
             assert float(model.w2(X, index=index).total[0]) > 0.05 * scale
 
 
-# -- Q: definition, closed-form start, and the SVGP it is ---------------------------------------------------------------
+# -- Q: definition, closed-form start, and the SVGP it is --------------------------------------------------------------
 def test_marginals_and_covariance_follow_the_definition(place, tol):
     model, X, g = problem(place, N=20)
     Xt = place(torch.randn(7, 2, generator=g, dtype=DT))
@@ -224,7 +224,7 @@ def test_mean_network_is_added_to_the_svgp_mean(place, tol, assert_close):
     assert_close(model.Q.mean(X).detach(), base + 0.7, tol.f64())
 
 
-# -- P: the exact marginal-likelihood fit on M = c·√N points ----------------------------------------------------------------
+# -- P: the exact marginal-likelihood fit on M = c·√N points -----------------------------------------------------------
 def test_reference_fit_maximises_the_exact_evidence_then_freezes(place, tol):
     g = torch.Generator().manual_seed(1)
     X = torch.rand(30, 2, generator=g, dtype=DT) * 4
@@ -251,7 +251,7 @@ def test_reference_fit_maximises_the_exact_evidence_then_freezes(place, tol):
     assert reference_size(10_000, 1.0) == 100 and reference_size(10_000, 0.5) == 50 and reference_size(4, 10.0) == 4
 
 
-# -- classification: robust-max with Gauss–Hermite nodes scaled by the standard deviation ----------------------------------
+# -- classification: robust-max with Gauss–Hermite nodes scaled by the standard deviation ------------------------------
 def test_robust_max_probability_matches_monte_carlo(place):
     J = 4
     model, X, g = problem(place, N=10, M=5, L=J, scale=0.3, likelihood=RobustMax(J, 0.01))
@@ -292,7 +292,7 @@ def test_class_probabilities_follow_sec_4_2(place, tol, assert_close):
     assert_close(probs.sum(-1), torch.ones(10, dtype=DT), tol.f64(atol=1e-12))
 
 
-# -- tempering (sec. 2.3) -------------------------------------------------------------------------------------------------
+# -- tempering (sec. 2.3) ----------------------------------------------------------------------------------------------
 def test_fitted_temperature_never_raises_the_validation_nll_regression(place):
     model, X, g = problem(place, N=30)
     Xv = place(torch.randn(50, 2, generator=g, dtype=DT))
@@ -328,7 +328,7 @@ def test_fitted_temperature_never_raises_the_validation_nll_classification(place
     assert float(model.alpha_T) != 1.0
 
 
-# -- the family: build, validation split, trainer, CLI -------------------------------------------------------------------------
+# -- the family: build, validation split, trainer, CLI -----------------------------------------------------------------
 def regression_data(N=120, seed=0):
     g = torch.Generator().manual_seed(seed)
     X = torch.rand(N, 2, generator=g, dtype=DT) * 6 - 3

@@ -89,7 +89,7 @@ def test_dkp_numerics_leaves_the_training_random_stream_alone(train_device):
     assert torch.equal(torch.rand(3), after_numerics) and a.condition == b.condition
 
 
-# -- tunables ----------------------------------------------------------------------------------------------------------------
+# -- tunables ----------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("family", sorted(CASES))
 def test_every_tunable_spans_a_settable_interval_and_round_trips_through_the_trainer(family, train_device, tol):
     trainer = trainer_for(family, train_device)

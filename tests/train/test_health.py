@@ -26,7 +26,7 @@ def decreasing_loss(n=60, every=10, seed=0, start=1e4, end=2e3, noise=0.02):
     return steps, values * (1 + noise * g.standard_normal(n))
 
 
-# -- step 0 and a slow start are not collapses --------------------------------------------------------------------------------
+# -- step 0 and a slow start are not collapses -------------------------------------------------------------------------
 def test_a_fresh_model_at_chance_is_ok_even_with_an_identity_kuu():
     history = {"test_error": ([0], [0.9]), "test_nlpd": ([0], [LOG10])}
     assert classify(history, IDENTITY_KUU) == Health("ok", "")
@@ -41,7 +41,7 @@ def test_still_at_chance_while_the_loss_falls_is_a_slow_start_not_a_collapse():
     assert h.state == "ok"
 
 
-# -- collapsed --------------------------------------------------------------------------------------------------------------
+# -- collapsed ---------------------------------------------------------------------------------------------------------
 def test_error_at_chance_with_kuu_identity_after_training_started_is_collapsed():
     history = {"test_error": ([0, 5], [0.9, 0.9]), "test_nlpd": ([0, 5], [LOG10, LOG10])}
     h = classify(history, IDENTITY_KUU)
@@ -76,7 +76,7 @@ def test_regression_collapse_compares_the_rmse_with_the_mean_predictor():
                   num_classes=None, optimizer="adam", chance_error=77.0).state == "ok"
 
 
-# -- diverging, stalled, converged ------------------------------------------------------------------------------------------
+# -- diverging, stalled, converged -------------------------------------------------------------------------------------
 def test_a_steadily_rising_loss_is_diverging():
     steps, loss = decreasing_loss(n=40)
     rising = np.concatenate([loss, loss[-1] * (1 + 0.05 * np.arange(1, 31))])
@@ -123,7 +123,7 @@ def test_lbfgs_converged_from_the_trainer_or_from_a_flat_loss():
     assert assess({"loss": loss}, Numerics(), task="classification", num_classes=2, optimizer="adam").state == "ok"
 
 
-# -- real runs -------------------------------------------------------------------------------------------------------------------
+# -- real runs ---------------------------------------------------------------------------------------------------------
 def digits_run(learning_rate, steps, train_device, **train):
     base = {"steps": steps, "learning_rate": learning_rate, "eval_every": 5, "eval_size": 200, "log_every": 1,
             "batch_size": 128, **train_device}
