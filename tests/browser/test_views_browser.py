@@ -14,7 +14,7 @@ SMALL_INVARIANT = ("?model=invariant&model.augmentation=rotation&model.num_induc
                    "&train.learning_rate=0.05")
 
 # Every plot: its axis labels, its axes' ranges and the extent of the line/point data it draws.
-PLOTS_JS = """() => {
+PLOTS_JS = ("""() => {
   const out = [];
   for (const doc of Bokeh.documents)
     for (const m of doc._all_models.values()) {
@@ -37,10 +37,11 @@ PLOTS_JS = """() => {
                 ymin: ys.length ? Math.min(...ys) : null, ymax: ys.length ? Math.max(...ys) : null,
                 x0: m.x_range.start, x1: m.x_range.end, y0: m.y_range.start, y1: m.y_range.end,
                 legend_inside: m.center.some((c) => c.type === "Legend" && c.items.length > 0),
-                colorbars: m.right.filter((c) => c.type === "ColorBar").map((c) => [c.color_mapper.low, c.color_mapper.high])});
+                colorbars: m.right.filter((c) => c.type === "ColorBar")"""
+            """.map((c) => [c.color_mapper.low, c.color_mapper.high])});
     }
   return out;
-}"""
+}""")
 
 
 def plots(page):
@@ -108,7 +109,8 @@ def test_curves_follow_training_and_each_quantity_has_one_labelled_view(served_a
         range_plots = [p for p in plots(page) if "rotation" in p["ylabel"]]
         assert len(range_plots) == 1 and range_plots[0]["ylabel"] == "rotation range (°)", range_plots
         tables = " ".join(page.locator(".invlab-scalars").all_inner_texts())
-        assert "Hyper-parameters" in " ".join(page_texts(page)) and "rotation" not in tables and "augmentation" not in tables
+        assert ("Hyper-parameters" in " ".join(page_texts(page)) and "rotation" not in tables
+                and "augmentation" not in tables)
         assert "Learned augmentation ranges" not in " ".join(page_texts(page))
 
         # labels in words with units; the test error in percent; legends beside the data

@@ -123,7 +123,8 @@ def test_full_orbit_is_exact(mean_field, place, tol, assert_close):
         q_sqrt = q_sqrt.diagonal(dim1=-2, dim2=-1)
     with torch.no_grad():
         mu, mu2, var = sampled_moments(Kuf(Z, kernel, X), Luu, Kff_diag(Z, kernel, X), q_mu, q_sqrt, True, 4)
-        ref_mu, ref_var = project(_kuf_interdomain(Z, kernel, X), Luu, _kff_diag_interdomain(Z, kernel, X), q_mu, q_sqrt)
+        ref_mu, ref_var = project(_kuf_interdomain(Z, kernel, X), Luu, _kff_diag_interdomain(Z, kernel, X),
+                                  q_mu, q_sqrt)
         kff_bruteforce = kernel.K(X).diagonal()  # OrbitKernel's double sum over the exact orbit
     assert_close(mu, ref_mu, tol.f64(atol=1e-12))
     assert_close(mu2, ref_mu ** 2, tol.f64(atol=1e-12))

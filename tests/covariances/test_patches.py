@@ -254,7 +254,8 @@ def test_fast_covariances_on_images_with_repeated_patches_equal_brute_force(name
         assert_close(Kff_diag(inducing, kernel, X), brute_kff_diag(kernel, X), tol.f64(atol=1e-10, rtol=0))
 
 
-@pytest.mark.parametrize("name", ["invariant", "weighted", "weighted matern", "weighted ard", "additive", "multi-channel"])
+@pytest.mark.parametrize("name", ["invariant", "weighted", "weighted matern", "weighted ard", "additive",
+                                  "multi-channel"])
 def test_grouped_patches_give_the_same_gradients(name, monkeypatch, deduplicating, place, tol, assert_close):
     monkeypatch.setattr(fast, "DEDUPLICATE_BELOW", 1.0)
     kernel, inducing, _, groups = setup(place, name)

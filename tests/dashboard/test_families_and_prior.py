@@ -25,13 +25,15 @@ def make_explorer(tmp_path, config):
 
 def test_convolutional_family_shows_its_patch_grid_and_weight_map(tmp_path, wait_until):
     config = RunConfig(model="conv-weighted",
-                       data={"dataset": "rectangles", "source_options": {"num_train": 60, "num_test": 40, "image_size": 10}},
+                       data={"dataset": "rectangles",
+                             "source_options": {"num_train": 60, "num_test": 40, "image_size": 10}},
                        model_config={"num_inducing": 8, "patch_size": 3},
                        train={"steps": 10_000, "batch_size": 20, "eval_every": 5, "log_every": 1})
     e = make_explorer(tmp_path, config)
     try:
         e.start()
-        wait_until(lambda: {"inducing_patches", "patch_weights"} <= set(e.view_panes) and "test_error" in e.curves.buffers, e)
+        wait_until(lambda: ({"inducing_patches", "patch_weights"} <= set(e.view_panes)
+                            and "test_error" in e.curves.buffers), e)
         e.pause()
         wait_until(lambda: e.session.state == "paused", e)
         grid = e.view_panes["inducing_patches"].pipe.data

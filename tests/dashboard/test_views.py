@@ -65,7 +65,8 @@ def test_board_labels_percent_and_legend_beside_the_data():
     assert fig.yaxis[0].axis_label == "test error (%)" and fig.title.text == "Test error"
     _, _, y0, y1 = ranges(plot)
     assert y0 < 30 and y1 > 50 and y1 < 60  # percent, following the data
-    assert [type(x).__name__ for x in fig.right] == ["Legend"] and not [x for x in fig.center if type(x).__name__ == "Legend"]
+    assert ([type(x).__name__ for x in fig.right] == ["Legend"]
+            and not [x for x in fig.center if type(x).__name__ == "Legend"])
 
 
 def test_flat_curve_gets_a_minimum_y_span():
@@ -114,11 +115,13 @@ def test_wrap_label():
 # -- model views ---------------------------------------------------------------------------------------------------
 def test_model_curves_follow_their_data_frame_by_frame():
     pane = ViewPane("history", dg.Curves(title="Augmentation ranges over training", xlabel="training step",
-                                         ylabel="rotation range (°)", series={"rotation": (np.arange(1, 11), np.linspace(5, 45, 10))},
+                                         ylabel="rotation range (°)",
+                                         series={"rotation": (np.arange(1, 11), np.linspace(5, 45, 10))},
                                          labels={"rotation": "rotation (°)"}, min_span=1.0))
     plot = RENDERER.get_plot(pane.dmap)
     assert ranges(plot)[1] <= 10.5
-    pane.update(dg.Curves(title="Augmentation ranges over training", xlabel="training step", ylabel="rotation range (°)",
+    pane.update(dg.Curves(title="Augmentation ranges over training", xlabel="training step",
+                          ylabel="rotation range (°)",
                           series={"rotation": (np.arange(1, 500), np.linspace(5, 95, 499))}))
     x0, x1, y0, y1 = ranges(plot)
     assert x1 >= 499 and y1 >= 95  # not frozen at the first frame
@@ -175,7 +178,8 @@ def test_dkp_caption_is_true_of_the_rank_deficient_first_layer():
     first, second = views["layer1_spectrum"], views["layer2_spectrum"]
     zeros = dg.near_zero(first.values)
     assert zeros >= 20  # 10 features: G₁ has rank ≤ 10
-    assert first.description.startswith(f"{zeros} of 30 eigenvalues are zero") and "rank at most N₀ = 10" in first.description
+    assert (first.description.startswith(f"{zeros} of 30 eigenvalues are zero")
+            and "rank at most N₀ = 10" in first.description)
     assert "no near-zero" not in first.description
     assert second.description.startswith(f"{dg.near_zero(second.values)} of 30")
 

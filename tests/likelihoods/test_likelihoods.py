@@ -30,7 +30,8 @@ def host(t):
 
 
 def _moments(N, L, g):
-    return torch.randn(N, L, generator=g, dtype=torch.float64), 0.1 + torch.rand(N, L, generator=g, dtype=torch.float64) * 2
+    return (torch.randn(N, L, generator=g, dtype=torch.float64),
+            0.1 + torch.rand(N, L, generator=g, dtype=torch.float64) * 2)
 
 
 def test_gauss_hermite_matches_closed_form_moments(place, tol, assert_close):
@@ -62,7 +63,8 @@ def test_bernoulli_quadrature_vs_monte_carlo(link, rng, place):
     logp = (lambda z: torch.special.log_ndtr(z)) if link == "probit" else torch.nn.functional.logsigmoid
     ref, se = mc_expectation(lambda f: logp(sign * f[..., 0]), mean, var, rng)
     assert ((host(lik.expected_log_prob(place(y), place(mean), place(var))) - ref).abs() < 4 * se + 1e-6).all()
-    p_ref, p_se = mc_expectation(lambda f: torch.special.ndtr(f[..., 0]) if link == "probit" else torch.sigmoid(f[..., 0]),
+    p_ref, p_se = mc_expectation(lambda f: (torch.special.ndtr(f[..., 0]) if link == "probit"
+                                            else torch.sigmoid(f[..., 0])),
                                  mean, var, rng)
     assert ((host(lik.predict_probs(place(mean), place(var)))[:, 1] - p_ref).abs() < 4 * p_se + 1e-6).all()
 
@@ -72,7 +74,8 @@ def test_softmax_monte_carlo_is_unbiased(rng, place):
     lik = place(Softmax(4, num_samples=200_000))
     mean, var = _moments(5, 4, rng)
     y = torch.randint(0, 4, (5,), generator=rng)
-    ref, se = mc_expectation(lambda f: torch.log_softmax(f, -1).gather(-1, y.expand(S, 5)[..., None])[..., 0], mean, var, rng)
+    ref, se = mc_expectation(lambda f: torch.log_softmax(f, -1).gather(-1, y.expand(S, 5)[..., None])[..., 0],
+                             mean, var, rng)
     assert ((host(lik.expected_log_prob(place(y), place(mean), place(var))) - ref).abs() < 5 * se + 2e-3).all()
 
 

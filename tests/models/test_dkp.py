@@ -24,7 +24,8 @@ DT = torch.float64
 @pytest.fixture(scope="module")
 def diabetes():
     ds = load("diabetes", subset=120)
-    return torch.as_tensor(ds.X_train), torch.as_tensor(ds.y_train), torch.as_tensor(ds.X_test), torch.as_tensor(ds.y_test)
+    return (torch.as_tensor(ds.X_train), torch.as_tensor(ds.y_train),
+            torch.as_tensor(ds.X_test), torch.as_tensor(ds.y_test))
 
 
 def build(config, X, y, place, task="regression", num_classes=None):

@@ -124,7 +124,8 @@ def test_layer_expectation_is_the_kernel_of_the_previous_gram(kernel, place):
 
 
 def test_inverse_wishart_layer_blocks_have_the_kernel_as_mean(place, tol):
-    """The model's layer, with Q = P (γ → 0, V = 0): E of the inducing block, the cross block and the train diagonal is K."""
+    """The model's layer, with Q = P (γ → 0, V = 0): E of the inducing block, the cross block and the train diagonal
+    is K."""
     torch.manual_seed(6)
     Pi, Pt, M = 3, 4, 20_000
     F = place(torch.randn(Pi + Pt, 5, dtype=DT))

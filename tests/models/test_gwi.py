@@ -400,8 +400,8 @@ def test_trains_from_the_cli(tmp_path, cli_device):
 
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
     out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "gwi", "--dataset", "diabetes", "--steps",
-                          "30", "--batch-size", "0", "--eval-every", "0", "--inducing-factor", "2", "--reference-steps", "20",
-                          "--quiet", *cli_device],
+                          "30", "--batch-size", "0", "--eval-every", "0", "--inducing-factor", "2",
+                          "--reference-steps", "20", "--quiet", *cli_device],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     summary = out.stdout.strip().splitlines()[-1]

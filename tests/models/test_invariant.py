@@ -87,7 +87,8 @@ def test_elbo_is_an_unbiased_estimate_for_a_subsampled_orbit(place):
     assert abs(float(draws.mean()) - exact) < 3 * float(draws.std()) / math.sqrt(R)
 
 
-@pytest.mark.parametrize("augmentation", [rotation_only(20.0), all_affine(10.0, 0.05), LocalDeformation(0.8, 10.0, 0.05)])
+@pytest.mark.parametrize("augmentation", [rotation_only(20.0), all_affine(10.0, 0.05),
+                                          LocalDeformation(0.8, 10.0, 0.05)])
 def test_gradients_reach_every_range(augmentation, place):
     X, Y, Z, q_mu, q_sqrt = image_problem(place)
     model = invariant_model(place, augmentation, Z, 3)
@@ -133,7 +134,8 @@ def test_build_config_diagnostics_and_history(place):
     grid = views["augmentation_samples"]
     assert grid.images.shape == (4, 8, 6, 6) and grid.col_labels[0] == "input"
     # one view per quantity: the ranges' history, not a table of them nor rows of the hyper-parameter table
-    assert "augmentation_ranges" not in views and not [k for k in views["hyperparameters"].values if "augmentation" in k]
+    assert ("augmentation_ranges" not in views
+            and not [k for k in views["hyperparameters"].values if "augmentation" in k])
     assert set(views["augmentation_history"].series) == {f"{p}.{e}" for p in
                                                          ("rotation", "scale_x", "scale_y", "shear", "translate_x",
                                                           "translate_y") for e in ("lo", "hi")}
@@ -145,7 +147,8 @@ def test_build_config_diagnostics_and_history(place):
 
 
 def test_trainer_logs_ranges_and_edits_them_live(train_device):
-    config = RunConfig(model="invariant", data={"dataset": "digits", "odd_even": True, "subset": 120, "test_subset": 60},
+    config = RunConfig(model="invariant",
+                       data={"dataset": "digits", "odd_even": True, "subset": 120, "test_subset": 60},
                        model_config={"num_inducing": 10, "num_samples": 3, "num_predict_samples": 4},
                        train={"steps": 6, "log_every": 1, "eval_every": 0, "eval_size": 60, "batch_size": 32,
                               **train_device})

@@ -47,7 +47,8 @@ def test_every_registered_family_has_a_case():
 def test_defaults_of_the_base_class():
     assert ModelFamily().tunables() == []
     assert math.isnan(ModelFamily().numerics().condition)
-    assert condition_number(torch.tensor([0.0, 1.0, 4.0], dtype=torch.float64)) == pytest.approx(1 / np.finfo(np.float64).eps)
+    assert (condition_number(torch.tensor([0.0, 1.0, 4.0], dtype=torch.float64))
+            == pytest.approx(1 / np.finfo(np.float64).eps))
     assert condition_number(torch.tensor([0.0, 4.0])) == pytest.approx(1 / np.finfo(np.float32).eps)
     assert condition_number(torch.tensor([2.0, 4.0])) == 2.0
 

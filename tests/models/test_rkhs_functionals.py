@@ -186,7 +186,8 @@ def test_gaussian_local_average_matches_numerical_integration(Dn, place, tol, as
     # ⟨z_{q,v}, z_p⟩ = v·∇_x z_p(x) at x = q, by autograd through the quadrature
     Qg = Q.clone().requires_grad_(True)
     zq = z(P, Qg)
-    deriv = torch.stack([torch.autograd.grad(zq[:, m], Qg, torch.ones(len(Q), dtype=torch.float64), retain_graph=True)[0]
+    deriv = torch.stack([torch.autograd.grad(zq[:, m], Qg, torch.ones(len(Q), dtype=torch.float64),
+                                             retain_graph=True)[0]
                          .mul(V).sum(1) for m in range(len(P))], 1)
     assert_close(inner(placed, DirectionalDerivative(place(Q), place(V)), A), deriv, tol.f64(rtol=1e-9, atol=1e-11))
     # ⟨z_p, z_q⟩ = L_q(z_p) = ∫ z_p(τ) N(τ; q, θ²) dτ − z_p(q)

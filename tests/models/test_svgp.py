@@ -106,7 +106,8 @@ def test_kl_matches_torch_distributions(whiten, place, tol, assert_close):
     with torch.no_grad():
         K = reference_kernel().K(X) + 1e-6 * torch.eye(N, dtype=torch.float64)
         model.jitter = 1e-6
-        prior = MultivariateNormal(torch.zeros(N, dtype=torch.float64), K if not whiten else torch.eye(N, dtype=torch.float64))
+        prior = MultivariateNormal(torch.zeros(N, dtype=torch.float64),
+                                   K if not whiten else torch.eye(N, dtype=torch.float64))
         ref = sum(kl_divergence(MultivariateNormal(m[:, l], scale_tril=L[l]), prior) for l in range(2))
         assert_close(model.kl(), ref, tol.f64(rtol=1e-8, atol=0))
 

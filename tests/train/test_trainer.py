@@ -179,8 +179,10 @@ def test_learning_rate_defaults_to_the_running_optimisers_step(train_device):
     assert RunConfig(model="rkhs").train_config().learning_rate == 1.0  # the family's L-BFGS
     assert RunConfig(model="svgp", train={"optimizer": "lbfgs"}).train_config().learning_rate == 1.0
     assert RunConfig(model="rkhs", train={"optimizer": "adam"}).train_config().learning_rate == 0.01
-    assert RunConfig(model="rkhs", train={"learning_rate": 0.3}).train_config().learning_rate == 0.3  # a given rate stays
-    trainer = Trainer(RunConfig(model="svgp", data={"dataset": "diabetes", "subset": 120}, model_config={"num_inducing": 15},
+    # a given rate stays
+    assert RunConfig(model="rkhs", train={"learning_rate": 0.3}).train_config().learning_rate == 0.3
+    trainer = Trainer(RunConfig(model="svgp", data={"dataset": "diabetes", "subset": 120},
+                                model_config={"num_inducing": 15},
                                 train={"optimizer": "lbfgs", "steps": 3, "eval_every": 0, **train_device}))
     assert trainer.optimizer.defaults["lr"] == 1.0
     with pytest.raises(ConfigError, match="optimizer"):
