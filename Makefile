@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run train test bench clean
+.PHONY: setup run train test bench lab clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,10 @@ train: setup
 
 test: setup
 	$(BIN)/python -m pytest -q --nbmake tests notebooks
+
+# JupyterLab on the teaching notebooks, with this venv's Python as the kernel.
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1
 
 bench: setup
 	$(BIN)/python -m benchmarks.svgp_vs_gpytorch --quick

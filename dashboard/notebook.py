@@ -93,6 +93,15 @@ def extension(*args, **kwargs) -> None:
     _loaded_inline = True
 
 
+def lesson_steps(steps: int) -> int:
+    """A lesson notebook's number of training steps: `steps`, or a tenth of it (at least 10) when the
+    environment sets INVLAB_QUICK=1, as the notebook tests do, so that every cell runs in seconds there.
+    (The numbers a quick run prints are not the lesson's.)"""
+    if os.environ.get("INVLAB_QUICK", "") not in ("", "0"):
+        return max(10, steps // 10)
+    return steps
+
+
 # -- stylesheets of models added after the first render -------------------------------------------------------------
 _data_urls: dict[str, str] = {}
 
