@@ -335,7 +335,7 @@ class Explorer(pn.viewable.Viewer):
         notebook.extension()
         if self._heartbeat is None:
             self._heartbeat = notebook.Heartbeat()
-        view = pn.Column(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
+        view = notebook.NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
         bundle = view._repr_mimebundle_(include, exclude)
         for ref, entry in list(pn.state._views.items()):
             if entry[0] is view:

@@ -1,0 +1,28 @@
+"""Each teaching notebook, run in a real JupyterLab without internet: every cell runs without an error output
+and every plot is drawn. The kernel runs them in quick mode (INVLAB_QUICK=1: a tenth of the training steps)."""
+import pytest
+
+from labkit import (NOTEBOOKS, cells_done, copy_notebooks, error_outputs, lab_page, open_notebook,
+                    plots_and_canvases, poll, run_all)
+
+pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
+
+NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
+    url, dirs = lab
+    copy_notebooks(dirs["root"], [name])
+    with lab_page() as (page, outside, errors):
+        open_notebook(page, url, name)
+        run_all(page, timeout=300)
+        assert cells_done(page)
+        assert error_outputs(page) == []
+        plots, canvases = poll(lambda: (lambda pc: pc if pc[1] >= pc[0] > 0 else None)(plots_and_canvases(page)),
+                               timeout=30)
+        assert canvases >= plots > 0
+        page.screenshot(path=screenshot_path(f"jupyterlab_{name.replace('.ipynb', '')}.png"))
+        assert errors == []
+        assert outside == [], f"requests left the machine: {outside[:5]}"
+        page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
