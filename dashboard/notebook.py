@@ -19,8 +19,8 @@ Closing the notebook (its tab, or the cell's output) ends what an `Explorer` sho
 the browser tab does under `panel serve`. A notebook has no session to end, so the page says it is there: a
 `Heartbeat` drawn with the explorer counts up every few seconds in the browser, and the explorer closes
 itself (stops training and its periodic callback) once no beat has come for a while. The kernel being busy
-with a cell does not count as silence. Where the notebook front end reports deleted outputs (classic
-Notebook's Panel extension does), the explorer closes a few seconds after its last output is deleted.
+with a cell does not count as silence. Where the front end reports deleted outputs to the kernel (through
+HoloViz's "hv-extension-comm"), the explorer also closes a few seconds after its last output is deleted.
 Restarting or shutting down the kernel ends the training thread with the process.
 """
 from __future__ import annotations

@@ -32,7 +32,8 @@ except ImportError:
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def poll(fn, timeout=90.0, interval=0.25):
+def poll(fn, timeout=90.0, interval=0.25, fail=True):
+    """The first true value of fn() within `timeout` seconds; on time-out raise (or return it, with fail=False)."""
     deadline = time.time() + timeout
     value = None
     while time.time() < deadline:
@@ -40,6 +41,8 @@ def poll(fn, timeout=90.0, interval=0.25):
         if value:
             return value
         time.sleep(interval)
+    if not fail:
+        return value
     raise AssertionError(f"timed out; last value {value!r}")
 
 
@@ -279,26 +282,31 @@ def column_length(page, name: str) -> int:
     }""", name)
 
 
-def plots_and_canvases(page) -> tuple[int, int]:
-    """(Bokeh plots in the page's documents, drawn canvases): every plot view draws into a canvas of its own,
-    found inside the shadow roots Bokeh renders into."""
+def plots_and_canvases(page) -> tuple[int, int, int, int]:
+    """(Bokeh plots in the page's documents, plot canvases in the page, canvases in view, those drawn).
+
+    Every plot view puts a canvas into the shadow DOM Bokeh renders into; one in a hidden tab has no size."""
     return tuple(page.evaluate("""() => {
       let plots = 0;
       for (const doc of (window.Bokeh ? Bokeh.documents : []))
         for (const m of doc._all_models.values())
           if ('x_range' in m && 'renderers' in m && 'toolbar' in m) plots++;
-      let canvases = 0;
+      let canvases = 0, shown = 0, drawn = 0;
       const walk = (root) => {
         for (const el of root.querySelectorAll('*')) {
           if (el.classList && el.classList.contains('bk-Canvas')) {
-            const c = el.querySelector('canvas');
-            if (c && c.width > 0 && c.height > 0) canvases++;
+            canvases++;
+            if (el.getBoundingClientRect().width > 0) {
+              shown++;
+              const c = (el.shadowRoot && el.shadowRoot.querySelector('canvas')) || el.querySelector('canvas');
+              if (c && c.width > 0 && c.height > 0) drawn++;
+            }
           }
           if (el.shadowRoot) walk(el.shadowRoot);
         }
       };
       walk(document);
-      return [plots, canvases];
+      return [plots, canvases, shown, drawn];
     }"""))
 
 

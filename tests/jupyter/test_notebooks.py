@@ -19,9 +19,15 @@ def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
         run_all(page, timeout=300)
         assert cells_done(page)
         assert error_outputs(page) == []
-        plots, canvases = poll(lambda: (lambda pc: pc if pc[1] >= pc[0] > 0 else None)(plots_and_canvases(page)),
-                               timeout=30)
-        assert canvases >= plots > 0
+        # every plot has a canvas, and every one in view (not in a hidden tab) is drawn
+        counts = []
+
+        def all_drawn():
+            counts[:] = plots_and_canvases(page)
+            plots, canvases, shown, drawn = counts
+            return canvases >= plots > 0 and drawn == shown > 0
+
+        assert poll(all_drawn, timeout=30, fail=False), f"plots, canvases, in view, drawn: {counts}"
         page.screenshot(path=screenshot_path(f"jupyterlab_{name.replace('.ipynb', '')}.png"))
         assert errors == []
         assert outside == [], f"requests left the machine: {outside[:5]}"
