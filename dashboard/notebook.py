@@ -7,9 +7,10 @@
 - Panel's, Bokeh's and HoloViews' JavaScript and CSS reach the page *inline*, from the installed Python
   packages, instead of from their CDNs: a classroom, a conference room or a firewalled cluster renders the
   same as a laptop on the internet. (`pn.config.inline` stays on, so later `pn.extension()` calls and every
-  rendered model use the inline resources too.) Panel inlines the stylesheets of what a cell first draws;
-  models added later (a new plot when training starts) would still link their stylesheets from the CDN, so
-  every update sent to the page has those links replaced by the packaged file's content (a `data:` URL).
+  rendered model use the inline resources too.) Panel inlines the stylesheets of the Panel objects a cell
+  draws, but HoloViews' plots and models added later (a new plot when training starts) would still link
+  theirs from the CDN, so every output and update sent to the page has those links replaced by the packaged
+  file's content (a `data:` URL).
 
 `Explorer()` calls it before it first draws, so `from dashboard import Explorer; Explorer()` is all a notebook
 needs. A notebook that called `pn.extension()` first (CDN resources, which never arrive offline) is loaded
@@ -64,7 +65,8 @@ def in_notebook() -> bool:
 
 
 def extension(*args, **kwargs) -> None:
-    """`pn.extension(*args, inline=True, **kwargs)` plus the Bokeh backend for HoloViews; see the module doc.
+    """`hv.extension("bokeh", inline=True)` and `pn.extension(*args, **kwargs)` with inline resources; see the
+    module doc.
 
     Safe to call more than once: the JavaScript is sent to the page once per kernel (again only when new
     `args`, Panel extensions such as "tabulator", are asked for)."""
@@ -75,21 +77,25 @@ def extension(*args, **kwargs) -> None:
         if args or kwargs:
             pn.extension(*args, **kwargs)
         return
+    import holoviews as hv
     from panel.config import panel_extension
 
-    loaded_from_cdn = panel_extension._loaded and not pn.config.inline and not _loaded_inline
-    new_args = [a for a in args if a not in panel_extension._loaded_extensions]
+    loaded_from_cdn = (panel_extension._loaded or getattr(hv.extension, "_loaded", False)) \
+        and not pn.config.inline and not _loaded_inline
     pn.config.inline = True
     _inline_later_stylesheets()
+    if not _loaded_inline or loaded_from_cdn:
+        # HoloViews' display hooks (a plot in a cell's result is drawn, not printed) and the JavaScript, inline
+        hv.extension("bokeh", inline=True, logo=False)
     if loaded_from_cdn:
         # `pn.extension()` ran before with CDN resources: they never arrive offline, and a reload that trusts
         # them would wait for them forever. Send the whole bundle again, forced.
         from panel.io.notebook import load_notebook
 
-        pn.extension(*args, **kwargs)
         load_notebook(inline=True, reloading=False)
-    elif not _loaded_inline or new_args or kwargs:
-        pn.extension(*args, inline=True, **kwargs)
+    new_args = [a for a in args if a not in panel_extension._loaded_extensions]
+    if new_args or kwargs:
+        pn.extension(*new_args, **kwargs)
     _loaded_inline = True
 
 
@@ -157,27 +163,52 @@ def inline_new_stylesheets(doc) -> int:
     return changed
 
 
-_diff_wrapped = False
+def inline_stylesheets(model) -> int:
+    """Point every CDN stylesheet of `model` and the models it holds at packaged copies; the number changed."""
+    from bokeh.models import ImportedStyleSheet
+
+    changed = 0
+    for sheet in model.select({"type": ImportedStyleSheet}):
+        url = packaged_stylesheet(sheet.url)
+        if url is not None:
+            sheet.url = url
+            changed += 1
+    return changed
+
+
+_wrapped = False
 
 
 def _inline_later_stylesheets() -> None:
-    """Have every update Panel sends to the notebook page run `inline_new_stylesheets` first."""
-    global _diff_wrapped
-    if _diff_wrapped:
+    """Have every output Panel draws in the notebook (HoloViews' plots too, which Panel does not inline) and
+    every update it sends there carry packaged stylesheets instead of CDN links."""
+    global _wrapped
+    if _wrapped:
         return
     import panel.io.notebook as nb
 
-    original = nb.diff
+    original_diff, original_render = nb.diff, nb.render_model
 
     def diff(doc, *args, **kwargs):
         try:
             inline_new_stylesheets(doc)
         except Exception:  # noqa: BLE001 — a stylesheet fetched from the CDN beats an update not sent
             log.exception("could not inline the stylesheets of new models")
-        return original(doc, *args, **kwargs)
+        return original_diff(doc, *args, **kwargs)
 
-    nb.diff = diff
-    _diff_wrapped = True
+    def render_model(model, *args, **kwargs):
+        try:
+            inline_stylesheets(model)
+        except Exception:  # noqa: BLE001
+            log.exception("could not inline the stylesheets of an output")
+        return original_render(model, *args, **kwargs)
+
+    nb.diff, nb.render_model = diff, render_model
+    import holoviews.plotting.renderer as hv_renderer
+
+    if getattr(hv_renderer, "render_model", None) is original_render:  # HoloViews' static plots call it directly
+        hv_renderer.render_model = render_model
+    _wrapped = True
 
 
 # -- the explorer's output ---------------------------------------------------------------------------------------------

@@ -215,10 +215,15 @@ def command(page, name: str, args: dict | None = None) -> None:
 
 
 def run_all(page, timeout: float = 240.0) -> None:
-    """Run every cell (Run ▸ Run All Cells) and wait until all have run (no cell queued or running)."""
+    """Run every cell (Run ▸ Run All Cells) and wait until all have run, or one has failed (JupyterLab then stops
+    running the rest)."""
     command(page, "notebook:run-all-cells")
     time.sleep(1.0)
-    poll(lambda: cells_done(page), timeout=timeout, interval=0.5)
+    poll(lambda: cells_done(page) or (error_outputs(page) and kernel_idle(page)), timeout=timeout, interval=0.5)
+
+
+def kernel_idle(page) -> bool:
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'")
 
 
 def cells_done(page) -> bool:
@@ -328,3 +333,13 @@ def set_widget_value(page, title: str, value) -> None:
           if (m.title === title && 'value' in m) { m.value = value; return; }
       throw new Error('no widget ' + title);
     }""", [title, value])
+
+
+def scroll_to_first_plot(page) -> None:
+    """Scroll the open notebook so that the first output holding a Bokeh plot is at the top (for screenshots)."""
+    page.evaluate("""() => {
+      for (const out of document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')) {
+        if (out.querySelector('[data-root-id]')) { out.scrollIntoView({block: 'start'}); return; }
+      }
+    }""")
+    time.sleep(0.5)

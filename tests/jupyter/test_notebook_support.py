@@ -103,3 +103,13 @@ def test_deleting_the_last_output_closes_the_explorer():
     notebook._views.pop("root-b")
     notebook._close_if_unseen(explorer)
     assert not explorer.session.thread.is_alive()
+
+
+def test_every_cdn_stylesheet_of_an_output_is_replaced():
+    from bokeh.models import Column, Div, ImportedStyleSheet
+    from panel.io.resources import CDN_DIST
+
+    sheets = [ImportedStyleSheet(url=f"{CDN_DIST}css/listpanel.css"), ImportedStyleSheet(url="https://example.org/a.css")]
+    root = Column(children=[Div(text="x", stylesheets=sheets)])
+    assert notebook.inline_stylesheets(root) == 1
+    assert sheets[0].url.startswith("data:text/css") and sheets[1].url == "https://example.org/a.css"

@@ -3,7 +3,7 @@ and every plot is drawn. The kernel runs them in quick mode (INVLAB_QUICK=1: a t
 import pytest
 
 from labkit import (NOTEBOOKS, cells_done, copy_notebooks, error_outputs, lab_page, open_notebook,
-                    plots_and_canvases, poll, run_all)
+                    plots_and_canvases, poll, run_all, scroll_to_first_plot)
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 
@@ -17,8 +17,8 @@ def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
     with lab_page() as (page, outside, errors):
         open_notebook(page, url, name)
         run_all(page, timeout=300)
-        assert cells_done(page)
         assert error_outputs(page) == []
+        assert cells_done(page)
         # every plot has a canvas, and every one in view (not in a hidden tab) is drawn
         counts = []
 
@@ -28,6 +28,7 @@ def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
             return canvases >= plots > 0 and drawn == shown > 0
 
         assert poll(all_drawn, timeout=30, fail=False), f"plots, canvases, in view, drawn: {counts}"
+        scroll_to_first_plot(page)
         page.screenshot(path=screenshot_path(f"jupyterlab_{name.replace('.ipynb', '')}.png"))
         assert errors == []
         assert outside == [], f"requests left the machine: {outside[:5]}"
