@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run train lint test bench clean
+.PHONY: setup run train lint test bench lab clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,10 @@ lint: setup
 
 test: setup lint
 	$(BIN)/python -m pytest -q --nbmake tests notebooks
+
+# JupyterLab on the teaching notebooks, with this venv's Python as the kernel.
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1
 
 bench: setup
 	$(BIN)/python -m benchmarks.svgp.vs_gpytorch --quick

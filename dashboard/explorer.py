@@ -19,6 +19,7 @@ from engine.errors import InvlabError
 from engine.models import get_model
 from engine.train import RunConfig, RunStore
 
+from . import notebook
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
@@ -46,6 +47,7 @@ class Explorer(pn.viewable.Viewer):
         self.status = StatusBar()
         self.learned_controls: dict[str, LearnedValueControl] = {}
         self._doc = None
+        self._heartbeat = None  # set when shown in a notebook: the page's sign of life
         self._location = None
         self._applying_run_config = False
         self._run_started = False
@@ -327,6 +329,19 @@ class Explorer(pn.viewable.Viewer):
         pn.state.onload(self._on_load)
         return self.pages
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Display in a notebook: load what the page needs (offline too), and close when the page goes away
+        (see dashboard.notebook)."""
+        notebook.extension()
+        if self._heartbeat is None:
+            self._heartbeat = notebook.Heartbeat()
+        view = notebook.NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
+        bundle = view._repr_mimebundle_(include, exclude)
+        for ref, entry in list(pn.state._views.items()):
+            if entry[0] is view:
+                notebook.track(self, ref)
+        return bundle
+
     def _show_lesson(self) -> None:
         lesson = get_lesson(self.settings.lesson)
         if lesson is None:
@@ -383,6 +398,10 @@ class Explorer(pn.viewable.Viewer):
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
+        if self._heartbeat is not None and self._heartbeat.silent():
+            log.info("the notebook showing the explorer is gone: closing it")
+            self.close()
+            return
         try:
             update = self.feed.drain(self._start_new_run)
             if update.tunables is not None:

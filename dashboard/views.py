@@ -19,6 +19,7 @@ import textwrap
 from dataclasses import dataclass
 
 import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401 — registers Bokeh (and makes it current): every .opts() below needs it
 import numpy as np
 import pandas as pd
 import panel as pn

@@ -1,0 +1,345 @@
+"""Helpers for the JupyterLab tests: a private `jupyter lab` on 127.0.0.1, a Chromium page that may not reach
+anything but this machine, and the few JupyterLab gestures the tests need (open, run all, read outputs).
+
+The server runs with its own config, data, runtime and settings directories, so nothing of the user's Jupyter
+set-up leaks in; its only kernel is this Python with the checkout on PYTHONPATH (a kernelspec named python3,
+as the notebooks ask for).
+"""
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from dashboard.serving import CHROMIUM_ARGS, ROOT, chromium_path, free_port
+
+HAVE_CHROMIUM = chromium_path() is not None
+try:
+    import jupyterlab  # noqa: F401
+
+    HAVE_JUPYTERLAB = True
+except ImportError:
+    HAVE_JUPYTERLAB = False
+
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def poll(fn, timeout=90.0, interval=0.25, fail=True):
+    """The first true value of fn() within `timeout` seconds; on time-out raise (or return it, with fail=False)."""
+    deadline = time.time() + timeout
+    value = None
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    if not fail:
+        return value
+    raise AssertionError(f"timed out; last value {value!r}")
+
+
+# -- the server ----------------------------------------------------------------------------------------------------
+def write_kernelspec(data_dir: Path, env: dict) -> None:
+    """A python3 kernelspec for this interpreter, with `env` (PYTHONPATH of the checkout, …)."""
+    spec = data_dir / "kernels" / "python3"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (Invariance Lab)", "language": "python", "env": env,
+        "metadata": {"debugger": False}}))
+
+
+@contextlib.contextmanager
+def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: float = 120.0, app: str = "lab"):
+    """`jupyter lab` (or `jupyter notebook` with app="notebook") serving `directory/root` on a free
+    127.0.0.1 port, no token; yields (base URL, the directory's layout as a dict). Stops it afterwards."""
+    directory = Path(directory)
+    dirs = {name: directory / name for name in ("root", "config", "data", "runtime", "settings", "workspaces",
+                                                 "ipython", "invlab")}
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    # No announcement / news pop-ups (they would also try to fetch the news feed).
+    (dirs["config"] / "labconfig").mkdir(exist_ok=True)
+    (dirs["config"] / "labconfig" / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
+               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+               JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]), IPYTHONDIR=str(dirs["ipython"]),
+               JUPYTER_PLATFORM_DIRS="1", JUPYTER_PREFER_ENV_PATH="0", PYTHONPATH=str(ROOT))
+    env.pop("JUPYTER_PATH", None)
+    write_kernelspec(dirs["data"], {"PYTHONPATH": str(ROOT), "INVLAB_DATA": str(dirs["invlab"]),
+                                    "INVLAB_TORCH_THREADS": "1", "INVLAB_QUICK": "1", "OMP_NUM_THREADS": "1", "INVLAB_HEARTBEAT_S": "0.5",
+                                    **(kernel_env or {})})
+    port = free_port()
+    args = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--ServerApp.port={port}",
+            "--ServerApp.ip=127.0.0.1", "--ServerApp.open_browser=False", "--IdentityProvider.token=",
+            "--ServerApp.password=", f"--ServerApp.root_dir={dirs['root']}", "--ServerApp.port_retries=0",
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True",
+            "--MappingKernelManager.cull_idle_timeout=0"]
+    if app == "notebook":
+        args = [a for a in args if not a.startswith("--LabApp.")]
+    log_path = directory / "jupyter.log"
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(args, cwd=dirs["root"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + timeout
+            while True:
+                try:
+                    if urllib.request.urlopen(f"{url}/api/status", timeout=5).status == 200:
+                        break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise RuntimeError("jupyter did not start: " + log_path.read_text()[-3000:]) from None
+                    time.sleep(0.3)
+            yield url, dirs
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def copy_notebooks(root: Path, names=None) -> list[str]:
+    """Copy the teaching notebooks (or `names` of them) into the server's root; their names."""
+    names = names or sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    for name in names:
+        shutil.copy(NOTEBOOKS / name, root / name)
+    return names
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+
+
+def kernel_client(url: str, dirs: dict, path: str):
+    """A client on the kernel of notebook `path`, through its connection file in the private runtime dir."""
+    from jupyter_client import BlockingKernelClient
+
+    sessions = json.load(urllib.request.urlopen(f"{url}/api/sessions", timeout=10))
+    kernel_id = next(s["kernel"]["id"] for s in sessions if s["path"] == path)
+    client = BlockingKernelClient()
+    client.load_connection_file(str(dirs["runtime"] / f"kernel-{kernel_id}.json"))
+    client.start_channels()
+    client.wait_for_ready(timeout=30)
+    return client
+
+
+def kernel_eval(client, expression: str, timeout: float = 30.0):
+    """The value of `expression` in the kernel (as a Python literal through repr)."""
+    import ast
+
+    reply = client.execute_interactive("", user_expressions={"v": expression}, timeout=timeout)
+    value = reply["content"]["user_expressions"]["v"]
+    assert value["status"] == "ok", value
+    return ast.literal_eval(value["data"]["text/plain"])
+
+
+# -- the browser ---------------------------------------------------------------------------------------------------
+def is_loopback(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname
+    if host is None:  # data:, blob:, about: — nothing leaves the page
+        return True
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def lab_page(width: int = 1500, height: int = 1000):
+    """A Chromium page on which every request to a host other than this machine is refused and recorded.
+
+    Yields (page, outside, errors): the URLs of refused requests and the page's JavaScript errors."""
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def route(route):
+        if route.request.url.split(":", 1)[0] in ("data", "blob", "about") or is_loopback(route.request.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            yield page, outside, errors
+        finally:
+            browser.close()
+
+
+def open_notebook(page, url: str, name: str, timeout: float = 120.0) -> None:
+    """Open `name` in JupyterLab and wait until its cells are shown and its kernel is idle."""
+    page.goto(f"{url}/lab/tree/{name}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout * 1000)
+    wait_kernel_idle(page, timeout)
+
+
+def wait_kernel_idle(page, timeout: float = 120.0) -> None:
+    """The open notebook's kernel has started and is idle (JupyterLab's kernel status says so)."""
+    poll(lambda: page.evaluate("""() => {
+      const app = window.jupyterapp;
+      const panel = app && app.shell.currentWidget;
+      const ctx = panel && panel.sessionContext;
+      return !!(ctx && ctx.session && ctx.session.kernel && ctx.kernelDisplayStatus === 'idle');
+    }"""), timeout=timeout)
+
+
+def command(page, name: str, args: dict | None = None) -> None:
+    """Run a JupyterLab command (without waiting for what it starts)."""
+    page.evaluate("([name, args]) => { window.jupyterapp.commands.execute(name, args || {}); }", [name, args])
+
+
+def run_all(page, timeout: float = 240.0) -> None:
+    """Run every cell (Run ▸ Run All Cells) and wait until all have run, or one has failed (JupyterLab then stops
+    running the rest)."""
+    command(page, "notebook:run-all-cells")
+    time.sleep(1.0)
+    poll(lambda: cells_done(page) or (error_outputs(page) and kernel_idle(page)), timeout=timeout, interval=0.5)
+
+
+def kernel_idle(page) -> bool:
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'")
+
+
+def cells_done(page) -> bool:
+    """Every code cell has an execution count and the kernel is idle."""
+    return page.evaluate("""() => {
+      const panel = window.jupyterapp.shell.currentWidget;
+      const cells = panel.content.model.cells;
+      for (let i = 0; i < cells.length; i++) {
+        const c = cells.get(i);
+        if (c.type === 'code' && !c.executionCount) return false;
+      }
+      return panel.sessionContext.kernelDisplayStatus === 'idle';
+    }""")
+
+
+def run_cell(page, index: int, timeout: float = 60.0) -> None:
+    """Run the open notebook's cell `index` (0-based) and wait until the kernel is idle again."""
+    page.evaluate("(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }", index)
+    command(page, "notebook:run-cell")
+    time.sleep(0.5)
+    wait_kernel_idle(page, timeout)
+
+
+def error_outputs(page) -> list[str]:
+    """Every output of the open notebook that reports an error: an exception, stderr text naming an error, or an
+    HTML traceback (Panel shows errors raised in its callbacks that way)."""
+    return page.evaluate(r"""() => {
+      const out = [];
+      const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+      for (let i = 0; i < cells.length; i++) {
+        const json = cells.get(i).toJSON();
+        for (const o of json.outputs || []) {
+          if (o.output_type === 'error') out.push(`cell ${i}: ${o.ename}: ${o.evalue}`);
+          const text = [].concat(o.text || []).join('');
+          if (o.output_type === 'stream' && o.name === 'stderr' && /Traceback|Error\b|Exception/.test(text))
+            out.push(`cell ${i} (stderr): ${text.slice(0, 1500)}`);
+          const html = o.data ? [].concat(o.data['text/html'] || []).join('') : '';
+          if (/Traceback \(most recent call last\)/.test(html)) out.push(`cell ${i} (html): ${html.slice(-1500)}`);
+        }
+      }
+      return out;
+    }""")
+
+
+def output_texts(page, index: int) -> str:
+    """The plain text of cell `index`'s outputs (stream text and text/plain results)."""
+    return page.evaluate(r"""(i) => {
+      const json = window.jupyterapp.shell.currentWidget.content.model.cells.get(i).toJSON();
+      return (json.outputs || []).map(o => [].concat(o.text || (o.data && o.data['text/plain']) || []).join('')).join('\n');
+    }""", index)
+
+
+# The number of points in the page's data source holding column `name` (the largest such source).
+def column_length(page, name: str) -> int:
+    return page.evaluate("""(name) => {
+      let n = 0;
+      for (const doc of (window.Bokeh ? Bokeh.documents : []))
+        for (const m of doc._all_models.values())
+          if (m.data && m.data[name]) n = Math.max(n, m.data[name].length);
+      return n;
+    }""", name)
+
+
+def plots_and_canvases(page) -> tuple[int, int, int, int]:
+    """(Bokeh plots in the page's documents, plot canvases in the page, canvases in view, those drawn).
+
+    Every plot view puts a canvas into the shadow DOM Bokeh renders into; one in a hidden tab has no size."""
+    return tuple(page.evaluate("""() => {
+      let plots = 0;
+      for (const doc of (window.Bokeh ? Bokeh.documents : []))
+        for (const m of doc._all_models.values())
+          if ('x_range' in m && 'renderers' in m && 'toolbar' in m) plots++;
+      let canvases = 0, shown = 0, drawn = 0;
+      const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          if (el.classList && el.classList.contains('bk-Canvas')) {
+            canvases++;
+            if (el.getBoundingClientRect().width > 0) {
+              shown++;
+              const c = (el.shadowRoot && el.shadowRoot.querySelector('canvas')) || el.querySelector('canvas');
+              if (c && c.width > 0 && c.height > 0) drawn++;
+            }
+          }
+          if (el.shadowRoot) walk(el.shadowRoot);
+        }
+      };
+      walk(document);
+      return [plots, canvases, shown, drawn];
+    }"""))
+
+
+def widget_value(page, title: str):
+    """The value of the page's input widget labelled `title` (the first one, as Bokeh holds it)."""
+    return page.evaluate("""(title) => {
+      for (const doc of Bokeh.documents)
+        for (const m of doc._all_models.values())
+          if (m.title === title && 'value' in m) return m.value;
+      return null;
+    }""", title)
+
+
+def set_widget_value(page, title: str, value) -> None:
+    """Set the input widget labelled `title` as a user typing a value into it would."""
+    page.evaluate("""([title, value]) => {
+      for (const doc of Bokeh.documents)
+        for (const m of doc._all_models.values())
+          if (m.title === title && 'value' in m) { m.value = value; return; }
+      throw new Error('no widget ' + title);
+    }""", [title, value])
+
+
+def scroll_to_first_plot(page) -> None:
+    """Scroll the open notebook so that the first output holding a Bokeh plot is at the top (for screenshots)."""
+    page.evaluate("""() => {
+      for (const out of document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')) {
+        if (out.querySelector('[data-root-id]')) { out.scrollIntoView({block: 'start'}); return; }
+      }
+    }""")
+    time.sleep(0.5)

@@ -1,0 +1,51 @@
+"""The README's JupyterLab snippet in a real JupyterLab, offline: it renders, trains, stays in step with
+Python both ways, and stops training when the notebook is closed."""
+import pytest
+
+from labkit import (column_length, command, error_outputs, kernel_client, kernel_eval, lab_page, open_notebook,
+                    output_texts, poll, run_cell, set_widget_value, wait_kernel_idle, widget_value, write_notebook)
+
+pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
+
+# Exactly the README's snippet (README.md, "In JupyterLab"); the other cells are the test's.
+SNIPPET = "from dashboard import Explorer\n\nexplorer = Explorer()\nexplorer"
+LEARNING_RATE = "Learning rate"
+
+
+def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
+    url, dirs = lab
+    write_notebook(dirs["root"] / "snippet.ipynb", [
+        SNIPPET,
+        "explorer.train.learning_rate = 0.0123",
+        "print(explorer.train.learning_rate)",
+    ])
+    with lab_page() as (page, outside, errors):
+        open_notebook(page, url, "snippet.ipynb")
+        run_cell(page, 0, timeout=120)
+        page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+        poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
+        page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
+
+        # Python → widget
+        run_cell(page, 1)
+        poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
+        # widget → Python
+        set_widget_value(page, LEARNING_RATE, 0.005)
+        poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+
+        texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
+        assert "Could not update the page" not in texts
+        assert error_outputs(page) == []
+        assert errors == []
+        assert outside == [], f"requests left the machine: {outside[:5]}"
+
+        # Closing the notebook (the kernel keeps running) stops training.
+        client = kernel_client(url, dirs, "snippet.ipynb")
+        try:
+            assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
+            command(page, "application:close")
+            page.get_by_role("button", name="Discard").click(timeout=10_000)
+            poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
+                 == (False, True), timeout=60, interval=1.0)
+        finally:
+            client.stop_channels()
