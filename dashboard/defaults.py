@@ -3,8 +3,8 @@
 The engine's config defaults are chosen for experiments (the paper's data sizes, batches of 256, evaluation
 on 2,000 test points). The page overrides a few of them per family, *in the page only*, so that every
 family's default run takes at least 5 steps/s on a 2-core CPU with one torch thread and shows a first
-test-error point within 10 s of pressing Start. `python -m benchmarks.page_defaults` measures them; its table is
-in benchmarks/README.md ("The page's defaults").
+test-error point within 10 s of pressing Start. `python -m benchmarks.dashboard.page_defaults` measures them;
+its table is in benchmarks/dashboard/README.md ("The page's defaults").
 
 `FAMILY_DEFAULTS[family]` is {"data": {...}, "model": {...}, "train": {...}}: values for `DataConfig`, the family's
 config class and `TrainConfig`, over the engine's defaults. `data["dataset"]` is the family's own data set

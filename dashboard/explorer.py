@@ -220,7 +220,8 @@ class Explorer(pn.viewable.Viewer):
         values = dict(state="pausing…" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
         health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
         if s.state == "running" and health is not None and health.state not in ("ok", "converged"):
-            values.update(state=health.state, message=health.hint, tone="error" if health.state == "collapsed" else "warning")
+            values.update(state=health.state, message=health.hint,
+                          tone="error" if health.state == "collapsed" else "warning")
         if s.state == "converged" and not s.message:
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
@@ -313,8 +314,9 @@ class Explorer(pn.viewable.Viewer):
         curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, curve_opts, self.curves.layout,
-                         self.feed.views_area, self.curves.extra_layout, sizing_mode="stretch_width")
+        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, curve_opts,
+                         self.curves.layout, self.feed.views_area, self.curves.extra_layout,
+                         sizing_mode="stretch_width")
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
         self._show_lesson()
         self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),

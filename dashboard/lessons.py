@@ -4,8 +4,8 @@ A `Lesson` is a preset of URL-style settings (`model`, `data.<param>`, `model.<p
 lesson uses `page=prior` and `prior.<param>`), the view whose data shows its effect, the controls a teacher keeps
 visible (`teacher=1` hides the rest) and, for lessons that compare two runs, the settings of the second run. Sizes
 are chosen so that each lesson shows its effect within a minute on a 2-core CPU with one torch thread
-(`python -m benchmarks.lessons` measures it). `LessonCards` is the landing view: one card per lesson, each a link
-to its preset.
+(`python -m benchmarks.dashboard.lessons` measures it). `LessonCards` is the landing view: one card per lesson,
+each a link to its preset.
 """
 from __future__ import annotations
 

@@ -4,10 +4,10 @@ The thread owns the Trainer: it builds it, steps it, and every `view_interval` s
 snapshot with diagnostics. It never touches Bokeh: new curve points go into an outbox that the
 server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
-values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step. A server-wide semaphore caps how many
-sessions train at once; a session waiting for a slot is "queued" and says why. The test subset is
-evaluated by wall time (every `eval_interval` seconds, and once as soon as a run starts), so a slow
-family shows a test-error point early and a fast one does not spend its time evaluating.
+values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step.
+A server-wide semaphore caps how many sessions train at once; a session waiting for a slot is "queued" and
+says why. The test subset is evaluated by wall time (every `eval_interval` seconds, and once as soon as a run
+starts), so a slow family shows a test-error point early and a fast one does not spend its time evaluating.
 """
 from __future__ import annotations
 
@@ -247,7 +247,8 @@ class TrainingSession(param.Parameterized):
             self.config, self.trainer = config, None
             self._begin_run(f"stored run {run_id}", config, history)
             self._set(state="idle", step=record.step, tone="info",
-                      message=f"opened stored run {run_id} ({record.status} at step {record.step}): its curves are shown; "
+                      message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
+                              "its curves are shown; "
                               "it has no checkpoint to continue from, so Start trains a new run with its settings")
             return
         step, path = latest
@@ -295,7 +296,8 @@ class TrainingSession(param.Parameterized):
             if self._truncate_on_start is not None and self.store is not None:
                 self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
                 self._truncate_on_start = None
-            self._set(state="running", message=trainer.last_warning or "", tone="warning" if trainer.last_warning else "info")
+            self._set(state="running", message=trainer.last_warning or "",
+                      tone="warning" if trainer.last_warning else "info")
             stop = threading.Event() if max_steps is not None else self._pause
             last_views = 0.0
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
@@ -307,7 +309,8 @@ class TrainingSession(param.Parameterized):
                     trainer.evaluate()
                     last_eval = time.perf_counter()
                 if trainer.last_warning and trainer.last_warning != self.message:
-                    self._set(step=snap.step, message=trainer.last_warning, tone="warning")  # e.g. a refused live change
+                    # e.g. a refused live change
+                    self._set(step=snap.step, message=trainer.last_warning, tone="warning")
                 else:
                     self._set(step=snap.step)
                 force = now - last_views >= self.view_interval

@@ -66,7 +66,8 @@ def coerce(p: param.Parameter, value, name: str):
                 return float(value)
             except ValueError:
                 raise InvlabError(f"{name}: {value!r} is not a number") from None
-    if isinstance(p, (param.String, param.Selector)) and isinstance(value, (int, float)) and not isinstance(value, bool):
+    if (isinstance(p, (param.String, param.Selector)) and isinstance(value, (int, float))
+            and not isinstance(value, bool)):
         objects = getattr(p, "objects", None) or []
         if not objects or value not in objects:
             return str(value)

@@ -290,13 +290,15 @@ def scalars_html(view: dg.Scalars) -> str:
         shown, where = _split_name(name)
         where = f' <span style="color:#888;font-size:0.85em">({html.escape(where)})</span>' if where else ""
         rows.append(f'<tr><td style="padding:2px 12px 2px 0;word-break:break-word">{html.escape(shown)}{where}</td>'
-                    f'<td style="padding:2px 0;text-align:right;font-family:monospace">{_format_value(value)}</td></tr>')
+                    f'<td style="padding:2px 0;text-align:right;font-family:monospace">'
+                    f'{_format_value(value)}</td></tr>')
     return (f'<table class="invlab-scalars" data-rows="{len(rows)}" style="border-collapse:collapse;font-size:0.9em;'
             f'width:100%">{"".join(rows)}</table>')
 
 
 def _split_name(name: str) -> tuple[str, str]:
-    """"kernel.base.lengthscale" → ("lengthscale", "kernel.base"); "q.q_mu (mean of 40)" → ("q mu (mean of 40)", "q")."""
+    """"kernel.base.lengthscale" → ("lengthscale", "kernel.base");
+    "q.q_mu (mean of 40)" → ("q mu (mean of 40)", "q")."""
     base, paren = (name.split(" (", 1) + [""])[:2]
     paren = f" ({paren}" if paren else ""
     if "." in base and " " not in base:
@@ -444,7 +446,8 @@ class CurveBoard(param.Parameterized):
                              doc="Exponential smoothing of the traces; the raw trace stays faint behind.")
     show_previous = param.Boolean(default=True, doc="Overlay the previous runs of this session.")
 
-    PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")), ("Test NLPD", ("test_nlpd",)))
+    PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")),
+              ("Test NLPD", ("test_nlpd",)))
     COLOURS = ("#7f7f7f", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")  # previous runs, oldest first
 
     def __init__(self, length: int = 20_000, **params):
@@ -486,7 +489,8 @@ class CurveBoard(param.Parameterized):
         def render(data, logy, smoothing, show_previous, _previous=None, metric=metric):
             return self._render(metric, data, logy, smoothing, show_previous)
 
-        dmap = hv.DynamicMap(render, streams=[self.buffers[metric], params, self.previous_pipe.rename(data="_previous")])
+        dmap = hv.DynamicMap(render, streams=[self.buffers[metric], params,
+                                              self.previous_pipe.rename(data="_previous")])
         pane = pn.pane.HoloViews(dmap, linked_axes=False, name=metric, sizing_mode="fixed")  # side by side in the row
         self.plots[metric] = pane
         main = {names[0] for _, names in self.PANELS} | {"test_rmse"}
@@ -518,7 +522,8 @@ class CurveBoard(param.Parameterized):
             layers.append(hv.Curve((steps, transform(ema(values, smoothing))), "step", label, label="this run").opts(
                 color="#1f77b4", line_width=2))
         else:
-            layers.append(hv.Curve((steps, current), "step", label, label="this run").opts(color="#1f77b4", line_width=2))
+            layers.append(hv.Curve((steps, current), "step", label, label="this run").opts(color="#1f77b4",
+                                                                                            line_width=2))
         element_opts = dict(framewise=True, logy=logy)
         ylim = None if logy else y_limits(drawn, spec.min_span)
         if ylim is not None:

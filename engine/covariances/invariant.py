@@ -96,11 +96,3 @@ def _kff_diag_invariant(inducing, kernel, X):
         return _kff_stationary(kernel.base, orbit, orbit.orbit_size)
     return estimate_kff(kernel.base, orbit.points, orbit.orbit_size)
 
-
-def __getattr__(name):
-    # q(u) → q(f) from per-sample K_uf moved to engine.models.conditionals; imported lazily (models import this package)
-    if name == "sampled_moments":
-        from ..models.conditionals import sampled_moments
-
-        return sampled_moments
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,11 +7,11 @@ are `.invlab-lesson[data-lesson=<key>]` with an `a.invlab-open` link (on the lan
 `page=prior` opens the "Deep kernel prior" page; `teacher=1` hides every control the lesson does not list.
 """
 import pytest
-from pagekit import browser_page, page_texts, poll
 
 from dashboard.lessons import LESSONS, get_lesson, lesson_query, prior_settings, visible_controls
 from dashboard.screenshot import key_view_ready, key_view_title
 from engine.train import TrainConfig
+from pagekit import browser_page, page_texts, poll
 
 
 def open_landing(page, url):

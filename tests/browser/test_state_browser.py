@@ -4,9 +4,8 @@ curves, and a closed tab stops training (issue 11, defects 1, 2, 7, 9, 10)."""
 import time
 from urllib.parse import parse_qsl, urlparse
 
-from pagekit import browser_page, column_length, poll, serve_dashboard
-
 from engine.train import RunStore
+from pagekit import browser_page, column_length, poll, serve_dashboard
 
 
 def status_text(page) -> str:

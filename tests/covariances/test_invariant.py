@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from engine.covariances import Kff_diag, Kuf, Kuu
-from engine.covariances.invariant import OrbitSample, pair_weights, sampled_moments
+from engine.covariances.invariant import OrbitSample, pair_weights
 from engine.covariances.orbits import _kff_diag_interdomain, _kuf_interdomain
 from engine.inducing import InterDomainPoints
 from engine.kernels import RBF
 from engine.kernels.invariant import InvariantKernel, gram_blocks
-from engine.models.conditionals import project
+from engine.models.conditionals import project, sampled_moments
 from engine.transforms import CyclicShiftOrbit, PermutationOrbit, Rot90Orbit, rotation_only
 
 DT = torch.float64

@@ -76,7 +76,8 @@ def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: flo
                JUPYTER_PLATFORM_DIRS="1", JUPYTER_PREFER_ENV_PATH="0", PYTHONPATH=str(ROOT))
     env.pop("JUPYTER_PATH", None)
     write_kernelspec(dirs["data"], {"PYTHONPATH": str(ROOT), "INVLAB_DATA": str(dirs["invlab"]),
-                                    "INVLAB_TORCH_THREADS": "1", "INVLAB_QUICK": "1", "OMP_NUM_THREADS": "1", "INVLAB_HEARTBEAT_S": "0.5",
+                                    "INVLAB_TORCH_THREADS": "1", "INVLAB_QUICK": "1", "OMP_NUM_THREADS": "1",
+                                    "INVLAB_HEARTBEAT_S": "0.5",
                                     **(kernel_env or {})})
     port = free_port()
     args = [sys.executable, "-m", "jupyter", app, "--no-browser", f"--ServerApp.port={port}",
@@ -272,7 +273,8 @@ def output_texts(page, index: int) -> str:
     """The plain text of cell `index`'s outputs (stream text and text/plain results)."""
     return page.evaluate(r"""(i) => {
       const json = window.jupyterapp.shell.currentWidget.content.model.cells.get(i).toJSON();
-      return (json.outputs || []).map(o => [].concat(o.text || (o.data && o.data['text/plain']) || []).join('')).join('\n');
+      return (json.outputs || [])
+        .map(o => [].concat(o.text || (o.data && o.data['text/plain']) || []).join('')).join('\n');
     }""", index)
 
 

@@ -2,8 +2,18 @@
 and every plot is drawn. The kernel runs them in quick mode (INVLAB_QUICK=1: a tenth of the training steps)."""
 import pytest
 
-from labkit import (NOTEBOOKS, cells_done, copy_notebooks, error_outputs, lab_page, open_notebook,
-                    plots_and_canvases, poll, run_all, scroll_to_first_plot)
+from labkit import (
+    NOTEBOOKS,
+    cells_done,
+    copy_notebooks,
+    error_outputs,
+    lab_page,
+    open_notebook,
+    plots_and_canvases,
+    poll,
+    run_all,
+    scroll_to_first_plot,
+)
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 

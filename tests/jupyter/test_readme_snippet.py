@@ -2,8 +2,21 @@
 Python both ways, and stops training when the notebook is closed."""
 import pytest
 
-from labkit import (column_length, command, error_outputs, kernel_client, kernel_eval, lab_page, open_notebook,
-                    output_texts, poll, run_cell, set_widget_value, wait_kernel_idle, widget_value, write_notebook)
+from labkit import (
+    column_length,
+    command,
+    error_outputs,
+    kernel_client,
+    kernel_eval,
+    lab_page,
+    open_notebook,
+    output_texts,
+    poll,
+    run_cell,
+    set_widget_value,
+    widget_value,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 
