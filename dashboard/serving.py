@@ -34,6 +34,31 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
+def running_server(args, *, cwd, env, log_path: Path, probe_url: str, what: str, timeout: float):
+    """Start `args` with its output in `log_path`, wait until `probe_url` answers 200, yield, then stop it.
+    Raises RuntimeError (with the end of the log) if it exits or does not answer within `timeout` seconds."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + timeout
+            while True:
+                try:
+                    if urllib.request.urlopen(probe_url, timeout=5).status == 200:
+                        break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise RuntimeError(f"{what} did not start: " + log_path.read_text()[-3000:]) from None
+                    time.sleep(0.3)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@contextlib.contextmanager
 def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, root: Path = ROOT,
                     timeout: float = 120.0):
     """`invlab serve ARGS` from `root` on a free port, one torch thread, with its own data directory under
@@ -45,25 +70,7 @@ def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, 
     env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1", **(extra_env or {}))
     if root != ROOT:
         env["PYTHONPATH"] = str(root)
-    log_path = directory / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=root,
-                                env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/app"
-        try:
-            deadline = time.time() + timeout
-            while True:
-                try:
-                    if urllib.request.urlopen(url, timeout=5).status == 200:
-                        break
-                except OSError:
-                    if proc.poll() is not None or time.time() > deadline:
-                        raise RuntimeError("the dashboard did not start: " + log_path.read_text()[-3000:]) from None
-                    time.sleep(0.3)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    url = f"http://127.0.0.1:{port}/app"
+    with running_server([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=root, env=env,
+                        log_path=directory / "server.log", probe_url=url, what="the dashboard", timeout=timeout):
+        yield url

@@ -12,14 +12,13 @@ import ipaddress
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from dashboard.serving import CHROMIUM_ARGS, ROOT, chromium_path, free_port
+from dashboard.serving import CHROMIUM_ARGS, ROOT, chromium_path, free_port, running_server
 
 HAVE_CHROMIUM = chromium_path() is not None
 try:
@@ -90,25 +89,9 @@ def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: flo
         args = [a for a in args if not a.startswith("--LabApp.")]
     log_path = directory / "jupyter.log"
     url = f"http://127.0.0.1:{port}"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(args, cwd=dirs["root"], env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.time() + timeout
-            while True:
-                try:
-                    if urllib.request.urlopen(f"{url}/api/status", timeout=5).status == 200:
-                        break
-                except OSError:
-                    if proc.poll() is not None or time.time() > deadline:
-                        raise RuntimeError("jupyter did not start: " + log_path.read_text()[-3000:]) from None
-                    time.sleep(0.3)
-            yield url, dirs
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    with running_server(args, cwd=dirs["root"], env=env, log_path=log_path, probe_url=f"{url}/api/status",
+                        what="jupyter", timeout=timeout):
+        yield url, dirs
 
 
 def copy_notebooks(root: Path, names=None) -> list[str]:
