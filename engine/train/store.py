@@ -8,9 +8,20 @@ background thread and reads from the server thread).
 A run's `elbo` is the last minibatch estimate logged while it trained; `full_elbo` is the ELBO over the whole
 training set computed when it finished (`Trainer.full_elbo`), the figure to compare runs by (on the same data,
 likelihood and estimator).
+
+Checkpoint paths are stored relative to the store's directory (the data directory), so a moved data directory
+keeps its checkpoints; absolute paths written by older versions are still found there after a move.
+
+A run marked `running` records its writer: process id, host, and (on Linux) the boot and the process's start time,
+so a reused process id is not mistaken for it. Opening the store, or reading runs from it, turns a `running` run
+whose writer is gone (killed, crashed, the machine rebooted) into `killed`, which can be resumed from its latest
+checkpoint. A writer on another host is judged by its heartbeat (`updated`, refreshed at least every
+`HEARTBEAT_SECONDS` while it trains): silent for `STALE_SECONDS`, it is taken for dead.
 """
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -38,8 +49,49 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 """
 
 
+HEARTBEAT_SECONDS = 30.0  # a training process touches its run at least this often (between steps)
+STALE_SECONDS = 1800.0  # a writer on another host silent this long is taken for dead
+WRITER_COLUMNS = {"writer_pid": "INTEGER", "writer_host": "TEXT", "writer_token": "TEXT"}
+
+
 class RunStoreError(InvlabError):
     pass
+
+
+def _process_token(pid: int) -> str | None:
+    """This boot's id and the process's start time (Linux): a process id reused later gets another token."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+        return f"{boot}:{stat.rsplit(')', 1)[1].split()[19]}"  # field 22, starttime (the name may hold spaces)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def writer_identity() -> dict:
+    """The columns that name the current process as a run's writer."""
+    pid = os.getpid()
+    return {"writer_pid": pid, "writer_host": socket.gethostname(), "writer_token": _process_token(pid)}
+
+
+def writer_alive(pid: int, host: str | None, token: str | None) -> bool | None:
+    """Whether the writer process still runs: True / False, or None where this machine cannot tell."""
+    if host != socket.gethostname():
+        return None
+    if token is not None:
+        current = _process_token(pid)
+        if current is None and not Path("/proc/self/stat").exists():
+            return None  # /proc not readable here
+        return current == token
+    if os.name != "posix":
+        return None
+    try:
+        os.kill(int(pid), 0)  # signal 0: existence only
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass
@@ -76,9 +128,11 @@ class RunStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
             self._add_missing_columns()
+            self._add_writer_columns()
         except sqlite3.DatabaseError as err:
             raise RunStoreError(f"the run store {self.path} cannot be opened ({err}). It was left untouched; move it "
                                 "aside (or point INVLAB_DATA elsewhere) to start a new store.") from None
+        self.mark_killed_runs()
 
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
@@ -90,6 +144,45 @@ class RunStore:
             except sqlite3.OperationalError as err:  # another process added it first
                 if "duplicate column" not in str(err):
                     raise
+
+    def _add_writer_columns(self) -> None:
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        for name, kind in WRITER_COLUMNS.items():
+            if name in have:
+                continue
+            try:
+                with self._db:
+                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as err:  # another process added it first
+                if "duplicate column" not in str(err):
+                    raise
+
+    def mark_killed_runs(self) -> list[int]:
+        """Runs marked `running` whose writer process is gone become `killed` (resumable); returns their ids.
+
+        Best effort: a store that cannot be written (read-only, locked) is left as it is."""
+        now, found = time.time(), []
+        try:
+            with self._lock:
+                rows = self._db.execute("SELECT id, updated, step, writer_pid, writer_host, writer_token FROM runs "
+                                        "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
+                for run_id, updated, step, pid, host, token in rows:
+                    alive = writer_alive(pid, host, token)
+                    if alive is None:
+                        alive = now - updated < STALE_SECONDS
+                    if alive:
+                        continue
+                    message = (f"its process (pid {pid} on {host}) ended while it trained, at or after step {step}; "
+                               f"resume with: invlab train --resume {run_id}")
+                    with self._db:
+                        cur = self._db.execute("UPDATE runs SET status = 'killed', message = ?, updated = ? "
+                                               "WHERE id = ? AND status = 'running' AND writer_pid = ?",
+                                               (message, now, run_id, pid))
+                    if cur.rowcount:
+                        found.append(int(run_id))
+        except sqlite3.OperationalError:
+            pass
+        return found
 
     # -- writing ------------------------------------------------------------------------------------------------
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
@@ -119,14 +212,32 @@ class RunStore:
         if bad:
             raise RunStoreError(f"cannot update run fields {sorted(bad)}")
         fields["updated"] = time.time()
+        if fields.get("status") == "running":  # this process now writes the run: a later reader can check on it
+            fields.update(writer_identity())
         cols = ", ".join(f"{k} = ?" for k in fields)
         with self._lock, self._db:
             self._db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
 
     def add_checkpoint(self, run_id: int, step: int, path: str | Path) -> None:
+        """Record a checkpoint; a path inside the store's directory is kept relative to it."""
+        path = Path(path).absolute()
+        try:
+            stored = path.relative_to(self.path.parent.absolute()).as_posix()
+        except ValueError:
+            stored = str(path)
         with self._lock, self._db:
             self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
-                             (run_id, int(step), str(path), time.time()))
+                             (run_id, int(step), stored, time.time()))
+
+    def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:
+        """Remove a checkpoint file and its record (older checkpoints beyond `keep_checkpoints`)."""
+        with self._lock, self._db:
+            for stored_step, stored in self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? AND "
+                                                        "step = ?", (int(run_id), int(step))).fetchall():
+                if self.resolve_checkpoint(stored) == path:
+                    self._db.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ? AND path = ?",
+                                     (int(run_id), int(stored_step), stored))
+        path.unlink(missing_ok=True)
 
     def truncate(self, run_id: int, after_step: int) -> None:
         """Drop metrics logged after `after_step` (a resumed run continues from its last checkpoint)."""
@@ -135,6 +246,7 @@ class RunStore:
 
     # -- reading ------------------------------------------------------------------------------------------------
     def get_run(self, run_id: int) -> RunRecord:
+        self.mark_killed_runs()
         with self._lock:
             row = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs WHERE id = ?",
                                    (int(run_id),)).fetchone()
@@ -146,6 +258,7 @@ class RunStore:
         sql = f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs ORDER BY id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
+        self.mark_killed_runs()
         with self._lock:
             return [RunRecord(*row) for row in self._db.execute(sql).fetchall()]
 
@@ -161,14 +274,33 @@ class RunStore:
                 values.append(value)
         return out
 
-    def latest_checkpoint(self, run_id: int) -> tuple[int, Path] | None:
+    def resolve_checkpoint(self, stored: str) -> Path:
+        """Where a recorded checkpoint path is now: relative ones under the store's directory; an absolute one
+        written by an older version that no longer exists is looked for under `checkpoints/` here (a moved data
+        directory)."""
+        path = Path(stored)
+        if not path.is_absolute():
+            return self.path.parent / path
+        if not path.exists() and "checkpoints" in path.parts:
+            parts = path.parts
+            tail = parts[len(parts) - 1 - parts[::-1].index("checkpoints"):]
+            moved = self.path.parent.joinpath(*tail)
+            if moved.exists():
+                return moved
+        return path
+
+    def checkpoints(self, run_id: int) -> list[tuple[int, Path]]:
+        """A run's recorded checkpoints, newest first, as (step, path now); the files may be missing."""
         with self._lock:
             rows = self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? "
-                                    "ORDER BY step DESC, created DESC",
-                                    (int(run_id),)).fetchall()
-        for step, path in rows:
-            if Path(path).exists():
-                return int(step), Path(path)
+                                    "ORDER BY step DESC, created DESC, rowid DESC", (int(run_id),)).fetchall()
+        return [(int(step), self.resolve_checkpoint(path)) for step, path in rows]
+
+    def latest_checkpoint(self, run_id: int) -> tuple[int, Path] | None:
+        """The newest recorded checkpoint whose file exists (not checked further; `Trainer.resume` reads it)."""
+        for step, path in self.checkpoints(run_id):
+            if path.exists():
+                return step, path
         return None
 
     def checkpoint_dir(self, run_id: int) -> Path:

@@ -13,9 +13,23 @@ stored with the run's final figures.
 Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
 between) and a `Health` verdict (`engine.train.health`). An L-BFGS run stops once its solve has converged
 (`converged` is set and the run finishes) instead of running out its configured steps.
+
+Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,
+takes the same steps as one never stopped. Everything random a step uses is the trainer's own: its generator
+(initialisation, minibatch permutations) and its copy of torch's global CPU stream and, on a GPU, that device's
+stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations and views
+draw from a seeded stream of their own, so evaluating never changes what training draws. A checkpoint keeps all of
+these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
+torch's global stream during their steps, so there the draws are not reproducible.)
+
+With a run store, checkpoints are written every `checkpoint_seconds` (by default a minute, stretched so that
+saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
+`Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
+`CheckpointError` and changes nothing; only metrics logged after the checkpoint it continues from are dropped.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -30,15 +44,18 @@ import torch
 
 from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
-from ..models.base import DataInfo, Numerics
+from ..models.base import DataInfo, Numerics, seeded
 from ..parameters import learnables
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .health import Health, assess
-from .store import RunStore
+from .store import HEARTBEAT_SECONDS, RunStore
 
 EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
+CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
+EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's seed + this
+_clock = time.monotonic
 
 
 @dataclass
@@ -95,6 +112,7 @@ class Trainer:
                                 torch.as_tensor(ds.y_train), DataInfo.of(ds), generator=self.generator)
         model.jitter = self.tc.jitter
         self.model = model.to(device=self.device, dtype=self.dtype)
+        self._streams = self._global_streams()  # training's own copy of torch's global random streams
         self.optimizer_name = self.spec.optimizer if self.tc.optimizer == "auto" else self.tc.optimizer
         self.optimizer = self._make_optimizer()
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -109,6 +127,10 @@ class Trainer:
         self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
         self._order = torch.empty(0, dtype=torch.long)
         self._cursor = 0
+        self._torn = False  # a step was cut off midway (e.g. a second Ctrl-C): the state is not fit to save
+        self._next_checkpoint = math.inf  # when a time-based checkpoint is due (`_clock()`), set by `run`
+        self._last_beat = -math.inf
+        self.resume_notes: list[str] = []  # checkpoints `resume` skipped, and why
         self._rate = (time.perf_counter(), 0)
         self._steps_per_sec = float("nan")
         self._eval_idx = torch.randperm(len(self.X_test), generator=torch.Generator().manual_seed(self.tc.seed + 1))[
@@ -164,6 +186,29 @@ class Trainer:
         self._cursor += B
         return self.X.index_select(0, idx), self.y.index_select(0, idx)
 
+    # -- random streams: training's own ------------------------------------------------------------------------------
+    def _global_streams(self) -> dict[str, torch.Tensor]:
+        streams = {"cpu": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            streams["cuda"] = torch.cuda.get_rng_state(self.device)
+        return streams
+
+    def _set_global_streams(self, streams: dict[str, torch.Tensor]) -> None:
+        torch.set_rng_state(streams["cpu"])
+        if self.device.type == "cuda" and "cuda" in streams:
+            torch.cuda.set_rng_state(streams["cuda"], self.device)
+
+    @contextlib.contextmanager
+    def _own_streams(self):
+        """Torch's global streams are training's inside (what a step draws), and what they were outside after."""
+        outside = self._global_streams()
+        self._set_global_streams(self._streams)
+        try:
+            yield
+        finally:
+            self._streams = self._global_streams()
+            self._set_global_streams(outside)
+
     # -- good state / recovery --------------------------------------------------------------------------------------
     def _capture(self):
         return ({k: v.detach().clone() for k, v in self.model.state_dict().items()},
@@ -210,37 +255,49 @@ class Trainer:
         """One optimiser step under the lock; returns the loss Terms (tensors, not synced)."""
         with self.lock:
             self._apply_edits()
-            attempted = self.step_count + 1
-            X, y = self._next_batch()
-            if self.optimizer_name == "lbfgs":
-                good = self._capture()
-                holder = {}
-                counters = self.optimizer.state[self.optimizer.param_groups[0]["params"][0]]  # torch keeps them there
-                before = (counters.get("n_iter", 0), counters.get("func_evals", 0), self.last_parts.get("loss"))
+            try:
+                with self._own_streams():
+                    return self._step_locked()
+            except NonFiniteLossError:
+                raise  # the model is at its last good state
+            except BaseException as err:
+                if not isinstance(err, Exception):  # an interrupt cut the step off: some parameters may have moved
+                    self._torn = True
+                raise
 
-                def closure():
-                    self.optimizer.zero_grad(set_to_none=True)
-                    terms = self._loss(X, y, attempted)
-                    terms.loss.backward()
-                    holder["terms"] = terms
-                    return terms.loss
+    def _step_locked(self):
+        """The step itself: the lock held, training's random streams in place."""
+        attempted = self.step_count + 1
+        X, y = self._next_batch()
+        if self.optimizer_name == "lbfgs":
+            good = self._capture()
+            holder = {}
+            counters = self.optimizer.state[self.optimizer.param_groups[0]["params"][0]]  # torch keeps them there
+            before = (counters.get("n_iter", 0), counters.get("func_evals", 0), self.last_parts.get("loss"))
 
-                self.optimizer.step(closure)
-                terms = holder["terms"]
-                if not self._all_finite(terms.loss, with_grads=False):
-                    self._restore(good)
-                    self._fail(terms, attempted)
-                self.converged = self._solve_converged(counters, before, terms)
-            else:
+            def closure():
                 self.optimizer.zero_grad(set_to_none=True)
                 terms = self._loss(X, y, attempted)
                 terms.loss.backward()
-                if not self._all_finite(terms.loss, with_grads=True):
-                    self._fail(terms, attempted)
-                self.optimizer.step()
-            self.scheduler.step()
-            self.step_count += 1
-            return terms
+                holder["terms"] = terms
+                return terms.loss
+
+            self.optimizer.step(closure)
+            terms = holder["terms"]
+            if not self._all_finite(terms.loss, with_grads=False):
+                self._restore(good)
+                self._fail(terms, attempted)
+            self.converged = self._solve_converged(counters, before, terms)
+        else:
+            self.optimizer.zero_grad(set_to_none=True)
+            terms = self._loss(X, y, attempted)
+            terms.loss.backward()
+            if not self._all_finite(terms.loss, with_grads=True):
+                self._fail(terms, attempted)
+            self.optimizer.step()
+        self.scheduler.step()
+        self.step_count += 1
+        return terms
 
     def _solve_converged(self, counters, before, terms) -> bool:
         """Whether this L-BFGS step ended its solve on a tolerance: torch stops an inner loop early (fewer iterations
@@ -280,6 +337,8 @@ class Trainer:
         self.final_elbo = None  # the model is about to change; `finish` computes it again
         self._set_status("running")
         self._rate = (time.perf_counter(), self.step_count)
+        self._next_checkpoint = _clock() + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf
+        self._last_beat = _clock()
         try:
             while self.step_count < end:
                 if stop is not None and stop.is_set():
@@ -296,10 +355,11 @@ class Trainer:
                     self._log(terms)
                 if tc.eval_every and n % tc.eval_every == 0:
                     self.evaluate()
-                if tc.checkpoint_every and n % tc.checkpoint_every == 0 and self.store is not None:
-                    self.save_checkpoint()
-                if self.store is not None and n % tc.flush_every == 0:
-                    self._flush()
+                if self.store is not None:
+                    if tc.checkpoint_every and n % tc.checkpoint_every == 0 or _clock() >= self._next_checkpoint:
+                        self.save_checkpoint()
+                    elif n % tc.flush_every == 0 or _clock() - self._last_beat >= HEARTBEAT_SECONDS:
+                        self._flush()  # metrics, and a heartbeat that says this process still trains the run
                 if n % every == 0 or n == end:
                     yield self.snapshot(views=False)
             else:
@@ -309,6 +369,9 @@ class Trainer:
                     self._set_status("paused")
         except NonFiniteLossError:
             self._set_status("failed", message=self.last_warning)
+            if self.store is not None:  # the good state, so that a resume continues from here
+                with contextlib.suppress(OSError, CheckpointError):
+                    self.save_checkpoint()
             raise
         except BaseException:  # KeyboardInterrupt included: keep what we have
             self._set_status("interrupted")
@@ -326,7 +389,8 @@ class Trainer:
     # -- evaluation and snapshots -------------------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        with self.lock:
+        """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
+        with self.lock, seeded(self.tc.seed + EVAL_SEED_OFFSET, self.device):
             idx = self._eval_idx
             metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
             self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
@@ -464,29 +528,69 @@ class Trainer:
     def _flush(self) -> None:
         self.store.update_run(self.run_id, step=self.step_count, elbo=self.last_parts.get("elbo"))
         self.store.flush()
+        self._last_beat = _clock()
 
     def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        """Save the state a resume needs (model, optimiser, step, every random stream, the epoch's order); without a
+        path, into the run store's directory, keeping the newest `keep_checkpoints`."""
         with self.lock:
+            if self._torn:
+                raise CheckpointError("a step was cut off midway, so the model may be half-updated; no checkpoint was "
+                                      "written (the run can resume from its previous checkpoint)")
             if path is None:
                 if self.store is None:
                     raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
                 path = self.store.checkpoint_dir(self.run_id) / f"step_{self.step_count:08d}.pt"
+            t0 = _clock()
             path = save_checkpoint(path, model_state=self.model.state_dict(),
                                    optimizer_state=self.optimizer.state_dict(),
                                    step=self.step_count, config_json=self.config.to_json(),
-                                   rng_state=self.generator.get_state())
+                                   rng_state=self.generator.get_state(), streams=self._streams,
+                                   order=self._order, cursor=self._cursor)
             if self.store is not None:
                 self.store.add_checkpoint(self.run_id, self.step_count, path)
                 self._flush()
+                self._prune_checkpoints()
+            now = _clock()
+            if self.tc.checkpoint_seconds:
+                self._next_checkpoint = now + max(self.tc.checkpoint_seconds, (now - t0) / CHECKPOINT_SHARE)
             return path
 
+    def _prune_checkpoints(self) -> None:
+        """Remove this run's checkpoints in the store's directory beyond the newest `keep_checkpoints`."""
+        keep = self.tc.keep_checkpoints
+        if not keep:
+            return
+        own = self.store.checkpoint_dir(self.run_id).resolve()
+        seen: list[Path] = []
+        for step, path in self.store.checkpoints(self.run_id):
+            resolved = path.resolve()
+            if resolved in seen:
+                continue
+            seen.append(resolved)
+            if len(seen) > keep and resolved.parent == own:
+                self.store.forget_checkpoint(self.run_id, step, path)
+
     def load_state(self, payload: dict) -> None:
+        """Continue from a checkpoint's state (see `save_checkpoint`). The learning rate is the configured one at
+        the checkpoint's step of the schedule (a resume may have changed it)."""
         with self.lock:
             self.model.load_state_dict(payload["model"])
             self.optimizer.load_state_dict(payload["optimizer"])
             self.step_count = int(payload["step"])
-            self.generator.set_state(payload["rng"])
+            self.generator.set_state(payload["rng"].to("cpu"))
+            streams = {k: v.to("cpu") for k, v in (payload.get("streams") or {}).items()}
+            self._streams.update({k: v for k, v in streams.items() if k == "cpu" or self.device.type == k})
+            order = payload.get("order")
+            self._order = torch.empty(0, dtype=torch.long) if order is None else order.to("cpu", torch.long)
+            self._cursor = int(payload.get("cursor", 0))
             self.scheduler.last_epoch = self.step_count
+            lr = self.tc.learning_rate
+            self.scheduler.base_lrs = [lr for _ in self.optimizer.param_groups]
+            for group in self.optimizer.param_groups:
+                group["initial_lr"] = lr
+                group["lr"] = lr * self._lr_factor(self.step_count)
+            self._torn = False
             self._good = self._capture()
 
     @classmethod
@@ -497,14 +601,33 @@ class Trainer:
         return trainer
 
     @classmethod
-    def resume(cls, store: RunStore, run_id: int, dataset=None) -> "Trainer":
-        """Continue a stored run from its latest checkpoint; metrics logged after it are dropped."""
+    def resume(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None) -> "Trainer":
+        """Continue a stored run from its newest checkpoint that loads; metrics logged after it are dropped.
+
+        `train`: training settings to change from here on (steps, learning rate, schedule, intervals ...); the
+        stored config records them. Checkpoints that are missing or unreadable are skipped and listed in
+        `resume_notes`. Without any usable checkpoint this raises `CheckpointError` and nothing stored changes."""
         record = store.get_run(run_id)
-        trainer = cls(RunConfig.from_json(record.config), store=store, run_id=run_id, dataset=dataset)
-        latest = store.latest_checkpoint(run_id)
-        if latest is not None:
-            step, path = latest
-            trainer.load_state(load_checkpoint(path, map_location=trainer.device))
+        config = RunConfig.from_json(record.config)
+        if train:
+            config = dataclasses.replace(config, train={**config.train, **train})
+        trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
+        notes = []
+        for step, path in store.checkpoints(run_id):
+            try:
+                trainer.load_state(load_checkpoint(path, map_location="cpu"))
+                break
+            except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
+                notes.append(f"skipped the checkpoint at step {step} ({path}): {str(err).splitlines()[0]}")
+        else:
+            kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
+            found = "; ".join(notes) if notes else "none was written"
+            raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
+                                  f"changed: its {kept} stored metric values, its status ({record.status}) and its "
+                                  f"step ({record.step}) are as they were.")
+        trainer.resume_notes = notes
+        if train:
+            store.update_run(run_id, config=config.to_json())
         store.truncate(run_id, trainer.step_count)
         for name, (steps, values) in store.metrics(run_id).items():
             trainer.history[name] = (list(steps), list(values))
