@@ -87,7 +87,13 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
     spec = get_model(model_name)
     parser = argparse.ArgumentParser(prog="invlab train", description="Train a model and store the run.")
     parser.add_argument("--model", default="svgp", choices=model_names(), help="Model family (default: svgp).")
-    parser.add_argument("--resume", type=int, metavar="ID", help="Continue stored run ID from its latest checkpoint.")
+    parser.add_argument("--resume", type=int, metavar="ID",
+                        help="Continue stored run ID from its latest usable checkpoint. Training flags given with it "
+                             "(steps, learning rate, schedule, intervals ...) apply from there on and are recorded; "
+                             "data and model flags, --optimizer and --seed would need a new run and are refused.")
+    parser.add_argument("--restart", action="store_true",
+                        help="With --resume ID: train run ID's settings (and any flags given) again as a new run from "
+                             "step 0; run ID is kept as it is.")
     parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
                         help="Option of the data source, e.g. num_train=500 (repeatable).")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
@@ -115,8 +121,11 @@ def cmd_train(argv: list[str]) -> int:
     from .train import RunConfig, RunStore, Trainer
 
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--model", default="svgp")
+    pre.add_argument("--model", default=None)
+    pre.add_argument("--resume", type=int, default=None)
     known, _ = pre.parse_known_args(argv)
+    if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
+        known.model = _stored_model(known.resume) if known.resume is not None else "svgp"
     try:
         parser = _train_parser(known.model)
     except ConfigError as err:
@@ -127,10 +136,10 @@ def cmd_train(argv: list[str]) -> int:
     store = RunStore()
     try:
         if args.resume is not None:
-            trainer = Trainer.resume(store, args.resume)
-            if values["train"].get("steps") is not None:
-                trainer.tc.steps = values["train"]["steps"]
-            print(f"resuming run {args.resume} at step {trainer.step_count} of {trainer.tc.steps}", file=sys.stderr)
+            trainer = _resume(store, parser, args, values, explicit_model=any(
+                a == "--model" or a.startswith("--model=") for a in argv))
+            if trainer is None:
+                return 2
         else:
             data = dict(values["data"])
             if args.source_option:
@@ -145,6 +154,113 @@ def cmd_train(argv: list[str]) -> int:
         store.close()
 
 
+# Training settings a resumed run cannot change: another optimiser cannot take over the saved optimiser state, and
+# a resumed run continues its saved random streams, so a new seed would change nothing it claims to.
+FIXED_ON_RESUME = ("optimizer", "seed")
+
+
+def _stored_model(run_id: int) -> str:
+    """The model family of stored run `run_id` ("svgp" when it cannot be read: the resume then says why)."""
+    from .train import RunStore
+
+    try:
+        with RunStore() as store:
+            return store.get_run(run_id).model
+    except InvlabError:
+        return "svgp"
+
+
+def _resume(store, parser, args, values: dict, explicit_model: bool):
+    """The trainer that continues run `args.resume`, with the training flags given applied; None (after saying which
+    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings."""
+    from .train import CheckpointError, RunConfig, Trainer
+
+    run_id = args.resume
+    record = store.get_run(run_id)
+    stored = RunConfig.from_json(record.config)
+    flag_of = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    given_data = dict(values["data"])
+    if args.source_option:
+        given_data["source_options"] = _source_options(args.source_option)
+    if args.restart:
+        config = RunConfig(model=stored.model, data={**stored.data, **given_data},
+                           model_config={**stored.model_config, **values["model"]},
+                           train={**stored.train, **values["train"]})
+        trainer = Trainer(config, store=store)
+        print(f"run {trainer.run_id}: a new run with the settings of run {run_id} (kept as it was)", file=sys.stderr)
+        return trainer
+    data_now, model_now, train_now = stored.data_config(), stored.model_params(), stored.train_config()
+    refused = [f"--model ({stored.model} -> {args.model})"] if explicit_model and args.model != stored.model else []
+    for name, value in given_data.items():
+        now = data_now.source_options if name == "source_options" else getattr(data_now, name)
+        if value != now:
+            flag = "--source-option" if name == "source_options" else flag_of[f"data__{name}"]
+            refused.append(f"{flag} ({now!r} -> {value!r})")
+    for name, value in values["model"].items():
+        if value != getattr(model_now, name):
+            refused.append(f"{flag_of[f'model__{name}']} ({getattr(model_now, name)!r} -> {value!r})")
+    for name in FIXED_ON_RESUME:
+        value = values["train"].get(name)
+        if value is not None and value != getattr(train_now, name):
+            refused.append(f"{flag_of[f'train__{name}']} ({getattr(train_now, name)!r} -> {value!r})")
+    if refused:
+        print(f"invlab train: --resume {run_id} continues run {run_id} with its own model, data, optimiser and random "
+              f"streams; these flags would need a new run: {', '.join(refused)}. Drop them to continue run {run_id}, "
+              f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
+        return None
+    changes = {name: value for name, value in values["train"].items() if value != getattr(train_now, name)}
+    try:
+        trainer = Trainer.resume(store, run_id, train=changes)
+    except CheckpointError as err:
+        raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
+                              f"invlab train --resume {run_id} --restart") from None
+    for note in trainer.resume_notes:
+        print(f"note: {note}", file=sys.stderr)
+    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in changes.items())
+    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
+          + (f" with {applied}" if applied else ""), file=sys.stderr)
+    return trainer
+
+
+class _StopOnSignal:
+    """SIGTERM and Ctrl-C ask the run to stop after the step in progress (then it saves a checkpoint); a second one
+    stops it at once. Installed only in the main thread (signal handlers live there)."""
+
+    def __init__(self):
+        import threading
+
+        self.event = threading.Event()
+        self.signal: int | None = None
+        self._old: dict[int, object] = {}
+        self._active = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self):
+        import signal
+
+        if self._active:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.event.set()
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        return "Ctrl-C" if self.signal == signal.SIGINT else signal.Signals(self.signal).name
+
+
 def _run_with_progress(trainer, quiet: bool = False) -> int:
     from tqdm import tqdm
 
@@ -155,28 +271,29 @@ def _run_with_progress(trainer, quiet: bool = False) -> int:
     start, t0 = trainer.step_count, time.perf_counter()
     bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
     shown = "ok"  # the last health state reported: a collapse, divergence or stall is said once, when it starts
+    stopper = _StopOnSignal()
     try:
-        for snap in trainer.run(every=max(1, trainer.tc.log_every)):
-            bar.update(snap.step - bar.n)
-            post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
-            post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
-            bar.set_postfix(post, refresh=False)
-            if snap.health.state != shown and snap.health.state in ("collapsed", "diverging", "stalled"):
-                hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
-                tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
-            shown = snap.health.state
+        with stopper:
+            for snap in trainer.run(every=max(1, trainer.tc.log_every), stop=stopper.event):
+                bar.update(snap.step - bar.n)
+                post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
+                post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
+                bar.set_postfix(post, refresh=False)
+                if snap.health.state != shown and snap.health.state in ("collapsed", "diverging", "stalled"):
+                    hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
+                    tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
+                shown = snap.health.state
     except NonFiniteLossError as err:
         bar.close()
         print(f"invlab train: {err}\nresume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>",
               file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: stopped at once, maybe mid-step
         bar.close()
-        if trainer.store is not None:
-            trainer.save_checkpoint()
-        print(f"\ninterrupted at step {trainer.step_count}; resume with: invlab train --resume {trainer.run_id}",
-              file=sys.stderr)
-        return 130
+        return _stopped(trainer, "a second signal", 130)
+    if stopper.event.is_set() and trainer.status != "finished":
+        bar.close()
+        return _stopped(trainer, stopper.name, 128 + int(stopper.signal))
     bar.close()
     seconds = time.perf_counter() - t0
     if getattr(trainer, "converged", False):
@@ -184,6 +301,26 @@ def _run_with_progress(trainer, quiet: bool = False) -> int:
               f"finished early", file=sys.stderr)
     print(summary_line(trainer, seconds, trainer.step_count - start))
     return 0
+
+
+def _stopped(trainer, what: str, code: int) -> int:
+    """After Ctrl-C or SIGTERM: a final checkpoint (unless a step was cut off midway), status `interrupted`."""
+    from .train import CheckpointError
+
+    saved = ""
+    if trainer.store is not None:
+        try:
+            trainer.save_checkpoint()
+            saved = ", checkpoint saved"
+        except (CheckpointError, OSError) as err:
+            latest = trainer.store.latest_checkpoint(trainer.run_id)
+            saved = f"; no final checkpoint ({err}); the latest is at step {latest[0] if latest else '-'}"
+        message = (f"stopped by {what} at step {trainer.step_count}{saved}; resume with: "
+                   f"invlab train --resume {trainer.run_id}")
+        trainer._set_status("interrupted", message=message)
+    print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
+          f"invlab train --resume {trainer.run_id}", file=sys.stderr)
+    return code
 
 
 def summary_line(trainer, seconds: float, steps: int) -> str:

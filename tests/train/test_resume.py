@@ -45,7 +45,7 @@ def state_of(trainer):
     return {k: v.detach().to("cpu", torch.float64).clone() for k, v in trainer.model.state_dict().items()}
 
 
-# -- item 4: a resumed run is the uninterrupted run ----------------------------------------------------------------------
+# -- item 4: a resumed run is the uninterrupted run --------------------------------------------------------------------
 @pytest.mark.float64_only("resume must reproduce the uninterrupted run to 1e-10")
 @pytest.mark.parametrize("make", [svgp_config, invariant_config], ids=["svgp", "invariant-sampled-orbit"])
 def test_resume_mid_epoch_equals_the_uninterrupted_run(tmp_path, train_device, make):
@@ -75,7 +75,7 @@ def test_resume_mid_epoch_equals_the_uninterrupted_run(tmp_path, train_device, m
     store.close()
 
 
-# -- item 1: never a silent restart, never lost metrics -------------------------------------------------------------------
+# -- item 1: never a silent restart, never lost metrics ----------------------------------------------------------------
 def test_resume_without_a_checkpoint_refuses_and_keeps_the_metrics(tmp_path, train_device, capsys, monkeypatch):
     data = tmp_path / "data"
     monkeypatch.setenv("INVLAB_DATA", str(data))
@@ -135,7 +135,7 @@ def test_a_moved_data_directory_still_resumes(tmp_path, train_device, capsys, mo
         assert f"resuming run {run} at step 10 of 12" in err and "| step 12 |" in out
 
 
-# -- item 2: flags given with --resume ----------------------------------------------------------------------------------
+# -- item 2: flags given with --resume ---------------------------------------------------------------------------------
 def test_resume_applies_the_learning_rate_and_records_it(tmp_path, train_device, capsys, monkeypatch, cli_device):
     monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
     code, _, err = run_main(capsys, "train", "--dataset", "digits", "--subset", "200", "--test-subset", "50",
@@ -178,7 +178,7 @@ def test_resume_refuses_flags_that_need_a_new_model_by_name(tmp_path, train_devi
     assert code == 0, err
 
 
-# -- items 1 and 3: defaults write checkpoints; killed runs say so ------------------------------------------------------
+# -- items 1 and 3: defaults write checkpoints; killed runs say so -----------------------------------------------------
 def test_checkpoints_are_written_by_time_by_default(tmp_path, train_device, monkeypatch):
     from engine.train import TrainConfig
     from engine.train import trainer as trainer_module
