@@ -38,7 +38,7 @@ class TrainConfig(param.Parameterized):
     eval_size = param.Integer(default=2000, bounds=(1, 1_000_000), doc="At most this many test points per evaluation.")
     checkpoint_every = param.Integer(default=0, bounds=(0, 10_000_000),
                                      doc="Also save a checkpoint every this many steps; 0 = by time only.")
-    checkpoint_seconds = param.Number(default=60.0, bounds=(0.0, 86_400.0),
+    checkpoint_seconds = param.Number(default=30.0, bounds=(0.0, 86_400.0),
                                       doc="Save a checkpoint when this many seconds have passed since the last one "
                                           "(stretched so that saving takes at most 2 % of the time); 0 = off.")
     keep_checkpoints = param.Integer(default=3, bounds=(0, 1_000_000),

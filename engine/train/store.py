@@ -226,6 +226,8 @@ class RunStore:
         except ValueError:
             stored = str(path)
         with self._lock, self._db:
+            self._db.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ? AND path = ?",
+                             (run_id, int(step), stored))  # the same file written again: one record
             self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
                              (run_id, int(step), stored, time.time()))
 

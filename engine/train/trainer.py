@@ -22,7 +22,7 @@ draw from a seeded stream of their own, so evaluating never changes what trainin
 these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
 torch's global stream during their steps, so there the draws are not reproducible.)
 
-With a run store, checkpoints are written every `checkpoint_seconds` (by default a minute, stretched so that
+With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
 saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
 `Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
 `CheckpointError` and changes nothing; only metrics logged after the checkpoint it continues from are dropped.
@@ -526,7 +526,8 @@ class Trainer:
             self.store.flush()
 
     def _flush(self) -> None:
-        self.store.update_run(self.run_id, step=self.step_count, elbo=self.last_parts.get("elbo"))
+        elbo = self.last_parts.get("elbo")
+        self.store.update_run(self.run_id, step=self.step_count, **({} if elbo is None else {"elbo": elbo}))
         self.store.flush()
         self._last_beat = _clock()
 

@@ -274,3 +274,24 @@ def test_sigterm_writes_a_final_checkpoint_and_marks_the_run(tmp_path, cli_devic
         checkpoint = con.execute("SELECT MAX(step) FROM checkpoints WHERE run_id = 1").fetchone()[0]
     assert status == "interrupted" and "SIGTERM" in message
     assert checkpoint == step and step >= 10
+
+
+def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path, train_device, monkeypatch):
+    from engine.errors import NonFiniteLossError
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(svgp_config(train_device, steps=20, log_every=1), store=store)
+    list(trainer.run(7))
+    good = state_of(trainer)
+    monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
+    with pytest.raises(NonFiniteLossError):
+        list(trainer.run())
+    assert store.get_run(trainer.run_id).status == "failed"
+    assert store.latest_checkpoint(trainer.run_id)[0] == 7
+    resumed = Trainer.resume(store, trainer.run_id, train={"learning_rate": 0.001, "dtype": "float32"})
+    assert resumed.step_count == 7 and resumed.current_lr == 0.001 and resumed.dtype == torch.float32
+    for name, value in state_of(resumed).items():
+        torch.testing.assert_close(value, good[name], rtol=1e-6, atol=1e-6)  # the good state, now in float32
+    list(resumed.run())
+    assert resumed.step_count == 20 and store.get_run(trainer.run_id).status == "finished"
+    store.close()
