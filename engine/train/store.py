@@ -180,7 +180,7 @@ class RunStore:
                                                (message, now, run_id, pid))
                     if cur.rowcount:
                         found.append(int(run_id))
-        except sqlite3.OperationalError:
+        except sqlite3.DatabaseError:  # read-only or locked: the statuses are corrected by a later reader
             pass
         return found
 

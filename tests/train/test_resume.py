@@ -97,6 +97,13 @@ def test_resume_without_a_checkpoint_refuses_and_keeps_the_metrics(tmp_path, tra
         assert again.metrics(trainer.run_id) == before  # nothing deleted
         record = again.get_run(trainer.run_id)
         assert record.step == 20
+    # asked for: its settings again, as a new run; the old one stays
+    code, out, err = run_main(capsys, "train", "--resume", str(trainer.run_id), "--restart", "--steps", "4", "--quiet")
+    assert code == 0, err
+    assert out.startswith(f"run {trainer.run_id + 1} | svgp on digits | step 4 |")
+    with RunStore() as again:
+        assert again.metrics(trainer.run_id) == before and again.get_run(trainer.run_id).step == 20
+        assert RunConfig.from_json(again.get_run(trainer.run_id + 1).config).model_config == {"num_inducing": 16}
 
 
 def test_a_corrupt_latest_checkpoint_is_skipped_with_a_note(tmp_path, train_device):
@@ -198,6 +205,29 @@ def test_checkpoints_are_written_by_time_by_default(tmp_path, train_device, monk
     store.close()
 
 
+def test_a_dead_or_reused_writer_is_noticed_and_a_live_one_is_not(tmp_path):
+    import socket
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    ids = [store.create_run("{}", "svgp", "digits") for _ in range(5)]
+    for rid in ids:
+        store.update_run(rid, status="running")  # written by this (live) process
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    now, host = time.time(), socket.gethostname()
+    cases = {ids[1]: (int(dead.stdout), host, now),  # its process has ended
+             ids[2]: (os.getpid(), host, now),  # another process that got the same pid (another start time)
+             ids[3]: (12345, "elsewhere", now - 3600),  # another host, silent for an hour
+             ids[4]: (12345, "elsewhere", now - 5)}  # another host, heard from just now
+    for rid, (pid, where, updated) in cases.items():
+        store._db.execute("UPDATE runs SET writer_pid = ?, writer_host = ?, updated = ? WHERE id = ?",
+                          (pid, where, updated, rid))
+    store._db.execute("UPDATE runs SET writer_token = 'another-boot:1' WHERE id = ?", (ids[2],))
+    store._db.commit()
+    assert sorted(store.mark_killed_runs()) == [ids[1], ids[2], ids[3]]
+    assert [store.get_run(rid).status for rid in ids] == ["running", "killed", "killed", "killed", "running"]
+    store.close()
+
+
 def _start(args, data_dir):
     env = dict(os.environ, INVLAB_DATA=str(data_dir), OMP_NUM_THREADS="1")
     return subprocess.Popen([sys.executable, "-m", "engine", "train", *args], env=env, stdout=subprocess.PIPE,
@@ -251,9 +281,17 @@ def test_a_killed_run_is_marked_killed_and_resumes_from_its_checkpoint(tmp_path,
     assert f"resuming run 1 at step {checkpoint_step}" in err
     with RunStore() as store:
         assert store.get_run(1).status == "finished"
+        config = RunConfig.from_json(store.get_run(1).config)
+        final = load_checkpoint(store.latest_checkpoint(1)[1])
     with sqlite3.connect(db) as con:  # what was stored up to the checkpoint is all still there
         assert con.execute(f"SELECT COUNT(*) FROM metrics WHERE run_id = 1 AND step <= {checkpoint_step}"
                            ).fetchone()[0] == kept
+    if config.train["dtype"] == "float64":  # the killed process + this one took the steps of one uninterrupted run
+        whole = Trainer(config)
+        list(whole.run())
+        assert final["step"] == whole.step_count == checkpoint_step + 5
+        for name, value in state_of(whole).items():
+            torch.testing.assert_close(final["model"][name].to("cpu", torch.float64), value, rtol=1e-10, atol=1e-10)
 
 
 def test_sigterm_writes_a_final_checkpoint_and_marks_the_run(tmp_path, cli_device):
