@@ -132,6 +132,8 @@ def cmd_train(argv: list[str]) -> int:
         print(f"invlab train: {err}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
+    if args.restart and args.resume is None:
+        parser.error("--restart goes with --resume ID (it trains run ID's settings again as a new run)")
     values = collect(args)
     store = RunStore()
     try:
@@ -166,7 +168,7 @@ def _stored_model(run_id: int) -> str:
     try:
         with RunStore() as store:
             return store.get_run(run_id).model
-    except InvlabError:
+    except (InvlabError, OSError):
         return "svgp"
 
 

@@ -619,7 +619,7 @@ class Trainer:
                 trainer.load_state(load_checkpoint(path, map_location="cpu"))
                 break
             except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
-                notes.append(f"skipped the checkpoint at step {step} ({path}): {str(err).splitlines()[0]}")
+                notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
         else:
             kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
             found = "; ".join(notes) if notes else "none was written"
