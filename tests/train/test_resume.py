@@ -333,3 +333,28 @@ def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path
     list(resumed.run())
     assert resumed.step_count == 20 and store.get_run(trainer.run_id).status == "finished"
     store.close()
+
+
+def test_only_the_newest_checkpoints_are_kept(tmp_path, train_device):
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(svgp_config(train_device, steps=40, checkpoint_every=10, keep_checkpoints=2), store=store)
+    list(trainer.run())
+    assert [step for step, _ in store.checkpoints(trainer.run_id)] == [40, 30]
+    assert sorted(p.name for p in store.checkpoint_dir(trainer.run_id).iterdir()) == ["step_00000030.pt",
+                                                                                     "step_00000040.pt"]
+    store.close()
+
+
+def test_a_checkpoint_from_before_the_random_streams_were_kept_still_resumes(tmp_path, train_device):
+    store = RunStore(tmp_path / "runs.sqlite")
+    trainer = Trainer(svgp_config(train_device, steps=12), store=store)
+    list(trainer.run(6))
+    path = trainer.save_checkpoint()
+    payload = torch.load(path, weights_only=True)
+    old = {k: payload[k] for k in ("model", "optimizer", "step", "config", "rng")}
+    torch.save({**old, "format": 1}, path)  # what the first format held
+    resumed = Trainer.resume(store, trainer.run_id)
+    assert resumed.step_count == 6 and not resumed.resume_notes
+    list(resumed.run())
+    assert resumed.step_count == 12
+    store.close()
