@@ -216,14 +216,14 @@ def _resume(store, parser, args, values: dict, explicit_model: bool):
     except CheckpointError as err:
         raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
                               f"invlab train --resume {run_id} --restart") from None
+    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in changes.items())
+    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
+          + (f" with {applied}" if applied else ""), file=sys.stderr)
     for note in trainer.resume_notes:
         print(f"note: {note}", file=sys.stderr)
     if trainer.step_count >= trainer.tc.steps:
         print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
               f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
-    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in changes.items())
-    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
-          + (f" with {applied}" if applied else ""), file=sys.stderr)
     return trainer
 
 

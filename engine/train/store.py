@@ -184,6 +184,20 @@ class RunStore:
             pass
         return found
 
+    def live_writer(self, run_id: int) -> str | None:
+        """"pid P on HOST" when another process still trains run `run_id` (marked running, its writer alive or,
+        on another host, heard from lately); None otherwise."""
+        self.mark_killed_runs()
+        with self._lock:
+            row = self._db.execute("SELECT status, writer_pid, writer_host, writer_token FROM runs WHERE id = ?",
+                                   (int(run_id),)).fetchone()
+        if row is None or row[0] != "running" or row[1] is None:
+            return None
+        status, pid, host, token = row
+        if (pid, host, token) == tuple(writer_identity().values()):
+            return None  # this process: its own trainer, abandoned or about to be replaced
+        return f"pid {pid} on {host}"
+
     # -- writing ------------------------------------------------------------------------------------------------
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
         now = time.time()

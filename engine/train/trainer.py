@@ -50,7 +50,7 @@ from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .health import Health, assess
-from .store import HEARTBEAT_SECONDS, RunStore
+from .store import HEARTBEAT_SECONDS, RunStore, RunStoreError
 
 EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
@@ -609,6 +609,10 @@ class Trainer:
         stored config records them. Checkpoints that are missing or unreadable are skipped and listed in
         `resume_notes`. Without any usable checkpoint this raises `CheckpointError` and nothing stored changes."""
         record = store.get_run(run_id)
+        writer = store.live_writer(run_id)
+        if writer is not None:
+            raise RunStoreError(f"run {run_id} is still being trained by another process ({writer}); stop it first "
+                                f"(Ctrl-C, or kill -TERM, which saves a checkpoint), then resume")
         config = RunConfig.from_json(record.config)
         if train:
             config = dataclasses.replace(config, train={**config.train, **train})

@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 
-from engine.train import RunConfig, RunStore, Trainer
+from engine.train import RunConfig, RunStore, RunStoreError, Trainer
 from engine.train.checkpoint import CheckpointError, load_checkpoint
 
 
@@ -262,6 +262,10 @@ def test_a_killed_run_is_marked_killed_and_resumes_from_its_checkpoint(tmp_path,
     try:
         _wait_for(db, "SELECT MAX(step) FROM checkpoints", lambda r: r[0] is not None and r[0] >= 20, proc)
         _wait_for(db, "SELECT step FROM runs WHERE id = 1", lambda r: r[0] > 20 and r[0] % 20 != 0, proc)
+        with RunStore(db) as store:  # two writers of one run would garble it
+            with pytest.raises(RunStoreError, match=r"run 1 is still being trained by another process \(pid"):
+                Trainer.resume(store, 1)
+            assert store.get_run(1).status == "running"
     finally:
         proc.kill()  # SIGKILL: no handler runs
         proc.communicate()
