@@ -17,8 +17,9 @@ between) and a `Health` verdict (`engine.train.health`). An L-BFGS run stops onc
 Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,
 takes the same steps as one never stopped. Everything random a step uses is the trainer's own: its generator
 (initialisation, minibatch permutations) and its copy of torch's global CPU stream and, on a GPU, that device's
-stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations and views
-draw from a seeded stream of their own, so evaluating never changes what training draws. A checkpoint keeps all of
+stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations draw from
+a seeded stream of their own (the same model scores the same) and views from the process's, so neither changes what
+training draws. A checkpoint keeps all of
 these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
 torch's global stream during their steps, so there the draws are not reproducible.)
 
