@@ -11,6 +11,7 @@ labels, subsets, rotation, standardisation — each with its own seeded generato
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -109,7 +110,7 @@ def _allowed(key: str, p: param.Parameter) -> str:
     if isinstance(p, param.List):
         return "a list of integers, e.g. [0, 1]"
     if isinstance(p, param.Number):
-        kind = "an integer" if isinstance(p, param.Integer) else "a number"
+        kind = "an integer" if isinstance(p, param.Integer) else "a finite number"
         lo, hi = p.bounds or (None, None)
         lo_op, hi_op = ("≤" if inclusive else "<" for inclusive in p.inclusive_bounds)
         if lo is not None and hi is not None:
@@ -129,12 +130,20 @@ def _set(target: param.Parameterized, key: str, value, dataset: str):
         value = list(value)
     if key == "classes" and isinstance(value, list):
         value = [int(v) if isinstance(v, np.integer) else v for v in value]
+    p = target.param[key]
+    note = ""
+    if isinstance(p, param.Number) and isinstance(value, (bool, np.bool_)):
+        note = "; True/False is not a count or a number here"  # bool is an int in Python: subset=True is no count
+    elif isinstance(p, param.Number) and isinstance(value, float) and not math.isfinite(value):
+        note = "; NaN and ±inf are not"  # +inf passes an open upper bound, NaN passes every comparison
     try:
+        if note:
+            raise ValueError(note)
         setattr(target, key, value)
     except (ValueError, TypeError):
-        p = target.param[key]
         raise DataError(
-            f"option {key}={value!r} is not valid for dataset {dataset!r}: it must be {_allowed(key, p)} ({p.doc})"
+            f"option {key}={value!r} is not valid for dataset {dataset!r}: it must be {_allowed(key, p)}{note} "
+            f"({p.doc})"
         ) from None
 
 
