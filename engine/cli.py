@@ -31,7 +31,15 @@ def _flag_type(p: param.Parameter):
     if isinstance(p, param.Integer):
         return int
     if isinstance(p, param.Number):
-        return lambda s: None if s.lower() in ("auto", "none", "") else float(s)
+        def number(text: str):
+            if text.lower() in ("auto", "none", ""):
+                return None
+            try:
+                return float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected a number (e.g. {p.default}), got {text!r}") from None
+
+        return number
     if isinstance(p, param.List):
         return lambda s: [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in s.split(",") if v.strip()]
     return str
@@ -76,6 +84,21 @@ def collect(args: argparse.Namespace) -> dict[str, dict]:
             group, name = key.split("__", 1)
             out[group][name] = value
     return out
+
+
+def _count(flag: str, low: int = 0, high: int | None = None):
+    """An argparse type: an integer in [low, high], refused with the flag and the range named."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{flag} must be {span}, got {value}")
+        return value
+
+    return parse
 
 
 # -- commands ------------------------------------------------------------------------------------------------------
@@ -124,8 +147,9 @@ def cmd_train(argv: list[str]) -> int:
         return 2
     args = parser.parse_args(argv)
     values = collect(args)
-    store = RunStore()
+    store = None
     try:
+        store = RunStore(on_busy=lambda message: _note(f"note: {message}"))
         if args.resume is not None:
             trainer = Trainer.resume(store, args.resume)
             if values["train"].get("steps") is not None:
@@ -137,12 +161,31 @@ def cmd_train(argv: list[str]) -> int:
                 data["source_options"] = _source_options(args.source_option)
             config = RunConfig(model=args.model, data=data, model_config=values["model"], train=values["train"])
             trainer = Trainer(config, store=store)
-        return _run_with_progress(trainer, quiet=args.quiet)
+            if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
+                print(f"note: {trainer.last_warning}", file=sys.stderr)
+        code = _run_with_progress(trainer, quiet=args.quiet)
+        store.close()  # waits for a store another program holds locked, so queued metrics are not lost
+        return code
     except InvlabError as err:
         print(f"invlab train: {err}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("invlab train: out of memory building the data or the model; use fewer points (--subset, "
+              "--source-option num_train=...) or a smaller model (--num-inducing)", file=sys.stderr)
+        return 1
     finally:
-        store.close()
+        if store is not None:
+            try:
+                store.close()
+            except InvlabError as err:
+                print(f"invlab train: {err}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    """A line on stderr that does not break the progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
 
 
 def _run_with_progress(trainer, quiet: bool = False) -> int:
@@ -206,7 +249,7 @@ def cmd_runs(argv: list[str]) -> int:
     from .train import RunStore
 
     parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
-    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--limit", type=_count("--limit"), default=50, help="Show at most this many (0: all).")
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
@@ -273,11 +316,13 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
     parser.add_argument("--address", default="127.0.0.1",
                         help="Interface to bind (default 127.0.0.1: this machine only). Use 0.0.0.0 to expose it.")
-    parser.add_argument("--port", type=int, default=5006)
+    parser.add_argument("--port", type=_count("--port", 0, 65535), default=5006,
+                        help="Port to listen on, 0..65535 (0: any free port).")
     parser.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
                         help="Host names browsers may use to reach the server (repeatable).")
-    parser.add_argument("--num-procs", type=int, default=1, help="Worker processes (0 = one per core).")
-    parser.add_argument("--max-training", type=int, default=None,
+    parser.add_argument("--num-procs", type=_count("--num-procs"), default=1,
+                        help="Worker processes (0 = one per core).")
+    parser.add_argument("--max-training", type=_count("--max-training", 1), default=None,
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
     args, passthrough = parser.parse_known_args(argv)
@@ -296,8 +341,6 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
     env = {}
     if args.max_training is not None:
-        if args.max_training < 1:
-            raise ConfigError("--max-training must be at least 1")
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
     return cmd + passthrough, env
 
@@ -328,9 +371,13 @@ COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": c
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS), file=sys.stderr if argv else sys.stdout)
-        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS))
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"invlab: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`invlab --help` explains them)",
+              file=sys.stderr)
+        return 2
     return COMMANDS[argv[0]](argv[1:])
 
 

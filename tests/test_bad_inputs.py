@@ -85,8 +85,12 @@ def setup_corrupt_store(tmp):
     (tmp / "data" / "runs.sqlite").write_bytes(b"this is not a database, it is a note " * 200)
 
 
-def setup_corrupt_page(tmp):
-    """A real store with one run, then a page in the middle overwritten with garbage (a disk or copy fault)."""
+def setup_corrupt_runs_page(tmp):
+    setup_corrupt_page(tmp, table="runs")
+
+
+def setup_corrupt_page(tmp, table="metrics"):
+    """A real store with one run, then a page of `table` overwritten with garbage (a disk or copy fault)."""
     from engine.train import RunStore
 
     (tmp / "data").mkdir()
@@ -98,9 +102,10 @@ def setup_corrupt_page(tmp):
     con = sqlite3.connect(path)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    page = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
     con.close()
     with open(path, "r+b") as f:
-        f.seek(3 * page_size)
+        f.seek((page - 1) * page_size)
         f.write(b"\xa5" * page_size)
 
 
@@ -167,7 +172,7 @@ LINES = [
     Line("rotate-over-180", ["train", "--rotate", "200", *QUICK], 1, ("rotate", "180")),
     Line("rotate-negative", ["train", "--rotate", "-1", *QUICK], 1, ("rotate",)),
     Line("subset-negative", ["train", "--subset", "-3", *QUICK], 1, ("subset",)),
-    Line("subset-too-large", ["train", "--subset", "100000", *QUICK], 1, ("subset=100000", "1,347")),
+    Line("subset-too-large", ["train", "--subset", "100000", *QUICK], 1, ("subset=100000", "1,348")),
     Line("test-fraction-one", ["train", "--test-fraction", "1", *QUICK], 1, ("test_fraction",)),
     Line("test-fraction-zero", ["train", "--test-fraction", "0", *QUICK], 1, ("test_fraction",)),
     Line("data-seed-negative", ["train", "--data-seed", "-1", *QUICK], 1, ("seed",)),
@@ -178,12 +183,12 @@ LINES = [
     Line("final-lr-ratio-two", ["train", "--final-lr-ratio", "2", *QUICK], 1, ("final_lr_ratio",)),
     Line("num-inducing-zero", ["train", "--num-inducing", "0", *QUICK], 1, ("num_inducing",)),
     Line("num-inducing-huge", ["train", "--num-inducing", "100000", *QUICK], 1, ("num_inducing", "5000")),
-    Line("one-class", ["train", "--classes", "4", *QUICK], 1, ("classes", "2")),
+    Line("one-class", ["train", "--classes", "4", *QUICK], 1, ("classes", "two")),
     Line("class-not-present", ["train", "--classes", "4,99", *QUICK], 1, ("99",)),
     Line("odd-even-one-parity", ["train", "--classes", "2,4", "--odd-even", *QUICK], 1, ("odd_even",)),
     # unknown names
     Line("unknown-command", ["frobnicate"], 2, ("frobnicate",)),
-    Line("unknown-model", ["train", "--model", "resnet"], 2, ("--model", "resnet")),
+    Line("unknown-model", ["train", "--model", "resnet"], 2, ("model", "resnet")),
     Line("unknown-dataset", ["train", "--dataset", "cifar10", *QUICK], 1, ("dataset", "cifar10")),
     Line("unknown-flag", ["train", "--num-layers", "3"], 2, ("--num-layers",)),
     Line("unknown-device", ["train", "--device", "tpu"], 2, ("--device",)),
@@ -239,7 +244,7 @@ LINES = [
     Line("data-dir-is-file-runs", ["runs"], 1, ("INVLAB_DATA", "not a directory"), setup_data_dir_is_file),
     Line("store-not-sqlite-runs", ["runs"], 1, ("runs.sqlite", "move it aside"), setup_corrupt_store),
     Line("store-not-sqlite-train", ["train", *QUICK], 1, ("runs.sqlite", "move it aside"), setup_corrupt_store),
-    Line("store-corrupt-page-runs", ["runs"], 1, ("runs.sqlite", "move it aside"), setup_corrupt_page),
+    Line("store-corrupt-page-runs", ["runs"], 1, ("runs.sqlite", "move it aside"), setup_corrupt_runs_page),
     Line("store-corrupt-page-train", ["train", *QUICK], 1, ("runs.sqlite", "move it aside"), setup_corrupt_page),
     Line("store-is-directory", ["runs"], 1, ("runs.sqlite",), setup_store_is_dir),
     # runs / fetch / serve

@@ -34,7 +34,9 @@ class DatasetName(param.String):
             return
         try:
             resolve(val)
-        except DataError:
+        except DataError as err:
+            if isinstance(val, str) and val.startswith(IDX_PREFIX):
+                raise DataError(f"parameter 'dataset': {err}") from None
             raise DataError(
                 f"parameter 'dataset' got {val!r}, which is not a known dataset; valid names: "
                 f"{', '.join(names())}, or 'idx:/path/to/dir' for a folder of MNIST-format files."

@@ -103,7 +103,7 @@ def _scale_images(X: np.ndarray, where: str) -> np.ndarray:
         return X[:, None] / 255.0
     stored = X.dtype  # the file's type, named in messages (not the float64 it becomes here)
     X = X.astype(np.float64)[:, None]
-    refuse_non_finite(X[:, 0], f"{where}: images of type {stored}")
+    refuse_non_finite(X[:, 0], f"{where} ({stored} images)")
     if X.size and (X.min() < 0 or X.max() > 1):
         raise DataError(
             f"{where}: images of type {stored} have values in [{X.min():g}, {X.max():g}]; IDX images must be "

@@ -17,6 +17,9 @@ class CheckpointError(InvlabError):
     pass
 
 
+CHECKPOINT_KEYS = ("model", "optimizer", "step", "config", "rng")  # what `save_checkpoint` writes
+
+
 def save_checkpoint(path: str | Path, *, model_state: dict, optimizer_state: dict, step: int, config_json: str,
                     rng_state: torch.Tensor) -> Path:
     path = Path(path)
@@ -35,8 +38,17 @@ def load_checkpoint(path: str | Path, map_location=None) -> dict:
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for truncated or foreign files
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {err}); it may be truncated "
-                              "or not a checkpoint of this program") from None
+        if "Weights only load failed" in str(err):  # torch's own advice (load unsafely) is not ours to repeat
+            raise CheckpointError(f"checkpoint {path} holds Python objects besides tensors, so it is not loaded "
+                                  "(loading them could run code); it was not written by Invariance Lab or was "
+                                  "changed since — use another checkpoint of the run") from None
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {first}); it may be "
+                              "truncated or not a checkpoint of this program") from None
     if not isinstance(payload, dict) or payload.get("format") != 1:
         raise CheckpointError(f"{path} is not an Invariance Lab checkpoint")
+    missing = [key for key in CHECKPOINT_KEYS if key not in payload]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)} (it was cut short or edited); it cannot "
+                              "be resumed from — use another checkpoint of the run")
     return payload

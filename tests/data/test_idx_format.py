@@ -199,7 +199,7 @@ def test_float_images_are_named_by_their_stored_type(tmp_path, write_mnist_dir):
         load(f"idx:{d}")
     images[1, 2, 3] = np.nan
     write_idx(d / "train-images-idx3-ubyte", images)
-    with pytest.raises(DataError, match=r"float32 has 1 non-finite value .* at index \(1, 2, 3\)"):
+    with pytest.raises(DataError, match=r"float32 images\) has 1 non-finite value .* at index \(1, 2, 3\)"):
         load(f"idx:{d}")
 
 
