@@ -19,6 +19,8 @@ likelihood and estimator).
 from __future__ import annotations
 
 import functools
+import json
+import os
 import sqlite3
 import threading
 import time
@@ -146,6 +148,7 @@ class RunStore:
                 self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
                 return  # a read-only store still lists its runs; writing says what to do
             raise RunStoreError(fault_message(self.path, err)) from None
+        self._take_back_set_aside()
 
     def _tables_exist(self) -> bool:
         try:
@@ -317,7 +320,9 @@ class RunStore:
         return path
 
     def close(self) -> None:
-        """Write what is queued (waiting up to `max_wait` seconds for another program's lock), then close."""
+        """Write what is queued, waiting up to `max_wait` seconds for another program's lock; if it stays locked,
+        the queue is saved beside the store (`runs.sqlite.queued-*.json`) and written by the next `RunStore` opened
+        on it, and a `RunStoreError` says so."""
         with self._lock:
             if self._closed:
                 return
@@ -325,14 +330,48 @@ class RunStore:
                 start = time.time()
                 while not self.flush():
                     if time.time() - start >= self.max_wait:
+                        aside = self._set_aside()
                         raise RunStoreError(
                             f"the run store {self.path} stayed locked by another program for {time.time() - start:.0f}"
-                            f" s; {len(self._pending)} metric values and {len(self._pending_updates)} run updates "
-                            f"could not be stored; close the program that holds it (`fuser {self.path}`)")
+                            f" s; what it could not take ({len(self._pending)} metric values, run status, checkpoint "
+                            f"records) is saved in {aside} and is stored the next time invlab opens the store; "
+                            f"close the program that holds it (`fuser {self.path}` names it)")
                     time.sleep(min(1.0, self.max_wait))
             finally:
                 self._closed = True
                 self._db.close()
+
+    def _set_aside(self) -> Path:
+        """Save the queue as JSON beside the store (written atomically)."""
+        aside = self.path.with_name(f"{self.path.name}.queued-{os.getpid()}-{time.time_ns()}.json")
+        tmp = aside.with_name(aside.name + ".tmp")
+        tmp.write_text(json.dumps({"metrics": self._pending, "checkpoints": self._pending_checkpoints,
+                                   "updates": {str(k): v for k, v in self._pending_updates.items()}}))
+        os.replace(tmp, aside)
+        return aside
+
+    def _take_back_set_aside(self) -> None:
+        """Queue what an earlier process saved beside the store because the store was locked, and write it."""
+        for aside in sorted(self.path.parent.glob(f"{self.path.name}.queued-*.json")):
+            claimed = aside.with_name(f"{aside.name}.{os.getpid()}")
+            try:
+                os.rename(aside, claimed)  # atomic: of two processes opening the store, one takes each file
+                saved = json.loads(claimed.read_text())
+            except (OSError, ValueError):
+                continue
+            with self._lock:
+                self._pending.extend(tuple(row) for row in saved["metrics"])
+                self._pending_checkpoints.extend(tuple(row) for row in saved["checkpoints"])
+                for run_id, fields in saved["updates"].items():
+                    self._pending_updates.setdefault(int(run_id), {}).update(fields)
+                written = self.flush()
+            if written:
+                claimed.unlink()
+            else:  # still locked: it stays on disk for the next store opened, not queued twice
+                with self._lock:
+                    self._pending, self._pending_updates, self._pending_checkpoints = [], {}, []
+                    self._busy_since = None
+                os.rename(claimed, aside)
 
     def __enter__(self):
         return self
