@@ -667,3 +667,13 @@ def test_a_data_directory_that_cannot_be_created_is_named(world, capsys, monkeyp
         code, _, err = run_cli(argv, capsys)
         assert code == 1 and "Traceback" not in err
         assert "INVLAB_DATA" in err and "cannot be created (Permission denied)" in err
+
+
+def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
+    from engine.train.checkpoint import CheckpointError, load_checkpoint
+
+    path = tmp_path / "garbage.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="cannot be read") as info:
+        load_checkpoint(path)
+    assert "weights_only" not in str(info.value) and "\n" not in str(info.value)

@@ -38,12 +38,14 @@ def load_checkpoint(path: str | Path, map_location=None) -> dict:
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for truncated or foreign files
-        if "Weights only load failed" in str(err):  # torch's own advice (load unsafely) is not ours to repeat
+        if "GLOBAL" in str(err):  # torch's advice here (load it unsafely) is not ours to repeat
             raise CheckpointError(f"checkpoint {path} holds Python objects besides tensors, so it is not loaded "
                                   "(loading them could run code); it was not written by Invariance Lab or was "
                                   "changed since — use another checkpoint of the run") from None
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {first}); it may be "
+        reason = next((line.strip() for line in str(err).splitlines()[1:] if line.strip()
+                       and "weights_only" not in line and "torch.load" not in line), "") if "Weights only" in str(err) \
+            else (str(err).strip().splitlines() or [""])[0]
+        raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {reason}); it may be "
                               "truncated or not a checkpoint of this program") from None
     if not isinstance(payload, dict) or payload.get("format") != 1:
         raise CheckpointError(f"{path} is not an Invariance Lab checkpoint")
