@@ -677,3 +677,17 @@ def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
     with pytest.raises(CheckpointError, match="cannot be read") as info:
         load_checkpoint(path)
     assert "weights_only" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_published_table_lists_every_case():
+    """docs/bad_inputs.md is this file as a table: each test id above appears there, and each row here."""
+    text = (Path(__file__).parents[1] / "docs" / "bad_inputs.md").read_text()
+    ids = [line.id for line in LINES] + list(API) + list(PREDICT)
+    missing = [i for i in ids if f"`{i}`" not in text]
+    assert not missing, f"add these cases to docs/bad_inputs.md: {missing}"
+    import re
+
+    listed = set(re.findall(r"^\| `([a-z0-9_-]+)` \|", text, flags=re.M))
+    tests_here = {name[len("test_"):] for name in globals() if name.startswith("test_")}
+    unknown = sorted(listed - set(ids) - tests_here)
+    assert not unknown, f"rows without a test: {unknown}"

@@ -38,7 +38,7 @@ def refuse_non_finite(values: np.ndarray, what: str) -> None:
         where = ", ".join(str(i[0] if len(i) == 1 else i) for i in first)
         more = ", …" if count > len(first) else ""
         raise DataError(f"{what} has {count} non-finite value{'s' if count > 1 else ''} (NaN or ±inf), at index "
-                        f"{where}{more}; remove or fill in those points — a model cannot learn from them.")
+                        f"{where}{more}; remove or fill in those points (a model cannot use them).")
 
 
 def check_inputs(X, input_shape: tuple[int, ...], what: str = "X") -> np.ndarray:
