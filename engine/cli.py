@@ -124,7 +124,7 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
 def _source_options(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
-        if "=" not in pair:
+        if "=" not in pair or not pair.split("=", 1)[0].strip():
             raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
         key, value = pair.split("=", 1)
         try:
@@ -249,7 +249,8 @@ def cmd_runs(argv: list[str]) -> int:
     from .train import RunStore
 
     parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
-    parser.add_argument("--limit", type=_count("--limit"), default=50, help="Show at most this many (0: all).")
+    parser.add_argument("--limit", type=_count("--limit", 0, 10**9), default=50,
+                        help="Show at most this many (0: all).")
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:

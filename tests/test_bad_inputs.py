@@ -166,6 +166,13 @@ LINES = [
     Line("classes-not-ints", ["train", "--classes", "a,b", *QUICK], 1, ("classes",)),
     Line("resume-not-int", ["train", "--resume", "one"], 2, ("--resume",)),
     # out-of-range values
+    Line("steps-over-bound", ["train", "--steps", "20000000"], 1, ("steps", "10000000")),
+    Line("learning-rate-tiny", ["train", "--learning-rate", "1e-9", *QUICK], 1, ("learning_rate", "1e-06")),
+    Line("jitter-negative", ["train", "--jitter", "-1", *QUICK], 1, ("jitter",)),
+    Line("checkpoint-every-negative", ["train", "--checkpoint-every", "-1", *QUICK], 1, ("checkpoint_every",)),
+    Line("test-fraction-nan", ["train", "--test-fraction", "nan", *QUICK], 1, ("test_fraction",)),
+    Line("rotate-nan", ["train", "--rotate", "nan", *QUICK], 1, ("rotate",)),
+    Line("classes-repeated", ["train", "--classes", "4,4", *QUICK], 1, ("classes", "twice")),
     Line("steps-negative", ["train", "--steps", "-5"], 1, ("steps", "at least 0")),
     Line("learning-rate-zero", ["train", "--learning-rate", "0", *QUICK], 1, ("learning_rate",)),
     Line("learning-rate-inf", ["train", "--learning-rate", "inf", *QUICK], 1, ("learning_rate",)),
@@ -191,11 +198,15 @@ LINES = [
     Line("unknown-model", ["train", "--model", "resnet"], 2, ("model", "resnet")),
     Line("unknown-dataset", ["train", "--dataset", "cifar10", *QUICK], 1, ("dataset", "cifar10")),
     Line("unknown-flag", ["train", "--num-layers", "3"], 2, ("--num-layers",)),
+    Line("unknown-kernel", ["train", "--kernel", "gaussian"], 2, ("--kernel", "rbf")),
+    Line("empty-dataset-name", ["train", "--dataset", "", *QUICK], 1, ("dataset", "digits")),
     Line("unknown-device", ["train", "--device", "tpu"], 2, ("--device",)),
     Line("cuda-missing", ["train", "--device", "cuda", *QUICK], 1, ("cuda",)),
     Line("unknown-dtype", ["train", "--dtype", "float16"], 2, ("--dtype",)),
     Line("unknown-optimizer", ["train", "--optimizer", "sgd"], 2, ("--optimizer",)),
     # options that do not apply
+    Line("rotate-points", ["train", "--dataset", "symmetric-2d", "--rotate", "30", *QUICK], 1,
+         ("rotate", "images only")),
     Line("rotate-tabular", ["train", "--dataset", "wine", "--rotate", "30", *QUICK], 1, ("rotate", "wine")),
     Line("odd-even-moons", ["train", "--dataset", "two-moons", "--odd-even", *QUICK], 1, ("odd_even",)),
     Line("image-model-tabular", ["train", "--model", "conv-invariant", "--dataset", "wine", *QUICK], 1,
@@ -215,6 +226,9 @@ LINES = [
                                       *QUICK], 1, ("num_train",)),
     Line("source-option-float-count", ["train", "--dataset", "rectangles", "--source-option", "num_train=2.5",
                                        *QUICK], 1, ("num_train",)),
+    Line("source-option-empty-key", ["train", "--source-option", "=3", *QUICK], 1, ("KEY=VALUE",)),
+    Line("source-option-list-count", ["train", "--dataset", "two-moons", "--source-option", "num_train=[1,2]",
+                                      *QUICK], 1, ("num_train",)),
     Line("source-option-unknown", ["train", "--source-option", "colour=red", *QUICK], 1, ("colour",)),
     Line("source-option-no-equals", ["train", "--source-option", "noise", *QUICK], 1, ("KEY=VALUE",)),
     Line("source-option-no-room", ["train", "--dataset", "rectangles", "--source-option", "image_size=8",
@@ -222,6 +236,8 @@ LINES = [
     # bad paths
     Line("idx-no-dir", ["train", "--dataset", "idx:", *QUICK], 1, ("idx:",)),
     Line("idx-missing-dir", ["train", "--dataset", "idx:{tmp}/nowhere", *QUICK], 1, ("does not exist",)),
+    Line("idx-path-is-file", ["train", "--dataset", "idx:{tmp}/note.txt", *QUICK], 1, ("not a directory",),
+         lambda tmp: (tmp / "note.txt").write_text("hello")),
     Line("idx-empty-dir", ["train", "--dataset", "idx:{tmp}/empty", *QUICK], 1, ("train images",),
          setup_idx_empty_dir),
     Line("idx-zero-images", ["train", "--dataset", "idx:{tmp}/zero", *QUICK], 1, ("0 images",),
@@ -234,6 +250,8 @@ LINES = [
     # bad --resume ids and checkpoints
     Line("resume-unknown-id", ["train", "--resume", "7"], 1, ("no run with id 7",)),
     Line("resume-negative-id", ["train", "--resume", "-1"], 1, ("-1",)),
+    Line("resume-zero-id", ["train", "--resume", "0"], 1, ("no run with id 0",)),
+    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 1, ("no run with id 99999999999999999999",)),
     Line("checkpoint-without-optimiser", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
          ("optimizer",), setup_checkpoint_without_optimiser),
     Line("checkpoint-with-code", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1, ("checkpoint",),
@@ -250,6 +268,7 @@ LINES = [
     # runs / fetch / serve
     Line("runs-limit-text", ["runs", "--limit", "ten"], 2, ("--limit",)),
     Line("runs-limit-negative", ["runs", "--limit", "-1"], 2, ("--limit",)),
+    Line("runs-limit-huge", ["runs", "--limit", "99999999999999999999"], 2, ("--limit",)),
     Line("runs-unknown-flag", ["runs", "--all"], 2, ("--all",)),
     Line("fetch-no-name", ["fetch"], 2, ("name",)),
     Line("fetch-unknown", ["fetch", "cifar10"], 2, ("cifar10",)),
@@ -262,6 +281,9 @@ LINES = [
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
     Line("runs-limit-zero-lists-all", ["runs", "--limit", "0"], 0, (), out=("no runs stored yet",)),
+    Line("dataset-name-any-case", ["train", "--dataset", "Two_Moons", *QUICK], 0, ("on two-moons",)),
+    Line("classes-empty-keeps-all", ["train", "--classes", "", *QUICK], 0, ("(1348 train",)),
+    Line("steps-zero-evaluates-only", ["train", "--steps", "0", "--quiet"], 0, (), out=("step 0", "test error")),
 ]
 
 

@@ -199,6 +199,8 @@ def load_idx_dir(directory) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, 
     Images come back as stored ([N, H, W] in the file's dtype); scaling is the caller's business.
     """
     directory = Path(directory).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise DataError(f"idx: {directory} is a file, not a directory; give the folder that holds the IDX files.")
     if not directory.is_dir():
         raise DataError(f"idx: directory {directory} does not exist; give the folder that holds the IDX files.")
     paths = {role: find_idx_file(directory, role) for role in IDX_ROLES}

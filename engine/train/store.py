@@ -275,6 +275,8 @@ class RunStore:
     # -- reading ------------------------------------------------------------------------------------------------
     @_guarded
     def get_run(self, run_id: int) -> RunRecord:
+        if int(run_id).bit_length() > 63:  # beyond SQLite's integers: no such run, rather than an OverflowError
+            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
         with self._lock:
             row = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs WHERE id = ?",
                                    (int(run_id),)).fetchone()
