@@ -216,11 +216,13 @@ class RunStore:
                     self._db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             written = len(self._pending)
             self._pending, self._pending_updates, self._pending_checkpoints = [], {}, []
-            if self._busy_since is not None:
-                waited, self._busy_since = time.time() - self._busy_since, None
-                self._say(f"the run store {self.path} is writable again after {waited:.0f} s; the {written} "
-                          "queued metric values are stored")
+            self._note_free(f"; the {written} queued metric values are stored" if written else "")
             return True
+
+    def _note_free(self, what: str = "") -> None:
+        if self._busy_since is not None:
+            waited, self._busy_since = time.time() - self._busy_since, None
+            self._say(f"the run store {self.path} is writable again after {waited:.0f} s{what}")
 
     def _note_busy(self, waiting: str = "training goes on and its metrics wait in memory until the store can be "
                                         "written") -> None:
@@ -239,7 +241,9 @@ class RunStore:
         while True:
             try:
                 with self._db:
-                    return write()
+                    result = write()
+                self._note_free()
+                return result
             except sqlite3.OperationalError as err:
                 if not _is_busy(err):
                     raise
