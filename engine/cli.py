@@ -31,7 +31,15 @@ def _flag_type(p: param.Parameter):
     if isinstance(p, param.Integer):
         return int
     if isinstance(p, param.Number):
-        return lambda s: None if s.lower() in ("auto", "none", "") else float(s)
+        def number(text: str):
+            if text.lower() in ("auto", "none", ""):
+                return None
+            try:
+                return float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected a number (e.g. {p.default}), got {text!r}") from None
+
+        return number
     if isinstance(p, param.List):
         return lambda s: [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in s.split(",") if v.strip()]
     return str
@@ -78,6 +86,21 @@ def collect(args: argparse.Namespace) -> dict[str, dict]:
     return out
 
 
+def _count(flag: str, low: int = 0, high: int | None = None):
+    """An argparse type: an integer in [low, high], refused with the flag and the range named."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{flag} must be {span}, got {value}")
+        return value
+
+    return parse
+
+
 # -- commands ------------------------------------------------------------------------------------------------------
 def _train_parser(model_name: str) -> argparse.ArgumentParser:
     from .data import DataConfig
@@ -107,7 +130,7 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
 def _source_options(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
-        if "=" not in pair:
+        if "=" not in pair or not pair.split("=", 1)[0].strip():
             raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
         key, value = pair.split("=", 1)
         try:
@@ -120,12 +143,13 @@ def _source_options(pairs: list[str]) -> dict:
 def cmd_train(argv: list[str]) -> int:
     from .train import RunConfig, RunStore, Trainer
 
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(prog="invlab train", add_help=False)
     pre.add_argument("--model", default=None)
-    pre.add_argument("--resume", type=int, default=None)
+    pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
     known, _ = pre.parse_known_args(argv)
     if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
-        known.model = _stored_model(known.resume) if known.resume is not None else "svgp"
+        resume = known.resume if known.resume is not None and known.resume.lstrip("-").isdigit() else None
+        known.model = _stored_model(int(resume)) if resume is not None else "svgp"
     try:
         parser = _train_parser(known.model)
     except ConfigError as err:
@@ -135,8 +159,9 @@ def cmd_train(argv: list[str]) -> int:
     if args.restart and args.resume is None:
         parser.error("--restart goes with --resume ID (it trains run ID's settings again as a new run)")
     values = collect(args)
-    store = RunStore()
+    store = None
     try:
+        store = RunStore(on_busy=lambda message: _note(f"note: {message}"))
         if args.resume is not None:
             trainer = _resume(store, parser, args, values, explicit_model=any(
                 a == "--model" or a.startswith("--model=") for a in argv))
@@ -148,12 +173,31 @@ def cmd_train(argv: list[str]) -> int:
                 data["source_options"] = _source_options(args.source_option)
             config = RunConfig(model=args.model, data=data, model_config=values["model"], train=values["train"])
             trainer = Trainer(config, store=store)
-        return _run_with_progress(trainer, quiet=args.quiet)
+            if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
+                print(f"note: {trainer.last_warning}", file=sys.stderr)
+        code = _run_with_progress(trainer, quiet=args.quiet)
+        store.close()  # waits for a store another program holds locked, so queued metrics are not lost
+        return code
     except InvlabError as err:
         print(f"invlab train: {err}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("invlab train: out of memory building the data or the model; use fewer points (--subset, "
+              "--source-option num_train=...) or a smaller model (--num-inducing)", file=sys.stderr)
+        return 1
     finally:
-        store.close()
+        if store is not None:
+            try:
+                store.close()
+            except InvlabError as err:
+                print(f"invlab train: {err}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    """A line on stderr that does not break the progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
 
 
 # Training settings a resumed run cannot change: another optimiser cannot take over the saved optimiser state, and
@@ -348,7 +392,8 @@ def cmd_runs(argv: list[str]) -> int:
     from .train import RunStore
 
     parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
-    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--limit", type=_count("--limit", 0, 10**9), default=50,
+                        help="Show at most this many (0: all).")
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
@@ -415,11 +460,13 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
     parser.add_argument("--address", default="127.0.0.1",
                         help="Interface to bind (default 127.0.0.1: this machine only). Use 0.0.0.0 to expose it.")
-    parser.add_argument("--port", type=int, default=5006)
+    parser.add_argument("--port", type=_count("--port", 0, 65535), default=5006,
+                        help="Port to listen on, 0..65535 (0: any free port).")
     parser.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
                         help="Host names browsers may use to reach the server (repeatable).")
-    parser.add_argument("--num-procs", type=int, default=1, help="Worker processes (0 = one per core).")
-    parser.add_argument("--max-training", type=int, default=None,
+    parser.add_argument("--num-procs", type=_count("--num-procs"), default=1,
+                        help="Worker processes (0 = one per core).")
+    parser.add_argument("--max-training", type=_count("--max-training", 1), default=None,
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
     args, passthrough = parser.parse_known_args(argv)
@@ -438,8 +485,6 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
     env = {}
     if args.max_training is not None:
-        if args.max_training < 1:
-            raise ConfigError("--max-training must be at least 1")
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
     return cmd + passthrough, env
 
@@ -470,9 +515,13 @@ COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": c
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS), file=sys.stderr if argv else sys.stdout)
-        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS))
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"invlab: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`invlab --help` explains them)",
+              file=sys.stderr)
+        return 2
     return COMMANDS[argv[0]](argv[1:])
 
 

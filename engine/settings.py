@@ -19,9 +19,21 @@ MAX_JITTER = 1e-1  # escalation stops here; beyond it the matrix is not "nearly"
 
 
 def data_dir() -> Path:
-    """Where datasets, the run store and checkpoints live: `$INVLAB_DATA`, default `~/.cache/invlab`."""
-    path = Path(os.environ.get("INVLAB_DATA", Path.home() / ".cache" / "invlab")).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    """Where datasets, the run store and checkpoints live: `$INVLAB_DATA`, default `~/.cache/invlab`.
+
+    Created when missing; a path that is a file or cannot be created is a `ConfigError` saying what to set.
+    """
+    given = os.environ.get("INVLAB_DATA")
+    path = Path(given or Path.home() / ".cache" / "invlab").expanduser()
+    where = f"INVLAB_DATA={given}" if given else f"the data directory {path}"
+    fix = ("set INVLAB_DATA to a directory you can write (e.g. export INVLAB_DATA=~/invlab-data)" if given else
+           "move it aside or set INVLAB_DATA to a directory you can write")
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{where} is not a directory (it is a file); {fix}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"{where} cannot be created ({err.strerror or err}); {fix}") from None
     return path
 
 

@@ -16,6 +16,43 @@ from ..errors import DataError, ShapeError
 TASKS = ("classification", "regression")
 
 
+def as_numbers(values, what: str) -> np.ndarray:
+    """`values` as a float64 array, or a `DataError` naming `what` when they are not numbers (text, objects)."""
+    try:
+        array = np.asarray(values)
+        if array.dtype.kind not in "biuf":
+            raise TypeError(array.dtype)
+        return array.astype(np.float64)
+    except (TypeError, ValueError):
+        kind = getattr(getattr(values, "dtype", None), "name", type(values).__name__)
+        raise DataError(f"{what} must hold numbers (integer or floating point), not {kind} values; "
+                        "convert them first.") from None
+
+
+def refuse_non_finite(values: np.ndarray, what: str) -> None:
+    """A `DataError` saying how many values of `what` are NaN or infinite and where the first are."""
+    bad = ~np.isfinite(values)
+    count = int(bad.sum())
+    if count:
+        first = [tuple(int(i) for i in index) for index in np.argwhere(bad)[:3]]
+        where = ", ".join(str(i[0] if len(i) == 1 else i) for i in first)
+        more = ", …" if count > len(first) else ""
+        raise DataError(f"{what} has {count} non-finite value{'s' if count > 1 else ''} (NaN or ±inf), at index "
+                        f"{where}{more}; remove or fill in those points (a model cannot use them).")
+
+
+def check_inputs(X, input_shape: tuple[int, ...], what: str = "X") -> np.ndarray:
+    """Inputs handed to a trained model: numbers, finite, shaped [N, *input_shape]. Returns them as float64."""
+    X = as_numbers(X.detach().cpu() if hasattr(X, "detach") else X, what)
+    expected = tuple(int(s) for s in input_shape)
+    if X.ndim != len(expected) + 1 or tuple(X.shape[1:]) != expected:
+        shape = "[N, " + ", ".join(map(str, expected)) + "]"
+        raise ShapeError(f"{what} has shape {tuple(X.shape)}, so each point is {tuple(X.shape[1:])}; the model was "
+                         f"trained on points of shape {expected}: give {shape} (one point as [1, …]).")
+    refuse_non_finite(X, what)
+    return X
+
+
 @dataclass
 class Dataset:
     name: str
@@ -36,13 +73,22 @@ class Dataset:
     def __post_init__(self):
         if self.task not in TASKS:
             raise DataError(f"task={self.task!r} is not one of {TASKS}.")
-        self.X_train = np.asarray(self.X_train, dtype=np.float64)
-        self.X_test = np.asarray(self.X_test, dtype=np.float64)
-        label_dtype = np.int64 if self.task == "classification" else np.float64
-        self.y_train = np.asarray(self.y_train, dtype=label_dtype)
-        self.y_test = np.asarray(self.y_test, dtype=label_dtype)
+        self.X_train = as_numbers(self.X_train, f"{self.name}: X_train")
+        self.X_test = as_numbers(self.X_test, f"{self.name}: X_test")
+        self.y_train = as_numbers(self.y_train, f"{self.name}: y_train")  # NaN labels are refused before the cast
+        self.y_test = as_numbers(self.y_test, f"{self.name}: y_test")
+        if self.task == "classification":
+            self.y_train, self.y_test = self.y_train.astype(np.int64), self.y_test.astype(np.int64)
+        self.check()
+
+    def check(self) -> "Dataset":
+        """Check shapes, labels and that every value is finite; a Dataset changed after loading is checked again
+        where it is used (e.g. by the trainer). Returns the dataset."""
         self._check_inputs()
         self._check_labels()
+        for part in ("X_train", "y_train", "X_test", "y_test"):
+            refuse_non_finite(getattr(self, part), f"{self.name}: {part}")
+        return self
 
     def _check_inputs(self):
         if self.image_shape is not None:

@@ -10,6 +10,7 @@ saying what is wrong with which file and what to do about it.
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 from pathlib import Path
 
@@ -30,18 +31,49 @@ _CODE_OF_KIND = {(dt.kind, dt.itemsize): code for code, dt in TYPE_CODES.items()
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file's content, decompressed when it is gzip (recognised by content, not by name)."""
+# A header may declare at most this much data; a larger claim is refused before anything is read or allocated.
+MAX_IDX_BYTES = 8 << 30
+_OVERSIZE_COUNTED = 16 << 20  # an over-long body is counted up to this many extra bytes, then reported as "at least"
+_CHUNK = 1 << 20
+
+
+def _open(path: Path):
+    """A binary stream of the file's content, decompressed when it is gzip (recognised by content, not by name)."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            gz = f.read(2) == _GZIP_MAGIC
+        return gzip.open(path, "rb") if gz else open(path, "rb")
     except FileNotFoundError:
         raise DataError(f"IDX file {path} does not exist; check the path.") from None
+    except IsADirectoryError:
+        raise DataError(f"IDX file {path} is a directory; give a file.") from None
     except OSError as err:
         raise DataError(f"cannot read IDX file {path}: {err}; check its permissions.") from None
-    if raw[:2] != _GZIP_MAGIC:
-        return raw
+
+
+def _read(stream, n: int) -> bytes:
+    """Up to n bytes (fewer only at the end of the stream), in chunks so a short stream costs no more than it holds."""
+    parts, left = [], n
+    while left > 0:
+        part = stream.read(min(left, 64 * _CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def read_idx(path) -> np.ndarray:
+    """Read an IDX file (raw or gzip) into a native-endian numpy array of the shape its header declares.
+
+    The content is streamed: the header is read first, then exactly the bytes it declares, so a gzip file that
+    inflates to far more than its header says (a "gzip bomb") is refused after reading one byte too many, not
+    after decompressing all of it.
+    """
+    path = Path(path)
     try:
-        return gzip.decompress(raw)
+        with _open(path) as stream:
+            return _parse(stream, path)
     except (OSError, EOFError, zlib.error) as err:
         raise DataError(
             f"cannot decompress {path}: unreadable gzip ({err}); the file is probably incomplete — "
@@ -49,35 +81,48 @@ def _read_bytes(path: Path) -> bytes:
         ) from None
 
 
-def read_idx(path) -> np.ndarray:
-    """Read an IDX file (raw or gzip) into a native-endian numpy array of the shape its header declares."""
-    path = Path(path)
-    data = _read_bytes(path)
-    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in TYPE_CODES or data[3] == 0:
-        magic = int.from_bytes(data[:4].ljust(4, b"\0"), "big")
+def _parse(stream, path: Path) -> np.ndarray:
+    magic = _read(stream, 4)
+    if len(magic) < 4 or magic[0] != 0 or magic[1] != 0 or magic[2] not in TYPE_CODES or magic[3] == 0:
+        number = int.from_bytes(magic[:4].ljust(4, b"\0"), "big")
         codes = "/".join(f"0x{c:02X}" for c in TYPE_CODES)
         raise DataError(
-            f"not an IDX file: magic number 0x{magic:08X} in {path}, expected 0x0000TTNN "
+            f"not an IDX file: magic number 0x{number:08X} in {path}, expected 0x0000TTNN "
             f"(two zero bytes, a type code TT in {codes}, the number of dimensions NN ≥ 1); "
             "check that this is an MNIST-format file."
         )
-    dtype, ndim = TYPE_CODES[data[2]], data[3]
-    header_size = 4 + 4 * ndim
-    if len(data) < header_size:
+    dtype, ndim = TYPE_CODES[magic[2]], magic[3]
+    sizes = _read(stream, 4 * ndim)
+    if len(sizes) < 4 * ndim:
         raise DataError(
             f"size mismatch: header says {ndim} dimensions ({4 * ndim} bytes of sizes), file has "
-            f"{len(data) - 4} bytes after the magic number in {path}; the file is truncated — download it again."
+            f"{len(sizes)} bytes after the magic number in {path}; the file is truncated — download it again."
         )
-    shape = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    found = len(data) - header_size
-    if found != expected:
-        dims = " × ".join(str(d) for d in shape)
+    shape = tuple(int(d) for d in np.frombuffer(sizes, dtype=">u4", count=ndim))
+    dims = " × ".join(str(d) for d in shape)
+    expected = math.prod(shape) * dtype.itemsize
+    if expected > MAX_IDX_BYTES:
+        raise DataError(
+            f"{path}: header says {dims} values × {dtype.itemsize} bytes = {expected:,} bytes, more than the "
+            f"{MAX_IDX_BYTES:,} bytes an IDX file may hold here; the header is corrupt, or split the data into "
+            "smaller files."
+        )
+    body = _read(stream, expected)
+    extra = len(_read(stream, 1))
+    while extra and extra <= _OVERSIZE_COUNTED:  # count what is left, without keeping it
+        more = len(stream.read(_CHUNK))
+        if not more:
+            break
+        extra += more
+    if len(body) != expected or extra:
+        found = f"{len(body) + extra}" if extra <= _OVERSIZE_COUNTED else f"more than {expected + extra:,}"
+        what = "truncated or corrupt — download it again" if not extra else (
+            "longer than its header says (corrupt, or not what it claims to be) — download it again")
         raise DataError(
             f"size mismatch: header says {dims} values × {dtype.itemsize} bytes = {expected} bytes, file has "
-            f"{found} bytes of data in {path}; the file is truncated or corrupt — download it again."
+            f"{found} bytes of data in {path}; the file is {what}."
         )
-    array = np.frombuffer(data, dtype=dtype, offset=header_size).reshape(shape)
+    array = np.frombuffer(body, dtype=dtype).reshape(shape)
     return array.astype(dtype.newbyteorder("="))  # native byte order, and a writable copy
 
 
@@ -137,6 +182,9 @@ def _images_and_labels(images_path: Path, labels_path: Path) -> tuple[np.ndarray
         raise DataError(
             f"{labels_path} holds {labels.dtype} values of shape {labels.shape}; labels must be 1-D integers [N]."
         )
+    if len(images) == 0:
+        raise DataError(f"{images_path} holds 0 images (its header says {' × '.join(map(str, images.shape))}); "
+                        "a data set needs at least one image per class — check that the file was written completely.")
     if len(images) != len(labels):
         raise DataError(
             f"count mismatch: {images_path.name} has {len(images)} images but {labels_path.name} has "
@@ -151,6 +199,8 @@ def load_idx_dir(directory) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, 
     Images come back as stored ([N, H, W] in the file's dtype); scaling is the caller's business.
     """
     directory = Path(directory).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise DataError(f"idx: {directory} is a file, not a directory; give the folder that holds the IDX files.")
     if not directory.is_dir():
         raise DataError(f"idx: directory {directory} does not exist; give the folder that holds the IDX files.")
     paths = {role: find_idx_file(directory, role) for role in IDX_ROLES}

@@ -11,6 +11,7 @@ labels, subsets, rotation, standardisation — each with its own seeded generato
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,9 @@ class DatasetName(param.String):
             return
         try:
             resolve(val)
-        except DataError:
+        except DataError as err:
+            if isinstance(val, str) and val.startswith(IDX_PREFIX):
+                raise DataError(f"parameter 'dataset': {err}") from None
             raise DataError(
                 f"parameter 'dataset' got {val!r}, which is not a known dataset; valid names: "
                 f"{', '.join(names())}, or 'idx:/path/to/dir' for a folder of MNIST-format files."
@@ -109,7 +112,7 @@ def _allowed(key: str, p: param.Parameter) -> str:
     if isinstance(p, param.List):
         return "a list of integers, e.g. [0, 1]"
     if isinstance(p, param.Number):
-        kind = "an integer" if isinstance(p, param.Integer) else "a number"
+        kind = "an integer" if isinstance(p, param.Integer) else "a finite number"
         lo, hi = p.bounds or (None, None)
         lo_op, hi_op = ("≤" if inclusive else "<" for inclusive in p.inclusive_bounds)
         if lo is not None and hi is not None:
@@ -129,12 +132,20 @@ def _set(target: param.Parameterized, key: str, value, dataset: str):
         value = list(value)
     if key == "classes" and isinstance(value, list):
         value = [int(v) if isinstance(v, np.integer) else v for v in value]
+    p = target.param[key]
+    note = ""
+    if isinstance(p, param.Number) and isinstance(value, (bool, np.bool_)):
+        note = "; True/False is not a count or a number here"  # bool is an int in Python: subset=True is no count
+    elif isinstance(p, param.Number) and isinstance(value, float) and not math.isfinite(value):
+        note = "; NaN and ±inf are not"  # +inf passes an open upper bound, NaN passes every comparison
     try:
+        if note:
+            raise ValueError(note)
         setattr(target, key, value)
     except (ValueError, TypeError):
-        p = target.param[key]
         raise DataError(
-            f"option {key}={value!r} is not valid for dataset {dataset!r}: it must be {_allowed(key, p)} ({p.doc})"
+            f"option {key}={value!r} is not valid for dataset {dataset!r}: it must be {_allowed(key, p)}{note} "
+            f"({p.doc})"
         ) from None
 
 

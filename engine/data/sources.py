@@ -15,6 +15,7 @@ from sklearn import datasets as skdata
 
 from ..errors import DataError
 from . import mnist, synthetic
+from .dataset import refuse_non_finite
 from .idx import load_idx_dir
 from .variants import rng
 
@@ -100,10 +101,12 @@ def _scale_images(X: np.ndarray, where: str) -> np.ndarray:
     """[N, H, W] stored values -> [N, 1, H, W] in [0, 1]: bytes / 255; other types must already be in [0, 1]."""
     if X.dtype == np.uint8:
         return X[:, None] / 255.0
+    stored = X.dtype  # the file's type, named in messages (not the float64 it becomes here)
     X = X.astype(np.float64)[:, None]
+    refuse_non_finite(X[:, 0], f"{where} ({stored} images)")
     if X.size and (X.min() < 0 or X.max() > 1):
         raise DataError(
-            f"{where}: images of type {X.dtype} have values in [{X.min()}, {X.max()}]; IDX images must be "
+            f"{where}: images of type {stored} have values in [{X.min():g}, {X.max():g}]; IDX images must be "
             "unsigned bytes (0..255) or numbers in [0, 1] — rescale them."
         )
     return X

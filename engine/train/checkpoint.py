@@ -51,15 +51,21 @@ def load_checkpoint(path: str | Path, map_location=None) -> dict:
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for truncated or foreign files
-        reason = str(err).split("\n")[0].strip()  # torch's first line; its advice about weights_only is not ours
+        if "GLOBAL" in str(err):  # torch's advice here (load it unsafely) is not ours to repeat
+            raise CheckpointError(f"checkpoint {path} holds Python objects besides tensors, so it is not loaded "
+                                  "(loading them could run code); it was not written by Invariance Lab or was "
+                                  "changed since — use another checkpoint of the run") from None
+        reason = next((line.strip() for line in str(err).splitlines()[1:] if line.strip()
+                       and "weights_only" not in line and "torch.load" not in line), "") if "Weights only" in str(err) \
+            else (str(err).strip().splitlines() or [""])[0]
         raise CheckpointError(f"checkpoint {path} cannot be read ({type(err).__name__}: {reason}); it may be "
                               "truncated or not a checkpoint of this program") from None
     if not isinstance(payload, dict) or payload.get("format") not in READABLE_FORMATS:
         raise CheckpointError(f"{path} is not an Invariance Lab checkpoint")
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
-        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}; it is damaged or was not written by "
-                              "this program, so it cannot be resumed from")
+        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)} (it was cut short or edited); it cannot "
+                              "be resumed from — use another checkpoint of the run")
     payload.setdefault("streams", {})
     payload.setdefault("order", torch.empty(0, dtype=torch.long))
     payload.setdefault("cursor", 0)

@@ -57,8 +57,20 @@ def config_values(config: param.Parameterized) -> dict:
     return {k: v for k, v in config.param.values().items() if k != "name"}
 
 
+def require_dict(values, what: str) -> None:
+    if not isinstance(values, dict):
+        example = {"data": "{'dataset': 'digits'}", "training": "{'steps': 1000}"}.get(what, "{'num_inducing': 100}")
+        raise ConfigError(f"the {what} settings must be a dict of name: value, e.g. {example}; "
+                          f"got the {type(values).__name__} {values!r}")
+
+
 def apply_values(cls: type[param.Parameterized], values: dict, what: str) -> param.Parameterized:
     """Instantiate `cls` from a dict, turning param's errors into ones that name the setting."""
+    require_dict(values, what)
+    for key, value in values.items():  # bool is an int in Python: True is no count of steps or points
+        if isinstance(value, bool) and isinstance(cls.param[key] if key in cls.param else None, param.Number):
+            raise ConfigError(f"invalid {what} setting: {key}={value!r} is True/False, but {key} is a number; "
+                              f"give a number, e.g. {key}={cls.param[key].default!r}")
     unknown = set(values) - set(cls.param) - {"name"}
     if unknown:
         raise ConfigError(f"unknown {what} setting(s): {', '.join(sorted(unknown))}; "
@@ -118,5 +130,10 @@ class RunConfig:
 
     def validate(self) -> "RunConfig":
         """Build every config object once so that bad values fail here, with a message, before any work."""
+        if not isinstance(self.model, str):
+            raise ConfigError(f"model must be a family name such as 'svgp', not the {type(self.model).__name__} "
+                              f"{self.model!r}")
+        for what, values in (("training", self.train), ("model", self.model_config), ("data", self.data)):
+            require_dict(values, what)
         self.train_config(), self.model_params(), self.data_config()
         return self

@@ -5,6 +5,13 @@ mid-run loses at most what was logged since the last flush, and never corrupts w
 One connection is shared by the threads of a process under a lock (the dashboard trains in a
 background thread and reads from the server thread).
 
+Faults of the store itself never become tracebacks: each `sqlite3` error is turned into a `RunStoreError`
+that says what is wrong and what to do (a damaged file is never rewritten or "repaired": move it aside). When
+another program holds the write lock, writes are not lost and training does not stop: metrics, run updates and
+checkpoint records stay queued in memory (`pending`) and go out with the next write that gets the lock;
+`on_busy(message)` hears when that starts and ends. Only `create_run` and `close` wait for the lock, up to
+`max_wait` seconds.
+
 A run's `elbo` is the last minibatch estimate logged while it trained; `full_elbo` is the ELBO over the whole
 training set computed when it finished (`Trainer.full_elbo`), the figure to compare runs by (on the same data,
 likelihood and estimator).
@@ -20,6 +27,8 @@ checkpoint. A writer on another host is judged by its heartbeat (`updated`, refr
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 import socket
 import sqlite3
@@ -27,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import settings
 from ..errors import InvlabError
@@ -94,6 +104,45 @@ def writer_alive(pid: int, host: str | None, token: str | None) -> bool | None:
     return True
 
 
+def _is_busy(err: sqlite3.Error) -> bool:
+    return isinstance(err, sqlite3.OperationalError) and ("locked" in str(err) or "busy" in str(err))
+
+
+def fault_message(path: Path, err: BaseException) -> str:
+    """What a `sqlite3` (or file system) error on the store at `path` means for the user, and the fix."""
+    text = str(err)
+    if _is_busy(err):
+        return (f"the run store {path} is locked by another program ({text}); nothing was lost — close the program "
+                f"that holds it (`fuser {path}` names it) and try again")
+    if "readonly" in text or "read-only" in text:
+        return (f"the run store {path} is read-only ({text}); make it and its folder writable (chmod u+w), or set "
+                "INVLAB_DATA to another directory for new runs")
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return (f"the run store {path} is damaged ({text}). It was left untouched; move it aside (mv {path} "
+                f"{path}.damaged) and a new store is started on the next run; `sqlite3 {path}.damaged .recover` "
+                "may save its runs")
+    if "unable to open" in text or isinstance(err, OSError):
+        return (f"the run store {path} cannot be opened or created ({text}); check that its folder exists, is a "
+                "directory and is writable, or set INVLAB_DATA to a directory you can write")
+    if "disk is full" in text or "I/O" in text:
+        return f"the run store {path} cannot be written ({text}); free disk space or set INVLAB_DATA elsewhere"
+    return (f"the run store {path} failed ({type(err).__name__}: {text}); it was left untouched — if this repeats, "
+            "move it aside or set INVLAB_DATA to another directory")
+
+
+def _guarded(method):
+    """Turn the store's sqlite3 errors into a `RunStoreError` with the fix."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as err:
+            raise RunStoreError(fault_message(self.path, err)) from None
+
+    return guarded
+
+
 @dataclass
 class RunRecord:
     id: int
@@ -117,22 +166,49 @@ class RunRecord:
 
 
 class RunStore:
-    def __init__(self, path: str | Path | None = None):
+    busy_timeout = 5.0  # seconds a write waits for another program's lock before it is queued instead
+    retry_timeout = 0.05  # while the store is busy, a write tries this long and is queued again
+    max_wait = 600.0  # create_run and close wait this long in total for the lock, then give up with a message
+
+    def __init__(self, path: str | Path | None = None, *, on_busy: Callable[[str], None] | None = None):
         self.path = Path(path) if path is not None else settings.data_dir() / "runs.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.on_busy = on_busy
         self._lock = threading.RLock()
         self._pending: list[tuple[int, int, str, float]] = []
+        self._pending_updates: dict[int, dict] = {}  # run id -> fields not yet written
+        self._pending_checkpoints: list[tuple[int, int, str, float]] = []
+        self._busy_since: float | None = None
+        self._closed = False
+        if self.path.is_dir():
+            raise RunStoreError(f"the run store {self.path} is a directory, not a file; move it aside or set "
+                                "INVLAB_DATA to another directory")
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=self.busy_timeout)
+        except (OSError, sqlite3.Error) as err:
+            raise RunStoreError(fault_message(self.path, err)) from None
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
             self._add_missing_columns()
             self._add_writer_columns()
-        except sqlite3.DatabaseError as err:
-            raise RunStoreError(f"the run store {self.path} cannot be opened ({err}). It was left untouched; move it "
-                                "aside (or point INVLAB_DATA elsewhere) to start a new store.") from None
+            self._db.execute("SELECT count(*) FROM runs").fetchone()  # a damaged table shows here, not mid-run
+        except sqlite3.Error as err:
+            self._db.close()
+            if "readonly" in str(err) and self._tables_exist():
+                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+                return  # a read-only store still lists its runs; writing says what to do
+            raise RunStoreError(fault_message(self.path, err)) from None
+        self._take_back_set_aside()
         self.mark_killed_runs()
+
+    def _tables_exist(self) -> bool:
+        try:
+            with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
+                return db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'runs'").fetchone()[0] == 1
+        except sqlite3.Error:
+            return False
 
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
@@ -199,28 +275,96 @@ class RunStore:
         return f"pid {pid} on {host}"
 
     # -- writing ------------------------------------------------------------------------------------------------
+    @_guarded
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
         now = time.time()
-        with self._lock, self._db:
-            cur = self._db.execute(
+        with self._lock:
+            return int(self._waiting(lambda: self._db.execute(
                 "INSERT INTO runs (created, updated, model, dataset, config, status) VALUES (?, ?, ?, ?, ?, ?)",
-                (now, now, model, dataset, config_json, status))
-            return int(cur.lastrowid)
+                (now, now, model, dataset, config_json, status)).lastrowid, "to create the run"))
 
     def log_metrics(self, run_id: int, step: int, metrics: dict[str, float]) -> None:
         """Buffer metrics for one step; they reach the database at the next `flush()`."""
         with self._lock:
             self._pending.extend((run_id, int(step), name, float(value)) for name, value in metrics.items())
 
-    def flush(self) -> None:
+    @property
+    def pending(self) -> int:
+        """Metric rows, run updates and checkpoint records waiting to be written."""
+        return len(self._pending) + len(self._pending_updates) + len(self._pending_checkpoints)
+
+    @_guarded
+    def flush(self) -> bool:
+        """Write everything queued in one transaction; False (all kept queued) while another program holds the
+        lock, True once written."""
         with self._lock:
-            if not self._pending:
-                return
-            rows, self._pending = self._pending, []
-            with self._db:
-                self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)", rows)
+            if not self.pending:
+                return True
+            busy = self._busy_since is not None
+            if busy:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self.retry_timeout * 1000)}")
+            try:
+                with self._db:
+                    self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)",
+                                         self._pending)
+                    for run_id, fields in self._pending_updates.items():
+                        cols = ", ".join(f"{k} = ?" for k in fields)
+                        self._db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+                    for run_id, step, path, created in self._pending_checkpoints:  # the same file again: one record
+                        self._db.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ? AND path = ?",
+                                         (run_id, step, path))
+                        self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
+                                         (run_id, step, path, created))
+            except sqlite3.OperationalError as err:
+                if not _is_busy(err):
+                    raise
+                self._note_busy()
+                return False
+            finally:
+                if busy:
+                    self._db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            written = len(self._pending)
+            self._pending, self._pending_updates, self._pending_checkpoints = [], {}, []
+            self._note_free(f"; the {written} queued metric values are stored" if written else "")
+            return True
+
+    def _note_free(self, what: str = "") -> None:
+        if self._busy_since is not None:
+            waited, self._busy_since = time.time() - self._busy_since, None
+            self._say(f"the run store {self.path} is writable again after {waited:.0f} s{what}")
+
+    def _note_busy(self, waiting: str = "training goes on and its metrics wait in memory until the store can be "
+                                        "written") -> None:
+        if self._busy_since is None:
+            self._busy_since = time.time()
+            self._say(f"the run store {self.path} is locked by another program; {waiting} (`fuser {self.path}` "
+                      "names the program)")
+
+    def _say(self, message: str) -> None:
+        if self.on_busy is not None:
+            self.on_busy(message)
+
+    def _waiting(self, write: Callable, what: str):
+        """Run `write` in a transaction, waiting (with a message) up to `max_wait` seconds for the lock."""
+        start = time.time()
+        while True:
+            try:
+                with self._db:
+                    result = write()
+                self._note_free()
+                return result
+            except sqlite3.OperationalError as err:
+                if not _is_busy(err):
+                    raise
+                self._note_busy(f"waiting up to {self.max_wait:.0f} s for it {what}")
+                if time.time() - start >= self.max_wait:
+                    raise RunStoreError(
+                        f"the run store {self.path} stayed locked by another program for {time.time() - start:.0f} "
+                        f"s, so there was no way {what}; close the program that holds it (`fuser {self.path}` "
+                        "names it) and try again") from None
 
     def update_run(self, run_id: int, **fields) -> None:
+        """Set fields of a run; queued with the metrics (and written with them) while the store is locked."""
         allowed = {"status", "step", "elbo", "test_error", "test_rmse", "test_nlpd", "message", "config", "full_elbo"}
         bad = set(fields) - allowed
         if bad:
@@ -228,23 +372,23 @@ class RunStore:
         fields["updated"] = time.time()
         if fields.get("status") == "running":  # this process now writes the run: a later reader can check on it
             fields.update(writer_identity())
-        cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock, self._db:
-            self._db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+        with self._lock:
+            self._pending_updates.setdefault(run_id, {}).update(fields)
+            self.flush()
 
     def add_checkpoint(self, run_id: int, step: int, path: str | Path) -> None:
-        """Record a checkpoint; a path inside the store's directory is kept relative to it."""
+        """Record a checkpoint (queued with the metrics while the store is locked); a path inside the store's
+        directory is kept relative to it, so a moved data directory keeps its checkpoints."""
         path = Path(path).absolute()
         try:
             stored = path.relative_to(self.path.parent.absolute()).as_posix()
         except ValueError:
             stored = str(path)
-        with self._lock, self._db:
-            self._db.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ? AND path = ?",
-                             (run_id, int(step), stored))  # the same file written again: one record
-            self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
-                             (run_id, int(step), stored, time.time()))
+        with self._lock:
+            self._pending_checkpoints.append((run_id, int(step), stored, time.time()))
+            self.flush()
 
+    @_guarded
     def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:
         """Remove a checkpoint file and its record (older checkpoints beyond `keep_checkpoints`)."""
         with self._lock, self._db:
@@ -255,13 +399,17 @@ class RunStore:
                                      (int(run_id), int(stored_step), stored))
         path.unlink(missing_ok=True)
 
+    @_guarded
     def truncate(self, run_id: int, after_step: int) -> None:
         """Drop metrics logged after `after_step` (a resumed run continues from its last checkpoint)."""
         with self._lock, self._db:
             self._db.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", (run_id, int(after_step)))
 
     # -- reading ------------------------------------------------------------------------------------------------
+    @_guarded
     def get_run(self, run_id: int) -> RunRecord:
+        if int(run_id).bit_length() > 63:  # beyond SQLite's integers: no such run, rather than an OverflowError
+            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
         self.mark_killed_runs()
         with self._lock:
             row = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs WHERE id = ?",
@@ -270,6 +418,7 @@ class RunStore:
             raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
         return RunRecord(*row)
 
+    @_guarded
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
         sql = f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs ORDER BY id DESC"
         if limit:
@@ -278,6 +427,7 @@ class RunStore:
         with self._lock:
             return [RunRecord(*row) for row in self._db.execute(sql).fetchall()]
 
+    @_guarded
     def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
         with self._lock:
             rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
@@ -305,6 +455,7 @@ class RunStore:
                 return moved
         return path
 
+    @_guarded
     def checkpoints(self, run_id: int) -> list[tuple[int, Path]]:
         """A run's recorded checkpoints, newest first, as (step, path now); the files may be missing."""
         with self._lock:
@@ -325,9 +476,58 @@ class RunStore:
         return path
 
     def close(self) -> None:
+        """Write what is queued, waiting up to `max_wait` seconds for another program's lock; if it stays locked,
+        the queue is saved beside the store (`runs.sqlite.queued-*.json`) and written by the next `RunStore` opened
+        on it, and a `RunStoreError` says so."""
         with self._lock:
-            self.flush()
-            self._db.close()
+            if self._closed:
+                return
+            try:
+                start = time.time()
+                while not self.flush():
+                    if time.time() - start >= self.max_wait:
+                        aside = self._set_aside()
+                        raise RunStoreError(
+                            f"the run store {self.path} stayed locked by another program for {time.time() - start:.0f}"
+                            f" s; what it could not take ({len(self._pending)} metric values, run status, checkpoint "
+                            f"records) is saved in {aside} and is stored the next time invlab opens the store; "
+                            f"close the program that holds it (`fuser {self.path}` names it)")
+                    time.sleep(min(1.0, self.max_wait))
+            finally:
+                self._closed = True
+                self._db.close()
+
+    def _set_aside(self) -> Path:
+        """Save the queue as JSON beside the store (written atomically)."""
+        aside = self.path.with_name(f"{self.path.name}.queued-{os.getpid()}-{time.time_ns()}.json")
+        tmp = aside.with_name(aside.name + ".tmp")
+        tmp.write_text(json.dumps({"metrics": self._pending, "checkpoints": self._pending_checkpoints,
+                                   "updates": {str(k): v for k, v in self._pending_updates.items()}}))
+        os.replace(tmp, aside)
+        return aside
+
+    def _take_back_set_aside(self) -> None:
+        """Queue what an earlier process saved beside the store because the store was locked, and write it."""
+        for aside in sorted(self.path.parent.glob(f"{self.path.name}.queued-*.json")):
+            claimed = aside.with_name(f"{aside.name}.{os.getpid()}")
+            try:
+                os.rename(aside, claimed)  # atomic: of two processes opening the store, one takes each file
+                saved = json.loads(claimed.read_text())
+            except (OSError, ValueError):
+                continue
+            with self._lock:
+                self._pending.extend(tuple(row) for row in saved["metrics"])
+                self._pending_checkpoints.extend(tuple(row) for row in saved["checkpoints"])
+                for run_id, fields in saved["updates"].items():
+                    self._pending_updates.setdefault(int(run_id), {}).update(fields)
+                written = self.flush()
+            if written:
+                claimed.unlink()
+            else:  # still locked: it stays on disk for the next store opened, not queued twice
+                with self._lock:
+                    self._pending, self._pending_updates, self._pending_checkpoints = [], {}, []
+                    self._busy_since = None
+                os.rename(claimed, aside)
 
     def __enter__(self):
         return self

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..data.dataset import check_inputs
 from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
 from ..models.base import DataInfo, Numerics, seeded
@@ -86,6 +87,19 @@ class Snapshot:
     health: Health = field(default_factory=Health)
 
 
+def more_inducing_than_data(params, num_train: int) -> str | None:
+    """The note for a model asked for more inducing points than there are training points: it uses M = N."""
+    from ..models.convolutional import PatchParams  # inducing patches are not limited by the number of images
+
+    names = ["num_inducing_rbf"] + ([] if isinstance(params, PatchParams) else ["num_inducing"])
+    for name in names:
+        value = getattr(params, name, None)
+        if isinstance(value, int) and value > num_train:
+            return (f"{name}={value} is more than the {num_train} training points; the model uses M = {num_train} "
+                    f"(every training point once)")
+    return None
+
+
 class Trainer:
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, run_id: int | None = None, dataset=None):
         self.config = config.validate()
@@ -95,7 +109,7 @@ class Trainer:
         if self.device.type == "cpu":
             keep_freed_cpu_memory()  # large step tensors are reused instead of page-faulted in again every step
         self.dtype = resolve_dtype(self.tc.dtype, self.device)
-        self.dataset = dataset if dataset is not None else config.data_config().load()
+        self.dataset = dataset.check() if dataset is not None else config.data_config().load()
         ds = self.dataset
         if ds.task not in self.spec.tasks:
             raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
@@ -124,7 +138,7 @@ class Trainer:
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self.last_parts: dict[str, float] = {}
         self.last_metrics: dict[str, float] = {}
-        self.last_warning: str | None = None
+        self.last_warning: str | None = more_inducing_than_data(config.model_params(), ds.num_train)
         self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
         self._order = torch.empty(0, dtype=torch.long)
         self._cursor = 0
@@ -455,7 +469,7 @@ class Trainer:
 
     @torch.no_grad()
     def predict(self, X) -> "Prediction":  # noqa: F821
-        X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
+        X = torch.as_tensor(check_inputs(X, self.dataset.X_train.shape[1:]), dtype=self.dtype, device=self.device)
         with self.lock:
             return self.model.predict(X)
 

@@ -155,3 +155,58 @@ def test_idx_dir_errors(tmp_path, fake_mnist, write_mnist_dir):
         load(f"idx:{half}")
     with pytest.raises(DataError, match="needs a directory"):
         load("idx:")
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it(tmp_path):
+    """A 64 MB body behind a header declaring 10 small images: refused after reading a bounded amount."""
+    import tracemalloc
+
+    header = bytes([0, 0, 0x08, 3]) + np.asarray([10, 28, 28], dtype=">u4").tobytes()
+    path = tmp_path / "bomb.gz"
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(header)
+        for _ in range(64):
+            f.write(bytes(1 << 20))
+    assert path.stat().st_size < (1 << 20)  # well under a megabyte on disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError, match="longer than its header says") as info:
+            read_idx(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "10 × 28 × 28" in str(info.value)
+    assert peak < 24 << 20  # a few chunks, never the 64 MB body (before: the whole body, 0.95 GB for 300 MB)
+
+
+def test_a_header_claiming_too_much_is_refused_before_reading(tmp_path, monkeypatch):
+    from engine.data import idx
+
+    monkeypatch.setattr(idx, "MAX_IDX_BYTES", 1000)
+    path = write_idx(tmp_path / "x", np.zeros((2, 28, 28), dtype=np.uint8))
+    with pytest.raises(DataError, match="1,568 bytes, more than the 1,000 bytes"):
+        read_idx(path)
+
+
+def test_float_images_are_named_by_their_stored_type(tmp_path, write_mnist_dir):
+    images = np.full((4, 8, 8), 3.0, dtype=np.float32)
+    labels = np.array([0, 1, 0, 1], dtype=np.uint8)
+    d = tmp_path / "f"
+    d.mkdir()
+    write_idx(d / "train-images-idx3-ubyte", images)
+    write_idx(d / "train-labels-idx1-ubyte", labels)
+    with pytest.raises(DataError, match=r"images of type float32 have values in \[3, 3\]"):
+        load(f"idx:{d}")
+    images[1, 2, 3] = np.nan
+    write_idx(d / "train-images-idx3-ubyte", images)
+    with pytest.raises(DataError, match=r"float32 images\) has 1 non-finite value .* at index \(1, 2, 3\)"):
+        load(f"idx:{d}")
+
+
+def test_an_idx_set_of_zero_images_is_refused(tmp_path):
+    d = tmp_path / "z"
+    d.mkdir()
+    write_idx(d / "train-images-idx3-ubyte", np.zeros((0, 28, 28), dtype=np.uint8))
+    write_idx(d / "train-labels-idx1-ubyte", np.zeros(0, dtype=np.uint8))
+    with pytest.raises(DataError, match="holds 0 images"):
+        load(f"idx:{d}")

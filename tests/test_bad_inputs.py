@@ -1,0 +1,715 @@
+"""The published list of bad inputs: every case gets a clear error naming what went wrong, or a documented valid
+behaviour, never a traceback and never a silent change. docs/bad_inputs.md is the same list as a table.
+
+Command lines run in-process (`engine.cli.main(argv)`, the console script's code path) against a private data
+directory; each asserts the exit status (2: usage, 1: refused or failed with a message, 0: valid) and that a line
+of stderr starting with `invlab` names the setting. API calls assert the engine's own error type and its message.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import sqlite3
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from engine.cli import main
+from engine.errors import InvlabError
+
+# -- fixtures that build a bad world -------------------------------------------------------------------------------
+
+
+def write_idx_pair(directory: Path, images: np.ndarray, labels: np.ndarray, gz: bool = False):
+    from engine.data import write_idx
+
+    directory.mkdir(parents=True, exist_ok=True)
+    ext = ".gz" if gz else ""
+    write_idx(directory / f"train-images-idx3-ubyte{ext}", images)
+    write_idx(directory / f"train-labels-idx1-ubyte{ext}", labels)
+    return directory
+
+
+def gzip_bomb(path: Path, declared=(10, 28, 28), body_bytes=64 << 20) -> Path:
+    """A gzip IDX file whose header declares a few images but whose body inflates to `body_bytes` of zeros."""
+    header = bytes([0, 0, 0x08, len(declared)]) + np.asarray(declared, dtype=">u4").tobytes()
+    chunk = bytes(1 << 20)
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(header)
+        for _ in range(body_bytes // len(chunk)):
+            f.write(chunk)
+    return path
+
+
+def setup_idx_empty_dir(tmp):
+    (tmp / "empty").mkdir()
+
+
+def setup_idx_zero_images(tmp):
+    write_idx_pair(tmp / "zero", np.zeros((0, 28, 28), np.uint8), np.zeros(0, np.uint8))
+
+
+def setup_idx_float32_pixels(tmp):
+    write_idx_pair(tmp / "float", np.full((20, 8, 8), 200.0, np.float32), np.arange(20, dtype=np.uint8) % 2)
+
+
+def setup_idx_bomb(tmp):
+    d = tmp / "bomb"
+    d.mkdir()
+    gzip_bomb(d / "train-images-idx3-ubyte.gz", body_bytes=8 << 20)
+    from engine.data import write_idx
+
+    write_idx(d / "train-labels-idx1-ubyte", np.arange(10, dtype=np.uint8))
+
+
+def setup_idx_one_class(tmp):
+    write_idx_pair(tmp / "one", np.zeros((20, 8, 8), np.uint8), np.zeros(20, np.uint8))
+
+
+def setup_idx_nan(tmp):
+    images = np.full((20, 8, 8), 0.5, np.float32)
+    images[3, 2, 2] = np.nan
+    write_idx_pair(tmp / "nan", images, np.arange(20, dtype=np.uint8) % 2)
+
+
+def setup_data_dir_is_file(tmp):
+    (tmp / "data").write_text("not a directory")
+
+
+def setup_corrupt_store(tmp):
+    (tmp / "data").mkdir()
+    (tmp / "data" / "runs.sqlite").write_bytes(b"this is not a database, it is a note " * 200)
+
+
+def setup_corrupt_runs_page(tmp):
+    setup_corrupt_page(tmp, table="runs")
+
+
+def setup_corrupt_page(tmp, table="metrics"):
+    """A real store with one run, then a page of `table` overwritten with garbage (a disk or copy fault)."""
+    from engine.train import RunStore
+
+    (tmp / "data").mkdir()
+    path = tmp / "data" / "runs.sqlite"
+    with RunStore(path) as store:
+        run = store.create_run("{}", "svgp", "digits")
+        for step in range(2000):
+            store.log_metrics(run, step, {"loss": float(step)})
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    page = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    con.close()
+    with open(path, "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xa5" * page_size)
+
+
+def setup_store_is_dir(tmp):
+    (tmp / "data" / "runs.sqlite").mkdir(parents=True)
+
+
+def setup_one_run(tmp):
+    """A finished run 1 with a checkpoint."""
+    assert main(["train", "--steps", "2", "--subset", "60", "--num-inducing", "10", "--eval-every", "0",
+                 "--quiet"]) == 0
+
+
+def setup_checkpoint_without_optimiser(tmp):
+    setup_one_run(tmp)
+    from engine.train import RunStore
+
+    with RunStore(tmp / "data" / "runs.sqlite") as store:
+        _, path = store.latest_checkpoint(1)
+    payload = torch.load(path, weights_only=True)
+    del payload["optimizer"]
+    torch.save(payload, path)
+
+
+def setup_checkpoint_with_code(tmp):
+    setup_one_run(tmp)
+    from engine.train import RunStore
+
+    with RunStore(tmp / "data" / "runs.sqlite") as store:
+        _, path = store.latest_checkpoint(1)
+    torch.save({"format": 1, "fn": os.getcwd, "obj": Path("x")}, path)  # pickled objects, not plain tensors
+
+
+# -- the command lines ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Line:
+    """One bad command line: what it is, what `invlab` must answer (exit code, words in the message)."""
+
+    id: str
+    argv: list[str]
+    code: int
+    says: tuple[str, ...]
+    setup: object = None
+    out: tuple[str, ...] = field(default_factory=tuple)  # for valid behaviour: words on stdout
+
+
+QUICK = ["--steps", "1", "--eval-every", "0", "--quiet"]
+
+LINES = [
+    # wrong types
+    Line("steps-not-int", ["train", "--steps", "abc"], 2, ("--steps", "invalid int")),
+    Line("steps-float", ["train", "--steps", "1.5"], 2, ("--steps",)),
+    Line("learning-rate-text", ["train", "--learning-rate", "fast"], 2, ("--learning-rate",)),
+    Line("learning-rate-nan", ["train", "--learning-rate", "nan", *QUICK], 1, ("learning_rate",)),
+    Line("subset-bool", ["train", "--subset", "True"], 2, ("--subset",)),
+    Line("classes-not-ints", ["train", "--classes", "a,b", *QUICK], 1, ("classes",)),
+    Line("resume-not-int", ["train", "--resume", "one"], 2, ("--resume",)),
+    # out-of-range values
+    Line("steps-over-bound", ["train", "--steps", "20000000"], 1, ("steps", "10000000")),
+    Line("learning-rate-tiny", ["train", "--learning-rate", "1e-9", *QUICK], 1, ("learning_rate", "1e-06")),
+    Line("jitter-negative", ["train", "--jitter", "-1", *QUICK], 1, ("jitter",)),
+    Line("checkpoint-every-negative", ["train", "--checkpoint-every", "-1", *QUICK], 1, ("checkpoint_every",)),
+    Line("test-fraction-nan", ["train", "--test-fraction", "nan", *QUICK], 1, ("test_fraction",)),
+    Line("rotate-nan", ["train", "--rotate", "nan", *QUICK], 1, ("rotate",)),
+    Line("classes-repeated", ["train", "--classes", "4,4", *QUICK], 1, ("classes", "twice")),
+    Line("steps-negative", ["train", "--steps", "-5"], 1, ("steps", "at least 0")),
+    Line("learning-rate-zero", ["train", "--learning-rate", "0", *QUICK], 1, ("learning_rate",)),
+    Line("learning-rate-inf", ["train", "--learning-rate", "inf", *QUICK], 1, ("learning_rate",)),
+    Line("rotate-over-180", ["train", "--rotate", "200", *QUICK], 1, ("rotate", "180")),
+    Line("rotate-negative", ["train", "--rotate", "-1", *QUICK], 1, ("rotate",)),
+    Line("subset-negative", ["train", "--subset", "-3", *QUICK], 1, ("subset",)),
+    Line("subset-too-large", ["train", "--subset", "100000", *QUICK], 1, ("subset=100000", "1,348")),
+    Line("test-fraction-one", ["train", "--test-fraction", "1", *QUICK], 1, ("test_fraction",)),
+    Line("test-fraction-zero", ["train", "--test-fraction", "0", *QUICK], 1, ("test_fraction",)),
+    Line("data-seed-negative", ["train", "--data-seed", "-1", *QUICK], 1, ("seed",)),
+    Line("batch-size-negative", ["train", "--batch-size", "-1", *QUICK], 1, ("batch_size",)),
+    Line("jitter-too-large", ["train", "--jitter", "1", *QUICK], 1, ("jitter",)),
+    Line("log-every-zero", ["train", "--log-every", "0", *QUICK], 1, ("log_every",)),
+    Line("eval-size-zero", ["train", "--eval-size", "0", *QUICK], 1, ("eval_size",)),
+    Line("final-lr-ratio-two", ["train", "--final-lr-ratio", "2", *QUICK], 1, ("final_lr_ratio",)),
+    Line("num-inducing-zero", ["train", "--num-inducing", "0", *QUICK], 1, ("num_inducing",)),
+    Line("num-inducing-huge", ["train", "--num-inducing", "100000", *QUICK], 1, ("num_inducing", "5000")),
+    Line("one-class", ["train", "--classes", "4", *QUICK], 1, ("classes", "two")),
+    Line("class-not-present", ["train", "--classes", "4,99", *QUICK], 1, ("99",)),
+    Line("odd-even-one-parity", ["train", "--classes", "2,4", "--odd-even", *QUICK], 1, ("odd_even",)),
+    # unknown names
+    Line("unknown-command", ["frobnicate"], 2, ("frobnicate",)),
+    Line("unknown-model", ["train", "--model", "resnet"], 2, ("model", "resnet")),
+    Line("unknown-dataset", ["train", "--dataset", "cifar10", *QUICK], 1, ("dataset", "cifar10")),
+    Line("unknown-flag", ["train", "--num-layers", "3"], 2, ("--num-layers",)),
+    Line("unknown-kernel", ["train", "--kernel", "gaussian"], 2, ("--kernel", "rbf")),
+    Line("empty-dataset-name", ["train", "--dataset", "", *QUICK], 1, ("dataset", "digits")),
+    Line("unknown-device", ["train", "--device", "tpu"], 2, ("--device",)),
+    Line("cuda-missing", ["train", "--device", "cuda", *QUICK], 1, ("cuda",)),
+    Line("unknown-dtype", ["train", "--dtype", "float16"], 2, ("--dtype",)),
+    Line("unknown-optimizer", ["train", "--optimizer", "sgd"], 2, ("--optimizer",)),
+    # options that do not apply
+    Line("rotate-points", ["train", "--dataset", "symmetric-2d", "--rotate", "30", *QUICK], 1,
+         ("rotate", "images only")),
+    Line("rotate-tabular", ["train", "--dataset", "wine", "--rotate", "30", *QUICK], 1, ("rotate", "wine")),
+    Line("odd-even-moons", ["train", "--dataset", "two-moons", "--odd-even", *QUICK], 1, ("odd_even",)),
+    Line("image-model-tabular", ["train", "--model", "conv-invariant", "--dataset", "wine", *QUICK], 1,
+         ("image",)),
+    Line("regression-model-mismatch", ["train", "--likelihood", "bernoulli", *QUICK], 1, ("2 classes",)),
+    Line("mnist-not-fetched", ["train", "--dataset", "mnist", *QUICK], 1, ("invlab fetch mnist",)),
+    # source options
+    Line("source-option-infinity", ["train", "--dataset", "two-moons", "--source-option", "noise=Infinity", *QUICK],
+         1, ("noise",)),
+    Line("source-option-nan", ["train", "--dataset", "two-moons", "--source-option", "noise=NaN", *QUICK],
+         1, ("noise",)),
+    Line("source-option-negative", ["train", "--dataset", "two-moons", "--source-option", "noise=-1", *QUICK],
+         1, ("noise",)),
+    Line("source-option-bool-count", ["train", "--dataset", "two-moons", "--source-option", "num_train=true",
+                                      *QUICK], 1, ("num_train",)),
+    Line("source-option-text-count", ["train", "--dataset", "rectangles", "--source-option", "num_train=many",
+                                      *QUICK], 1, ("num_train",)),
+    Line("source-option-float-count", ["train", "--dataset", "rectangles", "--source-option", "num_train=2.5",
+                                       *QUICK], 1, ("num_train",)),
+    Line("source-option-empty-key", ["train", "--source-option", "=3", *QUICK], 1, ("KEY=VALUE",)),
+    Line("source-option-list-count", ["train", "--dataset", "two-moons", "--source-option", "num_train=[1,2]",
+                                      *QUICK], 1, ("num_train",)),
+    Line("source-option-unknown", ["train", "--source-option", "colour=red", *QUICK], 1, ("colour",)),
+    Line("source-option-no-equals", ["train", "--source-option", "noise", *QUICK], 1, ("KEY=VALUE",)),
+    Line("source-option-no-room", ["train", "--dataset", "rectangles", "--source-option", "image_size=8",
+                                   "--source-option", "min_side_gap=20", *QUICK], 1, ("min_side_gap",)),
+    # bad paths
+    Line("idx-no-dir", ["train", "--dataset", "idx:", *QUICK], 1, ("idx:",)),
+    Line("idx-missing-dir", ["train", "--dataset", "idx:{tmp}/nowhere", *QUICK], 1, ("does not exist",)),
+    Line("idx-path-is-file", ["train", "--dataset", "idx:{tmp}/note.txt", *QUICK], 1, ("not a directory",),
+         lambda tmp: (tmp / "note.txt").write_text("hello")),
+    Line("idx-empty-dir", ["train", "--dataset", "idx:{tmp}/empty", *QUICK], 1, ("train images",),
+         setup_idx_empty_dir),
+    Line("idx-zero-images", ["train", "--dataset", "idx:{tmp}/zero", *QUICK], 1, ("0 images",),
+         setup_idx_zero_images),
+    Line("idx-float32-pixels", ["train", "--dataset", "idx:{tmp}/float", *QUICK], 1, ("float32", "[0, 1]"),
+         setup_idx_float32_pixels),
+    Line("idx-gzip-bomb", ["train", "--dataset", "idx:{tmp}/bomb", *QUICK], 1, ("header",), setup_idx_bomb),
+    Line("idx-one-class", ["train", "--dataset", "idx:{tmp}/one", *QUICK], 1, ("class",), setup_idx_one_class),
+    Line("idx-nan-pixel", ["train", "--dataset", "idx:{tmp}/nan", *QUICK], 1, ("1 non-finite",), setup_idx_nan),
+    # bad --resume ids and checkpoints
+    Line("resume-unknown-id", ["train", "--resume", "7"], 1, ("no run with id 7",)),
+    Line("resume-negative-id", ["train", "--resume", "-1"], 1, ("-1",)),
+    Line("resume-zero-id", ["train", "--resume", "0"], 1, ("no run with id 0",)),
+    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 1, ("no run with id 99999999999999999999",)),
+    Line("checkpoint-without-optimiser", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
+         ("optimizer",), setup_checkpoint_without_optimiser),
+    Line("checkpoint-with-code", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1, ("checkpoint",),
+         setup_checkpoint_with_code),
+    # the data directory and the run store
+    Line("data-dir-is-file-train", ["train", *QUICK], 1, ("INVLAB_DATA", "not a directory"),
+         setup_data_dir_is_file),
+    Line("data-dir-is-file-runs", ["runs"], 1, ("INVLAB_DATA", "not a directory"), setup_data_dir_is_file),
+    Line("store-not-sqlite-runs", ["runs"], 1, ("runs.sqlite", "move it aside"), setup_corrupt_store),
+    Line("store-not-sqlite-train", ["train", *QUICK], 1, ("runs.sqlite", "move it aside"), setup_corrupt_store),
+    Line("store-corrupt-page-runs", ["runs"], 1, ("runs.sqlite", "move it aside"), setup_corrupt_runs_page),
+    Line("store-corrupt-page-train", ["train", *QUICK], 1, ("runs.sqlite", "move it aside"), setup_corrupt_page),
+    Line("store-is-directory", ["runs"], 1, ("runs.sqlite",), setup_store_is_dir),
+    # runs / fetch / serve
+    Line("runs-limit-text", ["runs", "--limit", "ten"], 2, ("--limit",)),
+    Line("runs-limit-negative", ["runs", "--limit", "-1"], 2, ("--limit",)),
+    Line("runs-limit-huge", ["runs", "--limit", "99999999999999999999"], 2, ("--limit",)),
+    Line("runs-unknown-flag", ["runs", "--all"], 2, ("--all",)),
+    Line("fetch-no-name", ["fetch"], 2, ("name",)),
+    Line("fetch-unknown", ["fetch", "cifar10"], 2, ("cifar10",)),
+    Line("serve-port-text", ["serve", "--port", "http"], 2, ("--port",)),
+    Line("serve-port-out-of-range", ["serve", "--port", "70000"], 2, ("--port", "65535")),
+    Line("serve-port-negative", ["serve", "--port", "-1"], 2, ("--port",)),
+    Line("serve-num-procs-negative", ["serve", "--num-procs", "-2"], 2, ("--num-procs",)),
+    Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
+    # valid, documented behaviour
+    Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
+         ("num_inducing=500", "40 training points"), out=("step 1",)),
+    Line("runs-limit-zero-lists-all", ["runs", "--limit", "0"], 0, (), out=("no runs stored yet",)),
+    Line("dataset-name-any-case", ["train", "--dataset", "Two_Moons", *QUICK], 0, ("on two-moons",)),
+    Line("classes-empty-keeps-all", ["train", "--classes", "", *QUICK], 0, ("(1348 train",)),
+    Line("steps-zero-evaluates-only", ["train", "--steps", "0", "--quiet"], 0, (), out=("step 0", "test error")),
+]
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """A private data directory; `serve` must never start a server from here."""
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
+
+    def no_server(*args, **kwargs):
+        raise AssertionError("a bad `invlab serve` line reached the server start")
+
+    monkeypatch.setattr(os, "execve", no_server)
+    monkeypatch.setattr("subprocess.call", no_server)
+    return tmp_path
+
+
+def run_cli(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("line", LINES, ids=[line.id for line in LINES])
+def test_command_line(line: Line, world, capsys):
+    if line.setup is not None:
+        line.setup(world)
+        capsys.readouterr()
+    argv = [a.format(tmp=world) for a in line.argv]
+    code, out, err = run_cli(argv, capsys)
+    assert "Traceback" not in err and "Traceback" not in out
+    assert code == line.code, err
+    if line.code:
+        messages = [m for m in err.splitlines() if m.startswith(("invlab", "usage: invlab")) and "error" in m
+                    or m.startswith("invlab")]
+        said = [m for m in messages if all(w.lower() in m.lower() for w in line.says)]
+        assert said, f"no one-line message naming {line.says}: {err}"
+    else:
+        assert all(w in err for w in line.says), err
+        assert all(w in out for w in line.out), out
+
+
+# -- the API -------------------------------------------------------------------------------------------------------
+
+
+def _digits_trainer(**model):
+    from engine.train import RunConfig, Trainer
+
+    config = RunConfig(data={"dataset": "digits", "subset": 60}, model_config={"num_inducing": 10, **model},
+                       train={"steps": 1, "eval_every": 0})
+    return Trainer(config)
+
+
+@pytest.fixture(scope="module")
+def trainer():
+    return _digits_trainer()
+
+
+def _nan_images(n=3, where=((0, 0, 1, 1),)):
+    X = np.zeros((n, 1, 8, 8))
+    for index in where:
+        X[index] = np.nan
+    return X
+
+
+def api_load_subset_bool():
+    from engine.data import load
+
+    load("digits", subset=True)
+
+
+def api_load_test_subset_bool():
+    from engine.data import load
+
+    load("digits", test_subset=False)
+
+
+def api_load_seed_bool():
+    from engine.data import load
+
+    load("digits", seed=True)
+
+
+def api_load_num_train_bool():
+    from engine.data import load
+
+    load("two-moons", num_train=True)
+
+
+def api_load_noise_inf():
+    from engine.data import load
+
+    load("two-moons", noise=float("inf"))
+
+
+def api_load_name_not_str():
+    from engine.data import load
+
+    load(7)
+
+
+def api_load_classes_str():
+    from engine.data import load
+
+    load("digits", classes="4,9")
+
+
+def api_dataset_nan_train():
+    from engine.data import Dataset
+
+    X = np.zeros((10, 2))
+    X[3, 1] = np.nan
+    Dataset("toy", X, np.arange(10) % 2, np.zeros((4, 2)), np.arange(4) % 2, num_classes=2)
+
+
+def api_dataset_inf_test():
+    from engine.data import Dataset
+
+    X = np.zeros((4, 2))
+    X[0, 0] = X[2, 1] = np.inf
+    Dataset("toy", np.zeros((10, 2)), np.arange(10) % 2, X, np.arange(4) % 2, num_classes=2)
+
+
+def api_dataset_nan_target():
+    from engine.data import Dataset
+
+    y = np.zeros(10)
+    y[5] = np.nan
+    Dataset("toy", np.zeros((10, 2)), y, np.zeros((4, 2)), np.zeros(4), task="regression")
+
+
+def api_dataset_text_inputs():
+    from engine.data import Dataset
+
+    Dataset("toy", np.array([["a", "b"]] * 4), np.arange(4) % 2, np.zeros((2, 2)), np.arange(2) % 2, num_classes=2)
+
+
+def api_runconfig_data_str():
+    from engine.train import RunConfig
+
+    RunConfig(data="digits").validate()
+
+
+def api_runconfig_train_list():
+    from engine.train import RunConfig
+
+    RunConfig(train=[("steps", 3)]).validate()
+
+
+def api_runconfig_steps_bool():
+    from engine.train import RunConfig
+
+    RunConfig(train={"steps": True}).validate()
+
+
+def api_runconfig_num_inducing_bool():
+    from engine.train import RunConfig
+
+    RunConfig(model_config={"num_inducing": True}).validate()
+
+
+def api_runconfig_subset_bool():
+    from engine.train import RunConfig
+
+    RunConfig(data={"dataset": "digits", "subset": True}).validate()
+
+
+def api_runconfig_unknown_model():
+    from engine.train import RunConfig
+
+    RunConfig(model="resnet").validate()
+
+
+def api_runconfig_from_bad_json():
+    from engine.train import RunConfig
+
+    RunConfig.from_json("{not json")
+
+
+def api_trainer_on_dataset_with_nan():
+    from engine.data import load
+    from engine.train import RunConfig, Trainer
+
+    ds = load("digits", subset=60)
+    ds.X_train[5, 0, 3, 3] = np.nan  # changed after loading
+    Trainer(RunConfig(model_config={"num_inducing": 10}, train={"steps": 1}), dataset=ds)
+
+
+API = {
+    "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
+    "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
+    "load-seed-bool": (api_load_seed_bool, ("seed",)),
+    "load-num-train-bool": (api_load_num_train_bool, ("num_train",)),
+    "load-noise-inf": (api_load_noise_inf, ("noise",)),
+    "load-name-not-str": (api_load_name_not_str, ("string",)),
+    "load-classes-str": (api_load_classes_str, ("classes",)),
+    "dataset-nan-train": (api_dataset_nan_train, ("X_train", "1 non-finite", "(3, 1)")),
+    "dataset-inf-test": (api_dataset_inf_test, ("X_test", "2 non-finite")),
+    "dataset-nan-target": (api_dataset_nan_target, ("y_train", "1 non-finite")),
+    "dataset-text-inputs": (api_dataset_text_inputs, ("X_train", "numbers")),
+    "runconfig-data-str": (api_runconfig_data_str, ("data", "dict", "{'dataset': 'digits'}")),
+    "runconfig-train-list": (api_runconfig_train_list, ("train", "dict")),
+    "runconfig-steps-bool": (api_runconfig_steps_bool, ("steps", "True")),
+    "runconfig-num-inducing-bool": (api_runconfig_num_inducing_bool, ("num_inducing", "True")),
+    "runconfig-subset-bool": (api_runconfig_subset_bool, ("subset", "True")),
+    "runconfig-unknown-model": (api_runconfig_unknown_model, ("resnet",)),
+    "runconfig-bad-json": (api_runconfig_from_bad_json, ("configuration",)),
+    "trainer-dataset-nan": (api_trainer_on_dataset_with_nan, ("X_train", "1 non-finite")),
+}
+
+
+@pytest.mark.parametrize("case", list(API))
+def test_api_call(case):
+    call, says = API[case]
+    with pytest.raises(InvlabError) as info:
+        call()
+    message = str(info.value)
+    assert all(w in message for w in says), message
+    assert "\n" not in message.strip()
+
+
+PREDICT = {
+    "predict-wrong-shape": (lambda: np.zeros((3, 64)), ("(64,)", "(1, 8, 8)")),
+    "predict-one-point-no-batch": (lambda: np.zeros((1, 8, 8)), ("(8, 8)",)),
+    "predict-nan": (lambda: _nan_images(3, [(0, 0, 1, 1), (2, 0, 4, 4)]), ("2 non-finite", "X")),
+    "predict-inf": (lambda: np.full((2, 1, 8, 8), np.inf), ("128 non-finite",)),
+    "predict-text": (lambda: np.full((2, 1, 8, 8), "a"), ("numbers",)),
+}
+
+
+@pytest.mark.parametrize("case", list(PREDICT))
+def test_predict_refuses(case, trainer):
+    make, says = PREDICT[case]
+    with pytest.raises(InvlabError) as info:
+        trainer.predict(make())
+    assert all(w in str(info.value) for w in says), str(info.value)
+
+
+def test_predict_accepts_float32_and_lists(trainer):
+    """Valid: any real dtype, a list of lists, or a tensor is converted to the trainer's dtype."""
+    X = np.random.default_rng(0).random((4, 1, 8, 8))
+    ref = trainer.predict(X).probs
+    assert torch.allclose(trainer.predict(X.astype(np.float32)).probs, ref, atol=1e-5)
+    assert torch.allclose(trainer.predict(X.tolist()).probs, ref)
+    assert torch.allclose(trainer.predict(torch.as_tensor(X)).probs, ref)
+
+
+def test_inducing_points_over_n_are_announced_not_silent():
+    """M > N is a documented valid behaviour: the model uses M = N, and the trainer says so in its warning."""
+    trainer = _digits_trainer(num_inducing=500)
+    assert trainer.model.Z.shape[0] == 60 if hasattr(trainer.model, "Z") else True
+    assert "num_inducing=500" in (trainer.last_warning or "") and "60 training points" in trainer.last_warning
+
+
+def test_checkpoint_errors_never_suggest_unsafe_loading(tmp_path):
+    from engine.train.checkpoint import CheckpointError, load_checkpoint
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": 1, "fn": os.getcwd}, path)
+    with pytest.raises(CheckpointError) as info:
+        load_checkpoint(path)
+    assert "weights_only" not in str(info.value) and "evil.pt" in str(info.value)
+
+
+def test_checkpoint_missing_keys_are_named(tmp_path):
+    from engine.train.checkpoint import CheckpointError, load_checkpoint
+
+    path = tmp_path / "partial.pt"
+    torch.save({"format": 1, "model": {}, "step": 3, "config": "{}"}, path)
+    with pytest.raises(CheckpointError, match="optimizer") as info:
+        load_checkpoint(path)
+    assert "rng" in str(info.value)
+
+
+def test_no_case_prints_a_traceback_in_a_real_process(tmp_path):
+    """The console entry itself (not only `main`) turns a store fault into a message: one subprocess."""
+    import subprocess
+
+    setup_corrupt_store(tmp_path)
+    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
+    out = subprocess.run([sys.executable, "-m", "engine", "runs"], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and "move it aside" in out.stderr
+    assert (tmp_path / "data" / "runs.sqlite").read_bytes().startswith(b"this is not a database")  # untouched
+
+
+# -- the store under faults: locked by another program, read-only, no data directory --------------------------------
+
+
+@pytest.fixture
+def quick_store(monkeypatch):
+    """Short waits for the lock, so a test sees queueing and giving up in a fraction of a second."""
+    from engine.train import RunStore
+
+    monkeypatch.setattr(RunStore, "busy_timeout", 0.05)
+    monkeypatch.setattr(RunStore, "max_wait", 0.3)
+    return RunStore
+
+
+def _hold_write_lock(path):
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # what a long write by another program looks like from here
+    return other
+
+
+def test_a_store_locked_by_another_program_queues_writes_and_training_goes_on(tmp_path, quick_store):
+    from engine.train import RunConfig, Trainer
+
+    heard = []
+    store = quick_store(tmp_path / "runs.sqlite", on_busy=heard.append)
+    config = RunConfig(data={"dataset": "digits", "subset": 60}, model_config={"num_inducing": 10},
+                       train={"steps": 40, "log_every": 5, "flush_every": 10, "eval_every": 20,
+                              "checkpoint_every": 20})
+    trainer = Trainer(config, store=store)
+    other = _hold_write_lock(store.path)
+    for _ in trainer.run():
+        pass
+    assert trainer.step_count == 40 and trainer.status == "finished"  # the run was never stopped
+    assert store.pending > 0 and "locked by another program" in heard[0] and "training goes on" in heard[0]
+    assert store.get_run(trainer.run_id).status == "created"  # nothing reached the file yet
+    other.rollback()  # the other program lets go
+    assert store.flush() and "writable again" in heard[-1]
+    record = store.get_run(trainer.run_id)
+    assert (record.status, record.step) == ("finished", 40)
+    stored = store.metrics(trainer.run_id)
+    assert set(stored) == set(trainer.history)
+    for name, (steps, values) in trainer.history.items():
+        assert stored[name] == (list(steps), list(values)), name  # every value, none twice
+    assert store.latest_checkpoint(trainer.run_id)[0] == 40
+    store.close()
+
+
+def test_a_store_locked_at_close_sets_its_queue_aside_and_the_next_store_takes_it(tmp_path, quick_store):
+    from engine.errors import InvlabError
+
+    path = tmp_path / "runs.sqlite"
+    store = quick_store(path)
+    run = store.create_run("{}", "svgp", "digits")
+    other = _hold_write_lock(path)
+    for step in range(30):
+        store.log_metrics(run, step, {"loss": float(step)})
+    store.update_run(run, status="finished", step=29)
+    with pytest.raises(InvlabError, match="stayed locked by another program .* saved in .*queued-.*json"):
+        store.close()
+    other.rollback()
+    other.close()
+    with quick_store(path) as again:
+        assert again.get_run(run).status == "finished"
+        assert again.metrics(run)["loss"] == (list(range(30)), [float(s) for s in range(30)])
+    assert not list(tmp_path.glob("*.json*"))  # taken back once, then removed
+
+
+def test_train_refuses_to_start_on_a_store_that_stays_locked(tmp_path, monkeypatch, capsys, quick_store):
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
+    quick_store(tmp_path / "data" / "runs.sqlite").close()
+    other = _hold_write_lock(tmp_path / "data" / "runs.sqlite")
+    code, _, err = run_cli(["train", *QUICK], capsys)
+    other.rollback()
+    assert code == 1 and "Traceback" not in err
+    assert "locked by another program" in err and "fuser" in err
+    with quick_store(tmp_path / "data" / "runs.sqlite") as store:
+        assert store.list_runs() == []  # nothing half-started
+
+
+def _read_only(path: Path, monkeypatch):
+    """The store file opened read-only, as for a file without write permission (root ignores chmod)."""
+    import engine.train.store as store_module
+
+    real = sqlite3.connect
+
+    def connect(target, *args, **kwargs):
+        if str(target) == str(path):
+            kwargs.pop("uri", None)
+            return real(f"file:{path}?mode=ro", *args, uri=True, **kwargs)
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", connect)
+
+
+def test_a_read_only_store_lists_its_runs_and_refuses_new_ones_with_the_fix(world, capsys, monkeypatch):
+    setup_one_run(world)
+    path = world / "data" / "runs.sqlite"
+    capsys.readouterr()
+    _read_only(path, monkeypatch)
+    code, out, _ = run_cli(["runs"], capsys)
+    assert code == 0 and "finished" in out
+    code, _, err = run_cli(["train", *QUICK], capsys)
+    assert code == 1 and "Traceback" not in err and "read-only" in err and "INVLAB_DATA" in err
+
+
+def test_a_data_directory_that_cannot_be_created_is_named(world, capsys, monkeypatch):
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if str(self).startswith(str(world / "data")):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    for argv in (["runs"], ["train", *QUICK]):
+        code, _, err = run_cli(argv, capsys)
+        assert code == 1 and "Traceback" not in err
+        assert "INVLAB_DATA" in err and "cannot be created (Permission denied)" in err
+
+
+def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
+    from engine.train.checkpoint import CheckpointError, load_checkpoint
+
+    path = tmp_path / "garbage.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="cannot be read") as info:
+        load_checkpoint(path)
+    assert "weights_only" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_published_table_lists_every_case():
+    """docs/bad_inputs.md is this file as a table: each test id above appears there, and each row here."""
+    text = (Path(__file__).parents[1] / "docs" / "bad_inputs.md").read_text()
+    ids = [line.id for line in LINES] + list(API) + list(PREDICT)
+    missing = [i for i in ids if f"`{i}`" not in text]
+    assert not missing, f"add these cases to docs/bad_inputs.md: {missing}"
+    import re
+
+    listed = set(re.findall(r"^\| `([a-z0-9_-]+)` \|", text, flags=re.M))
+    tests_here = {name[len("test_"):] for name in globals() if name.startswith("test_")}
+    unknown = sorted(listed - set(ids) - tests_here)
+    assert not unknown, f"rows without a test: {unknown}"
