@@ -16,7 +16,7 @@ a training step makes no host synchronisation; the nodes are cached per (n, devi
 
 Accuracy (tests/likelihoods/test_quadrature.py, against scipy `quad` and Monte Carlo, float64): below 1e-7 on
 probabilities for σ ratios down to 1e-3 and variances up to 1e4 when at most `slots` other classes are both much more
-certain than y and where the integrand is not negligible (the training rule, `slots=4`); predictions use every class.
+certain than y and where the integrand is not negligible (the training rule, `slots=3`); predictions use every class.
 For K = 2 the closed form P(f_1 > f_0) = Φ((μ_1 − μ_0)/√(σ_0² + σ_1²)) is used.
 """
 from __future__ import annotations
@@ -30,14 +30,15 @@ import torch
 SQRT_2PI = math.sqrt(2.0 * math.pi)
 # Gaussian tails beyond this many standard deviations are dropped (2.6e-12 of the mass)
 TAIL = 7.0
+# (the Bernoulli rule's panel ends around its Gaussian are μ + σ·{±7, ±3, ±1, 0})
 # a class j's factor Φ((x − μ_j)/σ_j) is below Φ(−7) = 1.3e-12 left of μ_j − 7σ_j: the product vanishes there
 EDGE = 7.0
 # panel ends around another class's step, in units of min(σ_j, σ_y)
 STEP_OFFSETS = (-6.0, 0.0, 6.0)
 # panel ends of y's own density, in units of σ_y (besides ±TAIL)
-OWN_OFFSETS = (-3.0, -1.0, 0.0, 1.0, 3.0)
+OWN_OFFSETS = (-2.0, -0.7, 0.7, 2.0)
 # the training rule resolves the steps of at most this many classes (the ones that matter most for each row)
-TRAIN_SLOTS = 4
+TRAIN_SLOTS = 3
 PANEL_NODES = 8
 
 
@@ -95,7 +96,7 @@ def expectation_with_kinks(fn, mean: torch.Tensor, var: torch.Tensor, kinks=(0.0
     the standardised variable u = (f − μ)/σ so that rounding in f does not move the Gaussian weight."""
     std = _std(mean, var)
     with torch.no_grad():
-        own = torch.tensor((-TAIL,) + OWN_OFFSETS + (TAIL,), dtype=mean.dtype, device=mean.device)
+        own = torch.tensor((-TAIL, -3.0, -1.0, 0.0, 1.0, 3.0, TAIL), dtype=mean.dtype, device=mean.device)
         rel = torch.tensor(sorted({k + s * d for k in kinks for s in scales for d in (-1.0, 1.0)} | set(kinks)),
                            dtype=mean.dtype, device=mean.device)
         ends = torch.cat([own.expand(mean.shape + own.shape), (rel - mean[..., None]) / std[..., None]], -1)
@@ -114,7 +115,7 @@ def prob_is_largest_at(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, n
     """P(f_y > f_j for all j ≠ y) for independent f_j ~ N(mean_j, var_j), one class y per row. [N, K], [N] → [N]
 
     ∫ N(x; μ_y, σ_y²) Π_{j≠y} Φ((x − μ_j)/σ_j) dx by composite Gauss–Legendre (`n` nodes per panel, at most 16).
-    Panels end at y's own μ_y + σ_y·{±7, ±3, ±1, 0} and at μ_j + min(σ_j, σ_y)·{−6, 0, 6} for the `slots` classes j
+    Panels end at y's own μ_y + σ_y·{±7, ±2, ±0.7} and at μ_j + min(σ_j, σ_y)·{−6, 0, 6} for the `slots` classes j
     whose steps matter most in this row (None: every class): classes with σ_j < σ_y / 2, ranked by the integrand's
     size at the top of their step times σ_y/σ_j. Left of max_j(μ_j − 7σ_j) the product is below 1e-12 and is skipped.
     K = 2 is exact (a closed form)."""
@@ -157,8 +158,9 @@ def prob_is_largest_at(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, n
         u, w = panel_rule(ends, n)  # [N, Q]
     # (x − μ_j)/σ_j with x = μ_y + σ_y u: the gap μ_y − μ_j is formed once, so float32 keeps sharp steps in place
     z = ((my - mean)[:, :, None] + sy[:, :, None] * u[:, None, :]) / std[:, :, None]  # [N, K, Q]
-    prod = torch.special.ndtr(z).masked_fill(is_y[..., None], 1.0).prod(1)  # [N, Q]: excludes j = y
-    return (prod * w * torch.exp(-0.5 * u * u)).sum(-1) / SQRT_2PI
+    # floored above zero so that the product's backward pass takes its fast path (no search for zeros)
+    cdf = torch.special.ndtr(z).clamp_min(torch.finfo(z.dtype).tiny).masked_fill(is_y[..., None], 1.0)
+    return (cdf.prod(1) * w * torch.exp(-0.5 * u * u)).sum(-1) / SQRT_2PI
 
 
 def prob_is_largest(mean: torch.Tensor, var: torch.Tensor, n: int | None = None, *,
