@@ -87,7 +87,7 @@ def accuracy(rows: int, seed: int = 0) -> dict:
                                 "logit": (lambda x: -np.logaddexp(0.0, -x), torch.nn.functional.logsigmoid)}.items():
         ref = np.array([quad_expectation(fn_np, mean[i], math.sqrt(var[i])) for i in range(rows)])
         m, v = torch.tensor(mean), torch.tensor(var)
-        err = lambda got: float(np.minimum(np.abs(got - ref), np.abs(got - ref) / np.abs(ref)).max())  # noqa: E731
+        err = lambda got: float(np.minimum(np.abs(got - ref), np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)).max())  # noqa: E731, E501
         before = err(gauss_hermite_expectation(fn_t, m, v, 20).numpy())
         after = err(expectation_with_kinks(fn_t, m, v).numpy())
         f32 = err(expectation_with_kinks(fn_t, m.float(), v.float()).double().numpy())
