@@ -3,7 +3,9 @@
 for Bernoulli), both against scipy `quad` on a randomised grid with σ ratios down to 1e-3 and variances up to 1e4.
 
 Cost: the training-path call (E log p forward and backward) of both rules, interleaved in one process, median ratio;
-and a whole SVGP training step (robust-max, K = 10; Bernoulli) with each rule.
+and a whole SVGP training step (robust-max, K = 10; Bernoulli) with each rule. Like the trainer, the script keeps
+freed CPU memory for reuse (`engine.settings.keep_freed_cpu_memory`), without which tensors of a few hundred kB are
+page-faulted in afresh on every call and time grows faster than their size.
 
     python -m benchmarks.invariant.quadrature [--quick]
 
@@ -30,6 +32,7 @@ from engine.likelihoods.quadrature import (
 )
 from engine.models import DataInfo, SVGPConfig
 from engine.models.svgp import build_svgp
+from engine.settings import keep_freed_cpu_memory
 
 from ..common import arguments, emit, log, parse
 
@@ -108,6 +111,7 @@ def interleaved(fns, reps):
 
 
 def call_cost(reps: int, seed: int = 1) -> dict:
+    """Forward and backward of E log p for N = 500 points, old rule against new."""
     rng = np.random.default_rng(seed)
     out = {}
     for dtype in (torch.float64, torch.float32):
@@ -163,6 +167,7 @@ def step_cost(reps: int, seed: int = 2) -> dict:
 def main(argv=None) -> dict:
     p = arguments(__doc__, quick="fewer grid rows and repetitions")
     args = parse(p, argv)
+    keep_freed_cpu_memory()  # as the trainer does
     rows, reps = (8, 5) if args.quick else (60, 41)
     result = {"experiment": "likelihood_quadrature", "accuracy": accuracy(rows), "time_ratio": {
         **call_cost(reps), **step_cost(reps)}}

@@ -30,7 +30,6 @@ import torch
 SQRT_2PI = math.sqrt(2.0 * math.pi)
 # Gaussian tails beyond this many standard deviations are dropped (2.6e-12 of the mass)
 TAIL = 7.0
-# (the Bernoulli rule's panel ends around its Gaussian are μ + σ·{±7, ±3, ±1, 0})
 # a class j's factor Φ((x − μ_j)/σ_j) is below Φ(−7) = 1.3e-12 left of μ_j − 7σ_j: the product vanishes there
 EDGE = 7.0
 # panel ends around another class's step, in units of min(σ_j, σ_y)
@@ -87,16 +86,16 @@ def _std(mean, var):
     return torch.maximum(var.clamp_min(0.0).sqrt(), floor)
 
 
-def expectation_with_kinks(fn, mean: torch.Tensor, var: torch.Tensor, kinks=(0.0,), scales=(1.0, 4.0, 16.0, 64.0,
-                           256.0), n: int = PANEL_NODES) -> torch.Tensor:
+def expectation_with_kinks(fn, mean: torch.Tensor, var: torch.Tensor, kinks=(0.0,), scales=(1.0, 8.0, 64.0),
+                           n: int = PANEL_NODES) -> torch.Tensor:
     """E[fn(f)] for f ~ N(mean, var) elementwise, for fn that bends at the points `kinks` on the scales `scales`
     (such as log Φ or log σ at 0) and is smooth elsewhere on the scale of the distance to the kink.
 
-    Panels end at μ + σ·{±7, ±3, ±1, 0}, at each kink and at kink ± scale (clipped to μ ± 7σ), and are laid out in
+    Panels end at μ + σ·{±7, ±2.5, 0}, at each kink and at kink ± scale (clipped to μ ± 7σ), and are laid out in
     the standardised variable u = (f − μ)/σ so that rounding in f does not move the Gaussian weight."""
     std = _std(mean, var)
     with torch.no_grad():
-        own = torch.tensor((-TAIL, -3.0, -1.0, 0.0, 1.0, 3.0, TAIL), dtype=mean.dtype, device=mean.device)
+        own = torch.tensor((-TAIL, -2.5, 0.0, 2.5, TAIL), dtype=mean.dtype, device=mean.device)
         rel = torch.tensor(sorted({k + s * d for k in kinks for s in scales for d in (-1.0, 1.0)} | set(kinks)),
                            dtype=mean.dtype, device=mean.device)
         ends = torch.cat([own.expand(mean.shape + own.shape), (rel - mean[..., None]) / std[..., None]], -1)
