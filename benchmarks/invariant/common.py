@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 
+import torch
+
+from engine.likelihoods.calibration import expected_calibration_error
 from engine.train import RunConfig, Trainer
 
 from ..common import arguments, log, parse, timed_run
@@ -38,6 +41,13 @@ def parse_args(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
     return args
 
 
+@torch.no_grad()
+def test_ece(model, X, y, batch_size: int = 256) -> float:
+    """Expected calibration error (15 bins) of the model's class probabilities on the whole test set."""
+    probs = torch.cat([model.predict(X[s:s + batch_size]).probs for s in range(0, X.shape[0], batch_size)])
+    return expected_calibration_error(probs, y)
+
+
 def train(label: str, model: str, data: dict, model_config: dict, args, *, log_every: int = 50) -> dict:
     """Train one configuration; returns its figures, the learned ranges and their history."""
     config = RunConfig(model=model, data=data, model_config=model_config,
@@ -54,6 +64,8 @@ def train(label: str, model: str, data: dict, model_config: dict, args, *, log_e
     m.eval()
     elbo = m.full_elbo(trainer.X, trainer.y)["elbo"]  # an unbiased estimate, its orbit samples seeded
     metrics = m.metrics(trainer.X_test, trainer.y_test, batch_size=256)
+    if m.task == "classification":
+        metrics["ece"] = test_ece(m, trainer.X_test, trainer.y_test)
     out = {"label": label, "model": model, "elbo": elbo, "train_seconds": round(seconds, 1), "steps": args.steps,
            "num_train": ds.num_train, "num_test": ds.num_test, **{f"test_{k}": v for k, v in metrics.items()}}
     history = {k[len("range."):]: (s.tolist(), v.tolist())

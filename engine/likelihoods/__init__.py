@@ -1,7 +1,9 @@
-"""Likelihoods: Gaussian (closed form), Bernoulli (Gauss–Hermite), softmax (Monte Carlo), robust-max (Gauss–Hermite)."""
+"""Likelihoods: Gaussian (closed form), Bernoulli and robust-max (composite Gauss–Legendre, `quadrature`), softmax
+(Monte Carlo); calibration measures of class probabilities (`calibration`)."""
 from ..errors import ConfigError
 from .base import Likelihood
 from .bernoulli import Bernoulli
+from .calibration import expected_calibration_error
 from .gaussian import Gaussian
 from .quadrature import gauss_hermite_expectation, hermgauss, prob_is_largest
 from .robustmax import RobustMax
@@ -10,7 +12,7 @@ from .softmax import Softmax
 LIKELIHOODS = ("auto", "gaussian", "bernoulli", "softmax", "robustmax")
 
 __all__ = ["Likelihood", "Gaussian", "Bernoulli", "Softmax", "RobustMax", "build_likelihood", "resolve_likelihood",
-           "LIKELIHOODS", "gauss_hermite_expectation", "hermgauss", "prob_is_largest"]
+           "LIKELIHOODS", "gauss_hermite_expectation", "hermgauss", "prob_is_largest", "expected_calibration_error"]
 
 
 def build_likelihood(name: str, task: str, num_classes: int | None, *, noise_variance: float = 0.1,

@@ -1,7 +1,11 @@
 """Gaussian likelihood p(y | f) = N(y; f, σ²), with closed-form expectations.
 
-Also used for classification on one-hot targets (paper 000 does this for its invariant models): then
-class probabilities are P(f_k is the largest) under q(f), by one-dimensional quadrature.
+Also used for classification on one-hot targets (paper 000 does this for its invariant models): then class
+probabilities are P(y*_k is the largest) for the predicted targets y* = f + ε ~ N(μ, σ_f² + σ²), by one-dimensional
+quadrature. The noise belongs in it: where labels are uncertain the latent mean settles at the class frequencies and
+its variance shrinks with more data, so P(f_k largest) tends to 0 or 1 however mixed the labels are (on a 3-class set
+with 29 % Bayes error: NLPD 56 from the latent variance, 0.68 from the predictive one against the Bayes rate 0.66;
+tests/likelihoods/test_calibration.py).
 """
 from __future__ import annotations
 
@@ -48,5 +52,5 @@ class Gaussian(Likelihood):
         return mean, var + self.variance()
 
     def predict_probs(self, mean, var):
-        S = prob_is_largest(mean, var)
+        S = prob_is_largest(mean, var + self.variance())  # of the predicted targets, noise included
         return S / S.sum(-1, keepdim=True)

@@ -1,8 +1,10 @@
 """Robust-max multi-class likelihood (Hernández-Lobato et al. 2011; paper 003 sec. 3–4).
 
 p(y = j | f) = 1 − ε if j = argmax_k f_k, else ε / (K − 1). Under independent Gaussian marginals the
-ELBO term needs only S(x, y) = P(f_y is the largest), a one-dimensional Gauss–Hermite integral whose
-nodes are scaled by the standard deviation of f_y.
+ELBO term needs only S(x, y) = P(f_y is the largest), a one-dimensional integral over f_y whose integrand has a step
+at each other class's mean, as sharp as that class is certain: composite Gauss–Legendre split at those steps
+(`quadrature.prob_is_largest_at`; error ≤ 1e-6 for σ ratios down to 1e-3, variances up to 1e4). Predictions are
+the model's own predictive p(y = k) = (1 − ε) S_k + ε/(K − 1) (1 − S_k) with S from the latent marginals; ε is fixed.
 """
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ import math
 
 from ..errors import ConfigError
 from .base import Likelihood
-from .quadrature import prob_is_largest, prob_is_largest_at
+from .quadrature import PANEL_NODES, prob_is_largest, prob_is_largest_at
 
 
 class RobustMax(Likelihood):
     is_classification = True
 
-    def __init__(self, num_classes: int, epsilon: float = 1e-3, num_points: int = 64):
+    def __init__(self, num_classes: int, epsilon: float = 1e-3, num_points: int = PANEL_NODES):
         super().__init__()
         if num_classes < 2:
             raise ConfigError(f"robust-max needs at least 2 classes, got {num_classes}")
@@ -24,7 +26,7 @@ class RobustMax(Likelihood):
             raise ConfigError(f"robust-max epsilon must lie in (0, 1), got {epsilon}")
         self.num_classes = num_classes
         self.epsilon = float(epsilon)
-        self.num_points = num_points
+        self.num_points = num_points  # Gauss–Legendre nodes per panel (at most 16 are used)
 
     def num_latent(self, num_classes):
         return self.num_classes
@@ -39,5 +41,5 @@ class RobustMax(Likelihood):
 
     def predict_probs(self, mean, var):
         S = prob_is_largest(mean, var, self.num_points)  # [N, K]
-        S = S / S.sum(-1, keepdim=True)  # exact values sum to one; removes the shared quadrature error
+        S = S / S.sum(-1, keepdim=True)  # exact values sum to one; the rule's are within 1e-7 of it
         return (1.0 - self.epsilon) * S + self.epsilon / (self.num_classes - 1) * (1.0 - S)
