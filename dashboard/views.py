@@ -19,13 +19,18 @@ import textwrap
 from dataclasses import dataclass
 
 import holoviews as hv
-import holoviews.plotting.bokeh  # noqa: F401 — registers Bokeh (and makes it current): every .opts() below needs it
+import holoviews.plotting.bokeh  # noqa: F401 — registers Bokeh's plots and options
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
 
 from engine import diagnostics as dg
+
+# Importing the backend marks it current but leaves `hv.opts.Curve` & co. unbuilt until a backend is *set*, which
+# `hv.extension` does; a script or notebook that never calls it (pn.serve, a bare `Explorer()`) would otherwise get
+# "No entry for 'Curve' registered" from every renderer below.
+hv.Store.set_current_backend("bokeh")
 
 WIDTH, HEIGHT = 420, 300  # outer size of a plot without a legend
 FRAME_WIDTH, FRAME_HEIGHT = 280, 200  # the data area: fixed, so a legend or colour bar adds width instead of eating it
