@@ -104,6 +104,7 @@ class TrainingSession(param.Parameterized):
         self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
+        self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
         self._pause = threading.Event()
         self._alive = True
         self._lock = threading.Lock()  # guards the outbox
@@ -175,7 +176,8 @@ class TrainingSession(param.Parameterized):
         What a page calls: saving holds the trainer's lock, which a running evaluation may hold for seconds."""
         if self.trainer is None:
             raise InvlabError("nothing to save yet: press Start or Step first")
-        self._command("save")
+        self._between_steps.put(self._save)
+        self._command("wake")  # an idle thread does it at once
 
     def stop(self, timeout: float = 10.0, wait: bool = True) -> None:
         """End the thread (the browser session is gone). With `wait=False` this returns at once: the thread ends
@@ -250,14 +252,13 @@ class TrainingSession(param.Parameterized):
             except queue.Empty:
                 continue
             try:
+                self._do_between_steps()
                 if command == "stop":
                     break
                 if command == "reset":
                     self._build(arg or self.config)
                 elif command == "open":
                     self._open(arg)
-                elif command == "save":
-                    self._save()
                 elif command in ("step", "steps"):
                     self._ensure_trainer()
                     self._train(max_steps=1 if command == "step" else arg)
@@ -272,6 +273,17 @@ class TrainingSession(param.Parameterized):
             except Exception as err:  # a bug must not take the server down: show it and stay alive
                 traceback.print_exc()
                 self._set(state="failed", message=f"{type(err).__name__}: {err}", tone="error")
+
+    def _do_between_steps(self) -> None:
+        while True:
+            try:
+                work = self._between_steps.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                work()
+            except InvlabError as err:
+                self._set(message=str(err), tone="error")
 
     def _save(self) -> None:
         if self.trainer is None:
@@ -365,6 +377,7 @@ class TrainingSession(param.Parameterized):
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
             for snap in trainer.run(steps=remaining, every=every, stop=stop):
                 self.steps_done = trainer.step_count
+                self._do_between_steps()
                 now = time.perf_counter()
                 if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
                     trainer.evaluate()
