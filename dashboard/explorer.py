@@ -26,11 +26,12 @@ from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
 from .prior import PriorPanel
 from .session import TrainingSession
-from .settings import RunSettings, describe_difference
+from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
 
 log = logging.getLogger(__name__)
 
+SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
@@ -191,6 +192,8 @@ class Explorer(pn.viewable.Viewer):
             except InvlabError as err:
                 self.status.param.update(state="failed", message=str(err), tone="error")
                 return
+            if not self._within_limits(config):
+                return
             self.session.config = config
             if self.session.trainer is not None:
                 self.session.reset(config)
@@ -198,6 +201,17 @@ class Explorer(pn.viewable.Viewer):
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")
         self.session.start()
+
+    def _within_limits(self, config: RunConfig) -> bool:
+        """Refuse (in the status) a run larger than this server allows, before anything is built."""
+        if self.limits is None:
+            return True
+        try:
+            self.limits.check(config)
+        except InvlabError as err:
+            self.status.param.update(state="failed", message=str(err), tone="error")
+            return False
+        return True
 
     def pause(self, *_):
         self.session.pause()
@@ -216,6 +230,8 @@ class Explorer(pn.viewable.Viewer):
             config = self.run_config().validate()
         except InvlabError as err:
             self.notice = str(err)
+            return
+        if not self._within_limits(config):
             return
         self.store  # noqa: B018 — opened before the run is built
         self.status.param.update(state="building", step=0, message="", tone="info")
@@ -417,6 +433,7 @@ class Explorer(pn.viewable.Viewer):
         self._location = None  # no URL writes while the link is being read
         query = location.query_params
         problems = self.settings.apply_query(query)
+        problems += self._refuse_oversize_link()
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
         lesson = get_lesson(self.settings.lesson)
         prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
@@ -429,6 +446,33 @@ class Explorer(pn.viewable.Viewer):
         if problems:
             self.notice = "Some settings in the link were refused: " + "; ".join(problems)
         self._update_location()
+
+    def _refuse_oversize_link(self) -> list[str]:
+        """Under a server's limits, put back the defaults of the link's settings that make the run too large (or
+        read a folder outside the allowed ones); one message per refusal."""
+        problems = []
+        for _ in range(len(SIZE_KEYS) + 1):
+            if self.limits is None:
+                break
+            try:
+                self.limits.check(self.run_config())
+                break
+            except InvlabError as err:
+                defaults = family_defaults(self.settings.model)
+                reverted = []
+                for key in getattr(err, "keys", []):
+                    section, _, name = key.partition(".")
+                    obj = self.settings.section(section)
+                    if name not in obj.param:
+                        continue
+                    default = defaults[section].get(name, obj.param[name].default)
+                    if getattr(obj, name) != default:
+                        setattr(obj, name, default)
+                        reverted.append(key)
+                problems.append(str(err))
+                if not reverted:
+                    break
+        return problems
 
     def sync_location(self, location) -> None:  # the name notebooks and older code use
         self.read_location(location)

@@ -297,6 +297,8 @@ class TrainingSession(param.Parameterized):
 
     def _build(self, config: RunConfig) -> None:
         self._set(state="building", message="", tone="info")
+        if self.limits is not None:
+            self.limits.check(config)  # before any data is read or any model built
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
         self._truncate_on_start = None
@@ -314,6 +316,8 @@ class TrainingSession(param.Parameterized):
         self._set(state="building", message="", tone="info")
         record = self.store.get_run(run_id)
         config = RunConfig.from_json(record.config)
+        if self.limits is not None:
+            self.limits.check(config)
         history = self.store.metrics(run_id)
         latest = self.store.latest_checkpoint(run_id)
         if latest is None:
