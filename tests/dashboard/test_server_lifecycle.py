@@ -52,6 +52,8 @@ def test_pages_that_never_connect_start_nothing_and_leave_nothing(tmp_path):
         for _ in range(GETS):
             assert get(url) == 200
         threads_after, files_after = threads(proc.pid), store_files(proc.pid, data)
+        print(f"\n{GETS} GET /app: threads {threads_before} -> {threads_after}, run-store files {files_before} -> "
+              f"{files_after}")
         # Nothing was started for pages that never connected, not even for the few seconds before Bokeh expires
         # an unconnected session.
         assert threads_after <= threads_before + 1, (threads_before, threads_after)
