@@ -1,14 +1,35 @@
-"""`panel serve dashboard/app.py`: the Explorer on the bundled digits, no download needed."""
+"""`panel serve dashboard/app.py`: the Explorer on the bundled digits, no download needed.
+
+A page that cannot be built (a data directory that is not a directory, a bad limit) says so, with the fix, instead
+of staying blank."""
+import logging
+
 import panel as pn
 
 from dashboard import Explorer
+from dashboard.limits import ServerLimits
+from engine.errors import InvlabError
 
 pn.extension(notifications=True)
 pn.config.exception_handler = lambda err: pn.state.notifications.error(f"{type(err).__name__}: {err}", duration=8000) \
     if pn.state.notifications is not None else None
 
+
+
+def page():
+    try:
+        return Explorer(limits=ServerLimits.from_env())
+    except InvlabError as err:
+        text = str(err)
+    except OSError as err:
+        text = (f"the data directory cannot be used ({type(err).__name__}: {err}); point INVLAB_DATA at a writable "
+                "directory and restart the server")
+    logging.getLogger("dashboard").error("the page cannot be built: %s", text)
+    return pn.pane.Alert(f"**The dashboard cannot start:** {text}", alert_type="danger", sizing_mode="stretch_width")
+
+
 pn.template.FastListTemplate(
     title="Invariance Lab",
-    main=[Explorer()],
+    main=[page()],
     header_background="#2f4f6f",
 ).servable()

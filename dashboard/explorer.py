@@ -11,6 +11,7 @@ The same object works under `panel serve`, in a notebook cell and with `pn.serve
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 import panel as pn
 import param
@@ -25,11 +26,12 @@ from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
 from .prior import PriorPanel
 from .session import TrainingSession
-from .settings import RunSettings, describe_difference
+from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
 
 log = logging.getLogger(__name__)
 
+SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
@@ -37,12 +39,16 @@ class Explorer(pn.viewable.Viewer):
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
     def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
-                 view_interval: float = 2.0, eval_interval: float = 2.0, **params):
+                 view_interval: float = 2.0, eval_interval: float = 2.0, limits=None, **params):
         super().__init__(**params)
         self.settings = RunSettings(config)
-        self.store = RunStore() if store is True else (store or None)
-        self.session = TrainingSession(self.settings.run_config(), store=self.store, view_interval=view_interval,
-                                       eval_interval=eval_interval)
+        # store=True: the data directory's run store, opened when the page connects (or on first use), so a page
+        # that never connects opens no file; the session closes it when it ends.
+        self._store = None if store is True else (store or None)
+        self._store_wanted = store is True
+        self.limits = limits  # dashboard.limits.ServerLimits under `invlab serve`; None: no limits (a notebook)
+        self.session = TrainingSession(self.settings.run_config(), store=self._store, view_interval=view_interval,
+                                       eval_interval=eval_interval, limits=limits)
         self.feed = LiveFeed(self.session, tick_ms=tick_ms)
         self.status = StatusBar()
         self.learned_controls: dict[str, LearnedValueControl] = {}
@@ -52,10 +58,34 @@ class Explorer(pn.viewable.Viewer):
         self._applying_run_config = False
         self._run_started = False
         self._current_config: RunConfig | None = None  # the configuration of the run the curves show
+        self._closed = False
+        self._closes_with = None  # the document whose end closes this explorer
         self.settings.on_change(self._on_settings_change)
         self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
         self._build_widgets()
         self._status_from_settings()
+
+    # -- the run store -------------------------------------------------------------------------------------------------
+    @property
+    def store(self) -> RunStore | None:
+        """The run store, opened on first use; None without one (or when it cannot be opened: the notice says why)."""
+        if self._store_wanted:
+            self._store_wanted = False
+            try:
+                self._store = RunStore()
+            except InvlabError as err:
+                self._store_problem(str(err))
+            except (OSError, sqlite3.Error) as err:
+                self._store_problem(f"the run store in the data directory cannot be opened ({type(err).__name__}: "
+                                    f"{err}); point INVLAB_DATA at a writable directory (or move a damaged runs.sqlite "
+                                    "aside) and restart the server")
+            if self._store is not None:
+                self.session.store, self.session.owns_store = self._store, True
+        return self._store
+
+    def _store_problem(self, text: str) -> None:
+        log.error("run store: %s", text)
+        self.notice = f"Runs are not saved: {text}. Training works; stored runs cannot be listed or opened."
 
     # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
     @property
@@ -154,12 +184,15 @@ class Explorer(pn.viewable.Viewer):
 
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
+        self.store  # noqa: B018 — opened before the first run is built
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
                 self.session.step == 0 and self.session.state in ("idle", "failed"):
             try:
                 config = self.run_config().validate()
             except InvlabError as err:
                 self.status.param.update(state="failed", message=str(err), tone="error")
+                return
+            if not self._within_limits(config):
                 return
             self.session.config = config
             if self.session.trainer is not None:
@@ -169,6 +202,17 @@ class Explorer(pn.viewable.Viewer):
             self.status.param.update(state="running", message="", tone="info")
         self.session.start()
 
+    def _within_limits(self, config: RunConfig) -> bool:
+        """Refuse (in the status) a run larger than this server allows, before anything is built."""
+        if self.limits is None:
+            return True
+        try:
+            self.limits.check(config)
+        except InvlabError as err:
+            self.status.param.update(state="failed", message=str(err), tone="error")
+            return False
+        return True
+
     def pause(self, *_):
         self.session.pause()
         if self.status.state in ("running", "collapsed", "stalled", "diverging"):
@@ -177,6 +221,7 @@ class Explorer(pn.viewable.Viewer):
             self.status.param.update(state="paused", message="", tone="info")
 
     def step(self, *_):
+        self.store  # noqa: B018 — opened before the first run is built
         self.session.step_once()
 
     def reset(self, *_):
@@ -186,12 +231,17 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
             return
+        if not self._within_limits(config):
+            return
+        self.store  # noqa: B018 — opened before the run is built
         self.status.param.update(state="building", step=0, message="", tone="info")
         self.session.reset(config)
 
     def save_checkpoint(self, *_):
+        """Saved by the training thread between two steps; the status shows the path."""
         try:
-            self.notice = f"checkpoint saved: {self.session.save_checkpoint()}"
+            self.session.request_checkpoint()
+            self.notice = ""
         except InvlabError as err:
             self.notice = str(err)
 
@@ -255,7 +305,8 @@ class Explorer(pn.viewable.Viewer):
             if (url !== window.location.pathname + window.location.search + window.location.hash)
               window.history.replaceState(window.history.state, "", url);""")
         self.prior = self._prior_page()
-        self._refresh_runs()
+        if not self._store_wanted:
+            self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
 
     def _prior_page(self):
         """The prior explorer of the family that has one (found through the model registry)."""
@@ -329,6 +380,10 @@ class Explorer(pn.viewable.Viewer):
         elif pn.state.location is not None and not query:
             self.pages.active = 1  # a bare link lands on the lessons
         pn.state.onload(self._on_load)
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
+            # holds goes with it.
+            self._close_with(pn.state.curdoc)
         return self.pages
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -355,11 +410,21 @@ class Explorer(pn.viewable.Viewer):
     # -- server-side lifecycle -----------------------------------------------------------------------------------------
     def _on_load(self) -> None:
         self._doc = pn.state.curdoc
+        if self._closed:
+            return
         self.feed.start(self.tick)
         if pn.state.curdoc is not None:
-            pn.state.on_session_destroyed(lambda ctx: self.close())  # the browser tab went away: stop training
+            self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
+        self._refresh_runs()
+
+    def _close_with(self, doc) -> None:
+        """Close when `doc`'s session is destroyed, without waiting for the training thread (the server thread
+        stays free for the other pages)."""
+        if self._closes_with is not doc:
+            self._closes_with = doc
+            doc.on_session_destroyed(lambda ctx: self.close(wait=False))
 
     def read_location(self, location) -> None:
         """Take the configuration from the URL once, then keep the URL following the settings."""
@@ -368,6 +433,7 @@ class Explorer(pn.viewable.Viewer):
         self._location = None  # no URL writes while the link is being read
         query = location.query_params
         problems = self.settings.apply_query(query)
+        problems += self._refuse_oversize_link()
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
         lesson = get_lesson(self.settings.lesson)
         prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
@@ -381,6 +447,33 @@ class Explorer(pn.viewable.Viewer):
             self.notice = "Some settings in the link were refused: " + "; ".join(problems)
         self._update_location()
 
+    def _refuse_oversize_link(self) -> list[str]:
+        """Under a server's limits, put back the defaults of the link's settings that make the run too large (or
+        read a folder outside the allowed ones); one message per refusal."""
+        problems = []
+        for _ in range(len(SIZE_KEYS) + 1):
+            if self.limits is None:
+                break
+            try:
+                self.limits.check(self.run_config())
+                break
+            except InvlabError as err:
+                defaults = family_defaults(self.settings.model)
+                reverted = []
+                for key in getattr(err, "keys", []):
+                    section, _, name = key.partition(".")
+                    obj = self.settings.section(section)
+                    if name not in obj.param:
+                        continue
+                    default = defaults[section].get(name, obj.param[name].default)
+                    if getattr(obj, name) != default:
+                        setattr(obj, name, default)
+                        reverted.append(key)
+                problems.append(str(err))
+                if not reverted:
+                    break
+        return problems
+
     def sync_location(self, location) -> None:  # the name notebooks and older code use
         self.read_location(location)
 
@@ -393,10 +486,13 @@ class Explorer(pn.viewable.Viewer):
             return
         self.url_field.value = self.settings.query_string()
 
-    def close(self) -> None:
-        """Stop training and the periodic callback (the browser session ended)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
+        does) this returns at once and the training thread ends after its current step, closing the run store."""
+        self._closed = True
+        self._store_wanted = False
         self.feed.stop()
-        self.session.stop()
+        self.session.stop(wait=wait)
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
@@ -491,6 +587,11 @@ class Explorer(pn.viewable.Viewer):
             runs = self.store.list_runs(limit=100)
         except InvlabError as err:
             self.notice = str(err)
+            return
+        except sqlite3.Error as err:
+            self._store_problem(f"the run store {self.store.path} cannot be read ({type(err).__name__}: {err}); it "
+                                "was left untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the "
+                                "server to start a new store")
             return
         self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}": r.id for r in runs}
 

@@ -64,6 +64,15 @@ def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, 
     """`invlab serve ARGS` from `root` on a free port, one torch thread, with its own data directory under
     `directory`; yields the page's URL and stops the server afterwards. Raises RuntimeError (with the end of the
     server's log) if the page does not answer within `timeout` seconds."""
+    with serve_dashboard_process(directory, args=args, extra_env=extra_env, root=root, timeout=timeout) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def serve_dashboard_process(directory: Path, *, args=(), extra_env: dict | None = None, root: Path = ROOT,
+                            timeout: float = 120.0):
+    """`serve_dashboard` yielding (the page's URL, the server's process): `invlab serve` becomes the Panel server
+    (same process id), so its threads and open files can be inspected under /proc."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -72,5 +81,6 @@ def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, 
         env["PYTHONPATH"] = str(root)
     url = f"http://127.0.0.1:{port}/app"
     with running_server([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=root, env=env,
-                        log_path=directory / "server.log", probe_url=url, what="the dashboard", timeout=timeout):
-        yield url
+                        log_path=directory / "server.log", probe_url=url, what="the dashboard",
+                        timeout=timeout) as proc:
+        yield url, proc

@@ -1,8 +1,10 @@
 """TrainingSession: one daemon thread per browser session around the engine's Trainer.
 
 The thread owns the Trainer: it builds it, steps it, and every `view_interval` seconds takes a
-snapshot with diagnostics. It never touches Bokeh: new curve points go into an outbox that the
-server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
+snapshot with diagnostics. It starts with the first command, so a page that never asks for training (a link
+preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
+closes the run store it was given to own when it ends. It never touches Bokeh: new curve points go into an
+outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
 values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step.
 A server-wide semaphore caps how many sessions train at once; a session waiting for a slot is "queued" and
@@ -89,16 +91,20 @@ class TrainingSession(param.Parameterized):
     tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
 
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, view_interval: float = 1.0,
-                 eval_interval: float = 2.0, slots: TrainingSlots | None = None, **params):
+                 eval_interval: float = 2.0, slots: TrainingSlots | None = None, owns_store: bool = False,
+                 limits=None, **params):
         super().__init__(**params)
         self.config = config
         self.store = store
+        self.owns_store = owns_store  # close the store when the session ends
+        self.limits = limits  # a dashboard.limits.ServerLimits every model is checked against before it is built
         self.view_interval = view_interval
         self.eval_interval = eval_interval
         self._slots = slots
         self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
+        self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
         self._pause = threading.Event()
         self._alive = True
         self._lock = threading.Lock()  # guards the outbox
@@ -111,47 +117,90 @@ class TrainingSession(param.Parameterized):
         self._run_config: RunConfig | None = None
         self._runs = 0
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
-        self.thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
-        self.thread.start()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+        self._thread_guard = threading.Lock()
+
+    @property
+    def thread(self) -> threading.Thread:
+        """The training thread, started on first use (a stopped session's finished thread)."""
+        return self._ensure_thread()
+
+    def _ensure_thread(self) -> threading.Thread:
+        with self._thread_guard:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
+                if not self._stopped:
+                    self._thread.start()
+            return self._thread
 
     # -- commands (any thread) -----------------------------------------------------------------------------------
+    def _command(self, command: str, arg=None) -> None:
+        self._commands.put((command, arg))
+        self._ensure_thread()
+
     def start(self) -> None:
         self._pause.clear()
-        self._commands.put(("start", None))
+        self._command("start")
 
     def pause(self) -> None:
         self._pause.set()
 
     def step_once(self) -> None:
         self._pause.set()
-        self._commands.put(("step", None))
+        self._command("step")
 
     def resolve(self, steps: int) -> None:
         """Run `steps` more steps, even past the configured count (a finished solve re-solving after a live edit)."""
         self._pause.set()
-        self._commands.put(("steps", int(steps)))
+        self._command("steps", int(steps))
 
     def reset(self, config: RunConfig | None = None) -> None:
         """Build a fresh model (from `config` if given); the old run's curves stay for comparison."""
         self._pause.set()
-        self._commands.put(("reset", config))
+        self._command("reset", config)
 
     def open_run(self, run_id: int) -> None:
         self._pause.set()
-        self._commands.put(("open", int(run_id)))
+        self._command("open", int(run_id))
 
     def save_checkpoint(self) -> str:
+        """Save a checkpoint now and return its path (waits for a running step or evaluation to end)."""
         if self.trainer is None:
             raise InvlabError("nothing to save yet: press Start or Step first")
         return str(self.trainer.save_checkpoint())
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """End the thread (the browser session is gone)."""
+    def request_checkpoint(self) -> None:
+        """Save a checkpoint between two steps; the path (or what went wrong) follows in `message`.
+
+        What a page calls: saving holds the trainer's lock, which a running evaluation may hold for seconds."""
+        if self.trainer is None:
+            raise InvlabError("nothing to save yet: press Start or Step first")
+        self._between_steps.put(self._save)
+        self._command("wake")  # an idle thread does it at once
+
+    def stop(self, timeout: float = 10.0, wait: bool = True) -> None:
+        """End the thread (the browser session is gone). With `wait=False` this returns at once: the thread ends
+        after its current step or evaluation and closes the store it owns; a server thread never waits for it."""
         self._alive = False
         self._pause.set()
         self._commands.put(("stop", None))
-        if threading.current_thread() is not self.thread:
-            self.thread.join(timeout)
+        with self._thread_guard:
+            self._stopped = True
+            thread = self._thread
+        if thread is None:  # it never started: nothing runs, only the store is left to close
+            self._close_store()
+            return
+        if wait and threading.current_thread() is not thread:
+            thread.join(timeout)
+
+    def _close_store(self) -> None:
+        store, self.store = (self.store, None) if self.owns_store else (None, self.store)
+        if store is not None:
+            try:
+                store.close()
+            except Exception:  # noqa: BLE001 — a store that cannot flush now has nothing more to lose
+                traceback.print_exc()
 
     @property
     def pausing(self) -> bool:
@@ -190,6 +239,12 @@ class TrainingSession(param.Parameterized):
             self.param.update(**values)
 
     def _loop(self) -> None:
+        try:
+            self._serve_commands()
+        finally:
+            self._close_store()
+
+    def _serve_commands(self) -> None:
         torch.set_num_threads(threads_per_session())  # per-thread setting under OpenMP
         while self._alive:
             try:
@@ -197,6 +252,7 @@ class TrainingSession(param.Parameterized):
             except queue.Empty:
                 continue
             try:
+                self._do_between_steps()
                 if command == "stop":
                     break
                 if command == "reset":
@@ -218,12 +274,31 @@ class TrainingSession(param.Parameterized):
                 traceback.print_exc()
                 self._set(state="failed", message=f"{type(err).__name__}: {err}", tone="error")
 
+    def _do_between_steps(self) -> None:
+        while True:
+            try:
+                work = self._between_steps.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                work()
+            except InvlabError as err:
+                self._set(message=str(err), tone="error")
+
+    def _save(self) -> None:
+        if self.trainer is None:
+            raise InvlabError("nothing to save yet: press Start or Step first")
+        path = self.trainer.save_checkpoint()
+        self._set(message=f"checkpoint saved: {path}", tone="info")
+
     def _ensure_trainer(self) -> None:
         if self.trainer is None:
             self._build(self.config)
 
     def _build(self, config: RunConfig) -> None:
         self._set(state="building", message="", tone="info")
+        if self.limits is not None:
+            self.limits.check(config)  # before any data is read or any model built
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
         self._truncate_on_start = None
@@ -241,6 +316,8 @@ class TrainingSession(param.Parameterized):
         self._set(state="building", message="", tone="info")
         record = self.store.get_run(run_id)
         config = RunConfig.from_json(record.config)
+        if self.limits is not None:
+            self.limits.check(config)
         history = self.store.metrics(run_id)
         latest = self.store.latest_checkpoint(run_id)
         if latest is None:
@@ -304,6 +381,7 @@ class TrainingSession(param.Parameterized):
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
             for snap in trainer.run(steps=remaining, every=every, stop=stop):
                 self.steps_done = trainer.step_count
+                self._do_between_steps()
                 now = time.perf_counter()
                 if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
                     trainer.evaluate()

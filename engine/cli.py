@@ -469,6 +469,15 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     parser.add_argument("--max-training", type=_count("--max-training", 1), default=None,
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    limits = parser.add_argument_group("what one page may ask of the server (the CLI's train has no limits)")
+    limits.add_argument("--max-points", type=int, default=None, metavar="N",
+                        help="Training + test points a run's data may have (default 100000).")
+    limits.add_argument("--max-inducing", type=int, default=None, metavar="M",
+                        help="Inducing points a run may have (default 2000).")
+    limits.add_argument("--max-memory-mb", type=float, default=None, metavar="MB",
+                        help="Estimated memory a run may need (default 2048).")
+    limits.add_argument("--allow-data-dir", action="append", default=[], metavar="DIR",
+                        help="A folder whose IDX data pages may read, besides the data directory (repeatable).")
     args, passthrough = parser.parse_known_args(argv)
     app = dashboard_app()
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
@@ -486,6 +495,18 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     env = {}
     if args.max_training is not None:
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
+    for flag, var, value in (("--max-points", "INVLAB_MAX_POINTS", args.max_points),
+                             ("--max-inducing", "INVLAB_MAX_INDUCING", args.max_inducing),
+                             ("--max-memory-mb", "INVLAB_MAX_MEMORY_MB", args.max_memory_mb)):
+        if value is not None:
+            if value < 1:
+                raise ConfigError(f"{flag} must be at least 1")
+            env[var] = format(value, "g") if isinstance(value, float) else str(value)
+    if args.allow_data_dir:
+        import os
+
+        dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.allow_data_dir]
+        env["INVLAB_DATA_DIRS"] = os.pathsep.join(dirs)
     return cmd + passthrough, env
 
 

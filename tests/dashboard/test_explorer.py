@@ -110,9 +110,10 @@ def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path, wait_until
     e.start()
     wait_until(lambda: e.session.step > 0, e)
     for callback in doc.session_destroyed_callbacks:  # what Bokeh does when the tab closes
-        callback(None)
-    assert not e.session.thread.is_alive()
+        callback(None)  # returns at once: the server thread never waits for a step
     assert e.feed.callback is None
+    e.session.thread.join(30)  # the thread ends after its current step
+    assert not e.session.thread.is_alive()
 
 
 def test_plot_handles_receive_data_after_sends(explorer):

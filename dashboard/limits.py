@@ -1,0 +1,181 @@
+"""What one page of a served dashboard may ask of the server: sizes estimated before anything is built, and the
+folders it may read.
+
+Anyone with a link drives the server, so under `invlab serve` every run's configuration is checked before its data
+or model is built: the points the data source makes, the inducing points, and a memory estimate (data, q(u) with
+its optimiser state, K_uu, and one minibatch's cross-covariances over orbit samples or patches). An IDX folder
+(`idx:/path`) is read only inside the allowed directories (the data directory and those the server was started
+with); the refusal reads the same whether the path exists or not. The person running the server sets the limits with
+`invlab serve --max-points / --max-inducing / --max-memory-mb / --allow-data-dir` (environment variables
+`INVLAB_MAX_POINTS`, `INVLAB_MAX_INDUCING`, `INVLAB_MAX_MEMORY_MB`, `INVLAB_DATA_DIRS`). The CLI's `train` and a
+notebook's Explorer have no limits.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from engine.data.sources import IDX_PREFIX, SOURCES, canonical
+from engine.errors import InvlabError
+from engine.train import RunConfig
+
+DEFAULT_MAX_POINTS = 100_000  # training + test points a source may make (all of MNIST fits)
+DEFAULT_MAX_INDUCING = 2_000
+DEFAULT_MAX_MEMORY_MB = 2_048
+
+BYTES = 8  # float64
+# Points, input size and classes of the sources whose size no option changes.
+FIXED_SOURCES = {"digits": (1797, 64, 10), "mnist": (70_000, 784, 10), "diabetes": (442, 10, 1),
+                 "wine": (178, 13, 3), "breast_cancer": (569, 30, 2)}
+IDX_GUESS = (70_000, 784, 10)  # an IDX folder's size is only known once it is read: assume MNIST's
+SIZE_SETTINGS = ("data.dataset", "data.source_options", "data.subset", "data.classes", "model.num_inducing",
+                 "model.num_inducing_rbf", "model.num_samples", "model.patch_size", "model.stride",
+                 "train.batch_size")
+
+
+class LimitError(InvlabError):
+    """A run this server refuses to build; `keys` are the dotted settings that made it too large."""
+
+    def __init__(self, message: str, keys: list[str]):
+        super().__init__(message)
+        self.keys = keys
+
+
+@dataclass(frozen=True)
+class SizeEstimate:
+    points: int  # training + test points the source makes
+    train_points: int  # training points the model sees (after subset)
+    dims: int  # numbers per input (C·H·W for images)
+    classes: int  # latent functions (1 for regression)
+    inducing: int  # M asked for (the model clamps it to the training points)
+    memory_mb: float
+
+
+def _options(config: RunConfig) -> dict:
+    return dict(config.data.get("source_options") or {})
+
+
+def estimate(config: RunConfig) -> SizeEstimate:
+    """The run's sizes and memory, from its configuration alone (nothing is read or built)."""
+    data = config.data
+    name = data.get("dataset", "digits")
+    key = name if name.startswith(IDX_PREFIX) else canonical(name)
+    options = _options(config)
+    source = SOURCES.get(key)
+    if key in FIXED_SOURCES:
+        points, dims, classes = FIXED_SOURCES[key]
+        test_fraction = data.get("test_fraction", 0.25)
+        n_train = points if key == "mnist" else points - int(round(points * test_fraction))
+    elif source is not None and source.options is not None:
+        defaults = source.options()
+        own = {k: options.get(k, getattr(defaults, k)) for k in defaults.param if k != "name"}
+        n_train, n_test = int(own["num_train"]), int(own["num_test"])
+        points = n_train + n_test
+        if key == "rectangles":
+            dims, classes = int(own["image_size"]) ** 2, 2
+        elif key == "photo-patches":
+            dims, classes = 3 * int(own["patch_size"]) ** 2, 2
+        else:  # points in the plane
+            dims, classes = 2, 1 if source.task == "regression" else 2
+    else:
+        points, dims, classes = IDX_GUESS
+        n_train = points
+    if data.get("classes"):
+        classes = len(data["classes"])
+    if data.get("odd_even"):
+        classes = 2
+    if data.get("subset"):
+        n_train = min(n_train, int(data["subset"]))
+    mc = config.model_config or {}
+    asked = int(mc.get("num_inducing", 0) or 0) + int(mc.get("num_inducing_rbf", 0) or 0)
+    M = min(asked, max(n_train, 1))
+    batch = int((config.train or {}).get("batch_size", 256) or n_train)
+    samples = int(mc.get("num_samples", 1) or 1)
+    side = math.isqrt(dims) if dims > 2 else 1
+    patch, stride = int(mc.get("patch_size", 0) or 0), int(mc.get("stride", 1) or 1)
+    patches = ((max(side - patch, 0) // stride) + 1) ** 2 if patch else 1
+    z_dims = patch * patch if patch else dims
+    numbers = (
+        3 * points * dims  # the source's arrays, the standardised copy, the tensors
+        + 4 * classes * M * M  # q(u)'s square root with its gradient and Adam's two moments
+        + 3 * M * M  # K_uu, its Cholesky factor, a solve
+        + 4 * M * z_dims  # inducing inputs with gradient and Adam state
+        + 3 * batch * max(samples, patches) * M  # one minibatch's cross-covariances and their gradients
+    )
+    return SizeEstimate(points, n_train, dims, classes, asked, numbers * BYTES / 2**20)
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    max_points: int = DEFAULT_MAX_POINTS
+    max_inducing: int = DEFAULT_MAX_INDUCING
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB
+    data_dirs: tuple[str, ...] = ()  # folders an `idx:` dataset may be inside
+
+    @classmethod
+    def from_env(cls, environ=None) -> "ServerLimits":
+        """The limits `invlab serve` was started with (its flags arrive as environment variables)."""
+        env = os.environ if environ is None else environ
+
+        def number(var, default, kind=int):
+            raw = env.get(var)
+            if raw in (None, ""):
+                return default
+            try:
+                value = kind(raw)
+            except ValueError:
+                raise InvlabError(f"{var}={raw!r} is not a number") from None
+            if value < 1:
+                raise InvlabError(f"{var} must be at least 1, got {raw}")
+            return value
+
+        from engine.settings import data_dir
+
+        dirs = [str(data_dir())] + [d for d in env.get("INVLAB_DATA_DIRS", "").split(os.pathsep) if d]
+        return cls(number("INVLAB_MAX_POINTS", DEFAULT_MAX_POINTS),
+                   number("INVLAB_MAX_INDUCING", DEFAULT_MAX_INDUCING),
+                   number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs))
+
+    def check_dataset(self, name: str) -> None:
+        """Refuse an IDX folder outside the allowed directories, without looking at the path on disk."""
+        if not isinstance(name, str) or not name.startswith(IDX_PREFIX):
+            return
+        path = os.path.realpath(os.path.expanduser(name[len(IDX_PREFIX):]))
+        for allowed in self.data_dirs:
+            root = os.path.realpath(os.path.expanduser(allowed))
+            if os.path.commonpath([root, path]) == root:
+                return
+        raise LimitError(f"data.dataset={name!r} refused: this server reads IDX folders only inside the data "
+                         "directories it was started with (the person running it can add one with "
+                         "`invlab serve --allow-data-dir DIR`); choose a bundled dataset or a folder inside them",
+                         ["data.dataset"])
+
+    def check(self, config: RunConfig) -> SizeEstimate:
+        """The run's estimate, or a LimitError naming the limit, the estimate and the settings to lower."""
+        self.check_dataset(config.data.get("dataset", "digits"))
+        size = estimate(config)
+        flags = "(the person running the server sets it with `invlab serve --{}`)"
+        changed = [k for k in SIZE_SETTINGS if _given(config, k)]
+        if size.points > self.max_points:
+            raise LimitError(f"this data set would have {size.points:,} points; this server allows at most "
+                             f"{self.max_points:,} per run {flags.format('max-points')}: lower num_train / "
+                             "num_test in data.source_options", [k for k in changed if k.startswith("data.")]
+                             or ["data.dataset"])
+        if size.inducing > self.max_inducing:
+            raise LimitError(f"{size.inducing:,} inducing points asked for; this server allows at most "
+                             f"{self.max_inducing:,} {flags.format('max-inducing')}: lower model.num_inducing",
+                             [k for k in changed if k.startswith("model.num_inducing")] or ["model.num_inducing"])
+        if size.memory_mb > self.max_memory_mb:
+            raise LimitError(f"this run would need about {size.memory_mb:,.0f} MB ({size.points:,} points of "
+                             f"{size.dims} numbers, {min(size.inducing, size.train_points):,} inducing points × "
+                             f"{size.classes} classes); this "
+                             f"server allows {self.max_memory_mb:,.0f} MB per run {flags.format('max-memory-mb')}: "
+                             "lower the inducing points, the batch size or the data size", changed)
+        return size
+
+
+def _given(config: RunConfig, dotted: str) -> bool:
+    section, _, name = dotted.partition(".")
+    values = {"data": config.data, "model": config.model_config, "train": config.train}[section] or {}
+    return name in values
