@@ -41,7 +41,7 @@ FAMILY_DEFAULTS: dict[str, dict[str, dict]] = {
     "conv-weighted-rbf": {"data": {"dataset": "rectangles"}, "model": {}, "train": dict(_CONV)},
     "conv-colour": {"data": {"dataset": "photo-patches"}, "model": {}, "train": {"batch_size": 32, "eval_size": 200}},
     "rkhs": {"data": {"dataset": "two-moons"}, "model": {}, "train": {"eval_size": 1000}},
-    "gwi": {"data": {"dataset": "diabetes"}, "model": {}, "train": {"eval_size": 200}},
+    "gwi": {"data": {"dataset": "diabetes"}, "model": {"inducing_factor": 2.0}, "train": {"eval_size": 200}},
     "diwp": {"data": {"dataset": "diabetes"}, "model": {"num_predict_samples": 8},
              "train": {"batch_size": 64, "eval_size": 100}},
     "nngp": {"data": {"dataset": "diabetes"}, "model": {"num_predict_samples": 8}, "train": {"eval_size": 200}},

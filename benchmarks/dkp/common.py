@@ -36,6 +36,10 @@ def common_parser(doc: str, **defaults) -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=defaults.get("batch_size", 0), help="0: full batch")
     p.add_argument("--learning-rate", type=float, default=defaults.get("learning_rate", 0.01))
     p.add_argument("--delta", type=float, default=defaults.get("delta", 50.0), help="initial δ of the DIWP")
+    p.add_argument("--gamma", type=float, default=defaults.get("gamma", 1.0), help="initial γ of the DIWP")
+    p.add_argument("--kl-estimator", default="sampled", choices=["sampled", "closed_form"],
+                   help="DIWP/NNGP: each layer's log P − log Q of its sample, or −KL in closed form given the layer "
+                        "below")
     p.add_argument("--splits", type=int, default=defaults.get("splits", 3), help="train/test splits (data seeds)")
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ", ".join(MODELS))
     return p
@@ -50,9 +54,10 @@ def quick(args) -> None:
 def model_config(name: str, args, extra: dict | None = None) -> dict:
     cfg = {"num_inducing": args.num_inducing, "num_layers": args.num_layers, "kernel": args.kernel}
     if name != "dkp_svgp":
-        cfg.update(num_samples=args.samples, num_predict_samples=args.predict_samples)
+        cfg.update(num_samples=args.samples, num_predict_samples=args.predict_samples,
+                   kl_estimator=getattr(args, "kl_estimator", "sampled"))
     if name == "diwp":
-        cfg["delta"] = args.delta
+        cfg.update(delta=args.delta, gamma=getattr(args, "gamma", 1.0))
     cfg.update(extra or {})
     return cfg
 
@@ -77,8 +82,11 @@ def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, s
     ds = trainer.dataset
     # the ELBO over the whole training set, an unbiased estimate for the DKP families (at least 10 upstream samples)
     samples = max(model.num_samples, 10) if isinstance(model, DeepKernelProcess) else None
-    elbo = model.full_elbo(trainer.X, trainer.y, num_samples=samples)["elbo"]
-    out = {"seconds": round(seconds, 1), "elbo_per_point": elbo / trainer.X.shape[0]}
+    terms = model.full_elbo(trainer.X, trainer.y, num_samples=samples)
+    n = trainer.X.shape[0]
+    out = {"seconds": round(seconds, 1), "elbo_per_point": terms["elbo"] / n}
+    if "kl" in terms:
+        out["kl_per_point"] = terms["kl"] / n
     ll = pred.log_density
     if ds.task == "regression":
         y_std = float(ds.y_std or 1.0)
@@ -142,6 +150,7 @@ def run_experiment(benchmark: str, dataset: str, args, data_options: dict | None
               "sizes": {"steps": args.steps, "num_inducing": args.num_inducing, "num_layers": args.num_layers,
                         "kernel": args.kernel, "samples": args.samples, "predict_samples": args.predict_samples,
                         "batch_size": args.batch_size, "learning_rate": args.learning_rate, "delta_init": args.delta,
+                        "gamma_init": args.gamma, "kl_estimator": args.kl_estimator,
                         "splits": args.splits, "quick": bool(args.quick)},
               "results": summarise(per_split)}
     return emit(result)

@@ -9,6 +9,9 @@ lengthscale ("iso") — and the same inducing count M:
 - `gwi`: 10% of the training set held out for α_T (never trained on); P fitted by the exact marginal
   likelihood on M = c·√N_fit points (c = 2: M = 35), then frozen; Q in SVGP form from the closed form of
   sec. 1.6.1 (λ = 1e-6); Ŵ² with the default `subsample` spectrum, N_S = 100; σ² learned.
+- `gwi-evidence` (ARD only): the same with P fitted by the plain evidence from one start (`reference_fit=evidence`),
+  which interpolated its M points on some splits; `gwi` uses the default robust fit (several starts, σ² kept off
+  zero, the start chosen by its predictive density on M other training points).
 - `gwi-paper` (ARD only): the same with the paper's cross spectrum r(X_S, X) k(X, X_S) (N_S = 100 < N_fit).
 - `svgp`: the engine's SVGP, whitened, M learnable inducing points from k-means, kernel and noise learned by
   the ELBO, on the whole training set.
@@ -16,13 +19,23 @@ All: full-batch Adam, `--steps` steps at learning rate 0.01, float64; seeds 0..S
 initialisation. GWI reports the untempered NLPD, the tempered one with α_T ∈ [1e-3, 1] (sec. 2.3), and, for
 information, with α_T free in [1e-3, 1e3].
 
-Run `python -m benchmarks.gwi.diabetes [--quick] [--seeds 5] [--steps 2000]`; the last line is one JSON object.
+Run `python -m benchmarks.gwi.diabetes [--quick] [--seeds 5] [--steps 2000] [--rows "gwi ARD,svgp ARD"]`; the last
+line is one JSON object.
 """
 from __future__ import annotations
+
+import math
+import statistics
+
+from engine.data import load
+from engine.models.gwi import GWIConfig, reference_size
 
 from ..common import arguments, emit, parse
 from .common import finite, fmt, free_temperature_nlpd, summarise, train
 
+ROWS = ("gwi ARD", "gwi-evidence ARD", "gwi-paper ARD", "svgp ARD", "gwi iso", "svgp iso")
+GWI_ROWS = {"gwi": {"spectrum": "subsample"}, "gwi-evidence": {"spectrum": "subsample", "reference_fit": "evidence"},
+            "gwi-paper": {"spectrum": "paper"}}
 KEYS = ["test_nlpd", "test_nlpd_tempered", "test_nlpd_tempered_free", "test_rmse", "alpha_T", "alpha_T_free", "seconds",
         "reference_noise", "noise_variance"]
 
@@ -33,20 +46,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--inducing-factor", type=float, default=2.0,
                         help="c in M = c·√N (GWI); the SVGP gets the same M.")
+    parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated subset of: " + ", ".join(ROWS))
     args = parse(parser, argv)
     seeds, steps = (2, 300) if args.quick else (args.seeds, args.steps)
-    rows: dict[str, list[dict]] = {"gwi ARD": [], "gwi-paper ARD": [], "svgp ARD": [], "gwi iso": [], "svgp iso": []}
-    M = None
+    wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = sorted(set(wanted) - set(ROWS))
+    if unknown:
+        parser.error(f"unknown rows {unknown}; choose from {', '.join(ROWS)}")
+    rows: dict[str, list[dict]] = {name: [] for name in ROWS if name in wanted}
+    N = load("diabetes", seed=0).X_train.shape[0]
+    M = reference_size(N - round(GWIConfig.validation_fraction * N), args.inducing_factor)  # GWI's M; the SVGP's too
     for seed in range(seeds):
         data = {"dataset": "diabetes", "seed": seed}
         tc = {"steps": steps, "batch_size": 0, "learning_rate": 0.01, "seed": seed}
         for ard, tag in ((True, "ARD"), (False, "iso")):
-            for name, spectrum in (("gwi", "subsample"), ("gwi-paper", "paper")):
+            for name, options in GWI_ROWS.items():
                 if f"{name} {tag}" not in rows:
                     continue
-                trainer, m, secs = train("gwi", data, {"inducing_factor": args.inducing_factor, "spectrum": spectrum,
+                trainer, m, secs = train("gwi", data, {"inducing_factor": args.inducing_factor, **options,
                                                        "num_spectrum": 100, "ard": ard}, tc)
-                M = trainer.model.Q.num_inducing
                 free, alpha_free = free_temperature_nlpd(trainer)
                 rows[f"{name} {tag}"].append({
                     "test_nlpd": m["test_nlpd"], "test_nlpd_tempered": m["test_nlpd_tempered"],
@@ -54,9 +72,12 @@ def main(argv=None) -> dict:
                     "alpha_T": float(trainer.model.alpha_T), "alpha_T_free": alpha_free, "seconds": secs,
                     "w2": finite(trainer.last_parts.get("w2")),
                     "reference_noise": trainer.model.reference_info["noise_variance"],
-                    "noise_variance": float(trainer.model.likelihood.variance())})
-                print(f"seed {seed} {name} {tag} M={M} " + " ".join(
+                    "reference_min_lengthscale": float(trainer.model.kernel.lengthscale().min()),
+                    "noise_variance": float(trainer.model.likelihood.variance().detach())})
+                print(f"seed {seed} {name} {tag} M={M} start={trainer.model.reference_start!r} " + " ".join(
                     f"{k}={v:.4g}" for k, v in rows[f'{name} {tag}'][-1].items() if v is not None), flush=True)
+            if f"svgp {tag}" not in rows:
+                continue
             trainer, m, secs = train("svgp", data, {"kernel": "rbf", "ard": ard, "num_inducing": M,
                                                     "likelihood": "gaussian"}, tc)
             rows[f"svgp {tag}"].append({"test_nlpd": m["test_nlpd"], "test_rmse": m["test_rmse"], "seconds": secs})
@@ -69,11 +90,21 @@ def main(argv=None) -> dict:
         print(f"| {name} | {fmt(s.get('test_nlpd'))} | {fmt(s.get('test_nlpd_tempered'))} | "
               f"{fmt(s.get('test_nlpd_tempered_free'))} | {fmt(s.get('test_rmse'), 2)} | {fmt(s.get('alpha_T'))} | "
               f"{fmt(s.get('alpha_T_free'))} |")
-    ratio = lambda key, t: summary[f"gwi {t}"][key]["mean"] / summary[f"svgp {t}"][key]["mean"]  # noqa: E731
+    pairs = [(g, f"svgp {g.split()[-1]}") for g in rows if g.startswith("gwi") and f"svgp {g.split()[-1]}" in rows]
+    versus = {}
+    for g, sv in pairs:  # GWI − SVGP test NLPD: the difference of means with its standard error, and paired by split
+        a, b = [r["test_nlpd"] for r in rows[g]], [r["test_nlpd"] for r in rows[sv]]
+        n = len(a)
+        se = math.sqrt(statistics.variance(a) / n + statistics.variance(b) / n) if n > 1 else math.nan
+        d = [x - y for x, y in zip(a, b)]
+        se_paired = statistics.stdev(d) / math.sqrt(n) if n > 1 else math.nan
+        versus[g] = {"nlpd_difference": statistics.fmean(a) - statistics.fmean(b), "se": se,
+                     "se_paired": se_paired, "nlpd_ratio": statistics.fmean(a) / statistics.fmean(b),
+                     "rmse_ratio": statistics.fmean(r["test_rmse"] for r in rows[g])
+                     / statistics.fmean(r["test_rmse"] for r in rows[sv])}
+        print(f"{g} − {sv}: NLPD {versus[g]['nlpd_difference']:+.4f} ± {se:.4f} (se; paired se {se_paired:.4f})")
     result = {"benchmark": "gwi_diabetes", "seeds": seeds, "steps": steps, "M": M, "summary": summary,
-              "nlpd_ratio_gwi_over_svgp": {t: ratio("test_nlpd", t) for t in ("ARD", "iso")},
-              "rmse_ratio_gwi_over_svgp": {t: ratio("test_rmse", t) for t in ("ARD", "iso")},
-              "runs": rows}
+              "gwi_minus_svgp": versus, "runs": rows}
     return emit(result)
 
 

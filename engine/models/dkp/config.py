@@ -56,6 +56,9 @@ class NNGPConfig(GramKernelConfig):
     num_predict_samples = param.Integer(default=32, bounds=(1, 10000), doc="Samples averaged when predicting.")
     output_precision = param.Number(default=1.0, bounds=(1e-6, 1e6),
                                     doc="Initial precision Λ of the output layer's pseudo-observations v.")
+    kl_estimator = param.Selector(default="sampled", objects=["sampled", "closed_form"],
+                                  doc="Each layer's log P − log Q: of the sample (sampled), or −KL(Q ‖ P) given the "
+                                      "layer below in closed form (the same expectation, less variance).")
 
 
 class DIWPConfig(NNGPConfig):
@@ -144,6 +147,7 @@ def build_dkp(config: NNGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataIn
                               num_samples=config.num_samples, num_predict_samples=config.num_predict_samples,
                               learn_inducing=config.learn_inducing, task=info.task, num_classes=info.num_classes,
                               jitter=jitter)
+    model.set_kl_estimator(config.kl_estimator)
     model.data_info = info
     return model
 

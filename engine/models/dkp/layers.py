@@ -28,7 +28,7 @@ from ...errors import ConfigError
 from ...kernels.gram import linear_gram
 from ...linalg import robust_cholesky
 from ...parameters import LogPositive
-from .wishart import InverseWishart, inverse_wishart_conditional
+from .wishart import InverseWishart, inverse_wishart_conditional, inverse_wishart_kl
 
 
 @dataclass
@@ -69,6 +69,7 @@ class OmegaInputLayer(nn.Module):
         # VVᵀ = γ I makes Q's mean (δI + VVᵀ)/(δ + γ) the prior's mean I at the start (and V = 0 would be a
         # stationary point: ∂(VVᵀ)/∂V vanishes there)
         self.V = nn.Parameter(math.sqrt(gamma) * torch.eye(self.N0, dtype=torch.float64))
+        self.closed_form_kl = False  # log P − log Q of the sample (False) or −KL(Q ‖ P) in closed form (True)
 
     def distributions(self):
         d, g, N0 = self.delta(), self.gamma(), self.N0
@@ -81,7 +82,10 @@ class OmegaInputLayer(nn.Module):
         """Xi [Pi, N0] → G_ii [S, Pi, Pi], log P − log Q [S], Ω [S, N0, N0]."""
         prior, post = self.distributions()
         sample = post.rsample_with_factor((S,))
-        logpq = prior.log_prob(sample) - post.log_prob(sample)  # [S]
+        if self.closed_form_kl:
+            logpq = -inverse_wishart_kl(post, prior).expand(S)  # [S]
+        else:
+            logpq = prior.log_prob(sample) - post.log_prob(sample)  # [S]
         Omega = sample.value
         return Xi @ Omega @ Xi.T / self.N0, logpq, Omega
 
@@ -127,6 +131,7 @@ class InverseWishartLayer(nn.Module):
         if V_init.shape != (self.Pi, self.Pi):
             raise ConfigError(f"V must be {self.Pi}×{self.Pi} (Pi × Pi), got {tuple(V_init.shape)}")
         self.V = nn.Parameter(V_init.to(torch.float64).clone())
+        self.closed_form_kl = False  # log P − log Q of the sample, or −KL(Q ‖ P) given K_ii in closed form
 
     def sample_inducing(self, K_ii: torch.Tensor, S: int):
         """K_ii = K(G_ℓ₋₁)_ii [S or 1, Pi, Pi] (jitter on the diagonal) → G_ii [S, Pi, Pi], log P − log Q [S], state."""
@@ -137,7 +142,10 @@ class InverseWishartLayer(nn.Module):
         prior = InverseWishart(d + Pi + 1, scale_tril=psi_chol)
         post = InverseWishart(d + g + Pi + 1, scale=d * K_ii + self.V @ self.V.T)
         sample = post.rsample_with_factor()
-        logpq = prior.log_prob(sample) - post.log_prob(sample)  # [S]
+        if self.closed_form_kl:
+            logpq = -inverse_wishart_kl(post, prior)  # [S]: E over G_ii given this K_ii, exactly
+        else:
+            logpq = prior.log_prob(sample) - post.log_prob(sample)  # [S]
         return sample.value, logpq, psi_chol
 
     def condition(self, G_ii: torch.Tensor, psi_chol: torch.Tensor, K_it: torch.Tensor, k_tt: torch.Tensor):
@@ -186,6 +194,7 @@ class GlobalInducingOutput(nn.Module):
         self.v = nn.Parameter(v.clone())  # [Pi, L]: the desired outputs at the inducing inputs
         self.prec_tril_raw = nn.Parameter(math.sqrt(precision) * torch.eye(Pi, dtype=torch.float64).expand(Lo, Pi, Pi)
                                           .clone())  # [L, Pi, Pi]
+        self.closed_form_kl = False  # log P − log Q of the sample, or −KL(Q(w) ‖ N(0, I)) given K_ii
 
     @property
     def prec_tril(self) -> torch.Tensor:
@@ -205,7 +214,12 @@ class GlobalInducingOutput(nn.Module):
         eps = torch.randn((S, Lo, Pi, 1), dtype=M.dtype, device=M.device)
         w = mu + torch.linalg.solve_triangular(R.transpose(-1, -2), eps, upper=True)  # [S, L, Pi, 1]
         logdet_R = torch.log(R.diagonal(dim1=-2, dim2=-1)).sum((-2, -1))  # [S']
-        logpq = -0.5 * (w ** 2).sum((-3, -2, -1)) + 0.5 * (eps ** 2).sum((-3, -2, -1)) - logdet_R  # [S]
+        if self.closed_form_kl:  # KL(N(μ, A⁻¹) ‖ N(0, I)) = ½(tr A⁻¹ + ‖μ‖² − Pi) + ½ log|A|, summed over outputs
+            Rinv = torch.linalg.solve_triangular(R, eye.expand(R.shape), upper=False)  # tr A⁻¹ = ‖R⁻¹‖²
+            kl = 0.5 * ((Rinv ** 2).sum((-2, -1)) + (mu ** 2).sum((-2, -1)) - Pi).sum(-1) + logdet_R  # [S']
+            logpq = -kl.expand(S)
+        else:
+            logpq = -0.5 * (w ** 2).sum((-3, -2, -1)) + 0.5 * (eps ** 2).sum((-3, -2, -1)) - logdet_R  # [S]
         W = w[..., 0].transpose(-1, -2)  # [S, Pi, L]
         return logpq, (Lk, W), Lk @ W
 

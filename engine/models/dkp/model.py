@@ -94,6 +94,15 @@ class DeepKernelProcess(ModelFamily):
         self.task, self.num_classes = task, num_classes
         self.jitter = settings.default_jitter() if jitter is None else float(jitter)
 
+    def set_kl_estimator(self, name: str) -> None:
+        """'sampled': each layer's log P − log Q of its sample; 'closed_form': −KL(Q ‖ P) of each layer given the
+        layer below (inverse Wishart KL, Gaussian KL at the output), an unbiased estimate with less variance."""
+        if name not in ("sampled", "closed_form"):
+            raise ConfigError(f"kl_estimator must be 'sampled' or 'closed_form', got {name!r}")
+        for layer in (self.input_layer, *self.hidden, self.output):
+            if hasattr(layer, "closed_form_kl"):
+                layer.closed_form_kl = name == "closed_form"
+
     @property
     def num_inducing(self) -> int:
         return self.Z.shape[0]

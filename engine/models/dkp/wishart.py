@@ -154,6 +154,31 @@ class InverseWishart:
                 - 0.5 * (nu + P + 1) * logdet_X - 0.5 * trace)
 
 
+def multivariate_digamma(a: torch.Tensor, P: int) -> torch.Tensor:
+    """ψ_P(a) = Σ_{j=0}^{P−1} ψ(a − j/2), the derivative of log Γ_P(a)."""
+    j = torch.arange(P, dtype=a.dtype, device=a.device)
+    return torch.special.digamma(a[..., None] - j / 2.0).sum(-1)
+
+
+def inverse_wishart_kl(q: InverseWishart, p: InverseWishart) -> torch.Tensor:
+    """KL(q ‖ p) between inverse Wisharts in closed form. [...]
+
+    X ~ IW(Ψ, ν) exactly when X⁻¹ ~ W(Ψ⁻¹, ν), and a KL divergence is unchanged by the bijection X ↦ X⁻¹, so
+    with q = IW(Ψ_q, ν_q), p = IW(Ψ_p, ν_p):
+      KL = ν_p/2 (log|Ψ_q| − log|Ψ_p|) + ν_q/2 (tr(Ψ_p Ψ_q⁻¹) − P) + log Γ_P(ν_p/2) − log Γ_P(ν_q/2)
+           + (ν_q − ν_p)/2 ψ_P(ν_q/2),
+    the Wishart KL of W(Ψ_q⁻¹, ν_q) from W(Ψ_p⁻¹, ν_p).
+    """
+    P = q.P
+    if p.P != P:
+        raise ShapeError(f"KL between inverse Wisharts of different sizes: {P} and {p.P}")
+    nq, np_ = q.df, p.df
+    trace = (torch.linalg.solve_triangular(q.scale_tril, p.scale_tril, upper=False) ** 2).sum((-2, -1))  # tr(Ψ_q⁻¹Ψ_p)
+    return (0.5 * np_ * (_logdet_tril(q.scale_tril) - _logdet_tril(p.scale_tril)) + 0.5 * nq * (trace - P)
+            + torch.special.multigammaln(0.5 * np_, P) - torch.special.multigammaln(0.5 * nq, P)
+            + 0.5 * (nq - np_) * multivariate_digamma(0.5 * nq, P))
+
+
 def inverse_wishart_conditional(G_ii: torch.Tensor, psi_chol: torch.Tensor, psi_it: torch.Tensor, psi_tt: torch.Tensor,
                                 delta) -> tuple[torch.Tensor, torch.Tensor]:
     """Each train/test point's (g_it, g_tt) given the inducing block G_ii, under G ~ IW(Ψ, δ + P + 1) (app. I).
@@ -199,4 +224,4 @@ def residual_wishart(N: int, alpha: float, sample_shape=torch.Size(), *, dtype=t
 
 
 __all__ = ["bartlett", "Wishart", "InverseWishart", "InverseWishartSample", "inverse_wishart_conditional",
-           "residual_wishart"]
+           "inverse_wishart_kl", "multivariate_digamma", "residual_wishart"]

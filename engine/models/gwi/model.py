@@ -39,7 +39,7 @@ from ..base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, 
 from ..registry import ModelSpec
 from ..svgp import kernel_tunables
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
-from .reference import fit_reference, reference_size
+from .reference import fit_reference, fit_reference_robust, reference_size
 from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
 from .wasserstein import METHODS, W2Estimate, wasserstein_estimate
 
@@ -74,6 +74,8 @@ class GWI(ModelFamily):
         self.last_spectrum: torch.Tensor | None = None
         self.last_imag: torch.Tensor | None = None
         self.reference_info: dict[str, float] = {}
+        self.reference_start = ""  # which start of the reference fit was kept
+        self.reference_targets: torch.Tensor | None = None
         self._set_validation(validation)
 
     # -- numerics knobs the trainer sets ------------------------------------------------------------------------
@@ -293,6 +295,10 @@ class GWIConfig(param.Parameterized):
     reference_steps = param.Integer(default=100, bounds=(0, 10_000),
                                     doc="L-BFGS iterations of the exact marginal-likelihood fit of P "
                                         "(0: keep initial values).")
+    reference_fit = param.Selector(default="robust", objects=["robust", "evidence"],
+                                   doc="robust: the evidence with σ² kept off zero, from several starts, the start "
+                                       "kept by its predictive density on M other training points; evidence: the "
+                                       "plain evidence from the initial values (can interpolate on few points).")
     noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3),
                                   doc="Initial Gaussian noise σ² for the reference fit "
                                       "(regression: then the likelihood's).")
@@ -333,7 +339,8 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInf
     N_fit = X_fit.shape[0]
     D = X_fit.reshape(N_fit, -1).shape[1]
     M = reference_size(N_fit, config.inducing_factor)
-    z_index = torch.randperm(N_fit, generator=generator)[:M]
+    order = torch.randperm(N_fit, generator=generator)
+    z_index, h_index = order[:M], order[M:2 * M]  # X_Z, and as many other points for the held-out check
     Z = X_fit.reshape(N_fit, -1)[z_index]  # X_Z: M training points, with their labels for the reference fit
 
     if task == "classification":
@@ -347,7 +354,15 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInf
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X_fit)
     kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance,
                           ard=config.ard and config.kernel == "rbf")
-    noise, lml = fit_reference(kernel, Z, Y[z_index], config.noise_variance, steps=config.reference_steps)
+    if config.reference_fit == "robust":
+        held_out = (X_fit.reshape(N_fit, -1)[h_index], Y[h_index]) if len(h_index) > 0 else None
+        noise, lml, fits = fit_reference_robust(kernel, Z, Y[z_index], config.noise_variance, held_out=held_out,
+                                                steps=config.reference_steps)
+        chosen = {"held_out_log_density": fits[0].held_out} if fits[0].held_out is not None else {}
+        start = fits[0].start
+    else:
+        noise, lml = fit_reference(kernel, Z, Y[z_index], config.noise_variance, steps=config.reference_steps)
+        chosen, start = {}, "given kernel"
     init_sqrt, init_mean = closed_form_init(kernel, Z, X_fit.reshape(N_fit, -1), Y if config.init_mean else None,
                                             noise, config.init_regulariser)
     if task == "classification":
@@ -360,7 +375,9 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInf
                 init_mean=init_mean, network=network, num_spectrum=config.num_spectrum, spectrum=config.spectrum,
                 validation=(X[val], y[val]) if V > 0 else None,
                 temperature_bounds=(1e-3, config.max_temperature))
-    model.reference_info = {"M": float(M), "noise_variance": noise, "log_marginal_likelihood": lml}
+    model.reference_info = {"M": float(M), "noise_variance": noise, "log_marginal_likelihood": lml, **chosen}
+    model.reference_start = start
+    model.reference_targets = Y[z_index].reshape(M, J).clone()  # y_Z [M, J] P was fitted to (not in the state)
     model.data_info = info
     return model
 
