@@ -146,6 +146,9 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
     state.best_elbo = max(elbos) if elbos else None
     store.update_sweep(sweep_id, status="running", total=len(planned))
+    if progress is not None:
+        state.event = {"kind": "planned", "runs": len(todo)}
+        progress(state)
     if not todo:
         store.update_sweep(sweep_id, status="finished")
         if progress is not None:
