@@ -64,14 +64,15 @@ def local_cluster(n_workers: int | None = None, dashboard_address: str | None = 
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if gpus and not n_workers:
-        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address,
+        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
                                                    "dashboard": dashboard_address is not None}}
         return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
     n = int(n_workers or os.cpu_count() or 1)
     if n < 1:
         raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address,
-                        silence_logs=40)
+    # the scheduler's HTTP server always listens (health checks); a free port, so no other cluster's 8787 clashes
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address or ":0",
+                        scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
 
 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
