@@ -142,7 +142,9 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
         sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
     previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
     finished = {k for k, r in previous.items() if r.status == "finished"}
-    todo = [run for run in planned if run.key not in finished]
+    # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every point
+    seeds = {seed: i for i, seed in enumerate(spec.seeds)}
+    todo = sorted((run for run in planned if run.key not in finished), key=lambda run: seeds.get(run.seed, 0))
     state = SweepProgress(sweep_id, len(planned), done=len(finished))
     elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
     state.best_elbo = max(elbos) if elbos else None
