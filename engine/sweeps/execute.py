@@ -63,14 +63,14 @@ def local_cluster(n_workers: int | None = None, dashboard_address: str | None = 
     from distributed import LocalCluster, Scheduler, SpecCluster
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    n = int(n_workers or os.cpu_count() or 1)
+    if n < 1:
+        raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
     if gpus and not n_workers:
         scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
                                                    "dashboard": dashboard_address is not None}}
         return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
-    n = int(n_workers or os.cpu_count() or 1)
-    if n < 1:
-        raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
-    # the scheduler's HTTP server always listens (health checks); a free port, so no other cluster's 8787 clashes
+    # the scheduler's HTTP server always listens (health checks): a free port, so no other cluster's 8787 clashes
     return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address or ":0",
                         scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
 
@@ -88,7 +88,7 @@ def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
 def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[int, bool]:
     """Store what a task returned (once per (sweep, key)); write its checkpoint. (run id, stored now)."""
     info = {k: result.get(k) for k in ("full_elbo", "learned", "ranges", "likelihood", "estimator", "seconds",
-                                       "worker", "device")}
+                                       "cpu_seconds", "worker", "device")}
     info.update(point=run.point, seed=run.seed)
     run_id, stored = store.store_sweep_run(
         sweep_id, run.key, config_json=result.get("config") or run.config.to_json(), model=run.config.model,

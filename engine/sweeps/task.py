@@ -96,7 +96,7 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
         if worker is not None and topic:
             worker.log_event(topic, {**event, "key": key, "worker": where})
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     config = RunConfig.from_json(config_json)
     steps = int(config.train_config().steps)
     report({"kind": "start", "steps": steps})
@@ -131,7 +131,8 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
                   ranges=ranges, learned=ranges if learned else {},
                   likelihood=likelihood_of(trainer.model),
                   estimator=estimator_of(trainer.model), device=str(trainer.device),
-                  checkpoint=checkpoint_bytes(trainer), seconds=time.perf_counter() - started)
+                  checkpoint=checkpoint_bytes(trainer), seconds=time.perf_counter() - started,
+                  cpu_seconds=time.process_time() - cpu)  # the whole worker process's CPU time, this task's mostly
     return result
 
 

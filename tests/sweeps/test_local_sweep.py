@@ -73,3 +73,19 @@ def test_a_local_sweep_stores_every_run_once_with_its_whole_data_elbo(tmp_path, 
     assert main(["sweeps", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out.splitlines()[0])
     assert (listed["id"], listed["finished"], listed["total"], listed["status"]) == (sweep_id, 4, 4, "finished")
+
+
+def test_the_gpu_workers_each_see_only_their_own_device():
+    """The cluster a CUDA machine gets (one worker per GPU), started here on the CPU: each worker process has its
+    own CUDA_VISIBLE_DEVICES, so torch in it sees one GPU, a different one for each."""
+    import os
+
+    from distributed import Client, Scheduler, SpecCluster
+
+    from engine.sweeps.execute import gpu_worker_specs
+
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0", "dashboard": False}}
+    with SpecCluster(workers=gpu_worker_specs(2), scheduler=scheduler, silence_logs=40) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+    assert sorted(seen.values()) == ["0", "1"]
