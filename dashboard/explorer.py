@@ -4,13 +4,15 @@
 - `StatusBar` (status.py): what the run is doing, set at once by commands and filled in by the feed;
 - `TrainingSession` (session.py): the training thread;
 - `LiveFeed` (feed.py): the periodic tick that streams curves and views into the page;
-- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py).
+- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py), the Compare page for
+  sweeps (compare.py).
 
 The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -20,6 +22,7 @@ from engine.models import get_model
 from engine.train import RunConfig, RunStore
 
 from . import notebook
+from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
@@ -203,6 +206,16 @@ class Explorer(pn.viewable.Viewer):
         self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
+    def open_stored_run(self, run_id: int) -> None:
+        """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
+        self._refresh_runs()
+        if run_id in self.runs_select.options.values():
+            self.runs_select.value = run_id
+        if hasattr(self, "pages"):
+            self.pages.active = 0
+        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
+        self.session.open_run(run_id)
+
     # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
@@ -255,6 +268,8 @@ class Explorer(pn.viewable.Viewer):
             if (url !== window.location.pathname + window.location.search + window.location.hash)
               window.history.replaceState(window.history.state, "", url);""")
         self.prior = self._prior_page()
+        self.compare = ComparePage(self.settings, self.store, on_open_run=self.open_stored_run)
+        self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
         self._refresh_runs()
 
     def _prior_page(self):
@@ -320,21 +335,31 @@ class Explorer(pn.viewable.Viewer):
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
         self._show_lesson()
         self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             dynamic=False, sizing_mode="stretch_width")
-        self.pages.param.watch(lambda event: event.new == 2 and self.prior.activate(), "active")
+                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
+        self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
             self.pages.active = 2
             self.prior.activate()
+        elif query.get("page") == "compare":
+            self.pages.active = 3
         elif pn.state.location is not None and not query:
             self.pages.active = 1  # a bare link lands on the lessons
         pn.state.onload(self._on_load)
         return self.pages
 
+    def _on_page(self, event) -> None:
+        if event.new == 2:
+            self.prior.activate()
+        elif event.new == 3:
+            self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
+            self.compare.refresh_sweeps()
+        self._update_location()
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
         (see dashboard.notebook)."""
-        notebook.extension()
+        notebook.extension("tabulator")  # the Compare page's run table
         if self._heartbeat is None:
             self._heartbeat = notebook.Heartbeat()
         view = notebook.NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
@@ -360,6 +385,10 @@ class Explorer(pn.viewable.Viewer):
             pn.state.on_session_destroyed(lambda ctx: self.close())  # the browser tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
+            if pn.state.location.query_params.get("page") == "compare":
+                problems = self.compare.read_query(pn.state.location.query_params)
+                if problems:
+                    self.notice = "Some settings in the link were refused: " + "; ".join(problems)
 
     def read_location(self, location) -> None:
         """Take the configuration from the URL once, then keep the URL following the settings."""
@@ -391,12 +420,17 @@ class Explorer(pn.viewable.Viewer):
         change may never come; a hidden field whose changes run `history.replaceState` does it at once."""
         if self._location is None:
             return
-        self.url_field.value = self.settings.query_string()
+        query = self.settings.query_string()
+        if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
+            extra = urlencode({"page": "compare", **self.compare.query()})
+            query = f"{query}&{extra}" if query else f"?{extra}"
+        self.url_field.value = query
 
     def close(self) -> None:
         """Stop training and the periodic callback (the browser session ended)."""
         self.feed.stop()
         self.session.stop()
+        self.compare.close()
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
