@@ -11,6 +11,7 @@ likelihood and estimator).
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -35,7 +36,16 @@ CREATE INDEX IF NOT EXISTS metrics_by_run ON metrics (run_id, name, step);
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, path TEXT NOT NULL, created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL, updated REAL NOT NULL,
+    name TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL, total INTEGER NOT NULL DEFAULT 0
+);
 """
+
+# columns added after the first release: a store written before them gains them (empty) when opened
+ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "TEXT"), ("sweep_info", "TEXT"))
+# a run belongs to at most one (sweep, point × seed): a sweep's run is stored exactly once, whatever retries happen
+SWEEP_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_sweep_key ON runs (sweep_id, sweep_key)"
 
 
 class RunStoreError(InvlabError):
@@ -58,10 +68,26 @@ class RunRecord:
     test_nlpd: float | None
     message: str | None
     full_elbo: float | None = None  # over the whole training set, at the end
+    sweep_id: int | None = None  # the sweep this run belongs to, if any
+    sweep_key: str | None = None  # its point × seed within that sweep (unique per sweep)
 
     def summary(self) -> dict:
         return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error",
                                               "test_rmse", "test_nlpd", "full_elbo")}
+
+
+@dataclass
+class SweepRecord:
+    id: int
+    created: float
+    updated: float
+    name: str
+    spec: str  # the SweepSpec as JSON
+    status: str  # running, interrupted, finished
+    total: int  # planned runs
+
+    def summary(self) -> dict:
+        return {k: getattr(self, k) for k in ("id", "name", "status", "total", "created", "updated")}
 
 
 class RunStore:
@@ -83,13 +109,17 @@ class RunStore:
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
         have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-        if "full_elbo" not in have:
+        for name, kind in ADDED_COLUMNS:
+            if name in have:
+                continue
             try:
                 with self._db:
-                    self._db.execute("ALTER TABLE runs ADD COLUMN full_elbo REAL")
+                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
             except sqlite3.OperationalError as err:  # another process added it first
                 if "duplicate column" not in str(err):
                     raise
+        with self._db:
+            self._db.execute(SWEEP_INDEX)
 
     # -- writing ------------------------------------------------------------------------------------------------
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
@@ -175,6 +205,83 @@ class RunStore:
         path = self.path.parent / "checkpoints" / f"run_{int(run_id)}"
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    # -- sweeps ---------------------------------------------------------------------------------------------------
+    def create_sweep(self, name: str, spec_json: str, total: int = 0) -> int:
+        now = time.time()
+        with self._lock, self._db:
+            cur = self._db.execute("INSERT INTO sweeps (created, updated, name, spec, status, total) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)", (now, now, name, spec_json, "created", int(total)))
+            return int(cur.lastrowid)
+
+    def update_sweep(self, sweep_id: int, **fields) -> None:
+        bad = set(fields) - {"status", "total", "spec"}
+        if bad:
+            raise RunStoreError(f"cannot update sweep fields {sorted(bad)}")
+        fields["updated"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._lock, self._db:
+            self._db.execute(f"UPDATE sweeps SET {cols} WHERE id = ?", (*fields.values(), int(sweep_id)))
+
+    def get_sweep(self, sweep_id: int) -> SweepRecord:
+        with self._lock:
+            row = self._db.execute(f"SELECT {', '.join(SweepRecord.__dataclass_fields__)} FROM sweeps WHERE id = ?",
+                                   (int(sweep_id),)).fetchone()
+        if row is None:
+            raise RunStoreError(f"no sweep with id {sweep_id} in {self.path}; `invlab sweeps` lists the stored sweeps")
+        return SweepRecord(*row)
+
+    def list_sweeps(self, limit: int | None = None) -> list[SweepRecord]:
+        sql = f"SELECT {', '.join(SweepRecord.__dataclass_fields__)} FROM sweeps ORDER BY id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        with self._lock:
+            return [SweepRecord(*row) for row in self._db.execute(sql).fetchall()]
+
+    def sweep_runs(self, sweep_id: int) -> list[RunRecord]:
+        """The runs stored for a sweep, in the order they were stored."""
+        with self._lock:
+            rows = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs "
+                                    "WHERE sweep_id = ? ORDER BY id", (int(sweep_id),)).fetchall()
+        return [RunRecord(*row) for row in rows]
+
+    def sweep_info(self, run_id: int) -> dict:
+        """What a sweep's task reported beside the figures (likelihood, estimator, learned values, timings)."""
+        with self._lock:
+            row = self._db.execute("SELECT sweep_info FROM runs WHERE id = ?", (int(run_id),)).fetchone()
+        return json.loads(row[0]) if row and row[0] else {}
+
+    def store_sweep_run(self, sweep_id: int, key: str, *, config_json: str, model: str, dataset: str, status: str,
+                        step: int, figures: dict, history: dict, info: dict, message: str | None = None
+                        ) -> tuple[int, bool]:
+        """Store one finished (or failed) run of a sweep with its metrics, in one transaction: (run id, stored now).
+
+        A (sweep, key) already stored as finished is never stored again (its id comes back with False); a failed one
+        is replaced by this attempt. `history` is {metric: (steps, values)}; `figures` the run's final figures."""
+        allowed = {"elbo", "test_error", "test_rmse", "test_nlpd", "full_elbo"}
+        figures = {k: v for k, v in figures.items() if k in allowed and v is not None}
+        now = time.time()
+        with self._lock, self._db:
+            row = self._db.execute("SELECT id, status FROM runs WHERE sweep_id = ? AND sweep_key = ?",
+                                   (int(sweep_id), key)).fetchone()
+            if row is not None and row[1] == "finished":
+                return int(row[0]), False
+            cols = {"updated": now, "model": model, "dataset": dataset, "config": config_json, "status": status,
+                    "step": int(step), "message": message, "sweep_info": json.dumps(info), **figures}
+            if row is None:
+                cols.update(created=now, sweep_id=int(sweep_id), sweep_key=key)
+                cur = self._db.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                                       tuple(cols.values()))
+                run_id = int(cur.lastrowid)
+            else:
+                run_id = int(row[0])
+                self._db.execute("DELETE FROM metrics WHERE run_id = ?", (run_id,))
+                self._db.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
+                                 (*cols.values(), run_id))
+            rows = [(run_id, int(s), name, float(v)) for name, (steps, values) in history.items()
+                    for s, v in zip(steps, values)]
+            self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)", rows)
+        return run_id, True
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,245 @@
+"""Running a sweep on Dask distributed: one task per run, the client alone writing the run store.
+
+By default the sweep starts a `LocalCluster` of processes, one thread each, as many workers as cores (one per GPU,
+each seeing only its own through `CUDA_VISIBLE_DEVICES`, when CUDA is present); `scheduler="tcp://host:port"` runs
+it on an existing cluster instead (`dask scheduler` / `dask worker`, dask-jobqueue, Kubernetes). Workers only need
+the engine installed: they never touch the store's disk.
+
+Each run is submitted with a deterministic key (the sweep id and a hash of the run's key) and `retries=2`: a worker
+that dies mid-run has its task re-run elsewhere under the same key, and the store keeps a run of a sweep at most once
+(a unique (sweep_id, sweep_key) index), so nothing is lost or stored twice. A sweep that is interrupted (Ctrl-C, a
+killed client, `stop` set) keeps what it stored; `run_sweep(..., sweep_id=ID)` runs only what is missing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ConfigError
+from .spec import PlannedRun, SweepSpec
+from .task import train_run
+
+POLL_SECONDS = 0.2
+
+
+@dataclass
+class SweepProgress:
+    """Where a sweep stands; `event` is what just happened (a run's step, a run stored, ...) or None."""
+
+    sweep_id: int
+    total: int
+    done: int = 0
+    running: int = 0
+    failed: int = 0
+    best_elbo: float | None = None
+    eta_s: float | None = None
+    event: dict | None = None
+    dashboard_link: str | None = None
+    running_keys: list[str] = field(default_factory=list)
+
+
+def dask_key(sweep_id: int, key: str) -> str:
+    """The Dask key of a run: the same for every attempt (retries, resumes), different between runs and sweeps."""
+    return f"invlab-sweep-{int(sweep_id)}-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+
+def gpu_worker_specs(n_gpus: int, threads: int = 1) -> dict[str, dict]:
+    """One Nanny-managed worker process per GPU, each with CUDA_VISIBLE_DEVICES set to its own device."""
+    from distributed import Nanny
+
+    return {f"gpu-{i}": {"cls": Nanny, "options": {"nthreads": threads, "env": {"CUDA_VISIBLE_DEVICES": str(i)},
+                                                     "dashboard": False, "silence_logs": 40}}
+            for i in range(n_gpus)}
+
+
+def local_cluster(n_workers: int | None = None, dashboard_address: str | None = None):
+    """The default cluster: processes with one thread each; one per GPU when CUDA is present, else one per core."""
+    import torch
+    from distributed import LocalCluster, Scheduler, SpecCluster
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if gpus and not n_workers:
+        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address,
+                                                   "dashboard": dashboard_address is not None}}
+        return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
+    n = int(n_workers or os.cpu_count() or 1)
+    if n < 1:
+        raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address,
+                        silence_logs=40)
+
+
+def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
+    """Write a run's checkpoint bytes under the store's checkpoint folder (atomically) and record it."""
+    path = store.checkpoint_dir(run_id) / f"step_{int(step):08d}.pt"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(payload)
+    os.replace(tmp, path)
+    store.add_checkpoint(run_id, step, path)
+    return path
+
+
+def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[int, bool]:
+    """Store what a task returned (once per (sweep, key)); write its checkpoint. (run id, stored now)."""
+    info = {k: result.get(k) for k in ("full_elbo", "learned", "ranges", "likelihood", "estimator", "seconds",
+                                       "worker", "device")}
+    info.update(point=run.point, seed=run.seed)
+    run_id, stored = store.store_sweep_run(
+        sweep_id, run.key, config_json=result.get("config") or run.config.to_json(), model=run.config.model,
+        dataset=result.get("dataset") or run.config.data.get("dataset", ""), status=result["status"],
+        step=result.get("step", 0), figures=result.get("figures", {}), history=result.get("history", {}), info=info,
+        message=result.get("message"))
+    if stored and result.get("checkpoint"):
+        write_checkpoint(store, run_id, result.get("step", 0), result["checkpoint"])
+    return run_id, stored
+
+
+def waiting_keys(pending: dict) -> set[str]:
+    return {run.key for _, run in pending.values()}
+
+
+def _connect(scheduler: str | None, n_workers: int | None, dashboard_address: str | None):
+    from distributed import Client
+
+    if scheduler:
+        try:
+            return Client(scheduler, timeout="20s", set_as_default=False), None
+        except (OSError, TimeoutError) as err:
+            raise ConfigError(f"no Dask scheduler answered at {scheduler} ({err}); start one with `dask scheduler` "
+                              "and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
+                              "machine") from None
+    cluster = local_cluster(n_workers, dashboard_address)
+    return Client(cluster, set_as_default=False), cluster
+
+
+def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, n_workers: int | None = None,
+              sweep_id: int | None = None, progress=None, stop: threading.Event | None = None, *,
+              dashboard_address: str | None = None, threads: int = 1) -> int:
+    """Run a sweep (or the missing runs of sweep `sweep_id`) and store every run; returns the sweep's id.
+
+    `progress(SweepProgress)` is called from this thread after each event; `stop` (a threading.Event) ends the
+    sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task."""
+    from ..train import RunStore
+
+    store = store if store is not None else RunStore()
+    if sweep_id is not None:
+        record = store.get_sweep(sweep_id)
+        stored_spec = SweepSpec.from_json(record.spec)
+        if spec is not None and spec.to_json() != stored_spec.to_json():
+            raise ConfigError(f"sweep {sweep_id} was started from another specification; resume it without one "
+                              "(its stored specification is used)")
+        spec = stored_spec
+    if spec is None:
+        raise ConfigError("run_sweep needs a SweepSpec, or the id of a stored sweep to resume")
+    planned = spec.runs()  # validates every run before anything runs
+    if sweep_id is None:
+        sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
+    previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
+    finished = {k for k, r in previous.items() if r.status == "finished"}
+    todo = [run for run in planned if run.key not in finished]
+    state = SweepProgress(sweep_id, len(planned), done=len(finished))
+    elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
+    state.best_elbo = max(elbos) if elbos else None
+    store.update_sweep(sweep_id, status="running", total=len(planned))
+    if not todo:
+        store.update_sweep(sweep_id, status="finished")
+        if progress is not None:
+            progress(state)
+        return sweep_id
+
+    status = "interrupted"
+    client = cluster = None
+    events: queue.Queue = queue.Queue()
+    topic = f"invlab-sweep-{sweep_id}"
+    try:
+        client, cluster = _connect(scheduler, n_workers, dashboard_address)
+        state.dashboard_link = getattr(client, "dashboard_link", None) if dashboard_address or scheduler else None
+        client.subscribe_topic(topic, lambda event: events.put(event[1]))
+        by_key = {}
+        for run in todo:
+            future = client.submit(train_run, run.config.to_json(), run.key, topic, threads=threads,
+                                   key=dask_key(sweep_id, run.key), pure=False, retries=2)
+            by_key[future.key] = (future, run)
+        pending = dict(by_key)
+        running: set[str] = set()
+        started, completed = time.perf_counter(), 0
+
+        def tell(event):
+            state.running, state.running_keys = len(running), sorted(running)
+            if completed:
+                rate = completed / (time.perf_counter() - started)
+                state.eta_s = len(pending) / rate if rate > 0 else None
+            state.event = event
+            if progress is not None:
+                progress(state)
+
+        tell({"kind": "submitted", "runs": len(todo)})
+        while pending:
+            if stop is not None and stop.is_set():
+                break
+            for dkey, (future, run) in list(pending.items()):
+                if not future.done():
+                    continue
+                del pending[dkey]
+                running.discard(run.key)
+                completed += 1
+                if future.status == "finished":
+                    result = future.result()
+                else:  # the task raised (after its retries) or its workers kept dying (KilledWorker)
+                    error = future.exception() if future.status == "error" else f"task {future.status}"
+                    result = {"status": "failed", "message": f"{type(error).__name__}: {error}", "step": 0}
+                future.release()
+                run_id, _ = store_result(store, sweep_id, run, result)
+                if result["status"] == "finished":
+                    state.done += 1
+                    elbo = (result.get("figures") or {}).get("full_elbo")
+                    if elbo is not None and (state.best_elbo is None or elbo > state.best_elbo):
+                        state.best_elbo = elbo
+                else:
+                    state.failed += 1
+                tell({"kind": "done" if result["status"] == "finished" else "failed", "key": run.key,
+                      "run_id": run_id, "message": result.get("message")})
+            # events after completions: a worker reports its next run's start only after the last one's result
+            try:
+                event = events.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                event = None
+            while event is not None:
+                if isinstance(event, dict) and event.get("key") in waiting_keys(pending):
+                    if event.get("kind") == "start":
+                        running.add(event["key"])
+                    tell(event)
+                try:
+                    event = events.get_nowait()
+                except queue.Empty:
+                    event = None
+        if not pending:
+            status = "finished" if state.failed == 0 else "incomplete"
+    finally:
+        try:
+            store.update_sweep(sweep_id, status=status)
+        finally:
+            if client is not None:
+                try:
+                    client.unsubscribe_topic(topic)
+                except Exception:  # noqa: BLE001 — a lost connection has nothing to unsubscribe
+                    pass
+                client.close()
+            if cluster is not None:
+                cluster.close()
+    return sweep_id
+
+
+def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
+    """Every planned run trained one after another in this process (no Dask, nothing stored): what the benchmark
+    compares the cluster with."""
+    return [train_run(run.config.to_json(), run.key, None, threads=threads) for run in spec.runs()]
+
+
+__all__ = ["run_sweep", "SweepProgress", "dask_key", "gpu_worker_specs", "local_cluster", "store_result",
+           "run_serially"]

@@ -1,0 +1,365 @@
+"""A sweep: a base run configuration, the values to vary by dotted parameter name, and seeds.
+
+Dotted names address the run configuration (`engine.train.RunConfig`):
+
+    model                      the model family ("svgp", "invariant", ...)
+    model.<param>              a parameter of the family's config (`model.init_rotation`, `model.learn_ranges`)
+    data.<param>               a data option (`data.rotate`, `data.subset`); `data.source_options.<option>` for a
+                               source's own option (`data.source_options.num_train`)
+    train.<param>              a training setting (`train.steps`, `train.learning_rate`); seeds go in `seeds`
+
+`mode = "grid"` runs every combination of the values; `mode = "list"` zips equally long lists (one run per
+position). Every point runs once per seed (`train.seed`). A value of None (JSON `null`) leaves the parameter unset:
+the base's value, or the family's default.
+
+A spec file is TOML or JSON with the same fields:
+
+    name = "rotation-choice"
+    mode = "grid"
+    seeds = [0, 1, 2]            # or a count: seeds = 3 means [0, 1, 2]
+    [base]
+    model = "invariant"
+    data = {dataset = "digits", rotate = 90}
+    model_config = {learn_ranges = false}
+    train = {steps = 300}
+    [vary]
+    "model.init_rotation" = [0, 45, 90, 135]
+
+`validate()` checks every name and value against the parameters that declare them and builds every planned run's
+`RunConfig` before anything runs; a problem is a `ConfigError` naming the dotted parameter and what is allowed.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import param
+
+from ..errors import ConfigError, InvlabError
+from ..train.config import RunConfig, TrainConfig
+
+MODES = ("grid", "list")
+GROUPS = {"model": "model_config", "data": "data", "train": "train"}
+
+
+@dataclass
+class PlannedRun:
+    """One run of a sweep: its key (unique in the sweep, stable across resumes), point, seed and full config."""
+
+    key: str
+    point: dict[str, object]
+    seed: int
+    config: RunConfig
+
+
+def run_key(point: dict[str, object], seed: int) -> str:
+    """`model.init_rotation=15 model.learn_ranges=false seed=0`: stable text for a point and a seed."""
+    return " ".join([f"{name}={json.dumps(value, sort_keys=True)}" for name, value in point.items()] + [f"seed={seed}"])
+
+
+# -- what a dotted name may hold --------------------------------------------------------------------------------------
+def allowed(p: param.Parameter) -> str:
+    """What a parameter accepts, in words."""
+    if isinstance(p, param.Boolean):
+        return "true or false"
+    if isinstance(p, param.Selector):
+        return "one of " + ", ".join(map(str, p.objects))
+    if isinstance(p, param.List):
+        return "a list" + (f" of {p.item_type.__name__}" if getattr(p, "item_type", None) else "")
+    if isinstance(p, param.Number):
+        kind = "an integer" if isinstance(p, param.Integer) else "a number"
+        lo, hi = p.bounds or (None, None)
+        text = kind + (" or null" if p.allow_None else "")
+        if lo is not None and hi is not None:
+            return f"{text} in [{lo}, {hi}]"
+        if lo is not None:
+            return f"{text} ≥ {lo}"
+        if hi is not None:
+            return f"{text} ≤ {hi}"
+        return text
+    if isinstance(p, param.Dict):
+        return "a table (dict)"
+    return f"a {type(p).__name__.lower()}"
+
+
+def _config_class(group: str, family: str | None):
+    if group == "train":
+        return TrainConfig
+    if group == "data":
+        from ..data import DataConfig
+
+        return DataConfig
+    from ..models import get_model
+
+    return get_model(family).config
+
+
+def _families(spec: "SweepSpec") -> list[str]:
+    from ..models import model_names
+
+    values = spec.vary.get("model", [spec.base.model])
+    names = [v for v in values if v is not None] or [spec.base.model]
+    known = model_names()
+    bad = [v for v in names if v not in known]
+    if bad:
+        raise ConfigError(f"model={bad[0]!r} is not a model family; allowed: one of {', '.join(known)}")
+    return names
+
+
+def check_value(name: str, value, families: list[str]) -> None:
+    """Refuse a value of a dotted parameter that its declaring parameter refuses (for at least one family)."""
+    if value is None:
+        return
+    group, _, rest = name.partition(".")
+    if group == "model" and not rest:
+        return  # checked by _families
+    if group == "data" and rest.startswith("source_options."):
+        return  # a source's own options are checked with the source, per run
+    owners = [_config_class(group, f) for f in (families if group == "model" else [None])]
+    owners = [cls for cls in owners if rest in cls.param]
+    errors = []
+    for cls in owners:
+        p = cls.param[rest]
+        try:
+            p._validate(value)
+            return
+        except (ValueError, TypeError):
+            errors.append(allowed(p))
+    raise ConfigError(f"{name}={value!r} is not allowed: {name} must be {errors[0]}")
+
+
+def check_name(name: str, families: list[str]) -> None:
+    """Refuse a dotted name that no config parameter declares."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"a swept parameter name must be text like 'model.init_rotation', got {name!r}")
+    group, dot, rest = name.partition(".")
+    if name == "model":
+        return
+    if group not in GROUPS or not dot or not rest:
+        raise ConfigError(f"unknown swept parameter {name!r}: a name is 'model', 'model.<param>', 'data.<param>' or "
+                          "'train.<param>'")
+    if name == "train.seed":
+        raise ConfigError("train.seed is swept by `seeds` (e.g. seeds = 3 or seeds = [0, 1, 2]), not in vary")
+    if group == "data" and rest.startswith("source_options."):
+        return
+    owners = [_config_class(group, f) for f in (families if group == "model" else [None])]
+    if not any(rest in cls.param and rest != "name" for cls in owners):
+        known = sorted({p for cls in owners for p in cls.param if p != "name"})
+        where = f"the {'/'.join(families)} model" if group == "model" else f"the {group} config"
+        raise ConfigError(f"unknown swept parameter {name!r}: {where} has no {rest!r}; known: {', '.join(known)}")
+
+
+def apply_point(base: RunConfig, point: dict[str, object], seed: int | None = None) -> RunConfig:
+    """The base config with a point's values set (None unsets a value) and `train.seed` = seed."""
+    config = RunConfig(base.model, copy.deepcopy(base.data), copy.deepcopy(base.model_config),
+                       copy.deepcopy(base.train))
+    for name, value in point.items():
+        group, _, rest = name.partition(".")
+        if name == "model":
+            if value is not None:
+                config.model = value
+            continue
+        target = getattr(config, GROUPS[group])
+        if group == "data" and rest.startswith("source_options."):
+            target = target.setdefault("source_options", {})
+            rest = rest.split(".", 1)[1]
+        if value is None:
+            target.pop(rest, None)
+        else:
+            target[rest] = value
+    if seed is not None:
+        config.train["seed"] = int(seed)
+    return config
+
+
+def _check_data_and_family(config: RunConfig) -> None:
+    """What the trainer would refuse after loading the data, checked without loading it."""
+    from ..data import loader
+    from ..data.sources import resolve
+
+    data = dict(config.data)
+    source = resolve(data.get("dataset", "digits"))
+    options = {k: v for k, v in data.items() if k not in ("dataset", "source_options")}
+    opts, _ = loader._check_options(source, {**options, **data.get("source_options", {})})
+    loader._check_applicable(source, opts)
+    spec = config.model_spec()
+    if source.task not in spec.tasks:
+        raise ConfigError(f"model {spec.name!r} does not support {source.task} data ({source.name}); it supports "
+                          f"{', '.join(spec.tasks)}")
+    if spec.image_only and source.kind != "image":
+        raise ConfigError(f"model {spec.name!r} needs image data; {source.name} is {source.kind} data")
+
+
+# -- the spec ----------------------------------------------------------------------------------------------------------
+def _flatten(vary: dict, prefix: str = "") -> dict[str, object]:
+    """TOML's `model.init_rotation = [...]` (unquoted) is a nested table; read it as the dotted name."""
+    out = {}
+    for key, value in vary.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _seeds(value) -> list[int]:
+    if isinstance(value, bool) or value is None:
+        raise ConfigError(f"seeds must be a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ConfigError(f"seeds={value}: a sweep needs at least one seed")
+        return list(range(value))
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ConfigError(f"seeds must be a count (e.g. 3) or a non-empty list of seeds (e.g. [0, 1, 2]), "
+                          f"got {value!r}")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**31 for s in value):
+        raise ConfigError(f"seeds must be integers in [0, 2^31), got {list(value)!r}")
+    if len(set(value)) != len(value):
+        raise ConfigError(f"seeds {list(value)!r} lists a seed twice; give each once")
+    return [int(s) for s in value]
+
+
+@dataclass
+class SweepSpec:
+    """A base RunConfig, the values to vary (dotted name → list of values), grid or list, and seeds."""
+
+    name: str = "sweep"
+    base: RunConfig = field(default_factory=RunConfig)
+    vary: dict[str, list] = field(default_factory=dict)
+    mode: str = "grid"
+    seeds: list[int] = field(default_factory=lambda: [0])
+
+    # -- reading and writing ------------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: dict) -> "SweepSpec":
+        if not isinstance(d, dict):
+            raise ConfigError(f"a sweep is a table with name, base, vary, mode and seeds; got {type(d).__name__}")
+        unknown = set(d) - {"name", "base", "vary", "mode", "seeds"}
+        if unknown:
+            raise ConfigError(f"unknown sweep field(s): {', '.join(sorted(unknown))}; known: name, base, vary, mode, "
+                              "seeds")
+        base = d.get("base", {})
+        if isinstance(base, RunConfig):
+            base = json.loads(base.to_json())
+        if not isinstance(base, dict):
+            raise ConfigError(f"base must be a table (model, data, model_config, train), got {base!r}")
+        bad = set(base) - {"model", "data", "model_config", "train"}
+        if bad:
+            raise ConfigError(f"unknown base field(s): {', '.join(sorted(bad))}; known: model, data, model_config, "
+                              "train")
+        for part in ("data", "model_config", "train"):
+            if not isinstance(base.get(part, {}), dict):
+                raise ConfigError(f"base.{part} must be a table of settings, got {base[part]!r}")
+        if not isinstance(base.get("model", "svgp"), str):
+            raise ConfigError(f"base.model must be a model family name, got {base['model']!r}")
+        config = RunConfig(base.get("model", "svgp"), dict(base.get("data", {"dataset": "digits"})),
+                           dict(base.get("model_config", {})), dict(base.get("train", {})))
+        vary = d.get("vary", {})
+        if not isinstance(vary, dict):
+            raise ConfigError(f"vary must be a table of dotted names to lists of values, got {vary!r}")
+        name = d.get("name", "sweep")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"name must be non-empty text, got {name!r}")
+        spec = cls(name=name, base=config, vary=_flatten(vary), mode=d.get("mode", "grid"),
+                   seeds=_seeds(d.get("seeds", [0])))
+        return spec
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "SweepSpec":
+        """Read a TOML (.toml) or JSON (.json) sweep file; a file that cannot be read is a ConfigError naming it."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"sweep file {path} does not exist")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        suffix = path.suffix.lower()
+        if suffix == ".toml":
+            import tomllib
+
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as err:
+                raise ConfigError(f"sweep file {path} is not valid TOML: {err}") from None
+        elif suffix == ".json":
+            try:
+                data = json.loads(text)
+            except ValueError as err:
+                raise ConfigError(f"sweep file {path} is not valid JSON: {err}") from None
+        else:
+            raise ConfigError(f"sweep file {path}: use a .toml or .json file")
+        try:
+            return cls.from_dict(data)
+        except ConfigError as err:
+            raise ConfigError(f"sweep file {path}: {err}") from None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "mode": self.mode, "seeds": list(self.seeds),
+                "base": json.loads(self.base.to_json()), "vary": {k: list(v) for k, v in self.vary.items()}}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "SweepSpec":
+        return cls.from_dict(json.loads(text))
+
+    # -- checking and planning -------------------------------------------------------------------------------------
+    def validate(self) -> "SweepSpec":
+        """Check names, values, mode and seeds, and build every planned run's RunConfig; ConfigError otherwise."""
+        if self.mode not in MODES:
+            raise ConfigError(f"mode={self.mode!r} is not allowed: mode must be one of {', '.join(MODES)}")
+        self.seeds = _seeds(self.seeds)
+        try:
+            self.base.validate()
+        except InvlabError as err:
+            raise ConfigError(f"base configuration: {err}") from None
+        families = _families(self)
+        for name, values in self.vary.items():
+            check_name(name, families)
+            if not isinstance(values, (list, tuple)):
+                raise ConfigError(f"vary {name!r} must be a list of values, got {values!r}")
+            if not values:
+                raise ConfigError(f"vary {name!r} has no values: give at least one (an empty list makes an empty "
+                                  "sweep)")
+            for value in values:
+                check_value(name, value, families)
+        if self.mode == "list":
+            lengths = {name: len(v) for name, v in self.vary.items()}
+            if len(set(lengths.values())) > 1:
+                raise ConfigError("mode='list' zips the lists, so they must be equally long; got "
+                                  + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+        keys = set()
+        for run in self._plan():
+            if run.key in keys:
+                raise ConfigError(f"the run {run.key!r} is planned twice; give each value once")
+            keys.add(run.key)
+            try:
+                run.config.validate()
+                _check_data_and_family(run.config)
+            except InvlabError as err:
+                where = " ".join(f"{k}={json.dumps(v)}" for k, v in run.point.items()) or "the base"
+                raise ConfigError(f"run {where}: {err}") from None
+        return self
+
+    def points(self) -> list[dict[str, object]]:
+        names = list(self.vary)
+        if not names:
+            return [{}]
+        if self.mode == "list":
+            return [dict(zip(names, values)) for values in zip(*(self.vary[n] for n in names))]
+        return [dict(zip(names, values)) for values in itertools.product(*(self.vary[n] for n in names))]
+
+    def _plan(self) -> list[PlannedRun]:
+        return [PlannedRun(run_key(point, seed), point, seed, apply_point(self.base, point, seed))
+                for point in self.points() for seed in self.seeds]
+
+    def runs(self) -> list[PlannedRun]:
+        """Every planned run (points × seeds), validated."""
+        self.validate()
+        return self._plan()
+
+
+__all__ = ["SweepSpec", "PlannedRun", "run_key", "apply_point", "allowed"]

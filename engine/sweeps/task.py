@@ -1,0 +1,137 @@
+"""One sweep run as a Dask task: train through the `Trainer` on a worker, without a run store, and hand everything
+back to the client (which alone writes the store, so workers need no shared disk).
+
+While it trains the task reports progress as Dask events (`Worker.log_event` on the sweep's topic; the client
+subscribes): a `start` event, `step` events a few times a second at most, and nothing else. It returns plain data
+(msgpack/pickle-safe): the config, the history per metric, the final figures, the whole-training-set ELBO (the
+Trainer's `full_elbo`, a fixed evaluation seed), the learned invariance values, and the checkpoint file as bytes
+(a `torch.save` payload in the format of `engine.train.checkpoint`, loaded with `weights_only=True`).
+"""
+from __future__ import annotations
+
+import math
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+STEP_EVENT_SECONDS = 0.5  # at most this often a running task reports a step
+
+
+def _worker():
+    """The Dask worker running this task, or None (run in-process, e.g. serially)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _finite(value):
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def estimator_of(model) -> str:
+    """How the model's ELBO is estimated: an exact orbit sum, S samples of an orbit or density, or no orbit at all
+    (and the likelihood's own expectation method where it has one). Runs are compared by ELBO only when it agrees."""
+    parts = []
+    kernel = getattr(model, "kernel", None)
+    augmentation = getattr(model, "augmentation", None)
+    if augmentation is not None and kernel is not None and hasattr(kernel, "num_samples"):
+        S, P = augmentation.num_samples(kernel.num_samples), augmentation.orbit_size
+        parts.append(f"exact orbit sum (P={P})" if P is not None and S >= P else f"{S} orbit samples per input")
+    else:
+        parts.append("no orbit")
+    likelihood = getattr(model, "likelihood", None)
+    for attr in ("estimator", "method", "num_gauss_hermite", "num_quadrature", "num_samples"):
+        value = getattr(likelihood, attr, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            parts.append(f"likelihood {attr}={value}")
+            break
+    return "; ".join(parts)
+
+
+def likelihood_of(model) -> str:
+    """The likelihood's class name ('' for a family without one), e.g. 'Gaussian', 'PolyaGammaLogistic'."""
+    likelihood = getattr(model, "likelihood", None)
+    return "" if likelihood is None else type(likelihood).__name__
+
+
+def invariance_values(model) -> tuple[dict[str, float], bool]:
+    """The augmentation's range values (degrees for rotation) and whether any of them was learned."""
+    augmentation = getattr(model, "augmentation", None)
+    if augmentation is None or not hasattr(augmentation, "range_values"):
+        return {}, False
+    from ..parameters import learnables
+
+    values = {k: abs(float(v.detach())) if k in getattr(augmentation, "ranges", {}) else float(v.detach())
+              for k, v in augmentation.range_values().items()}
+    learned = any(not value.frozen for value in learnables(augmentation).values())
+    return values, learned
+
+
+def checkpoint_bytes(trainer) -> bytes:
+    """The trainer's checkpoint as the bytes of the file `engine.train.checkpoint.save_checkpoint` writes."""
+    with tempfile.TemporaryDirectory(prefix="invlab-sweep-") as tmp:
+        path = trainer.save_checkpoint(Path(tmp) / "checkpoint.pt")
+        return path.read_bytes()
+
+
+def train_run(config_json: str, key: str, topic: str | None = None, *, threads: int | None = 1) -> dict:
+    """Train one run of a sweep and return its results (see the module docstring)."""
+    import torch
+
+    from ..errors import InvlabError, NonFiniteLossError
+    from ..train import RunConfig, Trainer
+
+    if threads:
+        torch.set_num_threads(int(threads))
+    worker = _worker()
+    where = worker.address if worker is not None else f"{socket.gethostname()}:{os.getpid()}"
+
+    def report(event: dict) -> None:
+        if worker is not None and topic:
+            worker.log_event(topic, {**event, "key": key, "worker": where})
+
+    started = time.perf_counter()
+    config = RunConfig.from_json(config_json)
+    steps = int(config.train_config().steps)
+    report({"kind": "start", "steps": steps})
+    result = {"key": key, "config": config_json, "model": config.model, "dataset": config.data.get("dataset", ""),
+              "status": "finished", "message": None, "worker": where}
+    try:
+        trainer = Trainer(config)
+    except InvlabError as err:
+        return {**result, "status": "failed", "message": str(err), "step": 0, "history": {}, "figures": {},
+                "seconds": time.perf_counter() - started}
+    result["dataset"] = trainer.dataset.name
+    last = 0.0
+    try:
+        for snap in trainer.run(every=trainer.tc.log_every):
+            now = time.perf_counter()
+            if now - last >= STEP_EVENT_SECONDS or snap.step >= steps:
+                last = now
+                report({"kind": "step", "step": int(snap.step), "steps": steps,
+                        "elbo": _finite(snap.parts.get("elbo")), "loss": _finite(snap.parts.get("loss"))})
+    except NonFiniteLossError as err:
+        result.update(status="failed", message=str(err))
+    history = {name: ([int(s) for s in steps_], [float(v) for v in values])
+               for name, (steps_, values) in trainer.history.items()}
+    full = trainer.final_elbo  # computed by the trainer when the run finished: whole training set, seed 0
+    metrics = trainer.last_metrics
+    figures = {"elbo": _finite(trainer.last_parts.get("elbo")), "test_error": metrics.get("test_error"),
+               "test_rmse": metrics.get("test_rmse"), "test_nlpd": metrics.get("test_nlpd"),
+               "full_elbo": None if full is None else float(full["elbo"])}
+    ranges, learned = invariance_values(trainer.model)
+    result.update(step=int(trainer.step_count), history=history, figures=figures,
+                  full_elbo=None if full is None else {k: float(v) for k, v in full.items()},
+                  ranges=ranges, learned=ranges if learned else {},
+                  likelihood=likelihood_of(trainer.model),
+                  estimator=estimator_of(trainer.model), device=str(trainer.device),
+                  checkpoint=checkpoint_bytes(trainer), seconds=time.perf_counter() - started)
+    return result
+
+
+__all__ = ["train_run", "estimator_of", "invariance_values"]
