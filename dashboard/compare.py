@@ -62,6 +62,7 @@ SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 STATE_COLOURS = {"idle": "#666", "starting": "#9a6a00", "running": "#23843a", "stopping…": "#1f6fb5",
                  "stopped": "#1f6fb5", "finished": "#23843a", "failed": "#c0392b"}
 LIVE_STATES = ("starting", "running", "stopping…")
+PLOT_FRAME = dict(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, framewise=True, show_grid=True)
 
 
 def axis_label(name: str) -> str:
@@ -91,7 +92,7 @@ def _fmt_value(value) -> str:
     return str(value)
 
 
-# -- what the plots show, from a Comparison ---------------------------------------------------------------------------
+# -- what the plots show, from a Comparison ----------------------------------------------------------------------------
 def learned_value(run: dict, axis: str) -> float | None:
     """Where a learned-range run's range ended, for the range `axis` varies (None when it has none)."""
     if axis not in RANGE_AXES:
@@ -122,6 +123,9 @@ def primary_axis(axes: list[str], runs: list[dict]) -> str | None:
         return {run.get(axis) for run in runs if not (axis in RANGE_AXES and is_learned_run(run))}
 
     ranked = sorted(axes, key=lambda a: (a not in RANGE_AXES, axes.index(a)))
+    for axis in ranked:  # a range swept beside learned-range runs: the learned runs are marked on its axis
+        if axis in RANGE_AXES and any(is_learned_run(run) for run in runs) and values(axis) - {None}:
+            return axis
     for axis in ranked:
         vals = values(axis) - {None}
         if len(vals) > 1 and all(_is_number(v) for v in vals):
@@ -175,8 +179,9 @@ def axis_data(cmp) -> AxisData:
         if g.get("n", 0) == 0 or g.get(x) is None:
             continue
         frames.setdefault(series_key(g, rest), []).append(
-            {x: g[x], "n": g["n"], "elbo_mean": _finite(g.get("elbo_mean")), "elbo_sd": _finite(g.get("elbo_sd")),
-             "error_mean": 100 * _finite(g.get("error_mean")), "error_sd": 100 * _finite(g.get("error_sd"))})
+            {x: _x_value(g[x]), "n": g["n"], "elbo_mean": _finite(g.get("elbo_mean")),
+             "elbo_sd": _finite(g.get("elbo_sd")), "error_mean": 100 * _finite(g.get("error_mean")),
+             "error_sd": 100 * _finite(g.get("error_sd"))})
     for key, rows in frames.items():
         frame = pd.DataFrame(rows)
         if _is_number(rows[0][x]):
@@ -192,12 +197,19 @@ def axis_data(cmp) -> AxisData:
                 learned.append({"run": run["run_id"], "learned": value, "elbo": _finite(run.get("full_elbo")),
                                 "error": 100 * _finite(run.get("test_error"))})
             continue
-        singles.append({field_name(x): run.get(x), "elbo": _finite(run.get("full_elbo")),
+        if run.get(x) is None:
+            continue
+        singles.append({field_name(x): _x_value(run.get(x)), "elbo": _finite(run.get("full_elbo")),
                         "error": 100 * _finite(run.get("test_error")), "series": series_key(run, rest),
                         "run": run["run_id"]})
     out.runs = pd.DataFrame(singles)
     out.learned = pd.DataFrame(learned)
     return out
+
+
+def _x_value(value):
+    """A value on the plots' x axis: numbers as they are, anything else (families, true / false) as text."""
+    return value if _is_number(value) else _fmt_value(value)
 
 
 def against_setting_plot(data: AxisData, which: str):
@@ -233,10 +245,7 @@ def against_setting_plot(data: AxisData, which: str):
                       .opts(color="#ff7f0e", marker="diamond", size=11, tools=["hover"]))
     if not layers:
         return hv.Curve([], xdim, mean).opts(title=title)
-    return hv.Overlay(layers).opts(
-        hv.opts.Curve(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, framewise=True,
-                      show_grid=True),
-        hv.opts.Overlay(title=title, **_legend_opts()))
+    return hv.Overlay(layers).opts(title=title, **PLOT_FRAME, **_legend_opts())
 
 
 def _fmt_range(values, axis: str) -> str:
@@ -269,10 +278,9 @@ def curves_plot(histories: dict, cmp_runs: list[dict], x: str | None):
             color=colour, line_width=1.5, alpha=0.85))
     if not layers:
         return hv.Curve([], "step", "elbo").opts(title=title)
-    return hv.Overlay(layers).opts(
-        hv.opts.Path(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, framewise=True, show_grid=True,
-                     xlabel="step", ylabel=metric_label("elbo") + " (minibatch estimate)"),
-        hv.opts.Overlay(title=title, **_legend_opts()))
+    return hv.Overlay(layers).opts(title=title, xlabel="training step",
+                                   ylabel=metric_label("elbo") + ", minibatch estimate", **PLOT_FRAME,
+                                   **_legend_opts())
 
 
 def _palette(n: int) -> list[str]:
@@ -283,7 +291,7 @@ def _palette(n: int) -> list[str]:
     return [Viridis256[int(i * 230 / max(1, n - 1))] for i in range(n)]
 
 
-# -- the sweep's thread -----------------------------------------------------------------------------------------------
+# -- the sweep's thread ------------------------------------------------------------------------------------------------
 class SweepRunner:
     """`run_sweep` on a daemon thread; the page drains its progress (`drain()`) from the server thread.
 
@@ -341,7 +349,7 @@ class SweepRunner:
             return self._progress, events, self.finished, self.error
 
 
-# -- the page ---------------------------------------------------------------------------------------------------------
+# -- the page ----------------------------------------------------------------------------------------------------------
 class ComparePage(pn.viewable.Viewer):
     """Launch, follow and compare sweeps; open one of their runs on the Training page."""
 
@@ -372,22 +380,22 @@ class ComparePage(pn.viewable.Viewer):
         self.param.watch(self._show_state, ["state", "message", "sweep_id"])
         self._show_state()
 
-    # -- widgets ------------------------------------------------------------------------------------------------------
+    # -- widgets -------------------------------------------------------------------------------------------------------
     def _build_widgets(self) -> None:
-        self.parameter = pn.widgets.Select(name="Setting to vary", options=self.parameter_options(), width=300)
-        self.values = pn.widgets.TextInput(name="Values (comma-separated)", placeholder="e.g. 0, 45, 90, 135",
+        self.parameter = pn.widgets.Select(label="Setting to vary", options=self.parameter_options(), width=300)
+        self.values = pn.widgets.TextInput(label="Values (comma-separated)", placeholder="e.g. 0, 45, 90, 135",
                                            width=300)
-        self.seeds = pn.widgets.IntInput(name="Seeds per value", value=2, start=1, end=20, width=140)
-        self.launch_button = pn.widgets.Button(name="▶ Run sweep", button_type="success", width=140)
-        self.study_select = pn.widgets.Select(name="Built-in study", options=list(STUDIES), width=300)
-        self.quick = pn.widgets.Checkbox(name="quick (fewer steps and values: about a minute)", value=True)
-        self.study_button = pn.widgets.Button(name="▶ Run study", button_type="success", width=140)
-        self.sweeps_select = pn.widgets.Select(name="Stored sweeps", options={}, width=300)
-        self.open_button = pn.widgets.Button(name="Open sweep", width=140)
-        self.stop_button = pn.widgets.Button(name="■ Stop", button_type="warning", width=100, disabled=True)
-        self.workers = pn.widgets.IntInput.from_param(self.param.n_workers, name="Workers (0: one per core)",
+        self.seeds = pn.widgets.IntInput(label="Seeds per value", value=2, start=1, end=20, width=140)
+        self.launch_button = pn.widgets.Button(label="▶ Run sweep", color="success", width=140)
+        self.study_select = pn.widgets.Select(label="Built-in study", options=list(STUDIES), width=300)
+        self.quick = pn.widgets.Checkbox(label="quick (fewer steps and values: about a minute)", value=True)
+        self.study_button = pn.widgets.Button(label="▶ Run study", color="success", width=140)
+        self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
+        self.open_button = pn.widgets.Button(label="Open sweep", width=140)
+        self.stop_button = pn.widgets.Button(label="■ Stop", color="warning", width=100, disabled=True)
+        self.workers = pn.widgets.IntInput.from_param(self.param.n_workers, label="Workers (0: one per core)",
                                                       width=140)
-        self.scheduler_input = pn.widgets.TextInput.from_param(self.param.scheduler, name="Dask scheduler",
+        self.scheduler_input = pn.widgets.TextInput.from_param(self.param.scheduler, label="Dask scheduler",
                                                                placeholder="empty: this machine", width=300)
         self.form_error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self.launch_button.on_click(lambda *_: self.launch_from_settings())
@@ -482,7 +490,7 @@ class ComparePage(pn.viewable.Viewer):
             options[f"#{s.id} {name}" + (f" — {status}" if status else "")] = s.id
         self.sweeps_select.options = options
 
-    # -- launching ------------------------------------------------------------------------------------------------------
+    # -- launching -----------------------------------------------------------------------------------------------------
     def spec_from_settings(self, dotted: str | None = None, values: str | list | None = None,
                            seeds: int | None = None) -> SweepSpec:
         """The sweep the form describes: the Training page's configuration with `dotted` set to each of `values`
@@ -561,7 +569,7 @@ class ComparePage(pn.viewable.Viewer):
         self.form_error.object = text
         self.form_error.visible = bool(text)
 
-    # -- opening a stored sweep -------------------------------------------------------------------------------------------
+    # -- opening a stored sweep ----------------------------------------------------------------------------------------
     def open_sweep(self, sweep_id: int) -> None:
         """Show stored sweep `sweep_id` (a running sweep on this page keeps running in the background)."""
         if self.store is None:
@@ -596,7 +604,7 @@ class ComparePage(pn.viewable.Viewer):
         self._show_table()
         self._show_plots()
 
-    # -- the tick: drain the sweep's progress into the page (server thread) ---------------------------------------------
+    # -- the tick: drain the sweep's progress into the page (server thread) --------------------------------------------
     def _start_ticking(self) -> None:
         if self._callback is None and pn.state.curdoc is not None:
             self._callback = pn.state.add_periodic_callback(self.tick, period=self.tick_ms)
@@ -675,7 +683,7 @@ class ComparePage(pn.viewable.Viewer):
                 live["status"] = "stopped" if runner.stop_event.is_set() or error else live["status"]
         self.refresh()
 
-    # -- reading the store -------------------------------------------------------------------------------------------------
+    # -- reading the store ---------------------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Read the sweep's comparison from the store and redraw the table and plots."""
         if self.sweep_id is None or self.store is None:
@@ -702,7 +710,7 @@ class ComparePage(pn.viewable.Viewer):
         self._show_table()
         self._show_plots()
 
-    # -- drawing ----------------------------------------------------------------------------------------------------------
+    # -- drawing -------------------------------------------------------------------------------------------------------
     def rows(self) -> pd.DataFrame:
         """The table: one row per run, stored or planned, in the sweep's order."""
         axes = self.axes
@@ -771,10 +779,11 @@ class ComparePage(pn.viewable.Viewer):
     def _show_state(self, *_) -> None:
         colour = STATE_COLOURS.get(self.state, "#666")
         sweep = f"sweep <b data-field=\"sweep\">#{self.sweep_id}</b>" if self.sweep_id is not None else "no sweep open"
-        self.status_pane.object = (f'<b style="color:{colour}" data-field="sweep-state">{html.escape(self.state)}</b>'
-                                   f" · {sweep} · <span data-field=\"sweep-message\">{html.escape(self.message)}</span>")
+        state = f'<b style="color:{colour}" data-field="sweep-state">{html.escape(self.state)}</b>'
+        message = f'<span data-field="sweep-message">{html.escape(self.message)}</span>'
+        self.status_pane.object = f"{state} · {sweep} · {message}"
 
-    # -- opening a run --------------------------------------------------------------------------------------------------
+    # -- opening a run -------------------------------------------------------------------------------------------------
     def _on_select(self, event) -> None:
         if not event.new:
             return
@@ -792,7 +801,7 @@ class ComparePage(pn.viewable.Viewer):
         if self.on_open_run is not None:
             self.on_open_run(int(run_id))
 
-    # -- the URL and the session --------------------------------------------------------------------------------------
+    # -- the URL and the session ---------------------------------------------------------------------------------------
     def read_query(self, query: dict) -> list[str]:
         """`sweep=ID` in the link opens that stored sweep; returns what was refused."""
         raw = query.get("sweep")
@@ -814,7 +823,7 @@ class ComparePage(pn.viewable.Viewer):
         if self.runner is not None and not self.runner.finished:
             self.runner.stop()
 
-    # -- layout ---------------------------------------------------------------------------------------------------------
+    # -- layout --------------------------------------------------------------------------------------------------------
     def __panel__(self):
         vary = pn.Column(pn.pane.Markdown("**Vary a setting of the Training page's configuration**", margin=(0, 10)),
                          self.parameter, self.values, pn.Row(self.seeds, self.launch_button),

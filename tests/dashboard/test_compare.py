@@ -152,7 +152,8 @@ def test_clicking_a_row_opens_that_run_on_the_training_page(explorer, rotation_s
     page.table.selection = [row]  # what a click on the row sends
     assert explorer.pages.active == 0
     wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
-               explorer.session.message and len(explorer.curves.buffers.get("elbo", [])) > 0, explorer)
+               explorer.session.message and "elbo" in explorer.curves.buffers
+               and len(explorer.curves.buffers["elbo"].data) > 0, explorer)
     steps, values = explorer.store.metrics(run_id, ["elbo"])["elbo"]
     np.testing.assert_allclose(explorer.curves.buffers["elbo"].data["elbo"], values)
     assert explorer.settings.model_config.init_rotation == page.table.value.iloc[row][field_name("model.init_rotation")]
