@@ -37,7 +37,7 @@ from engine.sweeps import STUDIES, SweepSpec, comparison, run_sweep, study
 from engine.train import RunStore
 
 from .settings import RunSettings, coerce
-from .views import FRAME_HEIGHT, FRAME_WIDTH, _legend_opts, metric_label
+from .views import FRAME_HEIGHT, FRAME_WIDTH, RANGE_UNITS, _legend_opts, metric_label
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ INTRO = (
     "invariance included — explains the data, without looking at the test set. Paper 000's point, shown here: "
     "on digits rotated by up to ±90°, the ELBO against a fixed rotation range peaks near 90°, and a run that "
     "learns its range ends near there (the dashed line). Higher is better; the bars are ± one standard deviation "
-    "over seeds. Runs are only compared on one axis when they share data, likelihood and estimator."
+    "over seeds. Runs are only compared on one axis when they share data, likelihood and estimator. Click a run in "
+    "the table to open it on the Training page."
 )
 
 # Invariance ranges a sweep may vary: the swept name → the learned range's name and its unit.
@@ -267,20 +268,22 @@ def curves_plot(histories: dict, cmp_runs: list[dict], x: str | None):
         label = value if isinstance(value, str) else f"{x.split('.')[-1]} {_fmt_value(value)}"
         if label not in groups:
             order.append((0 if not learned else 1, value if _is_number(value) else math.inf, label))
-        groups.setdefault(label, []).append(
-            {"step": np.asarray(hist[0], dtype=np.float64), "elbo": np.asarray(hist[1], dtype=np.float64)})
+        groups.setdefault(label, []).append((np.asarray(hist[0], dtype=np.float64),
+                                             np.asarray(hist[1], dtype=np.float64), run.get("run_id")))
     order.sort(key=lambda t: (t[0], t[1], t[2]))
     palette = _palette(len(order))
+    step = hv.Dimension("step", label="training step")
+    elbo = hv.Dimension("run_elbo", label=metric_label("elbo") + ", minibatch estimate")
     layers = []
     for (_, _, label), colour in zip(order, palette):
         colour = "#ff7f0e" if label == "learned range" else colour
-        layers.append(hv.Path(groups[label], ["step", "elbo"], label=label).opts(
-            color=colour, line_width=1.5, alpha=0.85))
+        for steps, values, run_id in groups[label]:  # seeds share the colour and the legend entry
+            layers.append(hv.Curve({"step": steps, "run_elbo": values, "run": np.full(len(steps), run_id or -1)},
+                                   step, [elbo, "run"], label=label).opts(color=colour, line_width=1.5, alpha=0.85,
+                                                                          tools=["hover"]))
     if not layers:
-        return hv.Curve([], "step", "elbo").opts(title=title)
-    return hv.Overlay(layers).opts(title=title, xlabel="training step",
-                                   ylabel=metric_label("elbo") + ", minibatch estimate", **PLOT_FRAME,
-                                   **_legend_opts())
+        return hv.Curve([], step, elbo).opts(title=title)
+    return hv.Overlay(layers).opts(title=title, **PLOT_FRAME, **_legend_opts())
 
 
 def _palette(n: int) -> list[str]:
@@ -403,7 +406,8 @@ class ComparePage(pn.viewable.Viewer):
         self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
                                   and self.open_sweep(self.sweeps_select.value))
         self.stop_button.on_click(lambda *_: self.stop())
-        self.parameter.param.watch(self._suggest_values, "value")
+        self.parameter.param.watch(lambda event: self._suggest_values(event.new), "value")
+        self._suggest_values(self.parameter.value)
 
         self.status_pane = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
                                         css_classes=["invlab-sweep-status"])
@@ -411,7 +415,7 @@ class ComparePage(pn.viewable.Viewer):
                                             css_classes=["invlab-not-comparable"])
         self.table = pn.widgets.Tabulator(
             self._empty_frame(), show_index=False, disabled=True, selectable=1, pagination=None,
-            header_filters=True, layout="fit_data_table", height=320, sizing_mode="stretch_width",
+            header_filters=True, layout="fit_data_table", max_height=420, sizing_mode="stretch_width",
             css_classes=["invlab-sweep-table"])
         self.table.param.watch(self._on_select, "selection")
         self.elbo_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "elbo"), linked_axes=False,
@@ -450,10 +454,11 @@ class ComparePage(pn.viewable.Viewer):
         if current in options.values():
             self.parameter.value = current
 
-    def _suggest_values(self, event) -> None:
-        p = self._parameter_object(event.new)
+    def _suggest_values(self, dotted: str | None) -> None:
+        """A placeholder that says what the chosen setting accepts."""
+        p = self._parameter_object(dotted)
         objects = getattr(p, "objects", None) if p is not None else None
-        if event.new == "model":
+        if dotted == "model":
             from engine.models import model_names
 
             objects = model_names()
@@ -489,6 +494,9 @@ class ComparePage(pn.viewable.Viewer):
             status = getattr(s, "status", "")
             options[f"#{s.id} {name}" + (f" — {status}" if status else "")] = s.id
         self.sweeps_select.options = options
+        if options and self.sweeps_select.value not in options.values():
+            shown = self.sweep_id if self.sweep_id in options.values() else next(iter(options.values()))
+            self.sweeps_select.value = shown
 
     # -- launching -----------------------------------------------------------------------------------------------------
     def spec_from_settings(self, dotted: str | None = None, values: str | list | None = None,
@@ -586,13 +594,15 @@ class ComparePage(pn.viewable.Viewer):
         self._reset_view([], [])
         self.runner = None
         self.param.update(sweep_id=int(sweep_id), state="finished", message=self._record_text(record))
+        if int(sweep_id) in self.sweeps_select.options.values():
+            self.sweeps_select.value = int(sweep_id)
         self.stop_button.disabled = True
         self.refresh()
 
-    @staticmethod
-    def _record_text(record) -> str:
-        name = getattr(record, "name", "") or ""
-        return f"stored sweep #{record.id}" + (f" ({name})" if name else "")
+    def _record_text(self, record) -> str:
+        stored = len(self.store.sweep_runs(record.id))
+        total = getattr(record, "total", 0) or stored
+        return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
 
     def _reset_view(self, planned: list, axes: list[str]) -> None:
         self._planned = list(planned)
@@ -728,14 +738,16 @@ class ComparePage(pn.viewable.Viewer):
                 value = run.get(a) if run is not None and a in run else point.get(a)
                 row[field_name(a)] = value if _is_number(value) else (None if value is None else str(value))
             row["seed"] = run.get("seed") if run else (plan.seed if plan is not None else None)
-            row["step"] = live.get("step") if run is None else None
+            history = self._histories.get(key)
+            row["step"] = live.get("step") if run is None else (history[0][-1] if history and history[0] else None)
             elbo = run.get("full_elbo") if run else None
             row["ELBO"] = _round(elbo)
             row["test error (%)"] = _round(100 * _finite(run.get("test_error")), 2) if run else None
             row["NLPD"] = _round(run.get("nlpd"), 4) if run else None
             learned = ""
             if run and run.get("learned"):
-                learned = ", ".join(f"{k.split('.')[-1]} {_finite(v):.3g}" for k, v in run["learned"].items())
+                learned = ", ".join(f"{k.split('.')[-1]} {_finite(v):.3g}{RANGE_UNITS.get(k.split('.')[-1], '')}"
+                                    for k, v in run["learned"].items())
             row["learned range"] = learned
             if run is None and live.get("elbo") is not None:
                 row["ELBO"] = None
