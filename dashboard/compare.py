@@ -379,6 +379,8 @@ class ComparePage(pn.viewable.Viewer):
         self._stored_done = -1
         self._last_curves = 0.0
         self._callback = None
+        self._layout = None  # the page's Column, once drawn
+        self._active = False  # its contents are drawn (the tab has been shown)
         self._build_widgets()
         self.param.watch(self._show_state, ["state", "message", "sweep_id"])
         self._show_state()
@@ -837,6 +839,24 @@ class ComparePage(pn.viewable.Viewer):
 
     # -- layout --------------------------------------------------------------------------------------------------------
     def __panel__(self):
+        """The page: its introduction at once, the rest when the tab is first shown (`activate`), so a session that
+        never opens it does not pay for drawing its table and plots."""
+        if self._layout is None:
+            self._layout = pn.Column(pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), sizing_mode="stretch_width",
+                                     name="Compare")
+            if self._active:
+                self._layout[:] = self._contents()
+        return self._layout
+
+    def activate(self) -> None:
+        """Draw the launch form, the table and the plots (once: the first time the page is shown)."""
+        if self._active:
+            return
+        self._active = True
+        if self._layout is not None:
+            self._layout[:] = self._contents()
+
+    def _contents(self) -> list:
         vary = pn.Column(pn.pane.Markdown("**Vary a setting of the Training page's configuration**", margin=(0, 10)),
                          self.parameter, self.values, pn.Row(self.seeds, self.launch_button),
                          name="Vary a setting")
@@ -848,9 +868,9 @@ class ComparePage(pn.viewable.Viewer):
                           self.scheduler_input, name="Workers")
         launch = pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
-        return pn.Column(pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), launch, self.form_error,
-                         pn.Row(self.stop_button, self.status_pane, sizing_mode="stretch_width"),
-                         self.not_comparable, self.table, plots, sizing_mode="stretch_width", name="Compare")
+        return [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), launch, self.form_error,
+                pn.Row(self.stop_button, self.status_pane, sizing_mode="stretch_width"), self.not_comparable,
+                self.table, plots]
 
 
 def progress_text(progress) -> str:

@@ -352,6 +352,7 @@ class Explorer(pn.viewable.Viewer):
         if event.new == 2:
             self.prior.activate()
         elif event.new == 3:
+            self.compare.activate()
             self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
             self.compare.refresh_sweeps()
         self._update_location()
