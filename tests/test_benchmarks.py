@@ -63,3 +63,13 @@ def test_emit_prints_the_result_and_the_machine_as_the_last_line(capsys):
     assert last == out and last["ratio"] == 0.5
     assert last["cpu_count"] == 64  # the result's own keys win
     assert last["load_average_1min"][0] == 0.25 and len(last["load_average_1min"]) == 2
+
+
+def test_sweep_scaling_quick_compares_serial_runs_with_a_local_cluster(tmp_path):
+    out = run("import sys, runpy; sys.argv = ['sweep_scaling', '--quick', '--runs', '4']; "
+              "runpy.run_module('benchmarks.sweep_scaling', run_name='__main__')", tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["runs"] == 4 and result["workers"] >= 1
+    assert result["speedup"] == round(result["serial_s"] / result["sweep_s"], 3)  # timings: reported, never asserted
+    assert {"overhead_s_per_run", "startup_s", "run_s_on_workers"} <= set(result)

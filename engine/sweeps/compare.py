@@ -102,13 +102,15 @@ def comparison(store, sweep_id: int) -> Comparison:
         elbo_mean, elbo_sd = _mean_sd([m["full_elbo"] for m in ok])
         error_mean, error_sd = _mean_sd([m["test_error"] for m in ok])
         nlpd_mean, nlpd_sd = _mean_sd([m["nlpd"] for m in ok])
+        rmse_mean, rmse_sd = _mean_sd([m["test_rmse"] for m in ok])
         learned = {}
         for name in sorted({k for m in ok for k in m["learned"]}):
             mean, sd = _mean_sd([m["learned"].get(name) for m in ok])
             learned[name] = {"mean": mean, "sd": sd}
         group_rows.append({**{a: members[0][a] for a in axes}, "n": len(ok), "failed": len(members) - len(ok),
                            "elbo_mean": elbo_mean, "elbo_sd": elbo_sd, "error_mean": error_mean, "error_sd": error_sd,
-                           "nlpd_mean": nlpd_mean, "nlpd_sd": nlpd_sd, "learned": learned,
+                           "nlpd_mean": nlpd_mean, "nlpd_sd": nlpd_sd, "rmse_mean": rmse_mean, "rmse_sd": rmse_sd,
+                           "learned": learned,
                            "run_ids": [m["run_id"] for m in members]})
     return Comparison(sweep_id, record.name, axes, runs, group_rows, comparable, reason, record.total, store)
 

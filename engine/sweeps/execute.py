@@ -64,14 +64,15 @@ def local_cluster(n_workers: int | None = None, dashboard_address: str | None = 
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if gpus and not n_workers:
-        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address,
+        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
                                                    "dashboard": dashboard_address is not None}}
         return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
     n = int(n_workers or os.cpu_count() or 1)
     if n < 1:
         raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address,
-                        silence_logs=40)
+    # the scheduler's HTTP server always listens (health checks); a free port, so no other cluster's 8787 clashes
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address or ":0",
+                        scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
 
 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
@@ -141,11 +142,16 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
         sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
     previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
     finished = {k for k, r in previous.items() if r.status == "finished"}
-    todo = [run for run in planned if run.key not in finished]
+    # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every point
+    seeds = {seed: i for i, seed in enumerate(spec.seeds)}
+    todo = sorted((run for run in planned if run.key not in finished), key=lambda run: seeds.get(run.seed, 0))
     state = SweepProgress(sweep_id, len(planned), done=len(finished))
     elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
     state.best_elbo = max(elbos) if elbos else None
     store.update_sweep(sweep_id, status="running", total=len(planned))
+    if progress is not None:
+        state.event = {"kind": "planned", "runs": len(todo)}
+        progress(state)
     if not todo:
         store.update_sweep(sweep_id, status="finished")
         if progress is not None:

@@ -27,10 +27,10 @@ def rotation_choice(quick: bool = False) -> SweepSpec:
     if quick:
         data.update(subset=120, test_subset=100)
     else:
-        data.update(subset=600, test_subset=300)
-    model = {"augmentation": "rotation", "num_inducing": 10 if quick else 60, "num_samples": 4 if quick else 8,
+        data.update(subset=400, test_subset=300)
+    model = {"augmentation": "rotation", "num_inducing": 10 if quick else 40, "num_samples": 4 if quick else 6,
              "num_predict_samples": 8 if quick else 16}
-    train = {"steps": 20 if quick else 300, "batch_size": 64 if quick else 100, "learning_rate": 0.02,
+    train = {"steps": 20 if quick else 250, "batch_size": 64 if quick else 100, "learning_rate": 0.02,
              "eval_every": 0, "log_every": 5 if quick else 10}
     return SweepSpec(
         name="rotation-choice" + (" (quick)" if quick else ""),

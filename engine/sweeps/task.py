@@ -34,16 +34,17 @@ def _finite(value):
 
 
 def estimator_of(model) -> str:
-    """How the model's ELBO is estimated: an exact orbit sum, S samples of an orbit or density, or no orbit at all
-    (and the likelihood's own expectation method where it has one). Runs are compared by ELBO only when it agrees."""
+    """How the model's ELBO is estimated: 'exact' (no orbit, or a finite orbit summed whole) or 'S samples per
+    input' of an orbit or augmentation density (unbiased, eq. 16–21), plus the likelihood's own expectation method
+    where it has one. Runs are compared by ELBO only when this agrees."""
     parts = []
     kernel = getattr(model, "kernel", None)
     augmentation = getattr(model, "augmentation", None)
     if augmentation is not None and kernel is not None and hasattr(kernel, "num_samples"):
         S, P = augmentation.num_samples(kernel.num_samples), augmentation.orbit_size
-        parts.append(f"exact orbit sum (P={P})" if P is not None and S >= P else f"{S} orbit samples per input")
+        parts.append("exact" if P is not None and S >= P else f"{S} samples per input")
     else:
-        parts.append("no orbit")
+        parts.append("exact")
     likelihood = getattr(model, "likelihood", None)
     for attr in ("estimator", "method", "num_gauss_hermite", "num_quadrature", "num_samples"):
         value = getattr(likelihood, attr, None)
