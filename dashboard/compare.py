@@ -36,6 +36,7 @@ from engine.errors import InvlabError
 from engine.sweeps import STUDIES, SweepSpec, comparison, run_sweep, study
 from engine.train import RunStore
 
+from . import notebook
 from .settings import RunSettings, coerce
 from .views import FRAME_HEIGHT, FRAME_WIDTH, RANGE_UNITS, _legend_opts, metric_label
 
@@ -381,6 +382,8 @@ class ComparePage(pn.viewable.Viewer):
         self._callback = None
         self._layout = None  # the page's Column, once drawn
         self._active = False  # its contents are drawn (the tab has been shown)
+        if pn.state.curdoc is not None and not notebook.in_notebook():
+            pn.extension("tabulator")  # a served page built without it (`pn.serve(Explorer)`) still draws the table
         self._build_widgets()
         self.param.watch(self._show_state, ["state", "message", "sweep_id"])
         self._show_state()
