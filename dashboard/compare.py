@@ -693,9 +693,10 @@ class ComparePage(pn.viewable.Viewer):
         else:
             text = progress_text(progress) if progress is not None else ""
             self.param.update(state="finished", message=text)
-        for live in self._live.values():  # nothing runs any more
+        for plan in self._planned:  # nothing runs any more: what did not finish says so
+            live = self._live.setdefault(plan.key, {"status": "queued", "step": 0, "history": ([], [])})
             if live["status"] in ("running", "queued"):
-                live["status"] = "stopped" if runner.stop_event.is_set() or error else live["status"]
+                live["status"] = "not run"
         self.refresh()
 
     # -- reading the store ---------------------------------------------------------------------------------------------

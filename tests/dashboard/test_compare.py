@@ -229,4 +229,25 @@ def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
     follow(page, lambda: page.state == "stopped")
     stored = explorer.store.sweep_runs(page.sweep_id)
     assert len(stored) < 4 and "runs stored" in page.message
+    statuses = list(page.table.value["status"])
+    assert statuses.count("not run") == 4 - len(stored) and statuses.count("finished") == len(stored)
     assert page.stop_button.disabled
+
+
+def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monkeypatch):
+    import dashboard.compare as compare
+    from engine.errors import ConfigError
+
+    def no_cluster(spec, **kwargs):
+        raise ConfigError("no Dask scheduler answered at tcp://127.0.0.1:1; start one with `dask scheduler`")
+
+    monkeypatch.setattr(compare, "run_sweep", no_cluster)
+    store = RunStore(tmp_path / "runs.sqlite")
+    page = ComparePage(store=store)
+    page.launch_study("symmetric-2d-swap", quick=True)
+    follow(page, lambda: page.state == "failed", timeout=30)
+    assert "no Dask scheduler answered" in page.message and page.stop_button.disabled
+    assert set(page.table.value["status"]) == {"not run"}  # the planned runs say they did not run
+    page.launch_study("no-such-study")
+    assert page.form_error.visible and "unknown study 'no-such-study'" in page.form_error.object
+    store.close()
