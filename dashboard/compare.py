@@ -38,7 +38,7 @@ from engine.train import RunStore
 
 from . import notebook
 from .settings import RunSettings, coerce
-from .views import FRAME_HEIGHT, FRAME_WIDTH, RANGE_UNITS, _legend_opts, metric_label
+from .views import FRAME_HEIGHT, FRAME_WIDTH, RANGE_UNITS, _legend_opts, metric_label, y_limits
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +266,7 @@ def curves_plot(histories: dict, cmp_runs: list[dict], x: str | None):
             continue
         learned = x in RANGE_AXES and is_learned_run(run)
         value = "learned range" if learned else run.get(x) if x is not None else run["key"]
-        label = value if isinstance(value, str) else f"{x.split('.')[-1]} {_fmt_value(value)}"
+        label = value if isinstance(value, str) else value_label(x, value)
         if label not in groups:
             order.append((0 if not learned else 1, value if _is_number(value) else math.inf, label))
         groups.setdefault(label, []).append((np.asarray(hist[0], dtype=np.float64),
@@ -284,7 +284,18 @@ def curves_plot(histories: dict, cmp_runs: list[dict], x: str | None):
                                                                           tools=["hover"]))
     if not layers:
         return hv.Curve([], step, elbo).opts(title=title)
-    return hv.Overlay(layers).opts(title=title, **PLOT_FRAME, **_legend_opts())
+    # the first steps' ELBO is far below where runs end up: the y axis shows the part where runs differ
+    settled = [values[len(values) // 5:] for members in groups.values() for _, values, _ in members]
+    ylim = y_limits(settled)
+    frame = {**PLOT_FRAME, "frame_height": max(PLOT_FRAME["frame_height"], 17 * len(order) + 10)}  # legend fits
+    return hv.Overlay(layers).opts(title=title, legend_limit=1000, **({"ylim": ylim} if ylim else {}), **frame,
+                                   **_legend_opts())
+
+
+def value_label(axis: str, value) -> str:
+    """"init_rotation 45°": a swept setting's short name and value, with its unit."""
+    unit = RANGE_AXES.get(axis, ("", ""))[1]
+    return f"{axis.split('.')[-1]} {_fmt_value(value)}{unit if _is_number(value) else ''}"
 
 
 def _palette(n: int) -> list[str]:
@@ -401,6 +412,8 @@ class ComparePage(pn.viewable.Viewer):
         self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
         self.open_button = pn.widgets.Button(label="Open sweep", width=140)
         self.stop_button = pn.widgets.Button(label="■ Stop", color="warning", width=100, disabled=True)
+        self.resume_button = pn.widgets.Button(label="▶ Resume", color="success", width=110, visible=False,
+                                               description="Run this sweep's missing runs")
         self.workers = pn.widgets.IntInput.from_param(self.param.n_workers, label="Workers (0: one per core)",
                                                       width=140)
         self.scheduler_input = pn.widgets.TextInput.from_param(self.param.scheduler, label="Dask scheduler",
@@ -411,6 +424,7 @@ class ComparePage(pn.viewable.Viewer):
         self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
                                   and self.open_sweep(self.sweeps_select.value))
         self.stop_button.on_click(lambda *_: self.stop())
+        self.resume_button.on_click(lambda *_: self.resume())
         self.parameter.param.watch(lambda event: self._suggest_values(event.new), "value")
         self._suggest_values(self.parameter.value)
 
@@ -570,7 +584,21 @@ class ComparePage(pn.viewable.Viewer):
         self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=self.scheduler or None,
                                   n_workers=self.n_workers or None).start()
         self.stop_button.disabled = False
+        self.resume_button.visible = False
         self._start_ticking()
+
+    def resume(self, sweep_id: int | None = None) -> None:
+        """Run the missing runs of stored sweep `sweep_id` (default: the one shown), on the page."""
+        sweep_id = self.sweep_id if sweep_id is None else int(sweep_id)
+        if sweep_id is None or self.store is None:
+            self._form_error("open a stored sweep first")
+            return
+        try:
+            spec = SweepSpec.from_json(self.store.get_sweep(sweep_id).spec)
+        except InvlabError as err:
+            self._form_error(str(err))
+            return
+        self.launch(spec, sweep_id=sweep_id)
 
     def stop(self) -> None:
         if self.runner is not None and not self.runner.finished:
@@ -596,16 +624,25 @@ class ComparePage(pn.viewable.Viewer):
         if self.runner is not None and self.runner.sweep_id == int(sweep_id) and not self.runner.finished:
             return  # already following it live
         self._form_error("")
-        self._reset_view([], [])
+        try:
+            self._reset_view(SweepSpec.from_json(record.spec).runs(), [])
+        except InvlabError:  # a specification this version no longer accepts: show what is stored
+            self._reset_view([], [])
         self.runner = None
-        self.param.update(sweep_id=int(sweep_id), state="finished", message=self._record_text(record))
+        for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
+            self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
+        stored = sum(r.status == "finished" for r in self.store.sweep_runs(record.id))
+        complete = stored >= (record.total or 0)
+        self.param.update(sweep_id=int(sweep_id), state="finished" if complete else "stopped",
+                          message=self._record_text(record) + ("" if complete else "; ▶ Resume runs the rest"))
+        self.resume_button.visible = not complete
         if int(sweep_id) in self.sweeps_select.options.values():
             self.sweeps_select.value = int(sweep_id)
         self.stop_button.disabled = True
         self.refresh()
 
     def _record_text(self, record) -> str:
-        stored = len(self.store.sweep_runs(record.id))
+        stored = sum(r.status == "finished" for r in self.store.sweep_runs(record.id))
         total = getattr(record, "total", 0) or stored
         return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
 
@@ -688,8 +725,9 @@ class ComparePage(pn.viewable.Viewer):
         elif runner.stop_event.is_set():
             done = progress.done if progress is not None else 0
             total = progress.total if progress is not None else len(self._planned)
-            self.param.update(state="stopped", message=f"stopped with {done} of {total} runs stored; running the "
-                                                       "same sweep again would resume it")
+            self.param.update(state="stopped", message=f"stopped with {done} of {total} runs stored; ▶ Resume runs "
+                                                       "the rest")
+            self.resume_button.visible = self.sweep_id is not None
         else:
             text = progress_text(progress) if progress is not None else ""
             self.param.update(state="finished", message=text)
@@ -873,7 +911,8 @@ class ComparePage(pn.viewable.Viewer):
         launch = pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
         return [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), launch, self.form_error,
-                pn.Row(self.stop_button, self.status_pane, sizing_mode="stretch_width"), self.not_comparable,
+                pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
+                self.not_comparable,
                 self.table, plots]
 
 

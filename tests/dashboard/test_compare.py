@@ -135,10 +135,10 @@ def test_plots_show_mean_and_sd_over_seeds_as_numpy_computes_them(explorer, rota
     lines = defaultdict(dict)
     for layer in page.curves_pane.object:
         lines[layer.label][int(layer.dimension_values("run")[0])] = layer.dimension_values("run_elbo")
-    assert set(lines) == {"init_rotation 0", "init_rotation 90"}
+    assert set(lines) == {"init_rotation 0°", "init_rotation 90°"}
     for run_id, (point, _, _) in stored_points(store, rotation_sweep).items():
         _, values = store.metrics(run_id, ["elbo"])["elbo"]
-        np.testing.assert_allclose(lines[f"init_rotation {point['model.init_rotation']:g}"][run_id], values)
+        np.testing.assert_allclose(lines[f"init_rotation {point['model.init_rotation']:g}°"][run_id], values)
 
 
 def test_clicking_a_row_opens_that_run_on_the_training_page(explorer, rotation_sweep, wait_until):
@@ -231,7 +231,12 @@ def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
     assert len(stored) < 4 and "runs stored" in page.message
     statuses = list(page.table.value["status"])
     assert statuses.count("not run") == 4 - len(stored) and statuses.count("finished") == len(stored)
-    assert page.stop_button.disabled
+    assert page.stop_button.disabled and page.resume_button.visible
+    # opened again later, the sweep says what is missing and offers to run it
+    other = ComparePage(store=explorer.store)
+    other.open_sweep(page.sweep_id)
+    assert other.state == "stopped" and other.resume_button.visible and "Resume runs the rest" in other.message
+    assert sorted(other.table.value["status"]) == sorted(statuses)
 
 
 def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monkeypatch):
