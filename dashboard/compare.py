@@ -287,7 +287,7 @@ def curves_plot(histories: dict, cmp_runs: list[dict], x: str | None):
     # the first steps' ELBO is far below where runs end up: the y axis shows the part where runs differ
     settled = [values[len(values) // 5:] for members in groups.values() for _, values, _ in members]
     ylim = y_limits(settled)
-    frame = {**PLOT_FRAME, "frame_height": max(PLOT_FRAME["frame_height"], 17 * len(order) + 10)}  # legend fits
+    frame = {**PLOT_FRAME, "frame_height": max(PLOT_FRAME["frame_height"], 20 * len(order) + 20)}  # legend fits
     return hv.Overlay(layers).opts(title=title, legend_limit=1000, **({"ylim": ylim} if ylim else {}), **frame,
                                    **_legend_opts())
 
