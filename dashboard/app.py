@@ -10,7 +10,7 @@ from dashboard import Explorer
 from dashboard.limits import ServerLimits
 from engine.errors import InvlabError
 
-pn.extension(notifications=True)
+pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
 pn.config.exception_handler = lambda err: pn.state.notifications.error(f"{type(err).__name__}: {err}", duration=8000) \
     if pn.state.notifications is not None else None
 
@@ -28,8 +28,16 @@ def page():
     return pn.pane.Alert(f"**The dashboard cannot start:** {text}", alert_type="danger", sizing_mode="stretch_width")
 
 
+class Fast(pn.theme.Fast):
+    """Panel's Fast design without its web font (Open Sans from fonts.googleapis.com): the page makes no request
+    beyond this server, so it renders the same offline (the text falls back to the system's sans-serif)."""
+
+    _resources = {kind: files for kind, files in pn.theme.Fast._resources.items() if kind != "font"}
+
+
 pn.template.FastListTemplate(
     title="Invariance Lab",
     main=[page()],
     header_background="#2f4f6f",
+    design=Fast,
 ).servable()

@@ -4,7 +4,8 @@
 - `StatusBar` (status.py): what the run is doing, set at once by commands and filled in by the feed;
 - `TrainingSession` (session.py): the training thread;
 - `LiveFeed` (feed.py): the periodic tick that streams curves and views into the page;
-- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py).
+- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py), the Compare page for
+  sweeps (compare.py).
 
 The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -21,6 +23,7 @@ from engine.models import get_model
 from engine.train import RunConfig, RunStore
 
 from . import notebook
+from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
@@ -253,6 +256,16 @@ class Explorer(pn.viewable.Viewer):
         self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
+    def open_stored_run(self, run_id: int) -> None:
+        """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
+        self._refresh_runs()
+        if run_id in self.runs_select.options.values():
+            self.runs_select.value = run_id
+        if hasattr(self, "pages"):
+            self.pages.active = 0
+        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
+        self.session.open_run(run_id)
+
     # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
@@ -305,6 +318,8 @@ class Explorer(pn.viewable.Viewer):
             if (url !== window.location.pathname + window.location.search + window.location.hash)
               window.history.replaceState(window.history.state, "", url);""")
         self.prior = self._prior_page()
+        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
+        self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
         if not self._store_wanted:
             self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
 
@@ -371,12 +386,14 @@ class Explorer(pn.viewable.Viewer):
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
         self._show_lesson()
         self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             dynamic=False, sizing_mode="stretch_width")
-        self.pages.param.watch(lambda event: event.new == 2 and self.prior.activate(), "active")
+                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
+        self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
             self.pages.active = 2
             self.prior.activate()
+        elif query.get("page") == "compare":
+            self.pages.active = 3
         elif pn.state.location is not None and not query:
             self.pages.active = 1  # a bare link lands on the lessons
         pn.state.onload(self._on_load)
@@ -386,10 +403,19 @@ class Explorer(pn.viewable.Viewer):
             self._close_with(pn.state.curdoc)
         return self.pages
 
+    def _on_page(self, event) -> None:
+        if event.new == 2:
+            self.prior.activate()
+        elif event.new == 3:
+            self.compare.activate()
+            self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
+            self.compare.refresh_sweeps()
+        self._update_location()
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
         (see dashboard.notebook)."""
-        notebook.extension()
+        notebook.extension("tabulator")  # the Compare page's run table
         if self._heartbeat is None:
             self._heartbeat = notebook.Heartbeat()
         view = notebook.NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
@@ -417,6 +443,10 @@ class Explorer(pn.viewable.Viewer):
             self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
+            if pn.state.location.query_params.get("page") == "compare":
+                problems = self.compare.read_query(pn.state.location.query_params)
+                if problems:
+                    self.notice = "Some settings in the link were refused: " + "; ".join(problems)
         self._refresh_runs()
 
     def _close_with(self, doc) -> None:
@@ -484,7 +514,11 @@ class Explorer(pn.viewable.Viewer):
         change may never come; a hidden field whose changes run `history.replaceState` does it at once."""
         if self._location is None:
             return
-        self.url_field.value = self.settings.query_string()
+        query = self.settings.query_string()
+        if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
+            extra = urlencode({"page": "compare", **self.compare.query()})
+            query = f"{query}&{extra}" if query else f"?{extra}"
+        self.url_field.value = query
 
     def close(self, wait: bool = True) -> None:
         """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
@@ -493,6 +527,7 @@ class Explorer(pn.viewable.Viewer):
         self._store_wanted = False
         self.feed.stop()
         self.session.stop(wait=wait)
+        self.compare.close()
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:

@@ -1,0 +1,120 @@
+"""The Compare page in a real headless Chromium, on a served dashboard with its own run store.
+
+The module runs one small sweep the way a user does: the quick "rotation-choice" study, launched with the page's
+button (the server starts a Dask LocalCluster of its own). Then a fresh page opens that stored sweep by its link
+(`?page=compare&sweep=ID`), the table and the ELBO-against-range plot are checked against the store, and a click
+on a row opens that run, curves and all, on the Training page. Every request the pages make stays on 127.0.0.1
+(Tabulator's JavaScript included).
+"""
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.train import RunStore
+from pagekit import browser_page, column_length, page_texts, poll, serve_dashboard
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("compare-served")
+    with serve_dashboard(directory) as url:
+        yield url, Path(directory) / "data" / "runs.sqlite"
+
+
+def offsite(requests: list[str], base: str) -> list[str]:
+    """Requests that left the server (data: and blob: URLs are the page's own)."""
+    host = base.split("/app")[0]
+    ws = host.replace("http://", "ws://")
+    return [u for u in requests if not u.startswith((host, ws, "data:", "blob:"))]
+
+
+def rows_text(page) -> list[str]:
+    return page.locator(".invlab-sweep-table .tabulator-row").all_inner_texts()
+
+
+@pytest.fixture(scope="module")
+def launched(served):
+    """The quick rotation-choice study, launched from the page; (sweep id, requests, rows' text when finished)."""
+    url, _ = served
+    with browser_page() as (page, errors):
+        requests = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(url + "?page=compare")
+        page.get_by_role("button", name="▶ Run study").click(timeout=90_000)
+        state = page.locator("[data-field=sweep-state]").first
+        poll(lambda: state.inner_text() in ("starting", "running"), timeout=30)
+        # the runs are listed at once, before any has trained
+        poll(lambda: len(rows_text(page)) == 4, timeout=30)
+        poll(lambda: state.inner_text() == "finished", timeout=300, interval=0.5)
+        poll(lambda: all("finished" in row for row in rows_text(page)), timeout=30)
+        sweep = int(page.locator("[data-field=sweep]").first.inner_text().lstrip("#"))
+        rows = rows_text(page)
+        assert not errors, errors
+    return sweep, list(requests), rows
+
+
+def test_a_built_in_study_launched_from_the_page_fills_the_table(served, launched):
+    url, store_path = served
+    sweep, requests, rows = launched
+    store = RunStore(store_path)
+    try:
+        runs = store.sweep_runs(sweep)
+    finally:
+        store.close()
+    assert len(runs) == 4 and {r.status for r in runs} == {"finished"}
+    for record in runs:  # each row shows its run's number and whole-data ELBO
+        assert any(row.split()[0] == str(record.id) and f"{record.full_elbo:.2f}".rstrip("0").rstrip(".") in row
+                   for row in rows), (record.id, record.full_elbo, rows)
+    assert offsite(requests, url) == []
+
+
+def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched, tmp_path):
+    url, store_path = served
+    sweep, _, _ = launched
+    store = RunStore(store_path)
+    try:
+        by_angle = defaultdict(list)
+        learned_ids = []
+        for record in store.sweep_runs(sweep):
+            point = store.sweep_info(record.id)["point"]
+            if point["model.learn_ranges"]:
+                learned_ids.append(record.id)
+            else:
+                by_angle[point["model.init_rotation"]].append(record.full_elbo)
+        opened = learned_ids[0]
+        elbo_steps = len(store.metrics(opened, ["elbo"])["elbo"][0])
+    finally:
+        store.close()
+    expected = np.array([np.mean(by_angle[a]) for a in sorted(by_angle)])
+
+    with browser_page() as (page, errors):
+        requests = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(url + f"?page=compare&sweep={sweep}")
+        poll(lambda: len(rows_text(page)) == 4, timeout=90)
+        assert page.locator("[data-field=sweep]").first.inner_text() == f"#{sweep}"
+        # the ELBO against the rotation range: the mean over seeds at each fixed range, as the store has it
+        plotted = page.evaluate("""() => {
+          for (const doc of Bokeh.documents)
+            for (const m of doc._all_models.values())
+              if (m.data && m.data.elbo_mean && m.data.n) return Array.from(m.data.elbo_mean);
+          return null;
+        }""")
+        np.testing.assert_allclose(plotted, expected, rtol=1e-9)
+        titles = page_texts(page)
+        assert "ELBO against rotation range α (°)" in titles and "rotation range α (°)" in titles
+        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+        assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+        # a click on the learned-range run opens it on the Training page with its ELBO curve
+        first_cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
+        index = [text.strip() for text in first_cells.all_inner_texts()].index(str(opened))
+        first_cells.nth(index).click()
+        status = page.locator(".invlab-status").first
+        poll(lambda: f"opened stored run {opened}" in status.inner_text(), timeout=60)
+        poll(lambda: column_length(page, "elbo") == elbo_steps, timeout=60)
+        assert page.locator(".bk-tab.bk-active", has_text="Training").count() == 1
+        assert offsite(requests, url) == []
+        assert not errors, errors

@@ -1,0 +1,258 @@
+"""The Compare page without a browser: real sweeps on a Dask LocalCluster of 2 worker processes, launched from the
+page as a user would (a setting and its values from the Training page's configuration, a built-in study), followed
+through the page's tick, and checked against the run store with independent numpy arithmetic.
+
+One cluster serves the module (its address goes in the page's "Dask scheduler" field), and every sweep is tiny
+(digits, 120 training points, 20 steps), so the module adds about half a minute.
+"""
+import json
+import time
+from collections import defaultdict
+
+import holoviews as hv
+import numpy as np
+import pytest
+
+from dashboard import Explorer
+from dashboard.compare import RANGE_AXES, ComparePage, field_name
+from engine.train import RunConfig, RunStore
+
+TINY = RunConfig(model="invariant",
+                 data={"dataset": "digits", "rotate": 90.0, "subset": 120, "test_subset": 60, "seed": 0},
+                 model_config={"augmentation": "rotation", "num_inducing": 10, "num_samples": 4,
+                               "num_predict_samples": 8, "learn_ranges": False},
+                 train={"steps": 20, "batch_size": 64, "eval_every": 0, "log_every": 5})
+
+
+def follow(page: ComparePage, predicate, timeout: float = 180.0) -> None:
+    """Tick the page (as its periodic callback does under a server) until `predicate()` holds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        page.tick()
+        assert not page.message.startswith("Could not update the page"), page.message
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out: state {page.state!r}, message {page.message!r}")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def explorer(tmp_path_factory, scheduler):
+    store = RunStore(tmp_path_factory.mktemp("compare") / "runs.sqlite")
+    e = Explorer(TINY, store=store)
+    e.__panel__()
+    e.compare.scheduler = scheduler
+    yield e
+    e.close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def rotation_sweep(explorer):
+    """model.init_rotation ∈ {0, 90} × 2 seeds, launched with the page's form and button."""
+    page = explorer.compare
+    page.parameter.value = "model.init_rotation"
+    page.values.value = "0, 90"
+    page.seeds.value = 2
+    page.launch_button.clicks += 1
+    # the click answers at once: the runs are listed before any has trained, the sweep runs on its own thread
+    assert page.state == "starting" and not page.form_error.visible, page.form_error.object
+    assert page.runner.thread.is_alive()
+    assert list(page.table.value["status"]) == ["queued"] * 4
+    follow(page, lambda: page.state == "finished")
+    return page.sweep_id
+
+
+def stored_points(store, sweep_id):
+    """{run id: (point, seed, record)} read straight from the store."""
+    out = {}
+    for record in store.sweep_runs(sweep_id):
+        info = store.sweep_info(record.id)
+        out[record.id] = (info["point"], info["seed"], record)
+    return out
+
+
+def plotted(overlay, element_type, vdim: str):
+    """(x, y[, extra vdims]) arrays of the first `element_type` layer of `overlay` whose first value column is
+    `vdim`."""
+    for layer in overlay:
+        if isinstance(layer, element_type) and layer.vdims and layer.vdims[0].name == vdim:
+            return [np.asarray(layer.dimension_values(d)) for d in layer.dimensions()]
+    raise AssertionError(f"no {element_type.__name__} of {vdim} in {overlay}")
+
+
+def test_table_rows_are_the_stored_runs(explorer, rotation_sweep):
+    page, store = explorer.compare, explorer.store
+    stored = stored_points(store, rotation_sweep)
+    table = page.table.value
+    assert len(stored) == 4 and len(table) == 4
+    assert sorted(table["run"]) == sorted(stored)
+    column = field_name("model.init_rotation")
+    for _, row in table.iterrows():
+        point, seed, record = stored[int(row["run"])]
+        assert row["status"] == record.status == "finished"
+        assert row[column] == point["model.init_rotation"] and row["seed"] == seed
+        assert row["ELBO"] == pytest.approx(record.full_elbo, abs=0.01)
+        assert row["test error (%)"] == pytest.approx(100 * record.test_error, abs=0.01)
+    assert {float(v) for v in table[column]} == {0.0, 90.0} and set(table["seed"]) == {0, 1}
+    assert page.table.titles[column] == "model.init_rotation"  # the column says the setting's dotted name
+    assert not page.not_comparable.visible  # same data, likelihood and estimator
+
+
+def test_plots_show_mean_and_sd_over_seeds_as_numpy_computes_them(explorer, rotation_sweep):
+    page, store = explorer.compare, explorer.store
+    by_angle = defaultdict(lambda: ([], []))
+    for point, _, record in stored_points(store, rotation_sweep).values():
+        elbos, errors = by_angle[point["model.init_rotation"]]
+        elbos.append(record.full_elbo)
+        errors.append(100 * record.test_error)
+    angles = np.array(sorted(by_angle))
+    elbo_mean = np.array([np.mean(by_angle[a][0]) for a in angles])
+    elbo_sd = np.array([np.std(by_angle[a][0], ddof=1) for a in angles])
+    error_mean = np.array([np.mean(by_angle[a][1]) for a in angles])
+    error_sd = np.array([np.std(by_angle[a][1], ddof=1) for a in angles])
+
+    x, mean, *_ = plotted(page.elbo_pane.object, hv.Curve, "elbo_mean")
+    np.testing.assert_allclose(x.astype(float), angles)
+    np.testing.assert_allclose(mean, elbo_mean, rtol=1e-9)
+    x, mean, sd = plotted(page.elbo_pane.object, hv.ErrorBars, "elbo_mean")
+    np.testing.assert_allclose(sd, elbo_sd, rtol=1e-9)
+    x, mean, sd = plotted(page.error_pane.object, hv.ErrorBars, "error_mean")
+    np.testing.assert_allclose(mean, error_mean, rtol=1e-9)
+    np.testing.assert_allclose(sd, error_sd, rtol=1e-9)
+    assert page.elbo_pane.object.opts.get().kwargs["title"] == "ELBO against rotation range α (°)"
+
+    # the curves plot: one line per run, grouped (and coloured) by the swept value, seeds sharing a legend entry
+    lines = defaultdict(dict)
+    for layer in page.curves_pane.object:
+        lines[layer.label][int(layer.dimension_values("run")[0])] = layer.dimension_values("run_elbo")
+    assert set(lines) == {"init_rotation 0°", "init_rotation 90°"}
+    for run_id, (point, _, _) in stored_points(store, rotation_sweep).items():
+        _, values = store.metrics(run_id, ["elbo"])["elbo"]
+        np.testing.assert_allclose(lines[f"init_rotation {point['model.init_rotation']:g}°"][run_id], values)
+
+
+def test_clicking_a_row_opens_that_run_on_the_training_page(explorer, rotation_sweep, wait_until):
+    page = explorer.compare
+    explorer.pages.active = 3
+    row = 2
+    run_id = int(page.table.value.iloc[row]["run"])
+    page.table.selection = [row]  # what a click on the row sends
+    assert explorer.pages.active == 0
+    wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
+               explorer.session.message and "elbo" in explorer.curves.buffers
+               and len(explorer.curves.buffers["elbo"].data) > 0, explorer)
+    steps, values = explorer.store.metrics(run_id, ["elbo"])["elbo"]
+    np.testing.assert_allclose(explorer.curves.buffers["elbo"].data["elbo"], values)
+    assert explorer.settings.model_config.init_rotation == page.table.value.iloc[row][field_name("model.init_rotation")]
+
+
+def test_the_link_opens_a_stored_sweep(explorer, rotation_sweep):
+    other = ComparePage(store=explorer.store)
+    assert other.read_query({"page": "compare", "sweep": str(rotation_sweep)}) == []
+    assert other.sweep_id == rotation_sweep and len(other.table.value) == 4
+    assert other.query() == {"sweep": str(rotation_sweep)}
+    assert f"#{rotation_sweep}" in other.sweeps_select.labels[-1] or rotation_sweep in other.sweeps_select.values
+    refused = other.read_query({"sweep": "9999"})
+    assert refused and "no sweep with id 9999" in refused[0]
+    assert other.read_query({"sweep": "abc"})[0].startswith("sweep='abc' refused")
+    # the Explorer writes the page and the sweep into the address bar while the Compare page is shown
+    explorer._location = object()
+    explorer.pages.active = 3
+    explorer.compare.sweep_id = rotation_sweep
+    assert f"page=compare&sweep={rotation_sweep}" in explorer.url_field.value
+    explorer._location = None
+
+
+def test_a_bad_value_is_refused_beside_the_form(explorer):
+    page = explorer.compare
+    page.parameter.value = "model.init_rotation"
+    page.values.value = "0, 400"
+    page.launch_button.clicks += 1
+    assert page.form_error.visible and "init_rotation" in page.form_error.object
+    assert page.state in ("finished", "idle")  # nothing started
+    page.values.value = ""
+    page.launch_button.clicks += 1
+    assert "enter the values" in page.form_error.object
+
+
+def test_runs_on_other_data_are_not_compared_on_one_axis(explorer):
+    page = explorer.compare
+    page.parameter.value = "data.rotate"
+    page.values.value = "0, 90"
+    page.seeds.value = 1
+    page.launch_button.clicks += 1
+    follow(page, lambda: page.state == "finished")
+    assert page.not_comparable.visible
+    reason = page.cmp.reason
+    assert "different data" in reason and "data.rotate" in reason
+    assert reason in page.not_comparable.object
+
+
+def test_a_learned_range_run_is_marked_where_its_range_ended(explorer):
+    page = explorer.compare
+    page.study_select.value = "rotation-choice"
+    page.quick.value = True
+    page.study_button.clicks += 1
+    follow(page, lambda: page.state == "finished")
+    assert not page.not_comparable.visible
+    learned_runs = [r for r in explorer.store.sweep_runs(page.sweep_id)
+                    if explorer.store.sweep_info(r.id)["point"]["model.learn_ranges"]]
+    assert len(learned_runs) == 1
+    ended = explorer.store.sweep_info(learned_runs[0].id)["learned"][RANGE_AXES["model.init_rotation"][0]]
+    lines = [layer.data for layer in page.elbo_pane.object if isinstance(layer, hv.VLine)]
+    assert lines == [pytest.approx(ended)]
+    # the learned run is no point of the fixed-range curve: that curve holds the fixed angles only
+    x, *_ = plotted(page.elbo_pane.object, hv.Curve, "elbo_mean")
+    assert sorted(float(v) for v in x) == [0.0, 90.0, 179.0]
+    assert json.dumps(sorted(page.table.value["status"])) == json.dumps(["finished"] * 4)
+
+
+def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
+    page = explorer.compare
+    page.parameter.value = "train.steps"
+    page.values.value = "400, 500"
+    page.seeds.value = 2
+    page.launch_button.clicks += 1
+    follow(page, lambda: any(s == "running" for s in page.table.value["status"]))
+    page.stop_button.clicks += 1
+    assert page.state == "stopping…"
+    follow(page, lambda: page.state == "stopped")
+    stored = explorer.store.sweep_runs(page.sweep_id)
+    assert len(stored) < 4 and "runs stored" in page.message
+    statuses = list(page.table.value["status"])
+    assert statuses.count("not run") == 4 - len(stored) and statuses.count("finished") == len(stored)
+    assert page.stop_button.disabled and page.resume_button.visible
+    # opened again later, the sweep says what is missing and offers to run it
+    other = ComparePage(store=explorer.store)
+    other.open_sweep(page.sweep_id)
+    assert other.state == "stopped" and other.resume_button.visible and "Resume runs the rest" in other.message
+    assert sorted(other.table.value["status"]) == sorted(statuses)
+
+
+def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monkeypatch):
+    import dashboard.compare as compare
+    from engine.errors import ConfigError
+
+    def no_cluster(spec, **kwargs):
+        raise ConfigError("no Dask scheduler answered at tcp://127.0.0.1:1; start one with `dask scheduler`")
+
+    monkeypatch.setattr(compare, "run_sweep", no_cluster)
+    store = RunStore(tmp_path / "runs.sqlite")
+    page = ComparePage(store=store)
+    page.launch_study("symmetric-2d-swap", quick=True)
+    follow(page, lambda: page.state == "failed", timeout=30)
+    assert "no Dask scheduler answered" in page.message and page.stop_button.disabled
+    assert set(page.table.value["status"]) == {"not run"}  # the planned runs say they did not run
+    page.launch_study("no-such-study")
+    assert page.form_error.visible and "unknown study 'no-such-study'" in page.form_error.object
+    store.close()
