@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import sys
 from pathlib import Path
 
 import torch
@@ -70,7 +71,8 @@ def _apply_keep_freed() -> bool:
         return False
     if os.environ.get("INVLAB_KEEP_FREED_CPU_MEMORY", "1").strip().lower() in ("0", "false", "no", "off"):
         return False
-    if any(v in os.environ for v in _GLIBC_MALLOC_VARIABLES) or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
+    tuned = [v for v in _GLIBC_MALLOC_VARIABLES if v in os.environ and not _dask_default(v)]
+    if tuned or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     try:
         libc = ctypes.CDLL(None)
@@ -80,6 +82,21 @@ def _apply_keep_freed() -> bool:
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, KEEP_FREED_CPU_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD,
                                                                                    KEEP_FREED_CPU_BYTES))
+
+
+def _dask_default(variable: str) -> bool:
+    """A Dask worker's own setting (its nanny exports MALLOC_TRIM_THRESHOLD_=65536 into every worker it starts, to
+    hand memory back to the OS eagerly), not the user's: training overrides it like glibc's default, or each step's
+    large tensors are page-faulted in again (sweep runs took twice the CPU time on workers)."""
+    if variable != "MALLOC_TRIM_THRESHOLD_" or "distributed" not in sys.modules:
+        return False
+    try:
+        import dask
+
+        default = dask.config.get("distributed.nanny.pre-spawn-environ", {}).get(variable)
+    except Exception:  # an unusual dask configuration: treat the variable as the user's
+        return False
+    return default is not None and os.environ.get(variable) == str(default)
 
 
 def resolve_device(name: str = "auto") -> torch.device:

@@ -56,3 +56,34 @@ def test_a_cpu_trainer_turns_it_on(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.getcwd(),
                          env={**os.environ, "INVLAB_DATA": str(tmp_path)})
     assert out.stdout.strip() == "True"
+
+
+def _loop_on_worker() -> tuple[bool, int, str | None]:
+    import resource
+
+    import torch
+
+    from engine.settings import keep_freed_cpu_memory
+
+    kept = keep_freed_cpu_memory()
+    faults = []
+    for _ in range(30):
+        t = torch.empty(6_000_000, dtype=torch.float64)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        t.fill_(1.0)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        del t
+    return kept, sum(faults[-10:]), os.environ.get("MALLOC_TRIM_THRESHOLD_")
+
+
+def test_a_dask_worker_keeps_freed_memory_too():
+    """Dask's nanny exports its own MALLOC_TRIM_THRESHOLD_ into every worker; that is not the user's tuning, and a
+    sweep's runs must not page-fault their tensors in again every step because of it."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  scheduler_kwargs={"dashboard": False}, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        kept, faults, variable = client.submit(_loop_on_worker, pure=False).result(timeout=120)
+    assert variable is not None  # the worker really runs under Dask's allocator setting
+    assert kept is True
+    assert faults < 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 10
