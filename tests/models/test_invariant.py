@@ -239,3 +239,32 @@ def test_importing_the_invariant_kernel_does_not_import_the_covariances():
             "print(sorted(m for m in sys.modules if m.startswith(('engine.covariances', 'engine.models'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_predictive_variance_includes_the_monte_carlo_variance_of_the_mean(place):
+    """Predictions from S = 2 of the 4 rotations: the reported mean μ̂ is itself random, so the reported variance must
+    cover both q(f)'s variance and μ̂'s error, E[var̂] = σ² + E[(μ̂ − μ)²] with μ, σ² from the exact whole-orbit
+    projection (μ̂² − μ²̂ is the unbiased estimate of μ̂'s variance); at S = P both are exact."""
+    X, Y, Z, q_mu, q_sqrt = image_problem(place, N=6)
+    full = invariant_model(place, Rot90Orbit(), Z, 3, S=4)  # its k_f(x, x) is the exact whole-orbit double sum
+    model = invariant_model(place, Rot90Orbit(), Z, 3, S=2)
+    q_mu = 30 * q_mu  # means that differ between rotations by more than σ
+    for m in (full, model):
+        m.q.set(q_mu, q_sqrt)
+    torch.manual_seed(1)
+    R = 2000
+    with torch.no_grad():
+        Luu = full.prior_cholesky()
+        mean, var = project(_kuf_interdomain(full.inducing, full.kernel, X), Luu,
+                            _kff_diag_interdomain(full.inducing, full.kernel, X), q_mu, q_sqrt)
+        model.num_predict_samples = 4
+        full_mean, full_var = model.qf(X)
+        model.num_predict_samples = 2
+        m, v = model.qf(X.repeat(R, 1, 1, 1))
+    assert torch.allclose(full_mean, mean, atol=1e-10) and torch.allclose(full_var, var, atol=1e-10)
+    m, v = m.reshape(R, 6, 3).double(), v.reshape(R, 6, 3).double()
+    err2 = (m - mean.double()) ** 2
+    assert float(err2.mean()) > 0.1 * float(var.mean())  # the Monte Carlo error is not negligible here
+    gap = (v - err2).mean(0) - var.double()  # [6, 3]: zero in expectation
+    se = (v - err2).std(0) / math.sqrt(R)
+    assert (gap.abs() <= 4 * se + 1e-9).all(), (gap / se).max()

@@ -8,10 +8,11 @@ freeze it (`reference`); (2) learn the approximation Q (`approximate`) by minimi
 the expected log-likelihood estimated on a minibatch, scaled by N/B, and Ŵ² the estimate of sec. 2.1.2 on
 the same minibatch (`wasserstein`). Regression uses the Gaussian likelihood (closed form, sec. 2.1.1);
 multi-class classification the robust-max likelihood (sec. 3–4), E_Q[log p(y | F)] = log(1−ε) S(x, y) +
-log(ε/(J−1)) (1 − S(x, y)), with S(x, j) = Q(f_j(x) is the largest) by Gauss–Hermite quadrature whose nodes
-are scaled by the *standard deviation* √r_j(x, x) (engine.likelihoods.quadrature). Prediction: N(m_Q,
-r + σ²) (sec. 2.2), or Q(Y* = j) = (1−ε) S(x*, j) + ε/(J−1) (1 − S(x*, j)) (sec. 4.2; the notes' ε/(I−1) is
-a typo for J − 1). Tempering α_T (sec. 2.3) is fitted on a validation split with everything else frozen.
+log(ε/(J−1)) (1 − S(x, y)), with S(x, j) = Q(f_j(x) is the largest) by composite Gauss–Legendre quadrature
+split at every other class's step, laid out on the *standard deviation* √r_j(x, x)
+(engine.likelihoods.quadrature). Prediction: N(m_Q, r + σ²) (sec. 2.2), or Q(Y* = j) = (1−ε) S(x*, j) +
+ε/(J−1) (1 − S(x*, j)) (sec. 4.2; the notes' ε/(I−1) is a typo for J − 1). Tempering α_T (sec. 2.3) is fitted
+on a validation split with everything else frozen.
 
 The validation split is carved out of the training data at build time. The trainer's minibatches are drawn
 from all the training data, so the model drops validation rows from each batch in `loss` (matched by a
@@ -166,7 +167,7 @@ class GWI(ModelFamily):
         return torch.cat([m for m, _ in out]), torch.cat([v for _, v in out])
 
     def prob_is_largest(self, X: torch.Tensor) -> torch.Tensor:
-        """S(x, j) = Q(f_j(x) > f_l(x) for all l ≠ j) [N, J] (sec. 4.1.1), by Gauss–Hermite quadrature."""
+        """S(x, j) = Q(f_j(x) > f_l(x) for all l ≠ j) [N, J] (sec. 4.1.1), by composite Gauss–Legendre quadrature."""
         mean, var = self.marginals(X)
         return prob_is_largest(mean, var, self.likelihood.num_points)
 
@@ -314,7 +315,9 @@ class GWIConfig(param.Parameterized):
                               doc="W2 eigenvalue term: 'subsample' = λ(r(X_S,X_S) k(X_S,X_S))/N_S² (real by "
                                   "construction); 'paper' = λ(r(X_S,X) k(X,X_S))/(N·N_S) (sec. 2.1.2, can be complex).")
     epsilon = param.Number(default=0.01, bounds=(1e-6, 0.5), doc="Robust-max label-noise rate ε (classification).")
-    quadrature_points = param.Integer(default=64, bounds=(4, 256), doc="Gauss–Hermite nodes for S(x, j).")
+    quadrature_points = param.Integer(default=8, bounds=(2, 256),
+                                      doc="Gauss–Legendre nodes per panel for S(x, j), split at every other class's "
+                                          "step (8: error ≤ 1e-6); values above 16 act as 16 (stored runs used 64).")
     validation_fraction = param.Number(default=0.1, bounds=(0.0, 0.5),
                                        doc="Share of the training data held out (never trained on) to fit α_T.")
     max_temperature = param.Number(default=1.0, bounds=(1.0, 1e3),
