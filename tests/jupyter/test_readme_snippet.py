@@ -14,6 +14,7 @@ from labkit import (
     poll,
     run_cell,
     set_widget_value,
+    shut_down_kernels,
     widget_value,
     write_notebook,
 )
@@ -32,33 +33,36 @@ def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
         "explorer.train.learning_rate = 0.0123",
         "print(explorer.train.learning_rate)",
     ])
-    with lab_page() as (page, outside, errors):
-        open_notebook(page, url, "snippet.ipynb")
-        run_cell(page, 0, timeout=120)
-        page.get_by_role("button", name="▶ Start").click(timeout=60_000)
-        poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
-        page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
+    try:
+        with lab_page() as (page, outside, errors):
+            open_notebook(page, url, "snippet.ipynb")
+            run_cell(page, 0, timeout=120)
+            page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+            poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
+            page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
 
-        # Python → widget
-        run_cell(page, 1)
-        poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
-        # widget → Python
-        set_widget_value(page, LEARNING_RATE, 0.005)
-        poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+            # Python → widget
+            run_cell(page, 1)
+            poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
+            # widget → Python
+            set_widget_value(page, LEARNING_RATE, 0.005)
+            poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
 
-        texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
-        assert "Could not update the page" not in texts
-        assert error_outputs(page) == []
-        assert errors == []
-        assert outside == [], f"requests left the machine: {outside[:5]}"
+            texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
+            assert "Could not update the page" not in texts
+            assert error_outputs(page) == []
+            assert errors == []
+            assert outside == [], f"requests left the machine: {outside[:5]}"
 
-        # Closing the notebook (the kernel keeps running) stops training.
-        client = kernel_client(url, dirs, "snippet.ipynb")
-        try:
-            assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
-            command(page, "application:close")
-            page.get_by_role("button", name="Discard").click(timeout=10_000)
-            poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
-                 == (False, True), timeout=60, interval=1.0)
-        finally:
-            client.stop_channels()
+            # Closing the notebook (the kernel keeps running) stops training.
+            client = kernel_client(url, dirs, "snippet.ipynb")
+            try:
+                assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
+                command(page, "application:close")
+                page.get_by_role("button", name="Discard").click(timeout=10_000)
+                poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
+                     == (False, True), timeout=60, interval=1.0)
+            finally:
+                client.stop_channels()
+    finally:
+        shut_down_kernels(url)
