@@ -359,3 +359,25 @@ def scroll_to_first_plot(page) -> None:
       }
     }""")
     time.sleep(0.5)
+
+
+def screenshot_plot_outputs(page, path_for) -> list[str]:
+    """A screenshot of the open notebook scrolled to each cell whose output holds a plot (HoloViews or Panel), to
+    look at what a reader sees; `path_for(i)` names the i-th file. The paths written.
+
+    JupyterLab does not lay out cells far outside the view, so each is scrolled to through the notebook first."""
+    cells = page.evaluate("""() => {
+      const cells = window.jupyterapp.shell.currentWidget.content.model.cells, found = [];
+      for (let i = 0; i < cells.length; i++)
+        for (const o of cells.get(i).toJSON().outputs || [])
+          if (o.data && o.data['application/vnd.holoviews_exec.v0+json'] !== undefined) { found.push(i); break; }
+      return found;
+    }""")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer")
+    paths = []
+    for i in cells:
+        page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.scrollToItem(i, 'start')", i)
+        time.sleep(1.0)
+        paths.append(path_for(len(paths)))
+        panel.screenshot(path=paths[-1])
+    return paths

@@ -1,6 +1,8 @@
 """Each teaching notebook, run in a real JupyterLab without internet: every cell runs without an error output,
 every plot is drawn, and nothing is requested from another machine. The kernel runs them in quick mode
 (INVLAB_QUICK=1: a tenth of the training steps)."""
+import os
+
 import pytest
 
 from labkit import (
@@ -12,6 +14,7 @@ from labkit import (
     plots_and_canvases,
     poll,
     run_all,
+    screenshot_plot_outputs,
     scroll_to_first_plot,
     shut_down_kernels,
 )
@@ -44,7 +47,10 @@ def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
             except AssertionError:
                 raise AssertionError(f"plots, canvases, in view, drawn: {counts}") from None
             scroll_to_first_plot(page)
-            page.screenshot(path=screenshot_path(f"jupyterlab_{name.replace('.ipynb', '')}.png"))
+            stem = f"jupyterlab_{name.replace('.ipynb', '')}"
+            page.screenshot(path=screenshot_path(f"{stem}.png"))
+            if os.environ.get("INVLAB_SCREENSHOTS"):  # every plot output, for a person to look at
+                screenshot_plot_outputs(page, lambda i: screenshot_path(f"{stem}_plot{i}.png"))
             assert errors == []
             assert outside == [], f"requests left the machine: {outside[:5]}"
     finally:

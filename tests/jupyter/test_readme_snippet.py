@@ -1,5 +1,7 @@
 """The README's JupyterLab snippet in a real JupyterLab, offline: it renders, trains, stays in step with
-Python both ways, and stops training when the notebook is closed."""
+Python both ways, and stops training when the notebook is closed or its kernel restarted."""
+import os
+
 import pytest
 
 from labkit import (
@@ -13,8 +15,10 @@ from labkit import (
     output_texts,
     poll,
     run_cell,
+    run_command,
     set_widget_value,
     shut_down_kernels,
+    wait_kernel_idle,
     widget_value,
     write_notebook,
 )
@@ -24,6 +28,14 @@ pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 # Exactly the README's snippet (README.md, "In JupyterLab"); the other cells are the test's.
 SNIPPET = "from dashboard import Explorer\n\nexplorer = Explorer()\nexplorer"
 LEARNING_RATE = "Learning rate"
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
@@ -62,6 +74,21 @@ def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
                 page.get_by_role("button", name="Discard").click(timeout=10_000)
                 poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
                      == (False, True), timeout=60, interval=1.0)
+
+                # Open it again, train, and restart the kernel (Kernel ▸ Restart Kernel…): the training ends with
+                # the kernel's process.
+                run_command(page, "docmanager:open", {"path": "snippet.ipynb"})
+                wait_kernel_idle(page)
+                run_cell(page, 0, timeout=120)
+                page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+                poll(lambda: kernel_eval(client, "explorer.session.step") >= 2, timeout=120)
+                pid = kernel_eval(client, "__import__('os').getpid()")
+                # what Kernel ▸ Restart Kernel… does once its dialog is confirmed
+                page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+                poll(lambda: not process_alive(pid), timeout=60, interval=0.5)
+                wait_kernel_idle(page)
+                assert kernel_eval(client, "'explorer' in globals()") is False  # a new, empty kernel
+                assert error_outputs(page) == []
             finally:
                 client.stop_channels()
     finally:
