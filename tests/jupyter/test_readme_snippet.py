@@ -87,7 +87,12 @@ def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
                 page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
                 poll(lambda: not process_alive(pid), timeout=60, interval=0.5)
                 wait_kernel_idle(page)
-                assert kernel_eval(client, "'explorer' in globals()") is False  # a new, empty kernel
+                fresh = kernel_client(url, dirs, "snippet.ipynb")  # the restarted kernel, on a new connection
+                try:
+                    new_pid, has_explorer = kernel_eval(fresh, "(__import__('os').getpid(), 'explorer' in globals())")
+                    assert new_pid != pid and has_explorer is False
+                finally:
+                    fresh.stop_channels()
                 assert error_outputs(page) == []
             finally:
                 client.stop_channels()
