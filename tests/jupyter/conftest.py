@@ -1,4 +1,5 @@
-"""Fixtures for the JupyterLab tests (helpers in labkit.py): one private `jupyter lab` per module.
+"""Fixtures for the JupyterLab tests (helpers in labkit.py): one private `jupyter lab` for the whole run
+(each test opens its notebook in a workspace of its own and shuts its kernel down).
 
 The modules that drive JupyterLab are marked `jupyter` and `browser` (`-m "not jupyter"` leaves them out) and
 are skipped where Chromium or JupyterLab is not installed; test_notebook_support.py runs without either.
@@ -28,7 +29,7 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=missing))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """(base URL, directories) of a JupyterLab serving an empty temporary root."""
     with jupyter_lab(tmp_path_factory.mktemp("jupyterlab")) as served:

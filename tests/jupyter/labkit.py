@@ -16,9 +16,11 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from pathlib import Path
 
 from dashboard.serving import CHROMIUM_ARGS, ROOT, chromium_path, free_port, running_server
+from tests.browser.pagekit import poll  # noqa: F401 — the tests import it from here
 
 HAVE_CHROMIUM = chromium_path() is not None
 try:
@@ -29,20 +31,6 @@ except ImportError:
     HAVE_JUPYTERLAB = False
 
 NOTEBOOKS = ROOT / "notebooks"
-
-
-def poll(fn, timeout=90.0, interval=0.25, fail=True):
-    """The first true value of fn() within `timeout` seconds; on time-out raise (or return it, with fail=False)."""
-    deadline = time.time() + timeout
-    value = None
-    while time.time() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    if not fail:
-        return value
-    raise AssertionError(f"timed out; last value {value!r}")
 
 
 # -- the server ----------------------------------------------------------------------------------------------------
@@ -84,7 +72,8 @@ def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: flo
             "--ServerApp.password=", f"--ServerApp.root_dir={dirs['root']}", "--ServerApp.port_retries=0",
             "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True",
-            "--MappingKernelManager.cull_idle_timeout=0"]
+            "--MappingKernelManager.cull_idle_timeout=0",
+            "--ServerApp.disable_check_xsrf=True"]  # the tests shut kernels down through the REST API
     if app == "notebook":
         args = [a for a in args if not a.startswith("--LabApp.")]
     log_path = directory / "jupyter.log"
@@ -176,21 +165,37 @@ def lab_page(width: int = 1500, height: int = 1000):
             browser.close()
 
 
-def open_notebook(page, url: str, name: str, timeout: float = 120.0) -> None:
-    """Open `name` in JupyterLab and wait until its cells are shown and its kernel is idle."""
-    page.goto(f"{url}/lab/tree/{name}", wait_until="domcontentloaded")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout * 1000)
-    wait_kernel_idle(page, timeout)
+# JupyterLab's state, read through the application object (`expose_app_in_browser`): the notebook open at `path`,
+# whether its cells are shown, and its kernel's status as the toolbar shows it.
+_NOTEBOOK_STATE = """(path) => {
+  const app = window.jupyterapp;
+  const panel = app && app.shell.currentWidget;
+  if (!panel || !panel.context || panel.context.path !== path || !panel.content) return null;
+  const ctx = panel.sessionContext;
+  return {cells: panel.content.widgets.length, shown: !!panel.node.querySelector('.jp-Cell'),
+          kernel: !!(ctx.session && ctx.session.kernel), status: ctx.kernelDisplayStatus};
+}"""
+
+
+def open_notebook(page, url: str, name: str, timeout: float = 240.0) -> None:
+    """Open `name` in JupyterLab, in a workspace of its own, and wait until it is the current tab, its cells are
+    shown and its kernel has started and is idle.
+
+    A new workspace per page: JupyterLab otherwise restores the tabs of the last page that used the server (the
+    notebooks of earlier tests, each starting a kernel again and running its outputs' JavaScript)."""
+    page.goto(f"{url}/lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/{name}", wait_until="domcontentloaded")
+
+    def ready():
+        state = page.evaluate(_NOTEBOOK_STATE, name)
+        return state if state and state["cells"] and state["shown"] and state["kernel"] \
+            and state["status"] == "idle" else None
+
+    poll(ready, timeout=timeout, interval=0.5)
 
 
 def wait_kernel_idle(page, timeout: float = 120.0) -> None:
     """The open notebook's kernel has started and is idle (JupyterLab's kernel status says so)."""
-    poll(lambda: page.evaluate("""() => {
-      const app = window.jupyterapp;
-      const panel = app && app.shell.currentWidget;
-      const ctx = panel && panel.sessionContext;
-      return !!(ctx && ctx.session && ctx.session.kernel && ctx.kernelDisplayStatus === 'idle');
-    }"""), timeout=timeout)
+    poll(lambda: kernel_idle(page), timeout=timeout, interval=0.25)
 
 
 def command(page, name: str, args: dict | None = None) -> None:
@@ -198,16 +203,35 @@ def command(page, name: str, args: dict | None = None) -> None:
     page.evaluate("([name, args]) => { window.jupyterapp.commands.execute(name, args || {}); }", [name, args])
 
 
-def run_all(page, timeout: float = 240.0) -> None:
-    """Run every cell (Run ▸ Run All Cells) and wait until all have run, or one has failed (JupyterLab then stops
-    running the rest)."""
-    command(page, "notebook:run-all-cells")
-    time.sleep(1.0)
-    poll(lambda: cells_done(page) or (error_outputs(page) and kernel_idle(page)), timeout=timeout, interval=0.5)
+def run_command(page, name: str, args: dict | None = None, timeout: float = 120.0):
+    """Run a JupyterLab command and wait until the promise it returns settles; its value (the run commands'
+    value says whether every cell ran without an error). Then wait for the kernel to be idle."""
+    key = uuid.uuid4().hex
+    page.evaluate("""([key, name, args]) => {
+      window.__invlab = window.__invlab || {};
+      window.jupyterapp.commands.execute(name, args || {}).then(
+        (value) => { window.__invlab[key] = {value: value === undefined ? null : value}; },
+        (err) => { window.__invlab[key] = {error: String(err)}; });
+    }""", [key, name, args])
+    result = poll(lambda: page.evaluate("(key) => (window.__invlab || {})[key] || null", key), timeout=timeout,
+                  interval=0.25)
+    assert "error" not in result, f"{name}: {result['error']}"
+    wait_kernel_idle(page, timeout)
+    return result["value"]
+
+
+def run_all(page, timeout: float = 240.0) -> bool:
+    """Run every cell (Run ▸ Run All Cells) and wait until all have run, or one has failed (JupyterLab then
+    stops running the rest): whether all ran without an error."""
+    return bool(run_command(page, "notebook:run-all-cells", timeout=timeout))
 
 
 def kernel_idle(page) -> bool:
-    return page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'")
+    return page.evaluate("""() => {
+      const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+      const ctx = panel && panel.sessionContext;
+      return !!(ctx && ctx.session && ctx.session.kernel && ctx.kernelDisplayStatus === 'idle');
+    }""")
 
 
 def cells_done(page) -> bool:
@@ -223,12 +247,19 @@ def cells_done(page) -> bool:
     }""")
 
 
-def run_cell(page, index: int, timeout: float = 60.0) -> None:
-    """Run the open notebook's cell `index` (0-based) and wait until the kernel is idle again."""
+def run_cell(page, index: int, timeout: float = 60.0) -> bool:
+    """Run the open notebook's cell `index` (0-based) and wait until it has run and the kernel is idle again:
+    whether it ran without an error."""
     page.evaluate("(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }", index)
-    command(page, "notebook:run-cell")
-    time.sleep(0.5)
-    wait_kernel_idle(page, timeout)
+    return bool(run_command(page, "notebook:run-cell", timeout=timeout))
+
+
+def shut_down_kernels(url: str) -> None:
+    """End every session of the server and its kernel (what Kernel ▸ Shut Down All does), and wait for it."""
+    sessions = json.load(urllib.request.urlopen(f"{url}/api/sessions", timeout=30))
+    for session in sessions:
+        request = urllib.request.Request(f"{url}/api/sessions/{session['id']}", method="DELETE")
+        urllib.request.urlopen(request, timeout=60).close()
 
 
 def error_outputs(page) -> list[str]:
@@ -328,3 +359,25 @@ def scroll_to_first_plot(page) -> None:
       }
     }""")
     time.sleep(0.5)
+
+
+def screenshot_plot_outputs(page, path_for) -> list[str]:
+    """A screenshot of the open notebook scrolled to each cell whose output holds a plot (HoloViews or Panel), to
+    look at what a reader sees; `path_for(i)` names the i-th file. The paths written.
+
+    JupyterLab does not lay out cells far outside the view, so each is scrolled to through the notebook first."""
+    cells = page.evaluate("""() => {
+      const cells = window.jupyterapp.shell.currentWidget.content.model.cells, found = [];
+      for (let i = 0; i < cells.length; i++)
+        for (const o of cells.get(i).toJSON().outputs || [])
+          if (o.data && o.data['application/vnd.holoviews_exec.v0+json'] !== undefined) { found.push(i); break; }
+      return found;
+    }""")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer")
+    paths = []
+    for i in cells:
+        page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.scrollToItem(i, 'start')", i)
+        time.sleep(1.0)
+        paths.append(path_for(len(paths)))
+        panel.screenshot(path=paths[-1])
+    return paths

@@ -1,5 +1,7 @@
 """The README's JupyterLab snippet in a real JupyterLab, offline: it renders, trains, stays in step with
-Python both ways, and stops training when the notebook is closed."""
+Python both ways, and stops training when the notebook is closed or its kernel restarted."""
+import os
+
 import pytest
 
 from labkit import (
@@ -13,7 +15,10 @@ from labkit import (
     output_texts,
     poll,
     run_cell,
+    run_command,
     set_widget_value,
+    shut_down_kernels,
+    wait_kernel_idle,
     widget_value,
     write_notebook,
 )
@@ -25,6 +30,14 @@ SNIPPET = "from dashboard import Explorer\n\nexplorer = Explorer()\nexplorer"
 LEARNING_RATE = "Learning rate"
 
 
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
     url, dirs = lab
     write_notebook(dirs["root"] / "snippet.ipynb", [
@@ -32,33 +45,56 @@ def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
         "explorer.train.learning_rate = 0.0123",
         "print(explorer.train.learning_rate)",
     ])
-    with lab_page() as (page, outside, errors):
-        open_notebook(page, url, "snippet.ipynb")
-        run_cell(page, 0, timeout=120)
-        page.get_by_role("button", name="▶ Start").click(timeout=60_000)
-        poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
-        page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
+    try:
+        with lab_page() as (page, outside, errors):
+            open_notebook(page, url, "snippet.ipynb")
+            run_cell(page, 0, timeout=120)
+            page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+            poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
+            page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
 
-        # Python → widget
-        run_cell(page, 1)
-        poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
-        # widget → Python
-        set_widget_value(page, LEARNING_RATE, 0.005)
-        poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+            # Python → widget
+            run_cell(page, 1)
+            poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
+            # widget → Python
+            set_widget_value(page, LEARNING_RATE, 0.005)
+            poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
 
-        texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
-        assert "Could not update the page" not in texts
-        assert error_outputs(page) == []
-        assert errors == []
-        assert outside == [], f"requests left the machine: {outside[:5]}"
+            texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
+            assert "Could not update the page" not in texts
+            assert error_outputs(page) == []
+            assert errors == []
+            assert outside == [], f"requests left the machine: {outside[:5]}"
 
-        # Closing the notebook (the kernel keeps running) stops training.
-        client = kernel_client(url, dirs, "snippet.ipynb")
-        try:
-            assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
-            command(page, "application:close")
-            page.get_by_role("button", name="Discard").click(timeout=10_000)
-            poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
-                 == (False, True), timeout=60, interval=1.0)
-        finally:
-            client.stop_channels()
+            # Closing the notebook (the kernel keeps running) stops training.
+            client = kernel_client(url, dirs, "snippet.ipynb")
+            try:
+                assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
+                command(page, "application:close")
+                page.get_by_role("button", name="Discard").click(timeout=10_000)
+                poll(lambda: kernel_eval(client, "(explorer.session.thread.is_alive(), explorer.feed.callback is None)")
+                     == (False, True), timeout=60, interval=1.0)
+
+                # Open it again, train, and restart the kernel (Kernel ▸ Restart Kernel…): the training ends with
+                # the kernel's process.
+                run_command(page, "docmanager:open", {"path": "snippet.ipynb"})
+                wait_kernel_idle(page)
+                run_cell(page, 0, timeout=120)
+                page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+                poll(lambda: kernel_eval(client, "explorer.session.step") >= 2, timeout=120)
+                pid = kernel_eval(client, "__import__('os').getpid()")
+                # what Kernel ▸ Restart Kernel… does once its dialog is confirmed
+                page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+                poll(lambda: not process_alive(pid), timeout=60, interval=0.5)
+                wait_kernel_idle(page)
+                fresh = kernel_client(url, dirs, "snippet.ipynb")  # the restarted kernel, on a new connection
+                try:
+                    new_pid, has_explorer = kernel_eval(fresh, "(__import__('os').getpid(), 'explorer' in globals())")
+                    assert new_pid != pid and has_explorer is False
+                finally:
+                    fresh.stop_channels()
+                assert error_outputs(page) == []
+            finally:
+                client.stop_channels()
+    finally:
+        shut_down_kernels(url)
