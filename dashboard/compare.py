@@ -451,7 +451,8 @@ class ComparePage(pn.viewable.Viewer):
         self.error_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "error"), linked_axes=False,
                                             name="error_vs_setting")
         self.curves_pane = pn.pane.HoloViews(curves_plot({}, [], None), linked_axes=False, name="elbo_curves")
-        self.refresh_sweeps()
+        if not callable(self._store):  # a store opened on demand is listed when the page is shown, not before
+            self.refresh_sweeps()
 
     def _empty_frame(self) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in self._columns([])})

@@ -27,6 +27,7 @@ A test that only makes sense in float64 (gradcheck, identities checked to 1e-12,
 `@pytest.mark.float64_only(reason)` and is skipped, with that reason, in lower precision.
 """
 import math
+import os
 from dataclasses import dataclass, replace
 
 import pytest
@@ -180,11 +181,28 @@ def cli_device(train_device) -> list[str]:
     return ["--device", train_device["device"], "--dtype", train_device["dtype"]]
 
 
+# Dask's nanny writes these into the environment of the process that starts a LocalCluster (for the workers it
+# spawns) and never takes them back; later tests' subprocesses would inherit one thread and Dask's allocator setting.
+_NANNY_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "PYTHONHASHSEED")
+_PRISTINE = {name: os.environ.get(name) for name in _NANNY_VARIABLES}
+
+
+def _restore_nanny_variables() -> None:
+    for name, value in _PRISTINE.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path, monkeypatch):
     """Every test gets its own data directory: the user's cache is never read or written."""
     monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "invlab-data"))
+    _restore_nanny_variables()
     yield
+    _restore_nanny_variables()
 
 
 @pytest.fixture
