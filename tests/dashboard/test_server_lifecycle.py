@@ -15,9 +15,8 @@ from dashboard.serving import serve_dashboard_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
-# Each page costs the server about 2 s of CPU to build, so the quick run asks for 12 (one leaked thread per page
-# shows just as well); INVLAB_SERVER_GETS=50 repeats the 50.
-GETS = int(os.environ.get("INVLAB_SERVER_GETS", "12"))
+# The 50 plain requests (about 1 s of server CPU each); INVLAB_SERVER_GETS=N asks for another number.
+GETS = int(os.environ.get("INVLAB_SERVER_GETS", "50"))
 
 
 def threads(pid: int) -> int:
