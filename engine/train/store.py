@@ -440,21 +440,22 @@ class RunStore:
         if int(run_id).bit_length() > 63:  # beyond SQLite's integers: no such run, rather than an OverflowError
             raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
         self.mark_killed_runs()
-        with self._lock:
-            row = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs WHERE id = ?",
-                                   (int(run_id),)).fetchone()
-        if row is None:
+        found = self._records(RunRecord, "runs", "WHERE id = ?", (int(run_id),))
+        if not found:
             raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
-        return RunRecord(*row)
+        return found[0]
 
     @_guarded
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
-        sql = f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs ORDER BY id DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
         self.mark_killed_runs()
+        return self._records(RunRecord, "runs", "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
+
+    def _records(self, record: type, table: str, tail: str, args: tuple = ()) -> list:
+        """Rows of `table` as `record` dataclasses (its fields are the columns read), selected by `tail`."""
         with self._lock:
-            return [RunRecord(*row) for row in self._db.execute(sql).fetchall()]
+            rows = self._db.execute(f"SELECT {', '.join(record.__dataclass_fields__)} FROM {table} {tail}",
+                                    args).fetchall()
+        return [record(*row) for row in rows]
 
     @_guarded
     def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
@@ -525,28 +526,19 @@ class RunStore:
 
     @_guarded
     def get_sweep(self, sweep_id: int) -> SweepRecord:
-        with self._lock:
-            row = self._db.execute(f"SELECT {', '.join(SweepRecord.__dataclass_fields__)} FROM sweeps WHERE id = ?",
-                                   (int(sweep_id),)).fetchone()
-        if row is None:
+        found = self._records(SweepRecord, "sweeps", "WHERE id = ?", (int(sweep_id),))
+        if not found:
             raise RunStoreError(f"no sweep with id {sweep_id} in {self.path}; `invlab sweeps` lists the stored sweeps")
-        return SweepRecord(*row)
+        return found[0]
 
     @_guarded
     def list_sweeps(self, limit: int | None = None) -> list[SweepRecord]:
-        sql = f"SELECT {', '.join(SweepRecord.__dataclass_fields__)} FROM sweeps ORDER BY id DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        with self._lock:
-            return [SweepRecord(*row) for row in self._db.execute(sql).fetchall()]
+        return self._records(SweepRecord, "sweeps", "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
 
     @_guarded
     def sweep_runs(self, sweep_id: int) -> list[RunRecord]:
         """The runs stored for a sweep, in the order they were stored."""
-        with self._lock:
-            rows = self._db.execute(f"SELECT {', '.join(RunRecord.__dataclass_fields__)} FROM runs "
-                                    "WHERE sweep_id = ? ORDER BY id", (int(sweep_id),)).fetchall()
-        return [RunRecord(*row) for row in rows]
+        return self._records(RunRecord, "runs", "WHERE sweep_id = ? ORDER BY id", (int(sweep_id),))
 
     @_guarded
     def sweep_info(self, run_id: int) -> dict:
