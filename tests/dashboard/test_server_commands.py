@@ -9,17 +9,16 @@ import pytest
 
 from dashboard import Explorer
 from engine.parameters import learnables
-from engine.train import RunConfig, RunStore, Trainer
+from engine.train import RunStore, Trainer
+from tests.dashboard.test_explorer import small as explorer_config
 
 SLOW_EVALUATION = 3.0  # seconds an evaluation holds the trainer's lock
 BOUND = 0.1  # seconds: the issue's bound on how long the server thread may wait
 
 
 def small(**train):
-    t = {"steps": 100_000, "eval_every": 0, "log_every": 5, "batch_size": 64}
-    t.update(train)
-    return RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
-                     train=t)
+    """The explorer tests' small digits run, training until stopped and evaluating only when asked."""
+    return explorer_config(**{"steps": 100_000, "eval_every": 0, **train})
 
 
 @pytest.fixture
