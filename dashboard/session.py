@@ -319,14 +319,16 @@ class TrainingSession(param.Parameterized):
         if self.limits is not None:
             self.limits.check(config)
         history = self.store.metrics(run_id)
-        latest = self.store.latest_checkpoint(run_id)
+        writer = self.store.live_writer(run_id)  # another process trains it: two writers would garble the run
+        latest = None if writer else self.store.latest_checkpoint(run_id)
         if latest is None:
             self.config, self.trainer = config, None
             self._begin_run(f"stored run {run_id}", config, history)
+            why = (f"it is still being trained by another process ({writer}), so it is not continued here"
+                   if writer else "it has no checkpoint to continue from")
             self._set(state="idle", step=record.step, tone="info",
                       message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
-                              "its curves are shown; "
-                              "it has no checkpoint to continue from, so Start trains a new run with its settings")
+                              f"its curves are shown; {why}, so Start trains a new run with its settings")
             return
         step, path = latest
         trainer = Trainer(config, store=self.store, run_id=run_id)

@@ -308,3 +308,33 @@ def test_a_failing_page_update_is_reported_and_the_next_tick_recovers(tmp_path, 
     step = explorer.session.step
     wait_until(lambda: explorer.feed.last_snapshot.step > step, explorer)  # views flow again
     explorer.close()
+
+
+def test_a_run_another_process_still_trains_opens_without_taking_it_over(explorer, wait_until):
+    """Two writers would garble a run: a page opening a run that a live `invlab train` process trains shows its
+    curves but does not continue it."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from engine.train.store import _process_token, writer_identity
+
+    explorer.start()
+    wait_until(lambda: explorer.session.step >= 10, explorer)
+    explorer.pause()
+    wait_until(lambda: explorer.session.state == "paused", explorer)
+    explorer.save_checkpoint()
+    run_id = explorer.session.trainer.run_id
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        identity = {**writer_identity(), "writer_pid": other.pid, "writer_token": _process_token(other.pid)}
+        with sqlite3.connect(explorer.store.path) as con:  # as a live `invlab train --resume` would mark it
+            con.execute("UPDATE runs SET status = 'running', writer_pid = ?, writer_host = ?, writer_token = ? "
+                        "WHERE id = ?", (identity["writer_pid"], identity["writer_host"], identity["writer_token"],
+                                         run_id))
+        explorer.session.open_run(run_id)
+        wait_until(lambda: "still being trained" in explorer.session.message, explorer)
+        assert explorer.session.trainer is None and f"pid {other.pid}" in explorer.session.message
+    finally:
+        other.kill()
+        other.wait()
