@@ -17,8 +17,8 @@ from engine.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
 from engine.train import RunConfig, Trainer
 
 
-def moons(num_train=60, seed=0):
-    d = load("two-moons", seed=seed, num_train=num_train, num_test=200)
+def moons(num_train=60, seed=0, **options):
+    d = load("two-moons", seed=seed, num_train=num_train, num_test=200, **options)
     return d, torch.as_tensor(d.X_train), torch.as_tensor(d.y_train)
 
 
@@ -150,6 +150,50 @@ def test_invariance_moves_the_boundary_into_the_gap_on_two_moons(place):
         model.fit()
         errors.append(model.metrics(place(torch.as_tensor(d.X_test)), place(torch.as_tensor(d.y_test)))["error"])
     assert errors[1] < errors[0] - 0.05, errors
+
+
+def test_gradient_functionals_solve_equals_scipy_on_the_explicit_representer_system():
+    """Eq. 4 with gradient functionals at every point, built here by hand (eq. 8 blocks, ⟨k(x,·), z_{j,d}⟩ =
+    ∂k/∂y^d) and minimised by scipy: the same objective value and the same f at test points."""
+    d, X, y = moons(80, seed=1, noise=0.05)
+    s, nu = 0.25, 1.0
+    model = build(lambda m: m, X, y, seed=1, sigma=s, labelled=2, max_unlabelled=78, nu=nu, functionals="gradient")
+    model.fit()
+    XL, P = model.gram.blocks[0].X.numpy(), model.gram.blocks[1].X.numpy()
+    yl = model.targets[:, 0].numpy()
+    k = lambda A, B: np.exp(-0.5 * ((A[:, None] - B[None]) ** 2).sum(-1) / s**2)  # noqa: E731
+    dk = lambda A, B: (k(A, B)[:, :, None] * (A[:, None] - B[None]) / s**2).reshape(len(A), -1)  # noqa: E731
+    diff = P[:, None] - P[None]
+    Kpp = (k(P, P)[:, :, None, None] / s**4 * (s**2 * np.eye(2) - diff[..., :, None] * diff[..., None, :]))
+    K = np.block([[k(XL, XL), dk(XL, P)], [dk(XL, P).T, Kpp.transpose(0, 2, 1, 3).reshape(2 * len(P), -1)]])
+    L, B = len(XL), len(K)
+
+    def fun(v):
+        F = K @ v[:B]
+        z = -yl * (F[:L] + v[B])
+        dl = -yl / (1.0 + np.exp(-z))
+        J = np.logaddexp(0.0, z).sum() + 0.5 * nu * (F[L:] ** 2).sum() + 0.5 * v[:B] @ F
+        return J, np.concatenate([K @ np.concatenate([dl, nu * F[L:]]) + F, [dl.sum()]])
+
+    res = scipy.optimize.minimize(fun, np.zeros(B + 1), jac=True, method="L-BFGS-B",
+                                  options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10})
+    assert abs(model.objective() - res.fun) <= 1e-6 * abs(res.fun), (model.objective(), res.fun)
+    Xt = np.asarray(d.X_test)
+    f_scipy = k(Xt, XL) @ res.x[:L] + dk(Xt, P) @ res.x[L:B] + res.x[B]
+    f_ours = model.decision_function(torch.as_tensor(Xt))[:, 0].numpy()
+    assert np.abs(f_ours - f_scipy).max() <= 1e-3 * np.abs(f_scipy).max()
+
+
+def test_figure_1_two_thin_moons_are_separated_from_two_labels(place):
+    """Sec. 6.1 / Fig. 1 (σ = 0.25, λ = 1, logistic ℓ₁, squared ℓ₂, gradients at all 200 points) on moons thin enough
+    to leave a gap wider than the kernel (make_moons noise 0.05): ν = 0 cuts both moons, ν = 1 separates them."""
+    d, X, y = moons(200, seed=1, noise=0.05)
+    errors = []
+    for nu in (0.0, 1.0):
+        model = build(place, X, y, seed=1, sigma=0.25, labelled=2, max_unlabelled=198, nu=nu, functionals="gradient")
+        model.fit()
+        errors.append(model.metrics(place(torch.as_tensor(d.X_test)), place(torch.as_tensor(d.y_test)))["error"])
+    assert errors[0] > 0.15 and errors[1] <= 0.02, errors
 
 
 def test_diagnostics_views(place, tol):
