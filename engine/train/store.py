@@ -217,7 +217,6 @@ class RunStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
             self._add_missing_columns()
-            self._add_writer_columns()
             self._db.execute("SELECT count(*) FROM runs").fetchone()  # a damaged table shows here, not mid-run
         except sqlite3.Error as err:
             self._db.close()
@@ -238,7 +237,7 @@ class RunStore:
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
         have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-        for name, kind in ADDED_COLUMNS:
+        for name, kind in (*ADDED_COLUMNS, *WRITER_COLUMNS.items()):
             if name in have:
                 continue
             try:
@@ -249,18 +248,6 @@ class RunStore:
                     raise
         with self._db:
             self._db.execute(SWEEP_INDEX)
-
-    def _add_writer_columns(self) -> None:
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-        for name, kind in WRITER_COLUMNS.items():
-            if name in have:
-                continue
-            try:
-                with self._db:
-                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-            except sqlite3.OperationalError as err:  # another process added it first
-                if "duplicate column" not in str(err):
-                    raise
 
     def mark_killed_runs(self) -> list[int]:
         """Runs marked `running` whose writer process is gone become `killed` (resumable); returns their ids.
