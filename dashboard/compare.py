@@ -416,7 +416,9 @@ class ComparePage(pn.viewable.Viewer):
         self.seeds = pn.widgets.IntInput(label="Seeds per value", value=2, start=1, end=20, width=140)
         self.launch_button = pn.widgets.Button(label="▶ Run sweep", color="success", width=140)
         self.study_select = pn.widgets.Select(label="Built-in study", options=list(STUDIES), width=300)
-        self.quick = pn.widgets.Checkbox(label="quick (fewer steps and values: about a minute)", value=True)
+        self.quick = pn.widgets.Checkbox(  # the quick form's runs are too short for the ELBO to find the true angle
+            label="quick check (a few short runs, about a minute: checks the set-up, too short to show the choice)",
+            value=True)
         self.study_button = pn.widgets.Button(label="▶ Run study", color="success", width=140)
         self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
         self.open_button = pn.widgets.Button(label="Open sweep", width=140)
