@@ -46,7 +46,7 @@ def launched(served):
         state = page.locator("[data-field=sweep-state]").first
         poll(lambda: state.inner_text() in ("starting", "running"), timeout=30)
         # the runs are listed at once, before any has trained
-        poll(lambda: len(rows_text(page)) == 4, timeout=30)
+        poll(lambda: len(rows_text(page)) == 6, timeout=30)
         poll(lambda: state.inner_text() == "finished", timeout=300, interval=0.5)
         poll(lambda: all("finished" in row for row in rows_text(page)), timeout=30)
         sweep = int(page.locator("[data-field=sweep]").first.inner_text().lstrip("#"))
@@ -63,7 +63,7 @@ def test_a_built_in_study_launched_from_the_page_fills_the_table(served, launche
         runs = store.sweep_runs(sweep)
     finally:
         store.close()
-    assert len(runs) == 4 and {r.status for r in runs} == {"finished"}
+    assert len(runs) == 6 and {r.status for r in runs} == {"finished"}
     for record in runs:  # each row shows its run's number and whole-data ELBO
         assert any(row.split()[0] == str(record.id) and f"{record.full_elbo:.2f}".rstrip("0").rstrip(".") in row
                    for row in rows), (record.id, record.full_elbo, rows)
@@ -93,7 +93,7 @@ def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched,
         requests = []
         page.on("request", lambda request: requests.append(request.url))
         page.goto(url + f"?page=compare&sweep={sweep}")
-        poll(lambda: len(rows_text(page)) == 4, timeout=90)
+        poll(lambda: len(rows_text(page)) == 6, timeout=90)
         assert page.locator("[data-field=sweep]").first.inner_text() == f"#{sweep}"
         # the ELBO against the rotation range: the mean over seeds at each fixed range, as the store has it
         plotted = page.evaluate("""() => {
