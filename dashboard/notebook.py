@@ -108,6 +108,26 @@ def lesson_steps(steps: int) -> int:
     return steps
 
 
+NOTEBOOK_IMAGE_FRAME = (560, 340)  # an image grid's largest drawing area in a notebook (pixels): image pixels stay
+# square and whole-numbered, so an 8×8 digit is drawn at 16–40 screen pixels a side instead of the dashboard's 6–10
+
+
+def show(view, **opts):
+    """An engine view (`engine.diagnostics`: an image grid, a spectrum, a curve, …) as a HoloViews plot, drawn by the
+    dashboard's own renderer; image grids larger than on the dashboard, since a notebook's cell has the page's
+    width. `opts` are HoloViews options for the result (e.g. `title=`)."""
+    from engine import diagnostics as dg
+
+    from .views import render_image_grid, renderer_for
+
+    use_bokeh_backend()
+    if isinstance(view, dg.ImageGrid):
+        plot = render_image_grid(view, frame=NOTEBOOK_IMAGE_FRAME)
+    else:
+        plot = renderer_for(view)(view)
+    return plot.opts(**opts) if opts else plot
+
+
 # -- stylesheets of models added after the first render -------------------------------------------------------------
 _data_urls: dict[str, str] = {}
 

@@ -155,7 +155,10 @@ def _diverging(values: np.ndarray, vmax: float) -> np.ndarray:
     return np.where(t < 0, white + (-t) * (blue - white), white + t * (red - white))
 
 
-def _tile(imgs: np.ndarray, pad: int, fill: float) -> np.ndarray:
+GUTTER = np.array([0.62, 0.72, 0.86])  # the gap between the images of a grid: light blue-grey, neither black nor white
+
+
+def _tile(imgs: np.ndarray, pad: int, fill) -> np.ndarray:
     """[rows, cols, H, W(, C)] → [rows·(H+pad)−pad, cols·(W+pad)−pad(, C)], gaps filled with `fill`."""
     rows, cols, H, W = imgs.shape[:4]
     out = np.full((rows * (H + pad) - pad, cols * (W + pad) - pad) + imgs.shape[4:], fill, dtype=np.float64)
@@ -177,7 +180,8 @@ def tile_grid(view: dg.ImageGrid, pad: int = 1) -> np.ndarray:
             lo, hi = float(imgs.min()), float(imgs.max())
         unit = np.clip((imgs - lo) / max(hi - lo, 1e-12), 0, 1)
         rgb = np.repeat(unit[..., None], 3, -1) if imgs.ndim == 4 else unit
-    return _tile(rgb, pad, 1.0)
+        return _tile(rgb, pad, GUTTER)  # images: a tinted gutter, so white and black borders both stay visible
+    return _tile(rgb, pad, 1.0)  # signed maps: white is zero
 
 
 def is_signed(view: dg.ImageGrid) -> bool:
@@ -198,7 +202,9 @@ def _grid_ticks(labels, n: int, size: int, pad: int, flip: bool = False, total: 
     return [(c, str(lbl)) for c, lbl in zip(centres, labels)]
 
 
-def render_image_grid(view: dg.ImageGrid, pad: int = 1):
+def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] = (FRAME_WIDTH, FRAME_HEIGHT)):
+    """The grid as one image, each image pixel drawn as an integer number of screen pixels, as large as fits in
+    `frame` (width, height): the dashboard's plot size by default, larger in a notebook (`dashboard.notebook.show`)."""
     imgs = np.asarray(view.images, dtype=np.float64)
     rows, cols, H, W = imgs.shape[:4]
     signed = is_signed(view)
@@ -208,7 +214,7 @@ def render_image_grid(view: dg.ImageGrid, pad: int = 1):
     else:
         tiled = tile_grid(view, pad)
     h, w = tiled.shape[:2]
-    scale = max(1, int(min(FRAME_WIDTH / w, FRAME_HEIGHT / h)))
+    scale = max(1, int(min(frame[0] / w, frame[1] / h)))
     xticks = _grid_ticks(view.col_labels, cols, W, pad)
     yticks = _grid_ticks(view.row_labels, rows, H, pad, flip=True, total=h)
     opts = dict(frame_width=w * scale, frame_height=h * scale, toolbar=None, framewise=True,

@@ -117,9 +117,12 @@ class ConvolutionalGP(SVGP):
             imgs[:len(order)] = Z[order]
             title = ("Inducing patches by inducing output (largest first"
                      + (", then the 16 smallest)" if M > 32 else ")"))
+            ranges = [score[order[r * cols:(r + 1) * cols], 0] for r in range(rows)]  # each row's outputs, descending
             return dg.ImageGrid(title=title, images=imgs.reshape((rows, cols) + Z.shape[1:]),
+                                row_labels=[f"{row[0]:+.2f} … {row[-1]:+.2f}" for row in ranges],
                                 description="Patches at the top favour class 1 (or large outputs), at the bottom the "
-                                            "other.")
+                                            "other; each row is labelled with the range of its patches' inducing "
+                                            "output mean E[g(z)].")
         cols = min(8, M)
         order = np.argsort(-score, axis=0)[:cols].T  # [L, cols]: each class's strongest patches
         names = self.class_names or [f"class {k}" for k in range(score.shape[1])]

@@ -142,6 +142,28 @@ def test_signed_image_grid_has_a_centred_diverging_colour_bar():
     assert isinstance(render_image_grid(grey), hv.RGB)  # pictures stay pictures
 
 
+def test_image_grid_tiles_keep_their_pixels_and_a_visible_gutter():
+    from dashboard.notebook import show
+
+    rng = np.random.default_rng(0)
+    images = rng.random((2, 3, 4, 4))
+    images[0, 0] = 1.0  # an all-white image and an all-black one: the gutter must differ from both
+    images[0, 1] = 0.0
+    grid = dg.ImageGrid(title="digits", images=images, row_labels=["a", "b"])
+    rgb = render_image_grid(grid)
+    pixels = np.asarray(rgb.data)[::-1, :, :3]  # hv.RGB holds the bottom row first
+    assert pixels.shape == (2 * 5 - 1, 3 * 5 - 1, 3)
+    np.testing.assert_allclose(pixels[5:9, 10:14, 0], images[1, 2])  # each image where it belongs, grey = R = G = B
+    gutter = pixels[4, :]  # the row between the two rows of images
+    assert np.ptp(gutter, axis=0).max() == 0  # one colour all along
+    assert np.ptp(gutter[0]) > 0.1  # tinted: not a grey (black, white or between) that a picture's pixel could be
+    # a notebook draws the same grid larger, with square whole-numbered image pixels and the same labels
+    small, large = (RENDERER.get_plot(p).state for p in (rgb, show(grid)))
+    assert large.frame_width > 1.5 * small.frame_width
+    assert large.frame_width / 14 == large.frame_height / 9 == int(large.frame_width / 14)
+    assert sorted(large.yaxis[0].major_label_overrides.values()) == ["a", "b"]
+
+
 def test_symmetric_heatmap_is_centred_and_has_a_colour_bar():
     m = np.array([[1.0, -2.0], [-2.0, 0.5]])
     plot = RENDERER.get_plot(render_heatmap(dg.Heatmap(title="K", matrix=m, symmetric=True)))

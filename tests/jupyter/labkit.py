@@ -263,8 +263,9 @@ def shut_down_kernels(url: str) -> None:
 
 
 def error_outputs(page) -> list[str]:
-    """Every output of the open notebook that reports an error: an exception, stderr text naming an error, or an
-    HTML traceback (Panel shows errors raised in its callbacks that way)."""
+    """Every output of the open notebook that reports an error: an exception, stderr text naming an error, an
+    HTML traceback (Panel shows errors raised in its callbacks that way), or a cell whose result is only the bare
+    repr of a Python object (`<function render_image_grid ...>`: a figure that was meant to be drawn and was not)."""
     return page.evaluate(r"""() => {
       const out = [];
       const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
@@ -277,6 +278,11 @@ def error_outputs(page) -> list[str]:
             out.push(`cell ${i} (stderr): ${text.slice(0, 1500)}`);
           const html = o.data ? [].concat(o.data['text/html'] || []).join('') : '';
           if (/Traceback \(most recent call last\)/.test(html)) out.push(`cell ${i} (html): ${html.slice(-1500)}`);
+          const keys = o.data ? Object.keys(o.data) : [];
+          const plain = o.data ? [].concat(o.data['text/plain'] || []).join('') : '';
+          if (o.output_type === 'execute_result' && keys.length === 1
+              && /^<(function |bound method |built-in function |[\w.]+ object at 0x)/.test(plain))
+            out.push(`cell ${i}: the result is a bare Python object, nothing drawn: ${plain.slice(0, 200)}`);
         }
       }
       return out;

@@ -153,6 +153,14 @@ def test_each_variant_trains_and_shows_its_diagnostics(model, train_device):
     check_views(snap.views, model, trainer.model)
     grid = snap.views["inducing_patches"].images
     assert grid.shape[-2:] == (3, 3)  # 3×3 patches by default
+    labels = snap.views["inducing_patches"].row_labels
+    if model == "conv-invariant":  # one latent: each row is labelled with the range of its patches' E[g(z)]
+        M = trainer.model.inducing.num_patches
+        mu = trainer.model.inducing_output_mean()[:M, 0].detach().cpu().numpy()
+        assert len(labels) == grid.shape[0]
+        flat = [float(v) for label in labels for v in label.split(" … ")]
+        assert flat == sorted(flat, reverse=True)  # largest first, row after row
+        assert flat[0] == pytest.approx(mu.max(), abs=0.006) and flat[-1] == pytest.approx(mu.min(), abs=0.006)
     if model == "conv-weighted-rbf":
         split = snap.views["variance_split"].values
         assert 0 < split["convolutional share of the prior variance"] < 1
