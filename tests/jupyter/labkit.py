@@ -74,8 +74,9 @@ def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: flo
             "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True",
             "--MappingKernelManager.cull_idle_timeout=0",
             "--ServerApp.disable_check_xsrf=True"]  # the tests shut kernels down through the REST API
-    if app == "notebook":
-        args = [a for a in args if not a.startswith("--LabApp.")]
+    if app == "notebook":  # Notebook 7: JupyterLab's front end under its own application class
+        args = [a.replace("--LabApp.", "--JupyterNotebookApp.") for a in args
+                if not a.startswith("--LabApp.") or "expose_app_in_browser" in a]
     log_path = directory / "jupyter.log"
     url = f"http://127.0.0.1:{port}"
     with running_server(args, cwd=dirs["root"], env=env, log_path=log_path, probe_url=f"{url}/api/status",
@@ -177,13 +178,14 @@ _NOTEBOOK_STATE = """(path) => {
 }"""
 
 
-def open_notebook(page, url: str, name: str, timeout: float = 240.0) -> None:
-    """Open `name` in JupyterLab, in a workspace of its own, and wait until it is the current tab, its cells are
-    shown and its kernel has started and is idle.
+def open_notebook(page, url: str, name: str, timeout: float = 240.0, app: str = "lab") -> None:
+    """Open `name` in JupyterLab, in a workspace of its own (or in Notebook 7's one-notebook page, app="notebook"),
+    and wait until it is the current tab, its cells are shown and its kernel has started and is idle.
 
     A new workspace per page: JupyterLab otherwise restores the tabs of the last page that used the server (the
     notebooks of earlier tests, each starting a kernel again and running its outputs' JavaScript)."""
-    page.goto(f"{url}/lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/{name}", wait_until="domcontentloaded")
+    address = f"/notebooks/{name}" if app == "notebook" else f"/lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/{name}"
+    page.goto(url + address, wait_until="domcontentloaded")
 
     def ready():
         state = page.evaluate(_NOTEBOOK_STATE, name)
