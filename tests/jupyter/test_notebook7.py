@@ -2,6 +2,7 @@
 the widgets and the Python object stay in step. Notebook 7 is JupyterLab's front end with a one-notebook page, so
 the same page kit drives it."""
 import pytest
+from test_readme_snippet import LEARNING_RATE, SNIPPET
 
 from labkit import (
     column_length,
@@ -16,7 +17,6 @@ from labkit import (
     widget_value,
     write_notebook,
 )
-from test_readme_snippet import LEARNING_RATE, SNIPPET
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 
