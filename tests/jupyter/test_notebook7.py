@@ -2,21 +2,9 @@
 the widgets and the Python object stay in step. Notebook 7 is JupyterLab's front end with a one-notebook page, so
 the same page kit drives it."""
 import pytest
-from test_readme_snippet import LEARNING_RATE, SNIPPET
+from test_readme_snippet import snippet_trains_and_stays_in_step, write_snippet_notebook
 
-from labkit import (
-    column_length,
-    error_outputs,
-    lab_page,
-    open_notebook,
-    output_texts,
-    poll,
-    run_cell,
-    set_widget_value,
-    shut_down_kernels,
-    widget_value,
-    write_notebook,
-)
+from labkit import error_outputs, jupyter_lab, lab_page, open_notebook, shut_down_kernels
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 
@@ -27,31 +15,18 @@ NOTEBOOK7_OWN_ERRORS = {"Cannot read properties of undefined (reading 'schema')"
 
 @pytest.fixture(scope="module")
 def classic(tmp_path_factory):
-    from labkit import jupyter_lab
-
     with jupyter_lab(tmp_path_factory.mktemp("notebook7"), app="notebook") as served:
         yield served
 
 
 def test_readme_snippet_renders_and_trains_in_notebook_7(classic, screenshot_path):
     url, dirs = classic
-    write_notebook(dirs["root"] / "snippet.ipynb", [
-        SNIPPET,
-        "explorer.train.learning_rate = 0.0123",
-        "print(explorer.train.learning_rate)",
-    ])
+    name = write_snippet_notebook(dirs["root"])
     try:
         with lab_page() as (page, outside, errors):
-            open_notebook(page, url, "snippet.ipynb", app="notebook")
+            open_notebook(page, url, name, app="notebook")
             assert page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
-            run_cell(page, 0, timeout=120)
-            page.get_by_role("button", name="▶ Start").click(timeout=60_000)
-            poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
-            page.screenshot(path=screenshot_path("notebook7_snippet_training.png"))
-            run_cell(page, 1)  # Python → widget
-            poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
-            set_widget_value(page, LEARNING_RATE, 0.005)  # widget → Python
-            poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+            snippet_trains_and_stays_in_step(page, screenshot_path("notebook7_snippet_training.png"))
             assert error_outputs(page) == []
             assert [e for e in errors if e not in NOTEBOOK7_OWN_ERRORS] == []
             assert outside == [], f"requests left the machine: {outside[:5]}"

@@ -38,27 +38,36 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
-    url, dirs = lab
-    write_notebook(dirs["root"] / "snippet.ipynb", [
+def write_snippet_notebook(root) -> str:
+    """snippet.ipynb in `root`: the README's snippet, then a cell setting the learning rate from Python and one
+    printing it."""
+    write_notebook(root / "snippet.ipynb", [
         SNIPPET,
         "explorer.train.learning_rate = 0.0123",
         "print(explorer.train.learning_rate)",
     ])
+    return "snippet.ipynb"
+
+
+def snippet_trains_and_stays_in_step(page, screenshot: str) -> None:
+    """Run the snippet, press Start, see the ELBO curve receive data; then Python → widget and widget → Python."""
+    run_cell(page, 0, timeout=120)
+    page.get_by_role("button", name="▶ Start").click(timeout=60_000)
+    poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
+    page.screenshot(path=screenshot)
+    run_cell(page, 1)  # Python → widget
+    poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
+    set_widget_value(page, LEARNING_RATE, 0.005)  # widget → Python
+    poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+
+
+def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
+    url, dirs = lab
+    write_snippet_notebook(dirs["root"])
     try:
         with lab_page() as (page, outside, errors):
             open_notebook(page, url, "snippet.ipynb")
-            run_cell(page, 0, timeout=120)
-            page.get_by_role("button", name="▶ Start").click(timeout=60_000)
-            poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
-            page.screenshot(path=screenshot_path("jupyterlab_snippet_training.png"))
-
-            # Python → widget
-            run_cell(page, 1)
-            poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
-            # widget → Python
-            set_widget_value(page, LEARNING_RATE, 0.005)
-            poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
+            snippet_trains_and_stays_in_step(page, screenshot_path("jupyterlab_snippet_training.png"))
 
             texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
             assert "Could not update the page" not in texts
