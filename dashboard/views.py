@@ -171,17 +171,16 @@ def _tile(imgs: np.ndarray, pad: int, fill) -> np.ndarray:
 def tile_grid(view: dg.ImageGrid, pad: int = 1) -> np.ndarray:
     """[rows, cols, H, W(, 3)] → one RGB image [rows·(H+pad)−pad, cols·(W+pad)−pad, 3] in [0, 1]."""
     imgs = np.asarray(view.images, dtype=np.float64)
-    if view.vrange is not None:
+    if view.vrange is not None:  # signed maps: gaps white, like zero
         vmax = max(abs(view.vrange[0]), abs(view.vrange[1]))
-        rgb = _diverging(imgs if imgs.ndim == 4 else imgs.mean(-1), vmax)
-    else:
+        rgb, gap = _diverging(imgs if imgs.ndim == 4 else imgs.mean(-1), vmax), 1.0
+    else:  # pictures: a tinted gutter, so white and black borders both stay visible
         lo, hi = (0.0, 1.0)
         if imgs.min() < 0 or imgs.max() > 1:
             lo, hi = float(imgs.min()), float(imgs.max())
         unit = np.clip((imgs - lo) / max(hi - lo, 1e-12), 0, 1)
-        rgb = np.repeat(unit[..., None], 3, -1) if imgs.ndim == 4 else unit
-        return _tile(rgb, pad, GUTTER)  # images: a tinted gutter, so white and black borders both stay visible
-    return _tile(rgb, pad, 1.0)  # signed maps: white is zero
+        rgb, gap = (np.repeat(unit[..., None], 3, -1) if imgs.ndim == 4 else unit), GUTTER
+    return _tile(rgb, pad, gap)
 
 
 def is_signed(view: dg.ImageGrid) -> bool:

@@ -75,8 +75,7 @@ def jupyter_lab(directory: Path, *, kernel_env: dict | None = None, timeout: flo
             "--MappingKernelManager.cull_idle_timeout=0",
             "--ServerApp.disable_check_xsrf=True"]  # the tests shut kernels down through the REST API
     if app == "notebook":  # Notebook 7: JupyterLab's front end under its own application class
-        args = [a.replace("--LabApp.", "--JupyterNotebookApp.") for a in args
-                if not a.startswith("--LabApp.") or "expose_app_in_browser" in a]
+        args = [a for a in args if not a.startswith("--LabApp.")] + ["--JupyterNotebookApp.expose_app_in_browser=True"]
     log_path = directory / "jupyter.log"
     url = f"http://127.0.0.1:{port}"
     with running_server(args, cwd=dirs["root"], env=env, log_path=log_path, probe_url=f"{url}/api/status",
