@@ -103,6 +103,7 @@ def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched,
           return null;
         }""")
         np.testing.assert_allclose(plotted, expected, rtol=1e-9)
+        assert sorted(by_angle)[int(np.argmax(plotted))] == 90.0  # the page shows the ELBO choosing the true angle
         titles = page_texts(page)
         assert "ELBO against rotation range α (°)" in titles and "rotation range α (°)" in titles
         page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
