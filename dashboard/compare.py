@@ -16,7 +16,6 @@ Clicking a row opens that run on the Training page (its curves, and its checkpoi
 """
 from __future__ import annotations
 
-import html
 import logging
 import math
 import threading
@@ -37,6 +36,7 @@ from engine.sweeps import STUDIES, SweepSpec, comparison, run_sweep, study
 from engine.train import RunStore
 
 from . import notebook
+from .safe_text import html_text, markdown_text
 from .settings import RunSettings, coerce
 from .views import FRAME_HEIGHT, FRAME_WIDTH, RANGE_UNITS, _legend_opts, metric_label, y_limits
 
@@ -431,6 +431,7 @@ class ComparePage(pn.viewable.Viewer):
         self.scheduler_input = pn.widgets.TextInput.from_param(self.param.scheduler, label="Dask scheduler",
                                                                placeholder="empty: this machine", width=300)
         self.form_error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.form_error_text = ""  # what form_error says, as text (the pane holds it escaped)
         self.launch_button.on_click(lambda *_: self.launch_from_settings())
         self.study_button.on_click(lambda *_: self.launch_study(self.study_select.value, quick=self.quick.value))
         self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
@@ -620,7 +621,8 @@ class ComparePage(pn.viewable.Viewer):
             self.message = "stopping: runs in progress are abandoned; finished runs stay stored"
 
     def _form_error(self, text: str) -> None:
-        self.form_error.object = text
+        self.form_error_text = text
+        self.form_error.object = markdown_text(text)
         self.form_error.visible = bool(text)
 
     # -- opening a stored sweep ----------------------------------------------------------------------------------------
@@ -771,7 +773,7 @@ class ComparePage(pn.viewable.Viewer):
                     self._histories[key] = cmp.history(run["run_id"])
                 except InvlabError:
                     pass
-        self.not_comparable.object = (f"**These runs are not compared on one axis:** {cmp.reason}"
+        self.not_comparable.object = (f"**These runs are not compared on one axis:** {markdown_text(cmp.reason)}"
                                       if not cmp.comparable else "")
         self.not_comparable.visible = not cmp.comparable
         self._show_table()
@@ -848,8 +850,8 @@ class ComparePage(pn.viewable.Viewer):
     def _show_state(self, *_) -> None:
         colour = STATE_COLOURS.get(self.state, "#666")
         sweep = f"sweep <b data-field=\"sweep\">#{self.sweep_id}</b>" if self.sweep_id is not None else "no sweep open"
-        state = f'<b style="color:{colour}" data-field="sweep-state">{html.escape(self.state)}</b>'
-        message = f'<span data-field="sweep-message">{html.escape(self.message)}</span>'
+        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(self.state)}</b>'
+        message = f'<span data-field="sweep-message">{html_text(self.message)}</span>'
         self.status_pane.object = f"{state} · {sweep} · {message}"
 
     # -- opening a run -------------------------------------------------------------------------------------------------
@@ -881,7 +883,7 @@ class ComparePage(pn.viewable.Viewer):
         except (TypeError, ValueError):
             return [f"sweep={raw!r} refused: a sweep is named by its number (`invlab sweeps` lists them)"]
         self.open_sweep(sweep_id)
-        return [self.form_error.object] if self.form_error.visible else []
+        return [self.form_error_text] if self.form_error.visible else []
 
     def query(self) -> dict[str, str]:
         return {"sweep": str(self.sweep_id)} if self.sweep_id is not None else {}

@@ -32,6 +32,8 @@ from bokeh.models import CustomJSTickFormatter
 
 from engine.data import list_datasets
 
+from .safe_text import html_text
+
 log = logging.getLogger(__name__)
 
 # Parameters shown per group; anything else of a config stays reachable through the URL and the CLI.
@@ -366,7 +368,7 @@ class ParamControl(pn.viewable.Viewer):
         if text:
             self.message.object = (f'<div class="invlab-field-message" data-param="{self.pname}" '
                                    f'style="color:{MESSAGE_COLOUR};font-size:12px;line-height:1.3">'
-                                   f'{_escape(text)}</div>')
+                                   f'{html_text(text)}</div>')
         self.message.visible = bool(text)
 
     def _follow(self, event) -> None:
@@ -453,10 +455,6 @@ def _same(a, b) -> bool:
 def _plain(message: str) -> str:
     """param's message without its class-qualified names ("Number parameter 'TrainConfig.x' must be …")."""
     return message.rstrip(".")
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # -- groups (the control tabs) ---------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from .controls import LearnedValueControl, data_controls, model_controls, optimi
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
 from .prior import PriorPanel
+from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
@@ -430,7 +431,7 @@ class Explorer(pn.viewable.Viewer):
         if lesson is None:
             self.lesson_pane.visible = False
             return
-        self.lesson_pane.object = f"**{lesson.title}.** {lesson.text}"
+        self.lesson_pane.object = f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}"
         self.lesson_pane.visible = True
 
     # -- server-side lifecycle -----------------------------------------------------------------------------------------
@@ -588,7 +589,8 @@ class Explorer(pn.viewable.Viewer):
         tunables = [t for t in tunables if t.group == "invariance"]
         if not tunables:
             family = self.session.config.model
-            self.invariance_group[:] = [pn.pane.Markdown(f"The **{family}** family has no invariance ranges to set.")]
+            text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
+            self.invariance_group[:] = [pn.pane.Markdown(text)]
             return
         controls = []
         for tunable in tunables:
@@ -632,7 +634,7 @@ class Explorer(pn.viewable.Viewer):
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:
-        self.notice_pane.object = self.notice
+        self.notice_pane.object = markdown_text(self.notice)
         self.notice_pane.visible = bool(self.notice)
 
     def status_values(self) -> dict:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import panel as pn
 import param
 
+from .safe_text import html_text
+
 # Keys of a lesson's settings that are not run configuration: which page opens, and the prior explorer's sliders.
 PAGE_KEY = "page"
 PRIOR_PREFIX = "prior."
@@ -225,10 +227,6 @@ CARD_CSS = """
 """
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
 def lesson_meta(lesson: Lesson) -> str:
     """One line under the title: the page or the family and dataset it opens, and what the comparison switches to."""
     if lesson.page == "prior":
@@ -240,11 +238,11 @@ def lesson_meta(lesson: Lesson) -> str:
 
 
 def card_html(lesson: Lesson, base: str = "", teacher: bool = False) -> str:
-    href = _escape(base + lesson_query(lesson, teacher=teacher))
-    return (f'<div class="invlab-lesson" data-lesson="{_escape(lesson.key)}">'
-            f"<h3>{_escape(lesson.title)}</h3>"
-            f'<div class="invlab-lesson-meta">{_escape(lesson_meta(lesson))}</div>'
-            f"<p>{_escape(lesson.text)}</p>"
+    href = html_text(base + lesson_query(lesson, teacher=teacher))
+    return (f'<div class="invlab-lesson" data-lesson="{html_text(lesson.key)}">'
+            f"<h3>{html_text(lesson.title)}</h3>"
+            f'<div class="invlab-lesson-meta">{html_text(lesson_meta(lesson))}</div>'
+            f"<p>{html_text(lesson.text)}</p>"
             f'<a class="invlab-open" href="{href}" target="_top">Open lesson</a></div>')
 
 

@@ -13,6 +13,7 @@ from panel.io import hold
 
 from engine.models.dkp import PriorExplorer
 
+from .safe_text import markdown_text
 from .views import ViewPane
 
 CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengthscale", "num_panels", "seed")
@@ -62,7 +63,7 @@ class PriorPanel(pn.viewable.Viewer):
             views = self.explorer.views()
         except Exception as err:  # noqa: BLE001 — a slider must never take the dashboard down
             self.error = f"{type(err).__name__}: {err}"
-            self.alert.object = f"Could not draw the prior with these settings: {self.error}"
+            self.alert.object = f"Could not draw the prior with these settings: {markdown_text(self.error)}"
             self.alert.visible = True
             return
         self.error, self.alert.visible = "", False

@@ -11,6 +11,8 @@ import math
 import panel as pn
 import param
 
+from .safe_text import html_text
+
 STATE_COLOURS = {"idle": "#666", "building": "#9a6a00", "queued": "#9a6a00", "running": "#23843a",
                  "pausing…": "#1f6fb5", "paused": "#1f6fb5", "finished": "#23843a", "converged": "#23843a",
                  "stalled": "#9a6a00", "diverging": "#c0392b", "collapsed": "#c0392b", "failed": "#c0392b"}
@@ -19,10 +21,6 @@ TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 def _fmt(x, spec: str) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class StatusBar(pn.viewable.Viewer):
@@ -52,19 +50,19 @@ class StatusBar(pn.viewable.Viewer):
         colour = STATE_COLOURS.get(self.state, "#666")
         running = self.state == "running"
         cells = [
-            f'<b style="color:{colour}" data-field="state">{_escape(self.state)}</b>',
-            f'<span data-field="run">{_escape(self.run)}</span>' if self.run else "",
+            f'<b style="color:{colour}" data-field="state">{html_text(self.state)}</b>',
+            f'<span data-field="run">{html_text(self.run)}</span>' if self.run else "",
             f'step <b data-field="step">{self.step}</b>',
             f'<span data-field="rate">{_fmt(self.steps_per_sec if running else float("nan"), ".1f")}</span> steps/s',
-            f'{_escape(self.device)} · {_escape(self.dtype)}',
+            f'{html_text(self.device)} · {html_text(self.dtype)}',
             f'lr <span data-field="lr">{_fmt(self.learning_rate, "g")}</span>',
             f'jitter <span data-field="jitter">{_fmt(self.jitter, ".1e")}</span>',
-            f'cond({_escape(self.condition_of)}) <span data-field="condition">{_fmt(self.condition, ".2e")}</span>',
+            f'cond({html_text(self.condition_of)}) <span data-field="condition">{_fmt(self.condition, ".2e")}</span>',
         ]
         html = " &nbsp;|&nbsp; ".join(c for c in cells if c)
         if self.message:
             html += (f'<div data-field="message" data-tone="{self.tone}" style="color:{TONE_COLOURS[self.tone]};'
-                     f'margin-top:4px;white-space:normal">{_escape(self.message)}</div>')
+                     f'margin-top:4px;white-space:normal">{html_text(self.message)}</div>')
         else:
             html += '<div data-field="message" data-tone="info"></div>'
         return f'<div class="invlab-status" style="font-family:monospace;font-size:13px">{html}</div>'

@@ -12,7 +12,6 @@ their rows; signed maps in a diverging colour map centred at zero, with a colour
 """
 from __future__ import annotations
 
-import html
 import io
 import math
 import textwrap
@@ -26,6 +25,8 @@ import panel as pn
 import param
 
 from engine import diagnostics as dg
+
+from .safe_text import html_text
 
 # Importing the backend marks it current but leaves `hv.opts.Curve` & co. unbuilt until a backend is *set*, which
 # `hv.extension` does; a script or notebook that never calls it (pn.serve, a bare `Explorer()`) would otherwise get
@@ -144,7 +145,7 @@ def _title_pane(title: str) -> pn.pane.HTML:
 
 
 def _title_html(title: str) -> str:
-    return f'<div class="invlab-view-title">{html.escape(title or "")}</div>'
+    return f'<div class="invlab-view-title">{html_text(title or "")}</div>'
 
 
 # -- images --------------------------------------------------------------------------------------------------------
@@ -298,8 +299,8 @@ def scalars_html(view: dg.Scalars) -> str:
     rows = []
     for name, value in view.values.items():
         shown, where = _split_name(name)
-        where = f' <span style="color:#888;font-size:0.85em">({html.escape(where)})</span>' if where else ""
-        rows.append(f'<tr><td style="padding:2px 12px 2px 0;word-break:break-word">{html.escape(shown)}{where}</td>'
+        where = f' <span style="color:#888;font-size:0.85em">({html_text(where)})</span>' if where else ""
+        rows.append(f'<tr><td style="padding:2px 12px 2px 0;word-break:break-word">{html_text(shown)}{where}</td>'
                     f'<td style="padding:2px 0;text-align:right;font-family:monospace">'
                     f'{_format_value(value)}</td></tr>')
     return (f'<table class="invlab-scalars" data-rows="{len(rows)}" style="border-collapse:collapse;font-size:0.9em;'
@@ -321,7 +322,7 @@ def _format_value(value) -> str:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        return html.escape(str(value))
+        return html_text(str(value))
     if not math.isfinite(v):
         return str(v)
     return f"{int(v):d}" if v.is_integer() and abs(v) < 1e9 else f"{v:.4g}"
@@ -424,7 +425,7 @@ class ViewPane(param.Parameterized):
 
 
 def _description_html(text: str) -> str:
-    return f'<div class="invlab-view-description">{html.escape(text or "")}</div>'
+    return f'<div class="invlab-view-description">{html_text(text or "")}</div>'
 
 
 # -- live training curves -------------------------------------------------------------------------------------------

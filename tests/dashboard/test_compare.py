@@ -16,6 +16,7 @@ import pytest
 from dashboard import Explorer
 from dashboard.compare import RANGE_AXES, ComparePage, field_name
 from engine.train import RunConfig, RunStore
+from tests.helpers.panes import pane_text
 
 TINY = RunConfig(model="invariant",
                  data={"dataset": "digits", "rotate": 90.0, "subset": 120, "test_subset": 60, "seed": 0},
@@ -65,7 +66,7 @@ def rotation_sweep(explorer):
     page.seeds.value = 2
     page.launch_button.clicks += 1
     # the click answers at once: the runs are listed before any has trained, the sweep runs on its own thread
-    assert page.state == "starting" and not page.form_error.visible, page.form_error.object
+    assert page.state == "starting" and not page.form_error.visible, pane_text(page.form_error)
     assert page.runner.thread.is_alive()
     assert list(page.table.value["status"]) == ["queued"] * 4
     follow(page, lambda: page.state == "finished")
@@ -178,11 +179,11 @@ def test_a_bad_value_is_refused_beside_the_form(explorer):
     page.parameter.value = "model.init_rotation"
     page.values.value = "0, 400"
     page.launch_button.clicks += 1
-    assert page.form_error.visible and "init_rotation" in page.form_error.object
+    assert page.form_error.visible and "init_rotation" in pane_text(page.form_error)
     assert page.state in ("finished", "idle")  # nothing started
     page.values.value = ""
     page.launch_button.clicks += 1
-    assert "enter the values" in page.form_error.object
+    assert "enter the values" in pane_text(page.form_error)
 
 
 def test_runs_on_other_data_are_not_compared_on_one_axis(explorer):
@@ -195,7 +196,7 @@ def test_runs_on_other_data_are_not_compared_on_one_axis(explorer):
     assert page.not_comparable.visible
     reason = page.cmp.reason
     assert "different data" in reason and "data.rotate" in reason
-    assert reason in page.not_comparable.object
+    assert reason in pane_text(page.not_comparable)
 
 
 def test_a_learned_range_run_is_marked_where_its_range_ended(explorer):
@@ -257,5 +258,5 @@ def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monke
     assert "no Dask scheduler answered" in page.message and page.stop_button.disabled
     assert set(page.table.value["status"]) == {"not run"}  # the planned runs say they did not run
     page.launch_study("no-such-study")
-    assert page.form_error.visible and "unknown study 'no-such-study'" in page.form_error.object
+    assert page.form_error.visible and "unknown study 'no-such-study'" in pane_text(page.form_error)
     store.close()

@@ -8,6 +8,7 @@ from dashboard.prior import PriorPanel
 from engine import diagnostics as dg
 from engine.models.dkp import PriorExplorer
 from engine.train import RunConfig, RunStore
+from tests.helpers.panes import pane_text
 
 
 def release(widget, value):
@@ -112,7 +113,7 @@ def test_prior_page_keeps_its_pictures_when_a_redraw_fails(monkeypatch):
 
     monkeypatch.setattr(panel.explorer, "views", broken)
     panel.explorer.delta = 3.0  # a slider move that fails to draw
-    assert panel.alert.visible and "not positive-definite" in panel.alert.object
+    assert panel.alert.visible and "not positive-definite" in pane_text(panel.alert)
     assert panel.panes["inverse_wishart_eigenvalues"].pipe.data is before
     monkeypatch.undo()
     panel.explorer.delta = 4.0

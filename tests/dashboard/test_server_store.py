@@ -5,6 +5,7 @@ from bokeh.document import Document
 
 from dashboard import Explorer
 from engine.train import RunConfig
+from tests.helpers.panes import pane_text
 
 
 def small():
@@ -34,4 +35,4 @@ def test_a_data_directory_that_is_a_file_gives_a_page_that_says_so(tmp_path, mon
     monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "a-file"))
     (tmp_path / "a-file").write_text("")
     page = app.page()
-    assert isinstance(page, pn.pane.Alert) and "INVLAB_DATA" in page.object and "cannot start" in page.object
+    assert isinstance(page, pn.pane.Alert) and "INVLAB_DATA" in pane_text(page) and "cannot start" in pane_text(page)
