@@ -6,13 +6,14 @@ import logging
 
 import panel as pn
 
-from dashboard import Explorer
+from dashboard import Explorer, csp
 from dashboard.limits import ServerLimits
+from dashboard.safe_text import markdown_text, notify
 from engine.errors import InvlabError
 
+csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
-pn.config.exception_handler = lambda err: pn.state.notifications.error(f"{type(err).__name__}: {err}", duration=8000) \
-    if pn.state.notifications is not None else None
+pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")
 
 
 
@@ -25,7 +26,8 @@ def page():
         text = (f"the data directory cannot be used ({type(err).__name__}: {err}); point INVLAB_DATA at a writable "
                 "directory and restart the server")
     logging.getLogger("dashboard").error("the page cannot be built: %s", text)
-    return pn.pane.Alert(f"**The dashboard cannot start:** {text}", alert_type="danger", sizing_mode="stretch_width")
+    return pn.pane.Alert(f"**The dashboard cannot start:** {markdown_text(text)}", alert_type="danger",
+                         sizing_mode="stretch_width")
 
 
 class Fast(pn.theme.Fast):
