@@ -139,6 +139,30 @@ def setup_checkpoint_with_code(tmp):
     torch.save({"format": 1, "fn": os.getcwd, "obj": Path("x")}, path)  # pickled objects, not plain tensors
 
 
+def _latest_checkpoint(tmp) -> Path:
+    from engine.train import RunStore
+
+    with RunStore(tmp / "data" / "runs.sqlite") as store:
+        return Path(store.latest_checkpoint(1)[1])
+
+
+def setup_checkpoint_empty(tmp):
+    setup_one_run(tmp)
+    _latest_checkpoint(tmp).write_bytes(b"")  # a disk that filled up while it was written
+
+
+def setup_checkpoint_plain_pickle(tmp):
+    import pickle
+
+    setup_one_run(tmp)
+    with open(_latest_checkpoint(tmp), "wb") as f:
+        pickle.dump({"format": 2, "step": 2, "model": {}}, f)  # pickle.dump, not torch.save
+
+
+def setup_fifo(tmp):
+    os.mkfifo(tmp / "sweep.toml")
+
+
 # -- the command lines ---------------------------------------------------------------------------------------------
 
 
@@ -249,9 +273,19 @@ LINES = [
     Line("idx-nan-pixel", ["train", "--dataset", "idx:{tmp}/nan", *QUICK], 1, ("1 non-finite",), setup_idx_nan),
     # bad --resume ids and checkpoints
     Line("resume-unknown-id", ["train", "--resume", "7"], 1, ("no run with id 7",)),
-    Line("resume-negative-id", ["train", "--resume", "-1"], 1, ("-1",)),
-    Line("resume-zero-id", ["train", "--resume", "0"], 1, ("no run with id 0",)),
-    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 1, ("no run with id 99999999999999999999",)),
+    Line("resume-negative-id", ["train", "--resume", "-1"], 2, ("--resume", "run id", "-1")),
+    Line("resume-zero-id", ["train", "--resume", "0"], 2, ("--resume", "run id", "'0'")),
+    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 2,
+         ("--resume", "9223372036854775807", "99999999999999999999")),
+    Line("compare-huge-id", ["compare", "99999999999999999999999"], 2,
+         ("sweep id", "9223372036854775807", "99999999999999999999999")),
+    Line("compare-zero-id", ["compare", "0"], 2, ("sweep id", "'0'")),
+    Line("sweep-resume-huge-id", ["sweep", "--resume", "99999999999999999999999"], 2,
+         ("--resume", "sweep id", "99999999999999999999999")),
+    Line("checkpoint-empty", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
+         ("empty", ".pt", "--restart"), setup_checkpoint_empty),
+    Line("checkpoint-plain-pickle", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
+         ("pickle", ".pt"), setup_checkpoint_plain_pickle),
     Line("checkpoint-without-optimiser", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
          ("optimizer",), setup_checkpoint_without_optimiser),
     Line("checkpoint-with-code", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1, ("checkpoint",),
@@ -277,6 +311,17 @@ LINES = [
     Line("serve-port-negative", ["serve", "--port", "-1"], 2, ("--port",)),
     Line("serve-num-procs-negative", ["serve", "--num-procs", "-2"], 2, ("--num-procs",)),
     Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
+    Line("serve-max-memory-nan", ["serve", "--max-memory-mb", "nan"], 2, ("--max-memory-mb", "finite")),
+    Line("serve-max-memory-inf", ["serve", "--max-memory-mb", "inf"], 2, ("--max-memory-mb", "finite")),
+    # sweeps
+    Line("sweep-too-many-seeds", ["sweep", "--dry-run", "--seeds", "100000000", "--vary", "data.subset=10"], 2,
+         ("100,000,000 runs", "10,000")),
+    Line("sweep-grid-too-large", ["sweep", "--dry-run", "--seeds", "20", "--vary", "train.steps=" + ",".join(
+        map(str, range(1, 31))), "--vary", "data.subset=" + ",".join(map(str, range(10, 40)))], 2,
+         ("18,000 runs", "30 × 30", "20 seeds")),
+    Line("sweep-file-is-directory", ["sweep", "{tmp}"], 2, ("is a directory",)),
+    Line("sweep-file-is-fifo", ["sweep", "{tmp}/sweep.toml"], 2, ("not a regular file",), setup_fifo),
+    Line("sweeps-limit-negative", ["sweeps", "--limit", "-1"], 2, ("--limit", "0 to")),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
@@ -474,6 +519,24 @@ def api_trainer_on_dataset_with_nan():
     Trainer(RunConfig(model_config={"num_inducing": 10}, train={"steps": 1}), dataset=ds)
 
 
+def api_limits_memory_nan():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "nan"})
+
+
+def api_limits_memory_inf():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "inf"})
+
+
+def api_sweep_spec_too_many_seeds():
+    from engine.sweeps import SweepSpec
+
+    SweepSpec.from_dict({"seeds": 10**9})
+
+
 API = {
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
     "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
@@ -494,6 +557,9 @@ API = {
     "runconfig-unknown-model": (api_runconfig_unknown_model, ("resnet",)),
     "runconfig-bad-json": (api_runconfig_from_bad_json, ("configuration",)),
     "trainer-dataset-nan": (api_trainer_on_dataset_with_nan, ("X_train", "1 non-finite")),
+    "limits-memory-nan": (api_limits_memory_nan, ("INVLAB_MAX_MEMORY_MB", "finite")),
+    "limits-memory-inf": (api_limits_memory_inf, ("INVLAB_MAX_MEMORY_MB", "finite")),
+    "sweep-spec-too-many-seeds": (api_sweep_spec_too_many_seeds, ("1,000,000,000 runs",)),
 }
 
 
@@ -699,6 +765,50 @@ def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
     with pytest.raises(CheckpointError, match="cannot be read") as info:
         load_checkpoint(path)
     assert "weights_only" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_plain_pickle_checkpoint_is_refused_without_a_torch_warning(world, capsys):
+    """torch warns about the pickle protocol of a file it did not write; the refusal is the only thing said."""
+    import warnings
+
+    setup_checkpoint_plain_pickle(world)
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = run_cli(["train", "--resume", "1", "--steps", "3", "--quiet"], capsys)
+    assert code == 1 and "pickle" in err and "Traceback" not in err
+    assert not [w for w in caught if "pickle" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_a_link_to_a_sweep_id_beyond_sqlite_is_refused_in_words(tmp_path):
+    """`?page=compare&sweep=99999999999999999999999` (Panel parses it to an int) is refused like any bad id."""
+    from dashboard.compare import ComparePage
+    from engine.train import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        page = ComparePage(store=store)
+        for raw in (99999999999999999999999, "99999999999999999999999", 0, -4):
+            refused = page.read_query({"page": "compare", "sweep": raw})
+            assert len(refused) == 1 and refused[0].startswith(f"sweep={str(raw)!r} refused"), refused
+            assert "1 to 9223372036854775807" in refused[0] and "Overflow" not in refused[0]
+        long = "7" * 400
+        refused = page.read_query({"sweep": long})
+        assert len(refused[0]) < 300 and "…" in refused[0]
+
+
+def test_a_huge_number_in_a_link_is_refused_as_written():
+    """`?train.steps=1e308` is refused naming the value as the link gave it, never as a 309-digit integer."""
+    from panel.util import parse_query
+
+    from dashboard.settings import RunSettings
+
+    settings = RunSettings()
+    problems = settings.apply_query(parse_query("?train.steps=1e308&train.log_every=" + "9" * 400))
+    assert len(problems) == 2, problems
+    steps, subset = sorted(problems, key=lambda p: not p.startswith("train.steps"))
+    assert steps.startswith("train.steps=1e+308 refused") and "000000000" not in steps, steps
+    assert subset.startswith("train.log_every=999") and "…" in subset and len(subset) < 300, subset
+    assert settings.train.steps == RunSettings().train.steps  # left as it was
 
 
 def test_the_published_table_lists_every_case():

@@ -6,6 +6,7 @@ import json
 import sys
 
 from ..errors import InvlabError
+from .flags import id_flag
 
 
 def _pm(mean, sd, spec: str = ".4g", scale: float = 1.0, unit: str = "") -> str:
@@ -22,7 +23,7 @@ def cmd_compare(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="invlab compare", description="A sweep's points sorted by whole-data ELBO "
                                      "(mean ± sd over seeds), with test error and NLPD.")
-    parser.add_argument("sweep_id", type=int, metavar="ID")
+    parser.add_argument("sweep_id", type=id_flag("sweep"), metavar="ID")
     parser.add_argument("--json", action="store_true", help="The whole comparison as one JSON object.")
     args = parser.parse_args(argv)
     try:

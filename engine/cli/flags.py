@@ -5,6 +5,8 @@ import argparse
 
 import param
 
+from ..errors import ConfigError
+
 GROUPS = ("data", "model", "train")
 
 
@@ -85,3 +87,16 @@ def int_flag(flag: str, low: int = 0, high: int | None = None):
 
     return parse
 
+
+
+def id_flag(what: str = "run"):
+    """An argparse type: a stored run's or sweep's id (`what`), refused as a usage error outside 1..2^63-1."""
+    from ..ids import parse_id
+
+    def parse(text: str) -> int:
+        try:
+            return parse_id(text, what)
+        except ConfigError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -70,8 +71,8 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
                              ("--max-inducing", "INVLAB_MAX_INDUCING", args.max_inducing),
                              ("--max-memory-mb", "INVLAB_MAX_MEMORY_MB", args.max_memory_mb)):
         if value is not None:
-            if value < 1:
-                raise ConfigError(f"{flag} must be at least 1")
+            if not math.isfinite(value) or value < 1:  # nan or inf would switch the limit off
+                raise ConfigError(f"{flag} must be a finite number, at least 1, not {value}")
             env[var] = format(value, "g") if isinstance(value, float) else str(value)
     if args.allow_data_dir:
         import os

@@ -7,6 +7,7 @@ import math
 import sys
 
 from ..errors import ConfigError, InvlabError
+from .flags import id_flag
 
 
 def parse_value(text: str):
@@ -153,7 +154,8 @@ def cmd_sweep(argv: list[str]) -> int:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="An existing Dask scheduler, e.g. tcp://host:8786 "
                         "(default: a local cluster of processes on this machine).")
     parser.add_argument("--workers", type=int, metavar="N", help="Local workers (default: one per core, or per GPU).")
-    parser.add_argument("--resume", type=int, metavar="ID", help="Run only the missing runs of stored sweep ID.")
+    parser.add_argument("--resume", type=id_flag("sweep"), metavar="ID",
+                        help="Run only the missing runs of stored sweep ID.")
     parser.add_argument("--dashboard", action="store_true", help="Serve Dask's dashboard for the local cluster.")
     parser.add_argument("--dry-run", action="store_true", help="Validate and list the planned runs; run nothing.")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")

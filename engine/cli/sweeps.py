@@ -7,6 +7,7 @@ import sys
 import time
 
 from ..errors import InvlabError
+from .flags import int_flag
 
 
 def cmd_sweeps(argv: list[str]) -> int:
@@ -14,7 +15,8 @@ def cmd_sweeps(argv: list[str]) -> int:
     from ..train import RunStore
 
     parser = argparse.ArgumentParser(prog="invlab sweeps", description="List stored sweeps, newest first.")
-    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--limit", type=int_flag("--limit", 0, 10**9), default=50,
+                        help="Show at most this many (0: all).")
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:

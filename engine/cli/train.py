@@ -12,7 +12,7 @@ import sys
 import time
 
 from ..errors import ConfigError, InvlabError, NonFiniteLossError
-from .flags import add_param_flags, collect
+from .flags import add_param_flags, collect, id_flag
 
 
 def _train_parser(model_name: str) -> argparse.ArgumentParser:
@@ -23,7 +23,7 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
     spec = get_model(model_name)
     parser = argparse.ArgumentParser(prog="invlab train", description="Train a model and store the run.")
     parser.add_argument("--model", default="svgp", choices=model_names(), help="Model family (default: svgp).")
-    parser.add_argument("--resume", type=int, metavar="ID",
+    parser.add_argument("--resume", type=id_flag("run"), metavar="ID",
                         help="Continue stored run ID from its latest usable checkpoint. Training flags given with it "
                              "(steps, learning rate, schedule, intervals ...) apply from there on and are recorded; "
                              "data and model flags, --optimizer and --seed would need a new run and are refused.")
@@ -62,8 +62,7 @@ def cmd_train(argv: list[str]) -> int:
     pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
     known, _ = pre.parse_known_args(argv)
     if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
-        resume = known.resume if known.resume is not None and known.resume.lstrip("-").isdigit() else None
-        known.model = _stored_model(int(resume)) if resume is not None else "svgp"
+        known.model = _stored_model(known.resume) if known.resume is not None else "svgp"
     try:
         parser = _train_parser(known.model)
     except ConfigError as err:
@@ -119,11 +118,13 @@ def _note(message: str) -> None:
 FIXED_ON_RESUME = ("optimizer", "seed")
 
 
-def _stored_model(run_id: int) -> str:
-    """The model family of stored run `run_id` ("svgp" when it cannot be read: the resume then says why)."""
+def _stored_model(run_id: str) -> str:
+    """The model family of stored run `run_id` as typed ("svgp" when it cannot be read: the resume says why)."""
+    from ..ids import parse_id
     from ..train import RunStore
 
     try:
+        run_id = parse_id(run_id, "run")
         with RunStore() as store:
             return store.get_run(run_id).model
     except (InvlabError, OSError):
