@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import param
 
@@ -100,3 +101,21 @@ def id_flag(what: str = "run"):
             raise argparse.ArgumentTypeError(str(err)) from None
 
     return parse
+
+
+_PARAM_NAME = re.compile(r"(?:invalid [\w -]+? setting: )?\w+ parameter '(\w+)\.(\w+)' ")
+
+
+def in_flag_words(message: str, parser: argparse.ArgumentParser) -> str:
+    """`message` with param's internal names (`invalid training setting: Integer parameter 'TrainConfig.steps' `)
+    written as the flag the user typed (`--steps `); names without a flag of `parser` are left as they are."""
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+
+    def as_flag(match: re.Match) -> str:
+        owner, name = match.groups()
+        group = {"TrainConfig": "train", "DataConfig": "data"}.get(owner, "model")
+        found = [flag for dest, flag in flags.items() if dest.partition("__")[2] == name]
+        flag = flags.get(f"{group}__{name}") or (found[0] if len(found) == 1 else None)
+        return f"{flag} " if flag else match.group(0)
+
+    return _PARAM_NAME.sub(as_flag, message)

@@ -12,7 +12,7 @@ import sys
 import time
 
 from ..errors import ConfigError, InvlabError, NonFiniteLossError
-from .flags import add_param_flags, collect, id_flag
+from .flags import add_param_flags, collect, id_flag, in_flag_words
 
 
 def _train_parser(model_name: str) -> argparse.ArgumentParser:
@@ -92,7 +92,7 @@ def cmd_train(argv: list[str]) -> int:
         store.close()  # waits for a store another program holds locked, so queued metrics are not lost
         return code
     except InvlabError as err:
-        print(f"invlab train: {err}", file=sys.stderr)
+        print(f"invlab train: {in_flag_words(str(err), parser)}", file=sys.stderr)
         return 1
     except MemoryError:
         print("invlab train: out of memory building the data or the model; use fewer points (--subset, "
