@@ -31,7 +31,8 @@ import pandas as pd
 import panel as pn
 import param
 
-from engine.errors import InvlabError
+from engine.errors import ConfigError, InvlabError
+from engine.ids import parse_id, shorten
 from engine.sweeps import STUDIES, SweepSpec, comparison, run_sweep, study
 from engine.train import RunStore
 
@@ -879,9 +880,9 @@ class ComparePage(pn.viewable.Viewer):
         if raw in (None, ""):
             return []
         try:
-            sweep_id = int(raw)
-        except (TypeError, ValueError):
-            return [f"sweep={raw!r} refused: a sweep is named by its number (`invlab sweeps` lists them)"]
+            sweep_id = parse_id(raw, "sweep")
+        except ConfigError as err:
+            return [f"sweep={shorten(str(raw))!r} refused: {err}"]
         self.open_sweep(sweep_id)
         return [self.form_error_text] if self.form_error.visible else []
 

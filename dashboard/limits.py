@@ -126,8 +126,8 @@ class ServerLimits:
                 value = kind(raw)
             except ValueError:
                 raise InvlabError(f"{var}={raw!r} is not a number") from None
-            if value < 1:
-                raise InvlabError(f"{var} must be at least 1, got {raw}")
+            if not math.isfinite(value) or value < 1:  # nan compares false and inf passes: either means no limit
+                raise InvlabError(f"{var} must be a finite number, at least 1, got {raw!r}")
             return value
 
         from engine.settings import data_dir

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Callable
 from urllib.parse import urlencode
 
@@ -18,6 +19,7 @@ import param
 from engine.data import DataConfig
 from engine.data.sources import resolve as resolve_source
 from engine.errors import InvlabError
+from engine.ids import shorten
 from engine.models import get_model, model_names
 from engine.train import RunConfig
 from engine.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_values
@@ -53,6 +55,9 @@ def coerce(p: param.Parameter, value, name: str):
         return value.lower() in ("true", "1")
     if isinstance(p, param.Integer) and not isinstance(p, param.Boolean):
         if isinstance(value, float) and value.is_integer():
+            if abs(value) > 2**53:  # past float's exact whole numbers: refused as written, not as a 300-digit int
+                low, high = p.bounds or (None, None)
+                raise InvlabError(f"{name}: {value!r} is not a whole number from {low} to {high}")
             return int(value)
         if isinstance(value, str) and value.lstrip("-").isdigit():
             return int(value)
@@ -72,6 +77,13 @@ def coerce(p: param.Parameter, value, name: str):
         if not objects or value not in objects:
             return str(value)
     return value
+
+
+_LONG_NUMBER = re.compile(r"\d{41,}")  # a value repeated back by param's own message
+
+
+def _short_number(match: re.Match) -> str:
+    return shorten(match.group())
 
 
 def encode(value) -> str:
@@ -233,8 +245,8 @@ class RunSettings(param.Parameterized):
                 continue
             try:
                 setattr(obj, name, coerce(obj.param[name], raw, key))
-            except (InvlabError, ValueError, TypeError) as err:
-                problems.append(f"{key}={raw!r} refused: {err}")
+            except (InvlabError, ValueError, TypeError) as err:  # a long value is shown shortened, as written
+                problems.append(f"{key}={shorten(repr(raw))} refused: {_LONG_NUMBER.sub(_short_number, str(err))}")
         if "lesson" in query:
             self.lesson = str(query["lesson"])
         if "teacher" in query:

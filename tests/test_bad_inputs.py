@@ -139,6 +139,30 @@ def setup_checkpoint_with_code(tmp):
     torch.save({"format": 1, "fn": os.getcwd, "obj": Path("x")}, path)  # pickled objects, not plain tensors
 
 
+def _latest_checkpoint(tmp) -> Path:
+    from engine.train import RunStore
+
+    with RunStore(tmp / "data" / "runs.sqlite") as store:
+        return Path(store.latest_checkpoint(1)[1])
+
+
+def setup_checkpoint_empty(tmp):
+    setup_one_run(tmp)
+    _latest_checkpoint(tmp).write_bytes(b"")  # a disk that filled up while it was written
+
+
+def setup_checkpoint_plain_pickle(tmp):
+    import pickle
+
+    setup_one_run(tmp)
+    with open(_latest_checkpoint(tmp), "wb") as f:
+        pickle.dump({"format": 2, "step": 2, "model": {}}, f)  # pickle.dump, not torch.save
+
+
+def setup_fifo(tmp):
+    os.mkfifo(tmp / "sweep.toml")
+
+
 # -- the command lines ---------------------------------------------------------------------------------------------
 
 
@@ -161,35 +185,35 @@ LINES = [
     Line("steps-not-int", ["train", "--steps", "abc"], 2, ("--steps", "invalid int")),
     Line("steps-float", ["train", "--steps", "1.5"], 2, ("--steps",)),
     Line("learning-rate-text", ["train", "--learning-rate", "fast"], 2, ("--learning-rate",)),
-    Line("learning-rate-nan", ["train", "--learning-rate", "nan", *QUICK], 1, ("learning_rate",)),
+    Line("learning-rate-nan", ["train", "--learning-rate", "nan", *QUICK], 1, ("--learning-rate must be at most",)),
     Line("subset-bool", ["train", "--subset", "True"], 2, ("--subset",)),
-    Line("classes-not-ints", ["train", "--classes", "a,b", *QUICK], 1, ("classes",)),
+    Line("classes-not-ints", ["train", "--classes", "a,b", *QUICK], 1, ("--classes items must be",)),
     Line("resume-not-int", ["train", "--resume", "one"], 2, ("--resume",)),
     # out-of-range values
-    Line("steps-over-bound", ["train", "--steps", "20000000"], 1, ("steps", "10000000")),
-    Line("learning-rate-tiny", ["train", "--learning-rate", "1e-9", *QUICK], 1, ("learning_rate", "1e-06")),
-    Line("jitter-negative", ["train", "--jitter", "-1", *QUICK], 1, ("jitter",)),
-    Line("checkpoint-every-negative", ["train", "--checkpoint-every", "-1", *QUICK], 1, ("checkpoint_every",)),
-    Line("test-fraction-nan", ["train", "--test-fraction", "nan", *QUICK], 1, ("test_fraction",)),
-    Line("rotate-nan", ["train", "--rotate", "nan", *QUICK], 1, ("rotate",)),
+    Line("steps-over-bound", ["train", "--steps", "20000000"], 1, ("--steps must be at most 10000000",)),
+    Line("learning-rate-tiny", ["train", "--learning-rate", "1e-9", *QUICK], 1, ("--learning-rate must be at least",)),
+    Line("jitter-negative", ["train", "--jitter", "-1", *QUICK], 1, ("--jitter must be at least",)),
+    Line("checkpoint-every-negative", ["train", "--checkpoint-every", "-1", *QUICK], 1, ("--checkpoint-every must",)),
+    Line("test-fraction-nan", ["train", "--test-fraction", "nan", *QUICK], 1, ("--test-fraction must be",)),
+    Line("rotate-nan", ["train", "--rotate", "nan", *QUICK], 1, ("--rotate must be at most 180",)),
     Line("classes-repeated", ["train", "--classes", "4,4", *QUICK], 1, ("classes", "twice")),
-    Line("steps-negative", ["train", "--steps", "-5"], 1, ("steps", "at least 0")),
-    Line("learning-rate-zero", ["train", "--learning-rate", "0", *QUICK], 1, ("learning_rate",)),
-    Line("learning-rate-inf", ["train", "--learning-rate", "inf", *QUICK], 1, ("learning_rate",)),
-    Line("rotate-over-180", ["train", "--rotate", "200", *QUICK], 1, ("rotate", "180")),
-    Line("rotate-negative", ["train", "--rotate", "-1", *QUICK], 1, ("rotate",)),
-    Line("subset-negative", ["train", "--subset", "-3", *QUICK], 1, ("subset",)),
+    Line("steps-negative", ["train", "--steps", "-5"], 1, ("--steps must be at least 0, not -5",)),
+    Line("learning-rate-zero", ["train", "--learning-rate", "0", *QUICK], 1, ("--learning-rate must be",)),
+    Line("learning-rate-inf", ["train", "--learning-rate", "inf", *QUICK], 1, ("--learning-rate must be",)),
+    Line("rotate-over-180", ["train", "--rotate", "200", *QUICK], 1, ("--rotate must be at most 180",)),
+    Line("rotate-negative", ["train", "--rotate", "-1", *QUICK], 1, ("--rotate must be at least 0",)),
+    Line("subset-negative", ["train", "--subset", "-3", *QUICK], 1, ("--subset must be at least 0",)),
     Line("subset-too-large", ["train", "--subset", "100000", *QUICK], 1, ("subset=100000", "1,348")),
-    Line("test-fraction-one", ["train", "--test-fraction", "1", *QUICK], 1, ("test_fraction",)),
-    Line("test-fraction-zero", ["train", "--test-fraction", "0", *QUICK], 1, ("test_fraction",)),
-    Line("data-seed-negative", ["train", "--data-seed", "-1", *QUICK], 1, ("seed",)),
-    Line("batch-size-negative", ["train", "--batch-size", "-1", *QUICK], 1, ("batch_size",)),
-    Line("jitter-too-large", ["train", "--jitter", "1", *QUICK], 1, ("jitter",)),
-    Line("log-every-zero", ["train", "--log-every", "0", *QUICK], 1, ("log_every",)),
-    Line("eval-size-zero", ["train", "--eval-size", "0", *QUICK], 1, ("eval_size",)),
-    Line("final-lr-ratio-two", ["train", "--final-lr-ratio", "2", *QUICK], 1, ("final_lr_ratio",)),
-    Line("num-inducing-zero", ["train", "--num-inducing", "0", *QUICK], 1, ("num_inducing",)),
-    Line("num-inducing-huge", ["train", "--num-inducing", "100000", *QUICK], 1, ("num_inducing", "5000")),
+    Line("test-fraction-one", ["train", "--test-fraction", "1", *QUICK], 1, ("--test-fraction must be",)),
+    Line("test-fraction-zero", ["train", "--test-fraction", "0", *QUICK], 1, ("--test-fraction must be",)),
+    Line("data-seed-negative", ["train", "--data-seed", "-1", *QUICK], 1, ("--data-seed must be at least 0",)),
+    Line("batch-size-negative", ["train", "--batch-size", "-1", *QUICK], 1, ("--batch-size must be at least 0",)),
+    Line("jitter-too-large", ["train", "--jitter", "1", *QUICK], 1, ("--jitter must be at most",)),
+    Line("log-every-zero", ["train", "--log-every", "0", *QUICK], 1, ("--log-every must be at least 1",)),
+    Line("eval-size-zero", ["train", "--eval-size", "0", *QUICK], 1, ("--eval-size must be at least 1",)),
+    Line("final-lr-ratio-two", ["train", "--final-lr-ratio", "2", *QUICK], 1, ("--final-lr-ratio must be at most",)),
+    Line("num-inducing-zero", ["train", "--num-inducing", "0", *QUICK], 1, ("--num-inducing must be at least 1",)),
+    Line("num-inducing-huge", ["train", "--num-inducing", "100000", *QUICK], 1, ("--num-inducing", "at most 5000",)),
     Line("one-class", ["train", "--classes", "4", *QUICK], 1, ("classes", "two")),
     Line("class-not-present", ["train", "--classes", "4,99", *QUICK], 1, ("99",)),
     Line("odd-even-one-parity", ["train", "--classes", "2,4", "--odd-even", *QUICK], 1, ("odd_even",)),
@@ -249,9 +273,19 @@ LINES = [
     Line("idx-nan-pixel", ["train", "--dataset", "idx:{tmp}/nan", *QUICK], 1, ("1 non-finite",), setup_idx_nan),
     # bad --resume ids and checkpoints
     Line("resume-unknown-id", ["train", "--resume", "7"], 1, ("no run with id 7",)),
-    Line("resume-negative-id", ["train", "--resume", "-1"], 1, ("-1",)),
-    Line("resume-zero-id", ["train", "--resume", "0"], 1, ("no run with id 0",)),
-    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 1, ("no run with id 99999999999999999999",)),
+    Line("resume-negative-id", ["train", "--resume", "-1"], 2, ("--resume", "run id", "-1")),
+    Line("resume-zero-id", ["train", "--resume", "0"], 2, ("--resume", "run id", "'0'")),
+    Line("resume-huge-id", ["train", "--resume", "99999999999999999999"], 2,
+         ("--resume", "9223372036854775807", "99999999999999999999")),
+    Line("compare-huge-id", ["compare", "99999999999999999999999"], 2,
+         ("sweep id", "9223372036854775807", "99999999999999999999999")),
+    Line("compare-zero-id", ["compare", "0"], 2, ("sweep id", "'0'")),
+    Line("sweep-resume-huge-id", ["sweep", "--resume", "99999999999999999999999"], 2,
+         ("--resume", "sweep id", "99999999999999999999999")),
+    Line("checkpoint-empty", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
+         ("empty", ".pt", "--restart"), setup_checkpoint_empty),
+    Line("checkpoint-plain-pickle", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
+         ("pickle", ".pt"), setup_checkpoint_plain_pickle),
     Line("checkpoint-without-optimiser", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1,
          ("optimizer",), setup_checkpoint_without_optimiser),
     Line("checkpoint-with-code", ["train", "--resume", "1", "--steps", "3", "--quiet"], 1, ("checkpoint",),
@@ -277,6 +311,17 @@ LINES = [
     Line("serve-port-negative", ["serve", "--port", "-1"], 2, ("--port",)),
     Line("serve-num-procs-negative", ["serve", "--num-procs", "-2"], 2, ("--num-procs",)),
     Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
+    Line("serve-max-memory-nan", ["serve", "--max-memory-mb", "nan"], 2, ("--max-memory-mb", "finite")),
+    Line("serve-max-memory-inf", ["serve", "--max-memory-mb", "inf"], 2, ("--max-memory-mb", "finite")),
+    # sweeps
+    Line("sweep-too-many-seeds", ["sweep", "--dry-run", "--seeds", "100000000", "--vary", "data.subset=10"], 2,
+         ("100,000,000 runs", "10,000")),
+    Line("sweep-grid-too-large", ["sweep", "--dry-run", "--seeds", "20", "--vary", "train.steps=" + ",".join(
+        map(str, range(1, 31))), "--vary", "data.subset=" + ",".join(map(str, range(10, 40)))], 2,
+         ("18,000 runs", "30 × 30", "20 seeds")),
+    Line("sweep-file-is-directory", ["sweep", "{tmp}"], 2, ("is a directory",)),
+    Line("sweep-file-is-fifo", ["sweep", "{tmp}/sweep.toml"], 2, ("not a regular file",), setup_fifo),
+    Line("sweeps-limit-negative", ["sweeps", "--limit", "-1"], 2, ("--limit", "0 to")),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
@@ -474,6 +519,24 @@ def api_trainer_on_dataset_with_nan():
     Trainer(RunConfig(model_config={"num_inducing": 10}, train={"steps": 1}), dataset=ds)
 
 
+def api_limits_memory_nan():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "nan"})
+
+
+def api_limits_memory_inf():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "inf"})
+
+
+def api_sweep_spec_too_many_seeds():
+    from engine.sweeps import SweepSpec
+
+    SweepSpec.from_dict({"seeds": 10**9})
+
+
 API = {
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
     "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
@@ -494,6 +557,9 @@ API = {
     "runconfig-unknown-model": (api_runconfig_unknown_model, ("resnet",)),
     "runconfig-bad-json": (api_runconfig_from_bad_json, ("configuration",)),
     "trainer-dataset-nan": (api_trainer_on_dataset_with_nan, ("X_train", "1 non-finite")),
+    "limits-memory-nan": (api_limits_memory_nan, ("INVLAB_MAX_MEMORY_MB", "finite")),
+    "limits-memory-inf": (api_limits_memory_inf, ("INVLAB_MAX_MEMORY_MB", "finite")),
+    "sweep-spec-too-many-seeds": (api_sweep_spec_too_many_seeds, ("1,000,000,000 runs",)),
 }
 
 
@@ -699,6 +765,50 @@ def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
     with pytest.raises(CheckpointError, match="cannot be read") as info:
         load_checkpoint(path)
     assert "weights_only" not in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_plain_pickle_checkpoint_is_refused_without_a_torch_warning(world, capsys):
+    """torch warns about the pickle protocol of a file it did not write; the refusal is the only thing said."""
+    import warnings
+
+    setup_checkpoint_plain_pickle(world)
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = run_cli(["train", "--resume", "1", "--steps", "3", "--quiet"], capsys)
+    assert code == 1 and "pickle" in err and "Traceback" not in err
+    assert not [w for w in caught if "pickle" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_a_link_to_a_sweep_id_beyond_sqlite_is_refused_in_words(tmp_path):
+    """`?page=compare&sweep=99999999999999999999999` (Panel parses it to an int) is refused like any bad id."""
+    from dashboard.compare import ComparePage
+    from engine.train import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        page = ComparePage(store=store)
+        for raw in (99999999999999999999999, "99999999999999999999999", 0, -4):
+            refused = page.read_query({"page": "compare", "sweep": raw})
+            assert len(refused) == 1 and refused[0].startswith(f"sweep={str(raw)!r} refused"), refused
+            assert "1 to 9223372036854775807" in refused[0] and "Overflow" not in refused[0]
+        long = "7" * 400
+        refused = page.read_query({"sweep": long})
+        assert len(refused[0]) < 300 and "…" in refused[0]
+
+
+def test_a_huge_number_in_a_link_is_refused_as_written():
+    """`?train.steps=1e308` is refused naming the value as the link gave it, never as a 309-digit integer."""
+    from panel.util import parse_query
+
+    from dashboard.settings import RunSettings
+
+    settings = RunSettings()
+    problems = settings.apply_query(parse_query("?train.steps=1e308&train.log_every=" + "9" * 400))
+    assert len(problems) == 2, problems
+    steps, subset = sorted(problems, key=lambda p: not p.startswith("train.steps"))
+    assert steps.startswith("train.steps=1e+308 refused") and "000000000" not in steps, steps
+    assert subset.startswith("train.log_every=999") and "…" in subset and len(subset) < 300, subset
+    assert settings.train.steps == RunSettings().train.steps  # left as it was
 
 
 def test_the_published_table_lists_every_case():

@@ -57,7 +57,7 @@ def run_main(capsys, *args):
 
 def test_bad_values_are_refused_with_the_parameter_named(capsys):
     code, _, err = run_main(capsys, "train", "--num-inducing", "0", "--steps", "1")
-    assert code == 1 and "num_inducing" in err
+    assert code == 1 and "--num-inducing must be at least 1" in err
     code, _, err = run_main(capsys, "train", "--dataset", "no-such-set", "--steps", "1")
     assert code == 1 and "digits" in err and "not a known dataset" in err
     code, _, err = run_main(capsys, "train", "--dataset", "mnist", "--steps", "1")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from ..errors import ConfigError, InvlabError
 from ..train.config import RunConfig, TrainConfig
 
 MODES = ("grid", "list")
+MAX_RUNS = 10_000  # runs one sweep may plan: checked from the counts, before any run is expanded
 GROUPS = {"model": "model_config", "data": "data", "train": "train"}
 
 
@@ -212,6 +214,9 @@ def _seeds(value) -> list[int]:
     if isinstance(value, int):
         if value < 1:
             raise ConfigError(f"seeds={value}: a sweep needs at least one seed")
+        if value > MAX_RUNS:
+            raise ConfigError(f"seeds={value} plans {value:,} runs; a sweep may plan at most {MAX_RUNS:,} runs: use "
+                              "fewer seeds, or split it into several sweeps")
         return list(range(value))
     if not isinstance(value, (list, tuple)) or not value:
         raise ConfigError(f"seeds must be a count (e.g. 3) or a non-empty list of seeds (e.g. [0, 1, 2]), "
@@ -272,8 +277,13 @@ class SweepSpec:
     def from_file(cls, path: str | Path) -> "SweepSpec":
         """Read a TOML (.toml) or JSON (.json) sweep file; a file that cannot be read is a ConfigError naming it."""
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(f"sweep file {path} does not exist")
+        if path.is_dir():
+            raise ConfigError(f"sweep file {path} is a directory; give a .toml or .json sweep file")
+        if not path.is_file():
+            raise ConfigError(f"sweep file {path} is not a regular file (a FIFO, a socket or a device); give a .toml "
+                              "or .json sweep file")
         text = path.read_text(encoding="utf-8", errors="replace")
         suffix = path.suffix.lower()
         if suffix == ".toml":
@@ -331,6 +341,7 @@ class SweepSpec:
             if len(set(lengths.values())) > 1:
                 raise ConfigError("mode='list' zips the lists, so they must be equally long; got "
                                   + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+        self._check_size()
         keys = set()
         for run in self._plan():
             if run.key in keys:
@@ -343,6 +354,18 @@ class SweepSpec:
                 where = " ".join(f"{k}={json.dumps(v)}" for k, v in run.point.items()) or "the base"
                 raise ConfigError(f"run {where}: {err}") from None
         return self
+
+    def _check_size(self) -> None:
+        """Refuse a sweep of more than MAX_RUNS runs from the counts alone (nothing is expanded)."""
+        sizes = [len(v) for v in self.vary.values()]
+        if self.mode == "list":
+            sizes = sizes[:1]
+        total = math.prod(sizes) * len(self.seeds)
+        if total > MAX_RUNS:
+            shape = " × ".join(map(str, sizes)) + (" values" if sizes else "one point")
+            raise ConfigError(f"this sweep plans {total:,} runs ({shape} × {len(self.seeds)} seeds); a sweep may plan "
+                              f"at most {MAX_RUNS:,} runs: vary fewer values or seeds, or split it into several "
+                              "sweeps")
 
     def points(self) -> list[dict[str, object]]:
         names = list(self.vary)

@@ -12,6 +12,7 @@ epoch position were kept) still loads; a run resumed from one continues correctl
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import torch
@@ -24,7 +25,7 @@ REQUIRED_KEYS = ("model", "optimizer", "step", "config", "rng")
 
 
 class CheckpointError(InvlabError):
-    pass
+    """A checkpoint that cannot be written or loaded; the message names the file."""
 
 
 def save_checkpoint(path: str | Path, *, model_state: dict, optimizer_state: dict, step: int, config_json: str,
@@ -44,17 +45,46 @@ def save_checkpoint(path: str | Path, *, model_state: dict, optimizer_state: dic
     return path
 
 
+def _check_container(path: Path) -> None:
+    """Refuse, by its first bytes, a file that cannot be a checkpoint written here (torch's zip archive)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as err:
+        raise CheckpointError(f"checkpoint {path} cannot be read ({err.strerror or err})") from None
+    if not head:
+        raise CheckpointError(f"checkpoint {path} is empty (0 bytes): it was cut short while being written, e.g. by a "
+                              "full disk or a crash; use another checkpoint of the run")
+    if head.startswith(b"\x80"):  # a pickle's PROTO opcode: pickle.dump, or torch's pre-1.6 format
+        raise CheckpointError(f"checkpoint {path} is a plain pickle file, not a checkpoint this program writes "
+                              "(those are torch zip archives); it is not loaded (unpickling could run code) — use "
+                              "another checkpoint of the run")
+    if head.startswith(b"PK") and path.stat().st_size < 22:  # shorter than a zip's end record
+        raise CheckpointError(f"checkpoint {path} is truncated ({path.stat().st_size} bytes); use another "
+                              "checkpoint of the run")
+
+
 def load_checkpoint(path: str | Path, map_location=None) -> dict:
+    """The checkpoint at `path` as a dict (model, optimizer, step, config, rng, streams, order, cursor), loaded with
+    `weights_only=True`; a CheckpointError naming the file and what to do when it is missing, empty, truncated, a
+    plain pickle, holds code, or lacks a part."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    _check_container(path)
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # torch's own advice about files it did not write is not ours to print
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for truncated or foreign files
         if "GLOBAL" in str(err):  # torch's advice here (load it unsafely) is not ours to repeat
             raise CheckpointError(f"checkpoint {path} holds Python objects besides tensors, so it is not loaded "
                                   "(loading them could run code); it was not written by Invariance Lab or was "
                                   "changed since — use another checkpoint of the run") from None
+        if isinstance(err, EOFError) or "central directory" in str(err):  # the end of the file is missing
+            raise CheckpointError(f"checkpoint {path} is truncated ({path.stat().st_size:,} bytes): it was cut short "
+                                  "while being written, e.g. by a full disk or a crash; use another checkpoint of the "
+                                  "run") from None
         reason = next((line.strip() for line in str(err).splitlines()[1:] if line.strip()
                        and "weights_only" not in line and "torch.load" not in line), "") if "Weights only" in str(err) \
             else (str(err).strip().splitlines() or [""])[0]

@@ -1,0 +1,105 @@
+"""`invlab serve`: the dashboard under `panel serve`, with the limits one page may ask of the server."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+from .flags import int_flag
+
+UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
+CHECK_UNUSED_SESSIONS_MS = 1000
+
+
+def dashboard_app() -> Path:
+    """The dashboard's `app.py`, found without importing the dashboard (the engine does not depend on it)."""
+    spec = importlib.util.find_spec("dashboard")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    app = next((Path(folder) / "app.py" for folder in folders if (Path(folder) / "app.py").is_file()), None)
+    if app is None or importlib.util.find_spec("panel") is None:
+        raise ConfigError("the dashboard is not installed (the engine runs without it); install it with "
+                          "`pip install -e '.[dashboard]'` from the repository, or `make setup`, to use `invlab serve`")
+    return app.resolve()
+
+
+def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
+    parser = argparse.ArgumentParser(
+        prog="invlab serve", description="Serve the dashboard. Options not listed here are passed to `panel serve` "
+        "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="Interface to bind (default 127.0.0.1: this machine only). Use 0.0.0.0 to expose it.")
+    parser.add_argument("--port", type=int_flag("--port", 0, 65535), default=5006,
+                        help="Port to listen on, 0..65535 (0: any free port).")
+    parser.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+                        help="Host names browsers may use to reach the server (repeatable).")
+    parser.add_argument("--num-procs", type=int_flag("--num-procs"), default=1,
+                        help="Worker processes (0 = one per core).")
+    parser.add_argument("--max-training", type=int_flag("--max-training", 1), default=None,
+                        help="Sessions allowed to train at once per process (default: number of CPU cores).")
+    parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    limits = parser.add_argument_group("what one page may ask of the server (the CLI's train has no limits)")
+    limits.add_argument("--max-points", type=int, default=None, metavar="N",
+                        help="Training + test points a run's data may have (default 100000).")
+    limits.add_argument("--max-inducing", type=int, default=None, metavar="M",
+                        help="Inducing points a run may have (default 2000).")
+    limits.add_argument("--max-memory-mb", type=float, default=None, metavar="MB",
+                        help="Estimated memory a run may need (default 2048).")
+    limits.add_argument("--allow-data-dir", action="append", default=[], metavar="DIR",
+                        help="A folder whose IDX data pages may read, besides the data directory (repeatable).")
+    args, passthrough = parser.parse_known_args(argv)
+    app = dashboard_app()
+    origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    cmd = [sys.executable, "-m", "panel", "serve", str(app), "--address", args.address, "--port", str(args.port),
+           "--num-procs", str(args.num_procs)]
+    for origin in origins:
+        cmd += ["--allow-websocket-origin", origin]
+    if args.show:
+        cmd.append("--show")
+    # A closed browser tab ends its session (and its training) within seconds, not Bokeh's default 15–32 s.
+    if not any(a.startswith("--unused-session-lifetime") for a in passthrough):
+        cmd += ["--unused-session-lifetime", str(UNUSED_SESSION_LIFETIME_MS)]
+    if not any(a.startswith("--check-unused-sessions") for a in passthrough):
+        cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
+    env = {}
+    if args.max_training is not None:
+        env["INVLAB_MAX_TRAINING"] = str(args.max_training)
+    for flag, var, value in (("--max-points", "INVLAB_MAX_POINTS", args.max_points),
+                             ("--max-inducing", "INVLAB_MAX_INDUCING", args.max_inducing),
+                             ("--max-memory-mb", "INVLAB_MAX_MEMORY_MB", args.max_memory_mb)):
+        if value is not None:
+            if not math.isfinite(value) or value < 1:  # nan or inf would switch the limit off
+                raise ConfigError(f"{flag} must be a finite number, at least 1, not {value}")
+            env[var] = format(value, "g") if isinstance(value, float) else str(value)
+    if args.allow_data_dir:
+        import os
+
+        dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.allow_data_dir]
+        env["INVLAB_DATA_DIRS"] = os.pathsep.join(dirs)
+    return cmd + passthrough, env
+
+
+def cmd_serve(argv: list[str]) -> int:
+    """`invlab serve ARGV`: replaces this process with the server; returns 2 for a refused line."""
+    import os
+    import subprocess
+
+    try:
+        cmd, env = serve_command(argv)
+    except ConfigError as err:
+        print(f"invlab serve: {err}", file=sys.stderr)
+        return 2
+    print(f"serving the dashboard: {' '.join(cmd[2:])}", file=sys.stderr)
+    env = {**os.environ, **env}
+    if os.name == "posix":  # the server takes this process's place, so Ctrl-C and SIGTERM reach it, not an orphan
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os.execve(cmd[0], cmd, env)
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 0
+

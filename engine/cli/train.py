@@ -1,0 +1,305 @@
+"""`invlab train`: train a model (or continue a stored run) with a progress bar, and store the run.
+
+Its flags are generated from the param configs (data options, the chosen model family's config, the training
+setup): bounds, choices and docs come from the parameters, never copied here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+from ..errors import ConfigError, InvlabError, NonFiniteLossError
+from .flags import add_param_flags, collect, id_flag, in_flag_words
+
+
+def _train_parser(model_name: str) -> argparse.ArgumentParser:
+    from ..data import DataConfig
+    from ..models import get_model, model_names
+    from ..train import TrainConfig
+
+    spec = get_model(model_name)
+    parser = argparse.ArgumentParser(prog="invlab train", description="Train a model and store the run.")
+    parser.add_argument("--model", default="svgp", choices=model_names(), help="Model family (default: svgp).")
+    parser.add_argument("--resume", type=id_flag("run"), metavar="ID",
+                        help="Continue stored run ID from its latest usable checkpoint. Training flags given with it "
+                             "(steps, learning rate, schedule, intervals ...) apply from there on and are recorded; "
+                             "data and model flags, --optimizer and --seed would need a new run and are refused.")
+    parser.add_argument("--restart", action="store_true",
+                        help="With --resume ID: train run ID's settings (and any flags given) again as a new run from "
+                             "step 0; run ID is kept as it is.")
+    parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="Option of the data source, e.g. num_train=500 (repeatable).")
+    parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    table: dict[str, tuple[str, str]] = {}
+    add_param_flags(parser, TrainConfig, "train", table)
+    add_param_flags(parser, DataConfig, "data", table)
+    add_param_flags(parser, spec.config, "model", table)
+    return parser
+
+
+def _source_options(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair or not pair.split("=", 1)[0].strip():
+            raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def cmd_train(argv: list[str]) -> int:
+    """`invlab train ARGV`; returns the exit status (0 finished, 1 refused or failed, 2 usage, 128+N signal)."""
+    from ..train import RunConfig, RunStore, Trainer
+
+    pre = argparse.ArgumentParser(prog="invlab train", add_help=False)
+    pre.add_argument("--model", default=None)
+    pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
+    known, _ = pre.parse_known_args(argv)
+    if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
+        known.model = _stored_model(known.resume) if known.resume is not None else "svgp"
+    try:
+        parser = _train_parser(known.model)
+    except ConfigError as err:
+        print(f"invlab train: {err}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if args.restart and args.resume is None:
+        parser.error("--restart goes with --resume ID (it trains run ID's settings again as a new run)")
+    values = collect(args)
+    store = None
+    try:
+        store = RunStore(on_busy=lambda message: _note(f"note: {message}"))
+        if args.resume is not None:
+            trainer = _resume(store, parser, args, values, explicit_model=any(
+                a == "--model" or a.startswith("--model=") for a in argv))
+            if trainer is None:
+                return 2
+        else:
+            data = dict(values["data"])
+            if args.source_option:
+                data["source_options"] = _source_options(args.source_option)
+            config = RunConfig(model=args.model, data=data, model_config=values["model"], train=values["train"])
+            trainer = Trainer(config, store=store)
+            if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
+                print(f"note: {trainer.last_warning}", file=sys.stderr)
+        code = _run_with_progress(trainer, quiet=args.quiet)
+        store.close()  # waits for a store another program holds locked, so queued metrics are not lost
+        return code
+    except InvlabError as err:
+        print(f"invlab train: {in_flag_words(str(err), parser)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("invlab train: out of memory building the data or the model; use fewer points (--subset, "
+              "--source-option num_train=...) or a smaller model (--num-inducing)", file=sys.stderr)
+        return 1
+    finally:
+        if store is not None:
+            try:
+                store.close()
+            except InvlabError as err:
+                print(f"invlab train: {err}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    """A line on stderr that does not break the progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+
+
+# Training settings a resumed run cannot change: another optimiser cannot take over the saved optimiser state, and
+# a resumed run continues its saved random streams, so a new seed would change nothing it claims to.
+FIXED_ON_RESUME = ("optimizer", "seed")
+
+
+def _stored_model(run_id: str) -> str:
+    """The model family of stored run `run_id` as typed ("svgp" when it cannot be read: the resume says why)."""
+    from ..ids import parse_id
+    from ..train import RunStore
+
+    try:
+        run_id = parse_id(run_id, "run")
+        with RunStore() as store:
+            return store.get_run(run_id).model
+    except (InvlabError, OSError):
+        return "svgp"
+
+
+def _resume(store, parser, args, values: dict, explicit_model: bool):
+    """The trainer that continues run `args.resume`, with the training flags given applied; None (after saying which
+    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings."""
+    from ..train import CheckpointError, RunConfig, Trainer
+
+    run_id = args.resume
+    record = store.get_run(run_id)
+    stored = RunConfig.from_json(record.config)
+    flag_of = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    given_data = dict(values["data"])
+    if args.source_option:
+        given_data["source_options"] = _source_options(args.source_option)
+    if args.restart:
+        config = RunConfig(model=stored.model, data={**stored.data, **given_data},
+                           model_config={**stored.model_config, **values["model"]},
+                           train={**stored.train, **values["train"]})
+        trainer = Trainer(config, store=store)
+        print(f"run {trainer.run_id}: a new run with the settings of run {run_id} (kept as it was)", file=sys.stderr)
+        return trainer
+    data_now, model_now, train_now = stored.data_config(), stored.model_params(), stored.train_config()
+    refused = [f"--model ({stored.model} -> {args.model})"] if explicit_model and args.model != stored.model else []
+    for name, value in given_data.items():
+        now = data_now.source_options if name == "source_options" else getattr(data_now, name)
+        if value != now:
+            flag = "--source-option" if name == "source_options" else flag_of[f"data__{name}"]
+            refused.append(f"{flag} ({now!r} -> {value!r})")
+    for name, value in values["model"].items():
+        if value != getattr(model_now, name):
+            refused.append(f"{flag_of[f'model__{name}']} ({getattr(model_now, name)!r} -> {value!r})")
+    for name in FIXED_ON_RESUME:
+        value = values["train"].get(name)
+        if value is not None and value != getattr(train_now, name):
+            refused.append(f"{flag_of[f'train__{name}']} ({getattr(train_now, name)!r} -> {value!r})")
+    if refused:
+        print(f"invlab train: --resume {run_id} continues run {run_id} with its own model, data, optimiser and random "
+              f"streams; these flags would need a new run: {', '.join(refused)}. Drop them to continue run {run_id}, "
+              f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
+        return None
+    changes = {name: value for name, value in values["train"].items() if value != getattr(train_now, name)}
+    try:
+        trainer = Trainer.resume(store, run_id, train=changes)
+    except CheckpointError as err:
+        raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
+                              f"invlab train --resume {run_id} --restart") from None
+    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in changes.items())
+    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
+          + (f" with {applied}" if applied else ""), file=sys.stderr)
+    for note in trainer.resume_notes:
+        print(f"note: {note}", file=sys.stderr)
+    if trainer.step_count >= trainer.tc.steps:
+        print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
+              f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
+    return trainer
+
+
+class _StopOnSignal:
+    """SIGTERM and Ctrl-C ask the run to stop after the step in progress (then it saves a checkpoint); a second one
+    stops it at once. Installed only in the main thread (signal handlers live there)."""
+
+    def __init__(self):
+        import threading
+
+        self.event = threading.Event()
+        self.signal: int | None = None
+        self._old: dict[int, object] = {}
+        self._active = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self):
+        import signal
+
+        if self._active:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.event.set()
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        return "Ctrl-C" if self.signal == signal.SIGINT else signal.Signals(self.signal).name
+
+
+def _run_with_progress(trainer, quiet: bool = False) -> int:
+    from tqdm import tqdm
+
+    ds = trainer.dataset
+    print(f"run {trainer.run_id}: {trainer.spec.name} on {ds.name} ({ds.num_train} train / {ds.num_test} test), "
+          f"{trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
+    total = trainer.tc.steps
+    start, t0 = trainer.step_count, time.perf_counter()
+    bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
+    shown = "ok"  # the last health state reported: a collapse, divergence or stall is said once, when it starts
+    stopper = _StopOnSignal()
+    try:
+        with stopper:
+            for snap in trainer.run(every=max(1, trainer.tc.log_every), stop=stopper.event):
+                bar.update(snap.step - bar.n)
+                post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
+                post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
+                bar.set_postfix(post, refresh=False)
+                if snap.health.state != shown and snap.health.state in ("collapsed", "diverging", "stalled"):
+                    hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
+                    tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
+                shown = snap.health.state
+    except NonFiniteLossError as err:
+        bar.close()
+        print(f"invlab train: {err}\nresume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: stopped at once, maybe mid-step
+        bar.close()
+        return _stopped(trainer, "a second signal", 130)
+    if stopper.event.is_set() and trainer.status != "finished":
+        bar.close()
+        return _stopped(trainer, stopper.name, 128 + int(stopper.signal))
+    bar.close()
+    seconds = time.perf_counter() - t0
+    if getattr(trainer, "converged", False):
+        print(f"converged: the L-BFGS solve stopped changing at step {trainer.step_count} of {total}, so the run "
+              f"finished early", file=sys.stderr)
+    print(summary_line(trainer, seconds, trainer.step_count - start))
+    return 0
+
+
+def _stopped(trainer, what: str, code: int) -> int:
+    """After Ctrl-C or SIGTERM: a final checkpoint (unless a step was cut off midway), status `interrupted`."""
+    from ..train import CheckpointError
+
+    saved = ""
+    if trainer.store is not None:
+        try:
+            trainer.save_checkpoint()
+            saved = ", checkpoint saved"
+        except (CheckpointError, OSError) as err:
+            latest = trainer.store.latest_checkpoint(trainer.run_id)
+            saved = f"; no final checkpoint ({err}); the latest is at step {latest[0] if latest else '-'}"
+        message = (f"stopped by {what} at step {trainer.step_count}{saved}; resume with: "
+                   f"invlab train --resume {trainer.run_id}")
+        trainer._set_status("interrupted", message=message)
+    print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
+          f"invlab train --resume {trainer.run_id}", file=sys.stderr)
+    return code
+
+
+def summary_line(trainer, seconds: float, steps: int) -> str:
+    """The one-line result of a run: id, family, data, step, ELBO, test metrics and speed."""
+    m = trainer.last_metrics
+    parts = [f"run {trainer.run_id}", f"{trainer.spec.name} on {trainer.dataset.name}", f"step {trainer.step_count}"]
+    if "elbo" in trainer.last_parts:
+        parts.append(f"ELBO {trainer.last_parts['elbo']:.4g}")
+    if "test_error" in m:
+        parts.append(f"test error {100 * m['test_error']:.2f}%")
+    if "test_rmse" in m:
+        parts.append(f"test RMSE {m['test_rmse']:.4g}")
+    if "test_nlpd" in m:
+        parts.append(f"NLPD {m['test_nlpd']:.4g}")
+    rate = steps / seconds if seconds > 0 else math.nan
+    parts.append(f"{steps} steps in {seconds:.1f} s ({rate:.1f} steps/s)")
+    return " | ".join(parts)
+
