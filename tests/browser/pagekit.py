@@ -56,3 +56,34 @@ def page_texts(page) -> list[str]:
         }
       return out;
     }""")
+
+
+# Everything in the page's document and its shadow roots that an HTML payload could have made: elements with an id
+# `inj-…`, `<img src=x>`, an `<svg onload>`, a `javascript:` link, a script mentioning `__xss`.
+INJECTED = """() => {
+  const found = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.id && el.id.startsWith('inj-')) found.push('#' + el.id);
+      if (el.tagName === 'IMG' && el.getAttribute('src') === 'x') found.push('img src=x');
+      if (el.tagName === 'svg' && el.hasAttribute('onload')) found.push('svg onload');
+      if (el.tagName === 'A' && (el.getAttribute('href') || '').toLowerCase().includes('javascript')) found.push('a');
+      if (el.tagName === 'SCRIPT' && el.textContent.includes('__xss')) found.push('script');
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return found;
+}"""
+
+# The page's text (every text node), shadow roots included.
+TEXT = """() => {
+  const out = [];
+  const walk = (root) => {
+    const nodes = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (nodes.nextNode()) out.push(nodes.currentNode.nodeValue);
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot);
+  };
+  walk(document);
+  return out.join('\\n');
+}"""

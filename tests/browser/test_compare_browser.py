@@ -6,6 +6,7 @@ button (the server starts a Dask LocalCluster of its own). Then a fresh page ope
 on a row opens that run, curves and all, on the Training page. Every request the pages make stays on 127.0.0.1
 (Tabulator's JavaScript included).
 """
+import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from engine.train import RunStore
-from pagekit import browser_page, column_length, page_texts, poll, serve_dashboard
+from pagekit import INJECTED, browser_page, column_length, page_texts, poll, serve_dashboard
 
 
 @pytest.fixture(scope="module")
@@ -118,4 +119,31 @@ def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched,
         poll(lambda: column_length(page, "elbo") == elbo_steps, timeout=60)
         assert page.locator(".bk-tab.bk-active", has_text="Training").count() == 1
         assert offsite(requests, url) == []
+        assert not errors, errors
+
+
+def test_a_stored_sweeps_own_text_is_shown_as_text(served, launched):
+    """A run store is a file people share: a sweep's name and a run's status and message read from it are shown as
+    text in the table, the status line and the run list, never as markup. (Last in the module: it alters the
+    stored sweep.)"""
+    url, store_path = served
+    sweep, _, _ = launched
+    payload = '<img src=x onerror=window.__xss.push(1)><b id=inj-1>b</b>'
+    with sqlite3.connect(store_path) as db:
+        db.execute("UPDATE sweeps SET name = ? WHERE id = ?", (payload, sweep))
+        run_id = db.execute("SELECT min(id) FROM runs WHERE sweep_id = ?", (sweep,)).fetchone()[0]
+        db.execute("UPDATE runs SET status = ?, message = ? WHERE id = ?", (payload, payload, run_id))
+    with browser_page() as (page, errors):
+        page.add_init_script("window.__xss = [];")
+        page.goto(url + f"?page=compare&sweep={sweep}")
+        poll(lambda: any(payload in row for row in rows_text(page)), timeout=90)
+        assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []
+        cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
+        cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
+        status = page.locator(".invlab-status").first
+        poll(lambda: f"opened stored run {run_id}" in status.inner_text(), timeout=60)
+        # the Runs list names the run with its stored status, as text
+        poll(lambda: page.locator("select option", has_text=f"#{run_id} ").count() > 0, timeout=30)
+        assert payload in page.locator("select option", has_text=f"#{run_id} ").first.inner_text()
+        assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []
         assert not errors, errors

@@ -12,40 +12,10 @@ import pytest
 from dashboard.settings import FLAGS, SECTIONS, RunSettings, family_defaults
 from engine.models import get_model, model_names
 from engine.models.dkp import PriorExplorer
-from pagekit import browser_page, poll
+from pagekit import INJECTED, TEXT, browser_page, poll
 
 PAYLOAD = ('"\'><img src=x onerror=window.__xss.push({n})><script>window.__xss.push({n})</script>'
            '<b id=inj-{n}>b</b>[md](javascript:window.__xss.push({n})) **{n}** <svg onload=window.__xss.push({n})>')
-
-# Everything in the page's document and its shadow roots that a payload could have made.
-INJECTED = """() => {
-  const found = [];
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.id && el.id.startsWith('inj-')) found.push('#' + el.id);
-      if (el.tagName === 'IMG' && el.getAttribute('src') === 'x') found.push('img src=x');
-      if (el.tagName === 'svg' && el.hasAttribute('onload')) found.push('svg onload');
-      if (el.tagName === 'A' && (el.getAttribute('href') || '').toLowerCase().includes('javascript')) found.push('a');
-      if (el.tagName === 'SCRIPT' && el.textContent.includes('__xss')) found.push('script');
-      if (el.shadowRoot) walk(el.shadowRoot);
-    }
-  };
-  walk(document);
-  return found;
-}"""
-
-# The page's text (every text node), shadow roots included.
-TEXT = """() => {
-  const out = [];
-  const walk = (root) => {
-    const nodes = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    while (nodes.nextNode()) out.push(nodes.currentNode.nodeValue);
-    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot);
-  };
-  walk(document);
-  return out.join('\\n');
-}"""
-
 
 def _keys_for(family: str) -> list[str]:
     settings = RunSettings(model=family)
