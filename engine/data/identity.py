@@ -82,10 +82,10 @@ def describe(ident: dict) -> str:
     return text + ")"
 
 
-def refuse_other_data(stored: dict, now: dict, what: str) -> None:
-    """A `DataError` when `now` is not the data `stored` describes, naming both and what to do."""
+def refuse_other_data(stored: dict, now: dict, what: str, new_run: str = "train a new run on this data") -> None:
+    """A `DataError` when `now` is not the data `stored` describes, naming both and what to do (`new_run`: how)."""
     if same_data(stored, now):
         return
-    raise DataError(f"{what} was trained on {describe(stored)}, but the data now is {describe(now)}; train a new "
-                    "run on this data, or give the original data back (from Python, an explicit dataset= with "
-                    "the same shapes is accepted and recorded).")
+    raise DataError(f"{what} was trained on {describe(stored)}, but the data now is {describe(now)}; {new_run}, or "
+                    "give the original data back (from Python, an explicit dataset= with the same shapes is accepted "
+                    "and recorded).")

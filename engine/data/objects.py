@@ -121,5 +121,5 @@ def source_of(obj, options: dict):
         return from_arrays(obj[0], obj[1], X_test, y_test), options
     if isinstance(obj, np.ndarray):
         raise DataError("an array alone has no targets; give (X, y), e.g. load((images, labels)).")
-    raise DataError(f"load() takes a dataset name, 'csv:PATH' (npz:, parquet:, images:, idx:), a path, an (X, y) "
-                    f"tuple or a pandas DataFrame with target=; not a {type(obj).__name__}.")
+    raise DataError(f"load() takes a dataset name or path as a string ('digits', 'csv:PATH', 'images:DIR' ...), an "
+                    f"(X, y) tuple or a pandas DataFrame with target=; not the {type(obj).__name__} {obj!r:.40}.")
