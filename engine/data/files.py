@@ -18,8 +18,9 @@ import numpy as np
 import param
 
 from ..errors import DataError
-from .tables import ColumnTable, PandasTable, TableOptions, to_raw
+from .tables import ArrayTable, ColumnTable, PandasTable, Table, TableOptions, _refuse_text, to_raw
 
+CSV_CHUNK_ROWS = 100_000  # rows pandas parses at a time into the preallocated arrays
 TABULAR_EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"}
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 _MAGIC = {b"PK\x03\x04": ("a zip archive", "npz"), b"PAR1": ("a Parquet file", "parquet"),
@@ -102,10 +103,49 @@ def _layout(path: Path) -> tuple[str, bool]:
     return delimiter, False
 
 
-def _read_csv_pandas(pd, path: Path, delimiter: str, header: bool):
+def _count_lines(path: Path) -> int:
+    """Newlines in the file, plus one for a last line without one: an upper bound on its rows."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def _read_csv_pandas(pd, path: Path, delimiter: str, header: bool, target: str | None) -> Table:
+    """pandas' C parser, chunk by chunk into preallocated arrays: the features are held once (a whole-file frame and
+    its matrix would be twice, plus the parser's buffers). A chunk with text in an input column is handed to the
+    table checks, which name the line."""
+    capacity = max(_count_lines(path) - header, 0)
+    X = y_parts = features = name = None
+    filled = 0
     try:
-        frame = pd.read_csv(path, sep=delimiter, header=0 if header else None, skipinitialspace=True,
-                            engine="c", low_memory=False)
+        chunks = pd.read_csv(path, sep=delimiter, header=0 if header else None, skipinitialspace=True, engine="c",
+                             chunksize=CSV_CHUNK_ROWS)
+        for chunk in chunks:
+            if not header:
+                chunk.columns = [f"column {i + 1}" for i in range(chunk.shape[1])]
+            if features is None:
+                columns = [str(c) for c in chunk.columns]
+                name = target or columns[-1]
+                if name not in columns:
+                    return PandasTable(chunk, str(path), first_line=1 + header)  # to_raw names the columns there are
+                features = [c for c in columns if c != name]
+                X = np.empty((capacity, len(features)), dtype=np.float64)
+                y_parts = []
+            chunk.columns = [str(c) for c in chunk.columns]
+            part = chunk[features]
+            if not all(kind in "biuf" for kind in part.dtypes.map(lambda d: d.kind)):
+                table = PandasTable(chunk, str(path), first_line=1 + header + filled)
+                for column in features:
+                    if not table.numeric(column):
+                        _refuse_text(table, column)
+            X[filled:filled + len(chunk)] = part.to_numpy(dtype=np.float64, na_value=np.nan)
+            column = chunk[name]
+            y_parts.append(column.to_numpy(dtype=np.float64, na_value=np.nan) if column.dtype.kind in "biuf"
+                           else column.to_numpy(dtype=object))
+            filled += len(chunk)
     except pd.errors.EmptyDataError:
         raise DataError(f"CSV file {path} has no rows of data; give a file with a row per point.") from None
     except pd.errors.ParserError as err:
@@ -114,9 +154,10 @@ def _read_csv_pandas(pd, path: Path, delimiter: str, header: bool):
                         "column.") from None
     except UnicodeDecodeError:
         raise DataError(f"CSV file {path} is not UTF-8 text; save it as UTF-8 CSV.") from None
-    if not header:
-        frame.columns = [f"column {i + 1}" for i in range(frame.shape[1])]
-    return frame
+    if features is None:
+        raise DataError(f"CSV file {path} has a header but no rows of data; give a file with a row per point.")
+    y = np.concatenate(y_parts) if y_parts else np.zeros(0)
+    return ArrayTable(features, X[:filled], name, y, str(path), first_line=1 + header)
 
 
 def _read_csv_plain(path: Path, delimiter: str, header: bool) -> ColumnTable:
@@ -147,7 +188,7 @@ def read_csv(path: str, options: dict, notes: list):
     except ImportError:
         table = _read_csv_plain(p, delimiter, header)
     else:
-        table = PandasTable(_read_csv_pandas(pd, p, delimiter, header), str(path), first_line=1 + header)
+        table = _read_csv_pandas(pd, p, delimiter, header, options.get("target") or None)
     raw = to_raw(table, options, notes)
     raw.metadata["file"] = file_info(p)
     return raw

@@ -108,6 +108,38 @@ class ColumnTable(Table):
         return len(next(iter(self.data.values()))) if self.data else 0
 
 
+class ArrayTable(Table):
+    """A table already split into a float64 feature matrix X [N, D] (NaN missing) and a target column y [N]; what the
+    CSV reader fills chunk by chunk, so the features are held once. `matrix` of every feature, in order, is X itself."""
+
+    def __init__(self, features: list[str], X: np.ndarray, target: str, y: np.ndarray, where: str, first_line: int):
+        self.features, self.X, self.target, self.y = list(features), X, target, y
+        self.where, self.first_line = where, first_line
+        self.columns = self.features + [target]
+
+    def column(self, name):
+        return self.y if name == self.target else self.X[:, self.features.index(name)]
+
+    def matrix(self, names):
+        if list(names) == self.features:
+            return self.X
+        return self.X[:, [self.features.index(n) for n in names]]
+
+    def numeric(self, name) -> bool:
+        return name != self.target or self.y.dtype.kind in "biuf"
+
+    def row_label(self, i):
+        return f"line {self.first_line + i}"
+
+    def drop_rows(self, rows):
+        keep = np.ones(len(self), bool)
+        keep[rows] = False
+        self.X, self.y = self.X[keep], self.y[keep]
+
+    def __len__(self):
+        return len(self.y)
+
+
 def _missing(values: np.ndarray) -> np.ndarray:
     """[N] bool: NaN, None or an empty string."""
     if values.dtype.kind == "f":

@@ -161,3 +161,18 @@ def test_identity_follows_the_content(tmp_path):
     house_csv(tmp_path / "house.csv", seed=1)
     assert identity(load(f"csv:{tmp_path / 'house.csv'}"))["hash"] != a["hash"]
     assert identity(load(f"csv:{tmp_path / 'house.csv'}", seed=5))["options"]["seed"] == 5
+
+
+def test_a_csv_read_in_chunks_is_the_same_and_names_the_line_of_late_text(tmp_path, monkeypatch):
+    from engine.data import files
+
+    house_csv(tmp_path / "house.csv", rows=50)
+    whole = load(f"csv:{tmp_path / 'house.csv'}")
+    monkeypatch.setattr(files, "CSV_CHUNK_ROWS", 7)
+    chunked = load(f"csv:{tmp_path / 'house.csv'}")
+    assert np.array_equal(whole.X_train, chunked.X_train) and np.array_equal(whole.y_test, chunked.y_test)
+    lines = (tmp_path / "house.csv").read_text().splitlines()
+    lines[40] = "1.0,lots,3.0"  # line 41 of the file, in the sixth chunk
+    (tmp_path / "late.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match="'lots' at line 41"):
+        load(f"csv:{tmp_path / 'late.csv'}")
