@@ -279,6 +279,7 @@ def load(name, **options) -> Dataset:
     kind, task = raw.kind or source.kind, raw.task or source.task
     _check_applicable(source, opts, kind, task)
     classification = task == "classification"
+    copied = raw.X_test is None  # the split makes new arrays, which later steps may change in place
     X_train, y_train, X_test, y_test = _split(raw, source, opts)
     class_names = None
     if classification:
@@ -297,7 +298,7 @@ def load(name, **options) -> Dataset:
         X_test = variants.rotate_images(X_test, metadata["angles_test"])
     x_mean = x_std = None
     if kind == "tabular":
-        X_train, X_test, x_mean, x_std = variants.standardise(X_train, X_test)
+        X_train, X_test, x_mean, x_std = variants.standardise(X_train, X_test, in_place=copied)
         metadata["x_mean"], metadata["x_std"] = x_mean, x_std
     y_mean = y_std = None
     if not classification:

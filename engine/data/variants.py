@@ -119,12 +119,17 @@ def rotate_images(X: np.ndarray, angles: np.ndarray) -> np.ndarray:
 # --- scaling --------------------------------------------------------------------------------------
 
 
-def standardise(train: np.ndarray, test: np.ndarray):
-    """(train, test, mean, std) scaled with the training statistics; constant columns keep std 1."""
+def standardise(train: np.ndarray, test: np.ndarray, in_place: bool = False):
+    """(train, test, mean, std) scaled with the training statistics; constant columns keep std 1. `in_place`: the
+    arrays are the caller's own float64 copies and are scaled where they are (no second copy of a large file)."""
     mean = train.mean(axis=0)
     std = train.std(axis=0)
     std = np.where(std > 0, std, 1.0)
-    train, test = train - mean, test - mean  # new arrays, scaled in place: one copy of the data at a time
+    if in_place and train.dtype == np.float64 and test.dtype == np.float64:
+        train -= mean
+        test -= mean
+    else:
+        train, test = train - mean, test - mean  # new arrays, scaled in place: one copy of the data at a time
     train /= std
     test /= std
     return train, test, mean, std
