@@ -13,13 +13,45 @@ from pathlib import Path
 
 import torch
 
-from ..data.identity import describe, same_data
-from ..errors import ConfigError
+from ..data.identity import describe, identity, refuse_other_data, same_data, same_shapes
+from ..errors import ConfigError, DataError
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig
 from .store import RunStore, RunStoreError
 
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
+
+
+def data_for_run(config: RunConfig, dataset, run_id: int | None):
+    """(dataset, config recording its identity): `dataset` if given (its shapes checked against the data the config
+    was trained on), else the config's data, refused when it is not the data the run was trained on."""
+    stored = config.data_identity
+    what = f"run {run_id}" if run_id is not None else "this checkpoint"
+    if dataset is None:
+        if stored and not stored.get("source"):
+            raise DataError(f"{what} was trained on the hand-built dataset {stored.get('name', '?')!r} ("
+                            f"{stored['shapes']['X_train'][0]} points of {tuple(stored['shapes']['X_train'][1:])}), "
+                            "which cannot be loaded again by name; pass that data as dataset= to continue it.")
+        dataset = config.data_config().load()
+        ident = identity(dataset)
+        if stored:
+            refuse_other_data(stored, ident, what, "train a new run on this data" if run_id is None else
+                              f"train it again on this data as a new run (invlab train --resume {run_id} --restart)")
+        return dataset, dataclasses.replace(config, data_identity=ident)
+    dataset = dataset.check()
+    ident = identity(dataset)
+    if stored and not same_shapes(stored, ident):
+        raise DataError(f"{what} was trained on {describe(stored)}, but dataset= is {describe(ident)}: the model "
+                        "takes other inputs; give data of the same task and input shape.")
+    data = dict(config.data)
+    if dataset.source and dataset.source != data.get("dataset"):  # the config names the data it now trains on
+        own = {k: v for k, v in dataset.options.items() if k not in _VARIANTS}
+        data = {"dataset": dataset.source, **{k: dataset.options[k] for k in _VARIANTS if k in dataset.options},
+                **({"source_options": own} if own else {})}
+    return dataset, dataclasses.replace(config, data=data, data_identity=ident)
+
+
+_VARIANTS = ("rotate", "odd_even", "classes", "subset", "test_subset", "test_fraction", "seed")
 
 
 class TrainerPersistence:

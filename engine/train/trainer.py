@@ -1,5 +1,9 @@
 """The training loop shared by the CLI, notebooks and the dashboard.
 
+The `Trainer` is grouped by job: set-up, random streams and the step loop here; evaluation, snapshots and
+predictions in `evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`; live
+edits from another thread in `live`.
+
 `Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
 bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
 Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every step
@@ -32,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import math
 import threading
 import time
@@ -40,20 +43,19 @@ from collections import defaultdict, deque
 
 import torch
 
-from ..data.identity import identity, refuse_other_data, same_shapes
-from ..errors import ConfigError, DataError, NonFiniteLossError, NumericalError
+from ..errors import ConfigError, NonFiniteLossError, NumericalError
 from ..models.base import DataInfo, Numerics
-from ..parameters import learnables
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError
 from .config import RunConfig, TrainConfig
 from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
-from .persistence import CHECKPOINT_SHARE, TrainerPersistence
+from .live import EDIT_WAIT_SECONDS, TrainerEdits
+from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
 from .store import HEARTBEAT_SECONDS, RunStore
 
-__all__ = ["CHECKPOINT_SHARE", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer", "more_inducing_than_data"]
+__all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
+           "more_inducing_than_data"]
 
-EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
 _clock = time.monotonic
 
 
@@ -70,41 +72,7 @@ def more_inducing_than_data(params, num_train: int) -> str | None:
     return None
 
 
-def _data_of(config: RunConfig, dataset, run_id: int | None):
-    """(dataset, config recording its identity): `dataset` if given (its shapes checked against the data the config
-    was trained on), else the config's data, refused when it is not the data the run was trained on."""
-    stored = config.data_identity
-    what = f"run {run_id}" if run_id is not None else "this checkpoint"
-    if dataset is None:
-        if stored and not stored.get("source"):
-            raise DataError(f"{what} was trained on the hand-built dataset {stored.get('name', '?')!r} ("
-                            f"{stored['shapes']['X_train'][0]} points of {tuple(stored['shapes']['X_train'][1:])}), "
-                            "which cannot be loaded again by name; pass that data as dataset= to continue it.")
-        dataset = config.data_config().load()
-        ident = identity(dataset)
-        if stored:
-            refuse_other_data(stored, ident, what, "train a new run on this data" if run_id is None else
-                              f"train it again on this data as a new run (invlab train --resume {run_id} --restart)")
-        return dataset, dataclasses.replace(config, data_identity=ident)
-    dataset = dataset.check()
-    ident = identity(dataset)
-    if stored and not same_shapes(stored, ident):
-        from ..data.identity import describe
-
-        raise DataError(f"{what} was trained on {describe(stored)}, but dataset= is {describe(ident)}: the model "
-                        "takes other inputs; give data of the same task and input shape.")
-    data = dict(config.data)
-    if dataset.source and dataset.source != data.get("dataset"):  # the config names the data it now trains on
-        own = {k: v for k, v in dataset.options.items() if k not in _VARIANTS}
-        data = {"dataset": dataset.source, **{k: dataset.options[k] for k in _VARIANTS if k in dataset.options},
-                **({"source_options": own} if own else {})}
-    return dataset, dataclasses.replace(config, data=data, data_identity=ident)
-
-
-_VARIANTS = ("rotate", "odd_even", "classes", "subset", "test_subset", "test_fraction", "seed")
-
-
-class Trainer(TrainerEvaluation, TrainerPersistence):
+class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
     """One run's training: `step()`, `run(steps, every)`, `evaluate()`, `snapshot()`, `predict(X)`, checkpoints.
 
     `dataset=`: train on this `Dataset` instead of loading the config's data (a hand-built one included); the run's
@@ -118,7 +86,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         if self.device.type == "cpu":
             keep_freed_cpu_memory()  # large step tensors are reused instead of page-faulted in again every step
         self.dtype = resolve_dtype(self.tc.dtype, self.device)
-        self.dataset, config = _data_of(config, dataset, run_id)
+        self.dataset, config = data_for_run(config, dataset, run_id)
         self.config = config
         ds = self.dataset
         if ds.task not in self.spec.tasks:
@@ -405,59 +373,3 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         if self.store is not None:
             self.save_checkpoint()
         return metrics
-
-    # -- live edits from another thread --------------------------------------------------------------------------------
-    def edit(self, change) -> bool:
-        """Apply `change(trainer)` now if no step is running, else just before the next step; True if applied now.
-
-        A server thread calling this never waits for a step or an evaluation to end (a few milliseconds at most):
-        a page stays responsive however slow the model. A deferred change that is refused leaves its message in
-        `last_warning`."""
-        if self.lock.acquire(timeout=EDIT_WAIT_SECONDS):
-            try:
-                change(self)
-            finally:
-                self.lock.release()
-            return True
-        self._edits.append(change)
-        return False
-
-    def _apply_edits(self) -> None:
-        """Changes deferred by `edit` (called under the lock, before a step)."""
-        while self._edits:
-            change = self._edits.popleft()
-            try:
-                change(self)
-            except (ConfigError, ValueError) as err:
-                self.last_warning = f"a live change was refused: {err}"
-
-    def set_value(self, name: str, value) -> None:
-        with self.lock:
-            self.learnable(name).assign(value)
-            self._good = self._capture()
-            self.converged = False  # the solve's answer has changed: it must run again
-
-    def freeze(self, name: str, frozen: bool = True) -> None:
-        with self.lock:
-            value = self.learnable(name)
-            if not frozen and not isinstance(value.raw, torch.nn.Parameter):
-                raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it "
-                                  f"cannot be unfrozen")
-            value.frozen = frozen
-            self.converged = False
-
-    def learnable(self, name):
-        """The model's learnable value `name` (a ConfigError listing the names there are if it has none)."""
-        table = learnables(self.model)
-        if name not in table:
-            raise ConfigError(f"no learnable value {name!r}; this model has: {', '.join(table)}")
-        return table[name]
-
-    def set_learning_rate(self, lr: float) -> None:
-        with self.lock:
-            self.tc.learning_rate = lr  # validated by param
-            for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs):
-                group["lr"] = lr * self._lr_factor(self.step_count)
-            self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
-            self.converged = False
-
