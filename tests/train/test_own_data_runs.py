@@ -194,3 +194,15 @@ def test_a_loaded_file_given_as_dataset_names_itself_in_the_config(tmp_path):
     assert trainer.config.data["dataset"] == f"csv:{tmp_path / 'house.csv'}" and trainer.config.data["subset"] == 30
     path = trainer.save_checkpoint(tmp_path / "h.pt")
     assert Trainer.from_checkpoint(path).dataset.num_train == 30  # reloaded from the file, by itself
+
+
+def test_diabetes_predictions_are_in_disease_progression_units():
+    """The reported case: `Trainer.predict` gave standardised means (−0.469) for diabetes' raw inputs."""
+    from sklearn.datasets import load_diabetes
+
+    raw = load_diabetes()
+    trainer = Trainer(RunConfig(data={"dataset": "diabetes"}, model_config={"num_inducing": 30},
+                                train={"steps": 40, "learning_rate": 0.05, "eval_every": 0}))
+    list(trainer.run())
+    pred = trainer.predict(raw.data[:50]).y_mean[:, 0].numpy()  # the features as scikit-learn gives them
+    assert 100 < pred.mean() < 200 and np.corrcoef(pred, raw.target[:50])[0, 1] > 0.5
