@@ -32,15 +32,23 @@ class Table:
     columns: list[str] = []
 
     def column(self, name: str) -> np.ndarray:  # pragma: no cover - interface
+        """One column [N]: float64 with NaN for a missing value, or objects (text)."""
         raise NotImplementedError
 
     def matrix(self, names: list[str]) -> np.ndarray:  # pragma: no cover - interface
+        """The named (numeric) columns as one float64 matrix [N, len(names)]."""
+        raise NotImplementedError
+
+    def numeric(self, name: str) -> bool:  # pragma: no cover - interface
+        """Whether the column holds numbers only."""
         raise NotImplementedError
 
     def row_label(self, i: int) -> str:
+        """How a message names the i-th row ('line 12' of a file, 'row 3' of a DataFrame)."""
         return f"row {i}"
 
     def drop_rows(self, rows: np.ndarray) -> None:  # pragma: no cover - interface
+        """Remove the rows at these positions (dropna)."""
         raise NotImplementedError
 
     def __len__(self) -> int:  # pragma: no cover - interface
