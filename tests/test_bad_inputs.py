@@ -212,6 +212,12 @@ def setup_images_corrupt(tmp):
     setup_image_folder(tmp, corrupt=2)
 
 
+def setup_images_all_corrupt(tmp):
+    for name in ("cat", "dog"):
+        (tmp / "pics" / name).mkdir(parents=True)
+        (tmp / "pics" / name / "0.png").write_bytes(b"not a png at all")
+
+
 def setup_images_empty(tmp):
     (tmp / "pics").mkdir()
 
@@ -378,6 +384,8 @@ LINES = [
          lambda tmp: (tmp / "notes").write_text("1,2\n")),
     Line("images-empty-folder", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1, ("no class folders",),
          setup_images_empty),
+    Line("images-all-corrupt", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1,
+         ("none of the 2 image files", "corrupt"), setup_images_all_corrupt),
     Line("images-one-class", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1, ("one class folder", "'cat'"),
          setup_images_one_class),
     Line("resume-after-csv-changed", ["train", "--resume", "1", "--steps", "4", "--quiet"], 1,
