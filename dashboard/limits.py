@@ -3,9 +3,11 @@ folders it may read.
 
 Anyone with a link drives the server, so under `invlab serve` every run's configuration is checked before its data
 or model is built: the points the data source makes, the inducing points, and a memory estimate (data, q(u) with
-its optimiser state, K_uu, and one minibatch's cross-covariances over orbit samples or patches). An IDX folder
-(`idx:/path`) is read only inside the allowed directories (the data directory and those the server was started
-with); the refusal reads the same whether the path exists or not. The person running the server sets the limits with
+its optimiser state, K_uu, and one minibatch's cross-covariances over orbit samples or patches). The user's own files
+and folders (`csv:`, `npz:`, `parquet:`, `images:`, `idx:` and bare paths) are read only inside the allowed
+directories (the data directory and those the server was started with), and a file larger than the memory a run may
+use is refused from its size on disk, before it is read; the refusal of a path outside reads the same whether the
+path exists or not. The person running the server sets the limits with
 `invlab serve --max-points / --max-inducing / --max-memory-mb / --allow-data-dir` (environment variables
 `INVLAB_MAX_POINTS`, `INVLAB_MAX_INDUCING`, `INVLAB_MAX_MEMORY_MB`, `INVLAB_DATA_DIRS`). The CLI's `train` and a
 notebook's Explorer have no limits.
@@ -16,7 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from engine.data.sources import IDX_PREFIX, SOURCES, canonical
+from engine.data.sources import IDX_PREFIX, SOURCES, canonical, file_path
 from engine.errors import InvlabError
 from engine.train import RunConfig
 
@@ -138,18 +140,27 @@ class ServerLimits:
                    number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs))
 
     def check_dataset(self, name: str) -> None:
-        """Refuse an IDX folder outside the allowed directories, without looking at the path on disk."""
-        if not isinstance(name, str) or not name.startswith(IDX_PREFIX):
+        """Refuse a file or folder (csv:, npz:, parquet:, images:, idx:, a bare path) outside the allowed directories,
+        without looking at the path on disk; inside them, refuse a file larger than a run's memory from its size."""
+        where = file_path(name)
+        if where is None:
             return
-        path = os.path.realpath(os.path.expanduser(name[len(IDX_PREFIX):]))
+        path = os.path.realpath(os.path.expanduser(where))
         for allowed in self.data_dirs:
             root = os.path.realpath(os.path.expanduser(allowed))
             if os.path.commonpath([root, path]) == root:
-                return
-        raise LimitError(f"data.dataset={name!r} refused: this server reads IDX folders only inside the data "
-                         "directories it was started with (the person running it can add one with "
-                         "`invlab serve --allow-data-dir DIR`); choose a bundled dataset or a folder inside them",
-                         ["data.dataset"])
+                break
+        else:
+            raise LimitError(f"data.dataset={name!r} refused: this server reads files and folders only inside the "
+                             "data directories it was started with (the person running it can add one with "
+                             "`invlab serve --allow-data-dir DIR`); choose a bundled dataset or a file inside them",
+                             ["data.dataset"])
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        if size > self.max_memory_mb * 2**20:
+            raise LimitError(f"data.dataset={name!r} refused: the file is {size / 2**20:,.0f} MB, more than the "
+                             f"{self.max_memory_mb:,.0f} MB this server allows a run (the person running it sets "
+                             "that with `invlab serve --max-memory-mb`); use a smaller file or a sample of it",
+                             ["data.dataset"])
 
     def check(self, config: RunConfig) -> SizeEstimate:
         """The run's estimate, or a LimitError naming the limit, the estimate and the settings to lower."""

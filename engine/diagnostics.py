@@ -163,7 +163,7 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
     gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=X.dtype, device=X.device)
     gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=X.dtype, device=X.device)
     G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)  # [R², 2]
-    pred = model.predict(G)
+    pred = model.predict_standardised(G)
     contour = None
     if pred.probs is not None:
         values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)

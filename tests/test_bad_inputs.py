@@ -163,6 +163,93 @@ def setup_fifo(tmp):
     os.mkfifo(tmp / "sweep.toml")
 
 
+# -- your own data: files that are not what they should be ----------------------------------------------------------
+
+
+def write_csv(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def setup_csv_missing(tmp):
+    write_csv(tmp / "gaps.csv", "a,b,y\n1,2,3.5\n4,,6.5\n7,8,9.5\n1,3,2.5\n")
+
+
+def setup_csv_text(tmp):
+    write_csv(tmp / "text.csv", "a,b,y\n1,2,3.5\n4,five,6.5\n7,8,9.5\n1,3,2.5\n")
+
+
+def setup_csv_one_class(tmp):
+    write_csv(tmp / "one.csv", "a,b,label\n" + "".join(f"{i},{i % 3},1\n" for i in range(20)))
+
+
+def setup_csv_ragged(tmp):
+    write_csv(tmp / "ragged.csv", "a,b,y\n1,2,3.5\n4,5,6.5,7\n7,8,9.5\n")
+
+
+def setup_csv_empty(tmp):
+    write_csv(tmp / "empty.csv", "")
+
+
+def setup_csv_is_npz(tmp):
+    np.savez(tmp / "arrays.npz", X=np.zeros((4, 2)), y=np.zeros(4))
+    os.replace(tmp / "arrays.npz", tmp / "arrays.csv")
+
+
+def setup_npz_is_csv(tmp):
+    write_csv(tmp / "table.npz", "a,b,y\n1,2,3\n")
+
+
+def setup_small_csv(tmp, rows=40):
+    rng = np.random.default_rng(0)
+    lines = ["x1,x2,price"] + [f"{a:.4f},{b:.4f},{50 + 3 * a - b:.4f}" for a, b in rng.normal(size=(rows, 2))]
+    write_csv(tmp / "house.csv", "\n".join(lines) + "\n")
+
+
+def setup_csv_changed_after_run(tmp):
+    setup_small_csv(tmp)
+    assert main(["train", "--dataset", f"csv:{tmp}/house.csv", "--steps", "2", "--num-inducing", "5", "--eval-every",
+                 "0", "--quiet"]) == 0
+    setup_small_csv(tmp, rows=41)  # one row more: other data
+
+
+def write_png(path: Path, size=(6, 6), value=128, mode="L"):
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new(mode, size, value).save(path)
+
+
+def setup_image_folder(tmp, sizes=((6, 6),), corrupt=0, classes=("cat", "dog")):
+    for c, name in enumerate(classes):
+        for i in range(6):
+            write_png(tmp / "pics" / name / f"{i}.png", sizes[i % len(sizes)], 40 + 150 * c + i)
+    for i in range(corrupt):
+        (tmp / "pics" / classes[0] / f"broken{i}.png").write_bytes(b"not a png at all")
+
+
+def setup_images_sizes(tmp):
+    setup_image_folder(tmp, sizes=((6, 6), (6, 6), (8, 5)))
+
+
+def setup_images_corrupt(tmp):
+    setup_image_folder(tmp, corrupt=2)
+
+
+def setup_images_all_corrupt(tmp):
+    for name in ("cat", "dog"):
+        (tmp / "pics" / name).mkdir(parents=True)
+        (tmp / "pics" / name / "0.png").write_bytes(b"not a png at all")
+
+
+def setup_images_empty(tmp):
+    (tmp / "pics").mkdir()
+
+
+def setup_images_one_class(tmp):
+    setup_image_folder(tmp, classes=("cat",))
+
+
 # -- the command lines ---------------------------------------------------------------------------------------------
 
 
@@ -322,6 +409,40 @@ LINES = [
     Line("sweep-file-is-directory", ["sweep", "{tmp}"], 2, ("is a directory",)),
     Line("sweep-file-is-fifo", ["sweep", "{tmp}/sweep.toml"], 2, ("not a regular file",), setup_fifo),
     Line("sweeps-limit-negative", ["sweeps", "--limit", "-1"], 2, ("--limit", "0 to")),
+    # your own data
+    Line("csv-missing-values", ["train", "--dataset", "csv:{tmp}/gaps.csv", *QUICK], 1,
+         ("missing values", "line 3", "'b'", "dropna=True"), setup_csv_missing),
+    Line("csv-text-in-column", ["train", "--dataset", "csv:{tmp}/text.csv", *QUICK], 1,
+         ("column 'b'", "'five'", "line 3"), setup_csv_text),
+    Line("csv-one-class", ["train", "--dataset", "csv:{tmp}/one.csv", *QUICK], 1, ("one class", "'1'"),
+         setup_csv_one_class),
+    Line("csv-unknown-target", ["train", "--dataset", "{tmp}/house.csv", "--source-option", "target=cost", *QUICK], 1,
+         ("no column 'cost'", "'price'"), setup_small_csv),
+    Line("csv-ragged-rows", ["train", "--dataset", "csv:{tmp}/ragged.csv", *QUICK], 1, ("different lengths",),
+         setup_csv_ragged),
+    Line("csv-empty-file", ["train", "--dataset", "csv:{tmp}/empty.csv", *QUICK], 1, ("empty",), setup_csv_empty),
+    Line("csv-is-not-csv", ["train", "--dataset", "csv:{tmp}/arrays.csv", *QUICK], 1, ("zip archive", "npz:"),
+         setup_csv_is_npz),
+    Line("npz-is-not-npz", ["train", "--dataset", "npz:{tmp}/table.npz", *QUICK], 1, ("not an npz", "csv:"),
+         setup_npz_is_csv),
+    Line("path-says-nothing", ["train", "--dataset", "{tmp}/notes", *QUICK], 1, ("does not say", "csv:"),
+         lambda tmp: (tmp / "notes").write_text("1,2\n")),
+    Line("images-empty-folder", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1, ("no class folders",),
+         setup_images_empty),
+    Line("images-all-corrupt", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1,
+         ("none of the 2 image files", "corrupt"), setup_images_all_corrupt),
+    Line("images-one-class", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 1, ("one class folder", "'cat'"),
+         setup_images_one_class),
+    Line("resume-after-csv-changed", ["train", "--resume", "1", "--steps", "4", "--quiet"], 1,
+         ("run 1 was trained on", "house.csv", "data now is", "--restart"),
+         setup_csv_changed_after_run),
+    Line("images-different-sizes-resized", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 0,
+         ("2 sizes", "resized to 6×6"), setup_images_sizes, out=("step 1",)),
+    Line("images-corrupt-skipped", ["train", "--dataset", "images:{tmp}/pics", *QUICK], 0,
+         ("skipped 2 unreadable",), setup_images_corrupt, out=("step 1",)),
+    Line("csv-dropna-drops-rows", ["train", "--dataset", "csv:{tmp}/gaps.csv", "--source-option", "dropna=true",
+                                   "--test-fraction", "0.3", "--num-inducing", "2", *QUICK], 0,
+         ("dropped 1 row",), setup_csv_missing, out=("step 1",)),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
@@ -537,6 +658,97 @@ def api_sweep_spec_too_many_seeds():
     SweepSpec.from_dict({"seeds": 10**9})
 
 
+def api_dataframe_unknown_target():
+    import pandas as pd
+
+    from engine.data import load
+
+    load(pd.DataFrame({"area": [1.0, 2.0, 3.0, 4.0], "price": [1.0, 2.0, 3.0, 5.0]}), target="cost")
+
+
+def api_arrays_test_without_labels():
+    from engine.data import load
+
+    load((np.zeros((8, 2)), np.arange(8) % 2), X_test=np.zeros((2, 2)))
+
+
+def api_parquet_without_pyarrow():
+    import tempfile
+
+    from engine.data import load
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "table.parquet"
+        path.write_bytes(b"PAR1" + bytes(64) + b"PAR1")
+        saved = sys.modules.get("pyarrow")
+        sys.modules["pyarrow"] = None  # as if it were not installed
+        try:
+            load(f"parquet:{path}")
+        finally:
+            if saved is None:
+                del sys.modules["pyarrow"]
+            else:
+                sys.modules["pyarrow"] = saved
+
+
+def _circles_checkpoint(tmp: Path):
+    from sklearn.datasets import make_circles
+
+    from engine.data import Dataset
+    from engine.train import RunConfig, Trainer
+
+    X, y = make_circles(80, noise=0.05, factor=0.5, random_state=0)
+    ds = Dataset("circles", X[:60], y[:60], X[60:], y[60:], num_classes=2)
+    trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 1, "eval_every": 0}), dataset=ds)
+    trainer.step()
+    return trainer.save_checkpoint(tmp / "circles.pt")
+
+
+def api_checkpoint_hand_built_data():
+    import tempfile
+
+    from engine.train import Trainer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        Trainer.from_checkpoint(_circles_checkpoint(Path(tmp)))
+
+
+def api_checkpoint_other_input_shape():
+    import tempfile
+
+    from engine.data import load
+    from engine.train import Trainer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        Trainer.from_checkpoint(_circles_checkpoint(Path(tmp)), dataset=load("wine"))
+
+
+def api_page_file_outside_data_dirs():
+    from dashboard.limits import ServerLimits
+    from engine.train import RunConfig
+
+    ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "csv:/etc/hosts.csv"}))
+
+
+def api_page_bare_path_outside_data_dirs():
+    from dashboard.limits import ServerLimits
+    from engine.train import RunConfig
+
+    ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "/home/someone/private.csv"}))
+
+
+def api_page_file_over_limit():
+    import tempfile
+
+    from dashboard.limits import ServerLimits
+    from engine.train import RunConfig
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.csv"
+        path.write_text("a,b,y\n" + "1.0,2.0,3.0\n" * 200_000)  # 2.3 MB
+        ServerLimits(max_memory_mb=1, data_dirs=(tmp,)).check(RunConfig(data={"dataset": f"csv:{path}"}))
+
+
 API = {
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
     "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
@@ -560,6 +772,14 @@ API = {
     "limits-memory-nan": (api_limits_memory_nan, ("INVLAB_MAX_MEMORY_MB", "finite")),
     "limits-memory-inf": (api_limits_memory_inf, ("INVLAB_MAX_MEMORY_MB", "finite")),
     "sweep-spec-too-many-seeds": (api_sweep_spec_too_many_seeds, ("1,000,000,000 runs",)),
+    "dataframe-unknown-target": (api_dataframe_unknown_target, ("no column 'cost'", "'price'")),
+    "arrays-test-without-labels": (api_arrays_test_without_labels, ("X_test and y_test",)),
+    "parquet-without-pyarrow": (api_parquet_without_pyarrow, ("pip install pyarrow",)),
+    "checkpoint-hand-built-data": (api_checkpoint_hand_built_data, ("hand-built dataset 'circles'", "dataset=")),
+    "checkpoint-other-input-shape": (api_checkpoint_other_input_shape, ("other inputs", "'circles'", "wine")),
+    "page-file-outside-data-dirs": (api_page_file_outside_data_dirs, ("--allow-data-dir",)),
+    "page-bare-path-outside-data-dirs": (api_page_bare_path_outside_data_dirs, ("--allow-data-dir",)),
+    "page-file-over-limit": (api_page_file_over_limit, ("2 MB", "--max-memory-mb")),
 }
 
 

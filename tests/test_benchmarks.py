@@ -77,3 +77,13 @@ def test_sweep_scaling_quick_compares_serial_runs_with_a_local_cluster(tmp_path)
     slack = 0.0005 * (1 / sweep + serial / sweep ** 2) + 0.0005
     assert abs(result["speedup"] - serial / sweep) <= slack * 1.01
     assert {"overhead_s_per_run", "startup_s", "run_s_on_workers"} <= set(result)
+
+
+def test_csv_load_prints_time_and_memory_per_method(tmp_path):
+    out = run("import sys, runpy; sys.argv = ['csv_load', '--rows', '3000', '--repeats', '1']; "
+              "runpy.run_module('benchmarks.data.csv_load', run_name='__main__')", tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(result["methods"]) == {"invlab", "invlab_read", "pandas", "numpy"} and result["rows"] == 3000
+    assert all(m["seconds"] > 0 and m["peak_over_array"] >= 0 for m in result["methods"].values())  # reported only
+    assert result["time_ratio_invlab_over_pandas"] > 0 and isinstance(result["meets_targets"], bool)

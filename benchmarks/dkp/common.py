@@ -78,7 +78,7 @@ def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, s
         model.num_predict_samples = args.predict_samples
     torch.manual_seed(seed + 12345)
     with torch.no_grad():
-        pred = model.predict(trainer.X_test, trainer.y_test)
+        pred = model.predict_standardised(trainer.X_test, trainer.y_test)
     ds = trainer.dataset
     # the ELBO over the whole training set, an unbiased estimate for the DKP families (at least 10 upstream samples)
     samples = max(model.num_samples, 10) if isinstance(model, DeepKernelProcess) else None

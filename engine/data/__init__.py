@@ -1,8 +1,10 @@
 """Datasets for Invariance Lab: `load(name, **options) -> Dataset`.
 
 Sources: scikit-learn's bundled digits (the default), MNIST (cached once by `fetch('mnist')`, i.e.
-`invlab fetch mnist`), any folder of MNIST-format IDX files ('idx:/path/to/dir'), the synthetic sets of
-the papers (rectangles, symmetric-2d, two-moons), colour photo patches and three tabular sets.
+`invlab fetch mnist`), the synthetic sets of the papers (rectangles, symmetric-2d, two-moons), colour photo
+patches and three tabular sets; and your own data: 'csv:PATH', 'npz:PATH', 'parquet:PATH', 'images:DIR',
+'idx:DIR', a bare path, `(X, y)` arrays or a pandas DataFrame (`target=`). `loadable(DIR)` lists the files
+and folders under DIR that `load` can read.
 Variants — rotation, odd/even labels, class selection, subsets, splits — are options, all seeded.
 Nothing is downloaded at load time.
 
@@ -12,7 +14,11 @@ Nothing is downloaded at load time.
     ((1, 8, 8), 2)
 """
 from .dataset import Dataset
+from .files import loadable
+from .identity import identity
 from .idx import read_idx, write_idx
 from .loader import DataConfig, fetch, list_datasets, load
+from .sources import READERS, register_reader
 
-__all__ = ["DataConfig", "Dataset", "fetch", "list_datasets", "load", "read_idx", "write_idx"]
+__all__ = ["DataConfig", "Dataset", "READERS", "fetch", "identity", "list_datasets", "load", "loadable", "read_idx",
+           "register_reader", "write_idx"]

@@ -3,7 +3,10 @@
 Shapes follow the project glossary: N data points, D input dimensions, images `[N, C, H, W]`.
 Inputs are float64; class labels are int64 in 0..K-1; regression targets are float64, standardised
 with the training mean and standard deviation (`y_mean`, `y_std` undo it, e.g. to report RMSE in the
-original units). The shapes are checked on construction, so a `Dataset` that exists is consistent.
+original units). Tabular inputs are standardised per feature the same way (`x_mean`, `x_std`). The scalers
+belong to the dataset: a hand-built one is standardised on construction unless its scalers are given or
+`standardise=False`, and `scale_inputs` / `unscale_targets` convert between the data's own units and the
+model's. The shapes are checked on construction, so a `Dataset` that exists is consistent.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ def as_numbers(values, what: str) -> np.ndarray:
         array = np.asarray(values)
         if array.dtype.kind not in "biuf":
             raise TypeError(array.dtype)
-        return array.astype(np.float64)
+        return array.astype(np.float64, copy=False)  # a float64 array is used as it is: no second copy of big data
     except (TypeError, ValueError):
         kind = getattr(getattr(values, "dtype", None), "name", type(values).__name__)
         raise DataError(f"{what} must hold numbers (integer or floating point), not {kind} values; "
@@ -69,6 +72,11 @@ class Dataset:
     options: dict = field(default_factory=dict)  # the options it was loaded with, defaults filled in
     description: str = ""
     metadata: dict = field(default_factory=dict)  # extras, e.g. the rotation angles drawn per image
+    x_mean: np.ndarray | None = None  # [D] tabular inputs: model input = (x - x_mean) / x_std; None: used as given
+    x_std: np.ndarray | None = None  # [D]
+    standardise: bool = True  # scalers not given: standardise tabular X and regression y from the training part
+    source: str = ""  # where it came from: a registered name, 'csv:PATH' ...; '' for a hand-built dataset
+    notes: list = field(default_factory=list)  # what loading decided for the user (task inferred, files skipped)
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -80,6 +88,34 @@ class Dataset:
         if self.task == "classification":
             self.y_train, self.y_test = self.y_train.astype(np.int64), self.y_test.astype(np.int64)
         self.check()
+        if self.standardise:
+            self._standardise()
+
+    def _standardise(self) -> None:
+        """Scale what has no scaler yet by the training part's mean and standard deviation (constant: std 1)."""
+        if self.task == "regression" and self.y_mean is None:
+            mean, std = float(self.y_train.mean()), float(self.y_train.std())
+            self.y_mean, self.y_std = mean, std if std > 0 else 1.0
+            self.y_train = (self.y_train - self.y_mean) / self.y_std
+            self.y_test = (self.y_test - self.y_mean) / self.y_std
+        if not self.is_image and self.x_mean is None and self.X_train.ndim == 2:
+            std = self.X_train.std(axis=0)
+            self.x_mean, self.x_std = self.X_train.mean(axis=0), np.where(std > 0, std, 1.0)
+            self.X_train = (self.X_train - self.x_mean) / self.x_std
+            self.X_test = (self.X_test - self.x_mean) / self.x_std
+        self.standardise = False  # done: checking or copying the dataset again must not scale twice
+
+    # --- units -------------------------------------------------------------------------------------
+
+    def scale_inputs(self, X) -> np.ndarray:
+        """Inputs in the data's own units [N, ...] -> the model's (standardised where the dataset has x scalers)."""
+        X = check_inputs(X, self.X_train.shape[1:])
+        return X if self.x_mean is None else (X - self.x_mean) / self.x_std
+
+    def unscale_targets(self, y) -> np.ndarray:
+        """Regression targets in the model's (standardised) units -> the target's own units."""
+        y = np.asarray(y, dtype=np.float64)
+        return y if self.y_mean is None else y * self.y_std + self.y_mean
 
     def check(self) -> "Dataset":
         """Check shapes, labels and that every value is finite; a Dataset changed after loading is checked again

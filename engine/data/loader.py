@@ -20,13 +20,16 @@ import param
 from ..errors import DataError
 from . import mnist, variants
 from .dataset import Dataset
-from .sources import IDX_PREFIX, SOURCES, RawData, Source, canonical, names, resolve
+from .sources import SOURCES, RawData, Source, canonical, looks_like_path, names, resolve, spec_of, split_prefix
 
 # --- the options as parameters ---------------------------------------------------------------------
 
 
+OWN_DATA = "'csv:PATH', 'npz:PATH', 'parquet:PATH', 'images:DIR', 'idx:DIR' or a path to such a file"
+
+
 class DatasetName(param.String):
-    """A string naming a registered dataset or an IDX directory ('idx:/path/to/dir')."""
+    """A string naming a registered dataset or the user's own file or folder ('csv:PATH', 'images:DIR', a path)."""
 
     def _validate(self, val):
         super()._validate(val)
@@ -35,11 +38,11 @@ class DatasetName(param.String):
         try:
             resolve(val)
         except DataError as err:
-            if isinstance(val, str) and val.startswith(IDX_PREFIX):
+            if isinstance(val, str) and (split_prefix(val) is not None or looks_like_path(val)):
                 raise DataError(f"parameter 'dataset': {err}") from None
             raise DataError(
                 f"parameter 'dataset' got {val!r}, which is not a known dataset; valid names: "
-                f"{', '.join(names())}, or 'idx:/path/to/dir' for a folder of MNIST-format files."
+                f"{', '.join(names())}, or your own data as {OWN_DATA}."
             ) from None
 
 
@@ -48,7 +51,7 @@ class DataConfig(param.Parameterized):
 
     dataset = DatasetName(
         "digits",
-        doc=f"Dataset name: one of {', '.join(names())}, or 'idx:/path/to/dir' (MNIST-format IDX files).",
+        doc=f"Dataset name: one of {', '.join(names())}, or your own data as {OWN_DATA}.",
     )
     rotate = param.Number(
         0.0, bounds=(0, 180),
@@ -88,7 +91,8 @@ VARIANT_OPTIONS = ("rotate", "odd_even", "classes", "subset", "test_subset", "te
 
 
 def list_datasets() -> list[str]:
-    """The registered dataset names; any 'idx:/path/to/dir' is accepted too but not listed."""
+    """The registered dataset names; the user's own files ('csv:PATH' ...) are accepted too but not listed (see
+    `engine.data.loadable` for those under a folder)."""
     return names()
 
 
@@ -97,7 +101,7 @@ def fetch(name: str, data_dir=None, progress: bool = True, force: bool = False) 
     key = canonical(name) if isinstance(name, str) else name
     if key == "mnist":
         return mnist.fetch_mnist(data_dir, progress=progress, force=force)
-    if isinstance(key, str) and (key in SOURCES or key.startswith(IDX_PREFIX)):
+    if isinstance(key, str) and (key in SOURCES or split_prefix(key) is not None or looks_like_path(key)):
         raise DataError(f"{name!r} needs no fetch: it is bundled, generated or local; only 'mnist' is fetched.")
     raise DataError(f"unknown dataset {name!r}; only 'mnist' can be fetched (datasets: {', '.join(names())}).")
 
@@ -169,17 +173,18 @@ def _check_options(source: Source, options: dict) -> tuple[dict, dict]:
     return config.values(), {k: getattr(own, k) for k in own_names}
 
 
-def _check_applicable(source: Source, opts: dict):
-    if opts["rotate"] > 0 and source.kind != "image":
+def _check_applicable(source: Source, opts: dict, kind: str | None = None, task: str | None = None):
+    kind, task = kind or source.kind, task or source.task
+    if opts["rotate"] > 0 and kind != "image":
         raise DataError(
-            f"rotate={opts['rotate']} applies to images only; {source.name!r} is {source.kind} data — use rotate=0."
+            f"rotate={opts['rotate']} applies to images only; {source.name!r} is {kind} data — use rotate=0."
         )
     if opts["odd_even"] and not source.digit_labels:
         raise DataError(
             f"odd_even applies to digit datasets (digits, mnist, idx:...); {source.name!r} has other labels — "
             "use odd_even=False."
         )
-    if opts["classes"] and source.task != "classification":
+    if opts["classes"] and task == "regression":
         raise DataError(
             f"classes applies to classification; {source.name!r} is a regression dataset — use classes=[]."
         )
@@ -198,7 +203,7 @@ def _split(raw: RawData, source: Source, opts: dict):
             )
         return raw.X_train, raw.y_train, raw.X_test, raw.y_test
     generator = variants.rng(opts["seed"], "split")
-    stratify = source.task == "classification"
+    stratify = (raw.task or source.task) == "classification"
     train, test = variants.split(raw.y_train, opts["test_fraction"], generator, stratify)
     return raw.X_train[train], raw.y_train[train], raw.X_train[test], raw.y_train[test]
 
@@ -249,17 +254,32 @@ def _describe(source: Source, opts: dict, X_train, X_test) -> str:
     return "; ".join(notes)
 
 
-def load(name: str, **options) -> Dataset:
-    """Load a dataset by name with variant and source options; see `DataConfig` for the shared options.
+def load(name, **options) -> Dataset:
+    """Load a dataset with variant and source options; see `DataConfig` for the shared options.
 
+    `name`: a registered name, your own file or folder ('csv:PATH', 'npz:PATH', 'parquet:PATH', 'images:DIR',
+    'idx:DIR', or a bare path whose extension or layout says which), an `(X, y)` tuple (with `X_test=`, `y_test=`
+    if you have a test set; X may be images [N, H, W] or [N, C, H, W]) or a pandas DataFrame (with `target=`).
     Raises `DataError` for an unknown name, an unknown option, a value out of range, an option that does
     not apply to this dataset, or missing / corrupt data.
     """
-    source = resolve(name)
+    if isinstance(name, str):
+        spec = spec_of(name)
+        source = resolve(spec)
+        spec = source.name if source.name in SOURCES else spec
+    else:
+        from .objects import source_of
+
+        source, options = source_of(name, options)
+        spec = ""
     opts, own = _check_options(source, options)
-    _check_applicable(source, opts)
+    if source.task != "auto":
+        _check_applicable(source, opts)
     raw = source.make(own, opts["seed"], opts["test_fraction"])
-    classification = source.task == "classification"
+    kind, task = raw.kind or source.kind, raw.task or source.task
+    _check_applicable(source, opts, kind, task)
+    classification = task == "classification"
+    copied = raw.X_test is None  # the split makes new arrays, which later steps may change in place
     X_train, y_train, X_test, y_test = _split(raw, source, opts)
     class_names = None
     if classification:
@@ -267,6 +287,7 @@ def load(name: str, **options) -> Dataset:
         X_train, X_test = X_train[keep_train], X_test[keep_test]
     X_train, y_train = _subset(X_train, y_train, opts["subset"], "subset", opts, classification, source.name)
     X_test, y_test = _subset(X_test, y_test, opts["test_subset"], "test_subset", opts, classification, source.name)
+    raw.X_train = raw.X_test = None  # the split made copies: let a large file's arrays go before scaling
 
     metadata = dict(raw.metadata)
     if opts["rotate"] > 0:
@@ -275,8 +296,10 @@ def load(name: str, **options) -> Dataset:
             metadata[f"angles_{part}"] = variants.draw_angles(len(X), opts["rotate"], generator)  # [N] degrees
         X_train = variants.rotate_images(X_train, metadata["angles_train"])
         X_test = variants.rotate_images(X_test, metadata["angles_test"])
-    if source.kind == "tabular":
-        X_train, X_test, metadata["x_mean"], metadata["x_std"] = variants.standardise(X_train, X_test)
+    x_mean = x_std = None
+    if kind == "tabular":
+        X_train, X_test, x_mean, x_std = variants.standardise(X_train, X_test, in_place=copied)
+        metadata["x_mean"], metadata["x_std"] = x_mean, x_std
     y_mean = y_std = None
     if not classification:
         y_train, y_test, y_mean, y_std = variants.standardise(y_train.astype(np.float64), y_test.astype(np.float64))
@@ -288,13 +311,18 @@ def load(name: str, **options) -> Dataset:
         y_train=y_train,
         X_test=X_test,
         y_test=y_test,
-        task=source.task,
+        task=task,
         num_classes=len(class_names) if classification else None,
         class_names=class_names,
-        image_shape=X_train.shape[1:] if source.kind == "image" else None,
+        image_shape=X_train.shape[1:] if kind == "image" else None,
         y_mean=y_mean,
         y_std=y_std,
         options={**opts, **own},
         description=_describe(source, opts, X_train, X_test),
         metadata=metadata,
+        x_mean=x_mean,
+        x_std=x_std,
+        standardise=False,
+        source=spec,
+        notes=list(raw.notes),
     )

@@ -3,9 +3,14 @@
 A source only produces raw arrays (`RawData`); the shared steps — splitting, class selection, odd/even,
 subsets, rotation, standardisation — happen once, in `loader.load`. A source with options declares them
 as a small `param.Parameterized` class, so bounds and docs live on the parameters as everywhere else.
+
+Two registries: `SOURCES`, the named datasets, and `READERS`, the prefixes that read the user's own files
+(`csv:PATH`, `npz:PATH`, `parquet:PATH`, `images:DIR`, `idx:DIR`), each one `Reader` entry. A bare path is read
+by the reader its extension or its folder's layout names.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -34,6 +39,9 @@ class RawData:
     label_values: list[int] | None = None  # the value `classes=[...]` refers to per class; default 0..K-1
     uses_test_fraction: bool = False  # True when the source itself used test_fraction (photo-patches)
     metadata: dict = field(default_factory=dict)
+    task: str | None = None  # the task when only the data says it (a CSV's target); None: the source's
+    kind: str | None = None  # likewise 'image' / 'tabular'
+    notes: list = field(default_factory=list)  # what reading decided for the user (task inferred, files skipped)
 
 
 @dataclass(frozen=True)
@@ -41,7 +49,7 @@ class Source:
     name: str
     description: str
     kind: str  # 'image' | 'tabular' (standardised) | 'points' (raw coordinates kept, e.g. for symmetry)
-    task: str  # 'classification' | 'regression'
+    task: str  # 'classification' | 'regression' | 'auto' (the raw data says: a file's target)
     make: Callable  # make(options: dict, seed: int, test_fraction: float) -> RawData
     options: type[param.Parameterized] | None = None  # source-specific options with their bounds
     digit_labels: bool = False  # labels are digits, so odd_even applies
@@ -231,8 +239,116 @@ SOURCES = {
 }
 
 
+def with_notes(read: Callable) -> Callable:
+    """A source maker from `read(options, notes) -> RawData`, keeping the notes with the raw data."""
+
+    def make(options, seed, test_fraction):
+        notes: list = []
+        raw = read(options, notes)
+        raw.notes = notes + raw.notes
+        return raw
+
+    return make
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A prefix that reads the user's own files: `source(path)` is the `Source` for 'prefix:path'."""
+
+    prefix: str  # 'csv' for 'csv:PATH'
+    what: str  # 'a CSV file', for messages and docs
+    source: Callable  # source(path) -> Source
+
+
+READERS: dict[str, Reader] = {}
+
+
+def register_reader(prefix: str, what: str):
+    """Register `source(path) -> Source` as the reader of 'prefix:PATH' (and of bare paths its kind detects)."""
+
+    def decorate(fn):
+        READERS[prefix] = Reader(prefix, what, fn)
+        return fn
+
+    return decorate
+
+
+def _file_source(reader, kind: str, options_class, label: str):
+    def source(path):
+        name = os.path.basename(os.path.normpath(path)) or path
+        return Source(name, f"{label} {path}", kind, "auto", with_notes(lambda o, n: reader(path, o, n)),
+                      options_class)
+
+    return source
+
+
+@register_reader("csv", "a CSV file (target: the last column, or target=)")
+def _csv(path):
+    from .files import read_csv
+    from .tables import TableOptions
+
+    return _file_source(read_csv, "tabular", TableOptions, "the CSV file")(path)
+
+
+@register_reader("npz", "a NumPy .npz file with arrays X, y (and X_test, y_test)")
+def _npz(path):
+    from .files import NpzOptions, read_npz
+
+    return _file_source(read_npz, "tabular", NpzOptions, "the npz file")(path)
+
+
+@register_reader("parquet", "a Parquet file (needs pyarrow)")
+def _parquet(path):
+    from .files import read_parquet
+    from .tables import TableOptions
+
+    return _file_source(read_parquet, "tabular", TableOptions, "the Parquet file")(path)
+
+
+@register_reader("images", "a folder of class folders of images, DIR/<class>/*.png")
+def _images(path):
+    from .image_folders import ImageFolderOptions, read_image_folder
+
+    return _file_source(read_image_folder, "image", ImageFolderOptions, "the image folders in")(path)
+
+
+@register_reader("idx", "a folder of MNIST-format IDX files")
+def _idx(directory):
+    return Source(f"idx:{directory}", f"MNIST-format IDX files in {directory}", "image", "classification",
+                  make_idx(directory), digit_labels=True)
+
+
 def names() -> list[str]:
     return list(SOURCES)
+
+
+def split_prefix(name: str) -> tuple[str, str] | None:
+    """('csv', PATH) for 'csv:PATH' (any registered reader's prefix), else None."""
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in READERS and len(prefix) > 1:  # 'C:\data' is a Windows drive, not a prefix
+        return prefix, rest
+    return None
+
+
+def looks_like_path(name: str) -> bool:
+    """Whether a dataset string is a path (a separator, a home '~', or an extension a reader knows)."""
+    from .files import TABULAR_EXTENSIONS
+
+    return "/" in name or os.sep in name or name.startswith("~") or \
+        os.path.splitext(name)[1].lower() in TABULAR_EXTENSIONS
+
+
+def file_path(name) -> str | None:
+    """The file or folder a dataset string reads ('csv:PATH', 'images:DIR', a bare path), or None for a registered
+    name or a Python object: what a server checks against its allowed data directories."""
+    if not isinstance(name, str):
+        return None
+    pair = split_prefix(name)
+    if pair is not None:
+        return pair[1]
+    if canonical(name) in SOURCES:
+        return None
+    return name if looks_like_path(name) else None
 
 
 def canonical(name: str) -> str:
@@ -244,17 +360,33 @@ def canonical(name: str) -> str:
     return key
 
 
+def spec_of(name: str) -> str:
+    """The dataset string with its reader's prefix: 'mine.csv' -> 'csv:mine.csv'; a registered name as it is."""
+    if split_prefix(name) is not None or canonical(name) in SOURCES or not looks_like_path(name):
+        return name
+    from .files import kind_of_path
+
+    kind = kind_of_path(name)
+    if kind is None:
+        raise DataError(f"{name!r} does not say what it holds (no .csv, .npz or .parquet extension, and not a "
+                        "folder); prefix it with its format, e.g. 'csv:" + name + "'.")
+    return f"{kind}:{name}"
+
+
 def resolve(name: str) -> Source:
-    """The Source for a name: a registered one, or `idx:/path/to/dir`."""
+    """The Source for a name: a registered one, 'prefix:PATH' for a registered reader, or a bare path."""
     if not isinstance(name, str):
         raise DataError(f"dataset name must be a string, not {type(name).__name__}; choose from {names()}.")
-    if name.startswith(IDX_PREFIX):
-        directory = name[len(IDX_PREFIX) :]
-        if not directory:
-            raise DataError("'idx:' needs a directory, e.g. 'idx:/data/my-digits'.")
-        return Source(name, f"MNIST-format IDX files in {directory}", "image", "classification",
-                      make_idx(directory), digit_labels=True)
     source = SOURCES.get(canonical(name))
-    if source is None:
-        raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(names())} or 'idx:/path/to/dir'.")
-    return source
+    if source is not None:
+        return source
+    pair = split_prefix(spec_of(name))
+    if pair is None:
+        raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(names())}, or your own data as "
+                        "'csv:PATH', 'npz:PATH', 'parquet:PATH', 'images:DIR', 'idx:DIR' or a path to such a file.")
+    prefix, path = pair
+    if not path:
+        folder = prefix in ("images", "idx")
+        raise DataError(f"'{prefix}:' needs a {'directory' if folder else 'file'}, e.g. '{prefix}:/data/mine"
+                        f"{'' if folder else '.' + prefix}'.")
+    return READERS[prefix].source(path)

@@ -63,7 +63,9 @@ def split(y: np.ndarray, test_fraction: float, generator: np.random.Generator, s
     """
     n_test = min(max(int(round(test_fraction * len(y))), 1), len(y) - 1)
     test = choose(y, n_test, generator, stratify)
-    train = np.setdiff1d(np.arange(len(y)), test)
+    rest = np.ones(len(y), bool)
+    rest[test] = False
+    train = np.flatnonzero(rest)  # what setdiff1d gives, without sorting a million indices
     return generator.permutation(train), generator.permutation(test)
 
 
@@ -117,9 +119,17 @@ def rotate_images(X: np.ndarray, angles: np.ndarray) -> np.ndarray:
 # --- scaling --------------------------------------------------------------------------------------
 
 
-def standardise(train: np.ndarray, test: np.ndarray):
-    """(train, test, mean, std) scaled with the training statistics; constant columns keep std 1."""
+def standardise(train: np.ndarray, test: np.ndarray, in_place: bool = False):
+    """(train, test, mean, std) scaled with the training statistics; constant columns keep std 1. `in_place`: the
+    arrays are the caller's own float64 copies and are scaled where they are (no second copy of a large file)."""
     mean = train.mean(axis=0)
     std = train.std(axis=0)
     std = np.where(std > 0, std, 1.0)
-    return (train - mean) / std, (test - mean) / std, mean, std
+    if in_place and train.dtype == np.float64 and test.dtype == np.float64:
+        train -= mean
+        test -= mean
+    else:
+        train, test = train - mean, test - mean  # new arrays, scaled in place: one copy of the data at a time
+    train /= std
+    test /= std
+    return train, test, mean, std

@@ -7,7 +7,12 @@ also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expecte
 a whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
 
 A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
-classes, image shape, y scale) and keeps it as `model.data_info`, which metrics and diagnostics read.
+classes, image shape, the x and y scalers) and keeps it as `model.data_info`, which metrics and diagnostics read.
+
+Units: a family implements `predict_standardised`, in the model's own units (standardised inputs and targets), which
+training, metrics and diagnostics use. `predict(X)` is the public door: X in the data's own units (any float dtype,
+any device, numpy or torch), converted to the model's dtype and device and scaled with the data's x scaler; means,
+variances and `Prediction.quantile(q)` come back in the target's units.
 
 Two typed answers go from a family to the page and the CLI: `numerics() -> Numerics` (the jitter in use and
 the condition number that matters for this family, named) and `tunables() -> list[Tunable]` (the scalar
@@ -36,6 +41,9 @@ class DataInfo:
     num_classes: int | None = None  # K for classification; None for regression
     image_shape: tuple[int, int, int] | None = None  # (C, H, W) for images; None for vectors
     y_std: float = 1.0  # regression targets are standardised: RMSE and NLPD are reported in original units
+    y_mean: float = 0.0  # original target = standardised target · y_std + y_mean
+    x_mean: tuple[float, ...] | None = None  # [D] model input = (x − x_mean) / x_std; None: inputs used as given
+    x_std: tuple[float, ...] | None = None
     class_names: tuple[str, ...] | None = None  # for labelling per-class diagnostics
     input_shape: tuple[int, ...] | None = None  # one input's shape, (C, H, W) or (D,); None: whatever X has
 
@@ -45,9 +53,13 @@ class DataInfo:
         image_shape = getattr(dataset, "image_shape", None)
         names = getattr(dataset, "class_names", None)
         X = getattr(dataset, "X_train", None)
+        x_mean, x_std = getattr(dataset, "x_mean", None), getattr(dataset, "x_std", None)
         return cls(task=dataset.task, num_classes=getattr(dataset, "num_classes", None),
                    image_shape=None if image_shape is None else tuple(int(s) for s in image_shape),
                    y_std=float(getattr(dataset, "y_std", 1.0) or 1.0),
+                   y_mean=float(getattr(dataset, "y_mean", 0.0) or 0.0),
+                   x_mean=None if x_mean is None else tuple(float(v) for v in x_mean),
+                   x_std=None if x_std is None else tuple(float(v) for v in x_std),
                    class_names=None if names is None else tuple(str(n) for n in names),
                    input_shape=None if X is None else tuple(int(s) for s in X.shape[1:]))
 
@@ -80,6 +92,16 @@ class Prediction:
     y_var: torch.Tensor | None = None
     probs: torch.Tensor | None = None
     log_density: torch.Tensor | None = None  # log p(y* | data) per test point, when y was given
+
+    def quantile(self, q: float) -> torch.Tensor:
+        """Regression: the q-quantile of the Gaussian predictive of y [N, L] (a Gaussian with the predictive's mean
+        and variance for a mixture), in the same units as `y_mean`."""
+        if self.y_mean is None:
+            raise ShapeError("quantiles are for regression; a classifier's prediction has class probabilities")
+        if not 0 < q < 1:
+            raise ShapeError(f"a quantile needs 0 < q < 1, got {q}")
+        z = math.sqrt(2.0) * torch.special.erfinv(torch.tensor(2 * q - 1, dtype=torch.float64)).item()
+        return self.y_mean + z * self.y_var.clamp_min(0).sqrt()
 
 
 @dataclass(frozen=True)
@@ -191,8 +213,42 @@ class ModelFamily(nn.Module):
     def loss(self, batch) -> Terms:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:  # pragma: no cover - abstract
+    def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None,
+                             **options) -> Prediction:  # pragma: no cover - abstract
+        """The predictive in the model's own units: X [N, ...] as training sees it, y (optional) likewise."""
         raise NotImplementedError
+
+    def _reference(self) -> torch.Tensor | None:
+        """A tensor of the model's (dtype, device): its first floating parameter or buffer."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.is_floating_point():
+                return t
+        return None
+
+    @torch.no_grad()
+    def predict(self, X, y=None, **options) -> Prediction:
+        """The predictive at X given in the data's own units (numpy or torch, any float dtype and device; converted to
+        the model's), with means and variances (and `quantile`) in the target's units; y (optional, own units) gives
+        `log_density` of the original-unit targets. Options go to the family (e.g. `num_samples`, `tempered`)."""
+        ref = self._reference()
+        dtype, device = (ref.dtype, ref.device) if ref is not None else (torch.float64, torch.device("cpu"))
+        X = torch.as_tensor(X.detach() if isinstance(X, torch.Tensor) else X).to(device=device, dtype=dtype)
+        info = self.data_info
+        if info.x_mean is not None:
+            mean = torch.tensor(info.x_mean, dtype=dtype, device=device)
+            X = (X - mean) / torch.tensor(info.x_std, dtype=dtype, device=device)
+        regression = self.task != "classification"
+        if y is not None:
+            y = torch.as_tensor(y.detach() if isinstance(y, torch.Tensor) else y).to(device=device)
+            y = (y.to(dtype) - info.y_mean) / info.y_std if regression else y
+        pred = self.predict_standardised(X, y, **options)
+        if not regression:
+            return pred
+        scale, shift = info.y_std, info.y_mean
+        return Prediction(pred.mean * scale + shift, pred.var * scale ** 2,
+                          None if pred.y_mean is None else pred.y_mean * scale + shift,
+                          None if pred.y_var is None else pred.y_var * scale ** 2, pred.probs,
+                          None if pred.log_density is None else pred.log_density - math.log(scale))
 
     def diagnostics(self, data=None) -> dict[str, View]:
         return {}
@@ -211,7 +267,7 @@ class ModelFamily(nn.Module):
         n, wrong, sq, nll = 0, 0.0, 0.0, 0.0
         for start in range(0, X.shape[0], batch_size):
             xb, yb = X[start:start + batch_size], y[start:start + batch_size]
-            p = self.predict(xb, yb)
+            p = self.predict_standardised(xb, yb)
             if self.task == "classification":
                 wrong += float((p.probs.argmax(-1) != yb.long()).sum())
             else:

@@ -131,7 +131,7 @@ class SVGP(ModelFamily):
         return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
 
     # -- prediction -----------------------------------------------------------------------------------------
-    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
+    def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
         mean, var = self.qf(X)
         pred = Prediction(mean, var)
         if self.likelihood.is_classification:

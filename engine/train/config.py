@@ -89,16 +89,19 @@ class RunConfig:
     data: dict = field(default_factory=lambda: {"dataset": "digits"})
     model_config: dict = field(default_factory=dict)
     train: dict = field(default_factory=dict)
+    data_identity: dict | None = None  # what the run trained on (`engine.data.identity`); set by the Trainer
 
     def to_json(self) -> str:
-        return json.dumps({"model": self.model, "data": self.data, "model_config": self.model_config,
-                           "train": self.train}, sort_keys=True)
+        out = {"model": self.model, "data": self.data, "model_config": self.model_config, "train": self.train}
+        if self.data_identity:
+            out["data_identity"] = self.data_identity
+        return json.dumps(out, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "RunConfig":
         try:
             d = json.loads(text)
-            return cls(d["model"], d["data"], d.get("model_config", {}), d.get("train", {}))
+            return cls(d["model"], d["data"], d.get("model_config", {}), d.get("train", {}), d.get("data_identity"))
         except (ValueError, KeyError, TypeError) as err:
             raise ConfigError(f"stored run configuration is unreadable ({err}); the run cannot be rebuilt") from None
 

@@ -1,5 +1,9 @@
 """The training loop shared by the CLI, notebooks and the dashboard.
 
+The `Trainer` is grouped by job: set-up, random streams and the step loop here; evaluation, snapshots and
+predictions in `evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`; live
+edits from another thread in `live`.
+
 `Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
 bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
 Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every step
@@ -32,59 +36,27 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import math
 import threading
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
-from pathlib import Path
 
-import numpy as np
 import torch
 
-from ..data.dataset import check_inputs
-from ..diagnostics import View
 from ..errors import ConfigError, NonFiniteLossError, NumericalError
-from ..models.base import DataInfo, Numerics, seeded
-from ..parameters import learnables
+from ..models.base import DataInfo, Numerics
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
-from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .checkpoint import CheckpointError
 from .config import RunConfig, TrainConfig
-from .health import Health, assess
-from .store import HEARTBEAT_SECONDS, RunStore, RunStoreError
+from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
+from .live import EDIT_WAIT_SECONDS, TrainerEdits
+from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
+from .store import HEARTBEAT_SECONDS, RunStore
 
-EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
-CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
-EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's seed + this
+__all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
+           "more_inducing_than_data"]
+
 _clock = time.monotonic
-
-
-@dataclass
-class StepResult:
-    step: int
-    loss: float
-    parts: dict[str, float]
-    seconds: float
-
-
-@dataclass
-class Snapshot:
-    """A picture of a run at one step: everything here is numpy or Python scalars."""
-
-    step: int
-    status: str
-    parts: dict[str, float]
-    metrics: dict[str, float]
-    history: dict[str, tuple[np.ndarray, np.ndarray]]
-    views: dict[str, View] = field(default_factory=dict)
-    numerics: Numerics = field(default_factory=Numerics)
-    steps_per_sec: float = float("nan")
-    device: str = "cpu"
-    dtype: str = "float64"
-    run_id: int | None = None
-    warning: str | None = None
-    health: Health = field(default_factory=Health)
 
 
 def more_inducing_than_data(params, num_train: int) -> str | None:
@@ -100,16 +72,22 @@ def more_inducing_than_data(params, num_train: int) -> str | None:
     return None
 
 
-class Trainer:
+class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
+    """One run's training: `step()`, `run(steps, every)`, `evaluate()`, `snapshot()`, `predict(X)`, checkpoints.
+
+    `dataset=`: train on this `Dataset` instead of loading the config's data (a hand-built one included); the run's
+    config then records its identity."""
+
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, run_id: int | None = None, dataset=None):
-        self.config = config.validate()
+        config = config.validate()
         self.tc: TrainConfig = config.train_config()
         self.spec = config.model_spec()
         self.device = resolve_device(self.tc.device)
         if self.device.type == "cpu":
             keep_freed_cpu_memory()  # large step tensors are reused instead of page-faulted in again every step
         self.dtype = resolve_dtype(self.tc.dtype, self.device)
-        self.dataset = dataset.check() if dataset is not None else config.data_config().load()
+        self.dataset, config = data_for_run(config, dataset, run_id)
+        self.config = config
         ds = self.dataset
         if ds.task not in self.spec.tasks:
             raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
@@ -138,7 +116,8 @@ class Trainer:
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self.last_parts: dict[str, float] = {}
         self.last_metrics: dict[str, float] = {}
-        self.last_warning: str | None = more_inducing_than_data(config.model_params(), ds.num_train)
+        notes = [more_inducing_than_data(config.model_params(), ds.num_train), *getattr(ds, "notes", [])]
+        self.last_warning: str | None = "; ".join(n for n in notes if n) or None  # the CLI prints it as a note
         self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
         self._order = torch.empty(0, dtype=torch.long)
         self._cursor = 0
@@ -159,20 +138,14 @@ class Trainer:
             self.run_id = store.create_run(config.to_json(), config.model, ds.name)
 
     # -- set-up helpers ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _now() -> float:
+        """The clock checkpoint timing reads (a test may replace `_clock`)."""
+        return _clock()
+
     def _labels(self, y):
         y = torch.as_tensor(y, device=self.device)
         return y.long() if self.dataset.task == "classification" else y.to(self.dtype)
-
-    def _chance_error(self) -> float:
-        """The test error of the best constant answer on the evaluation subset: 1 − the most common class's share
-        (classification) or the RMSE of the training mean in original units (regression). Health compares with it."""
-        y = self.y_test.index_select(0, self._eval_idx)
-        if y.numel() == 0:
-            return float("nan")
-        if self.dataset.task == "classification":
-            return 1.0 - float(torch.bincount(y.reshape(-1)).max()) / y.numel()
-        mean = self.y.reshape(-1, *y.shape[1:]).mean(0)
-        return float(((y - mean) ** 2).mean().sqrt()) * float(getattr(self.model, "y_std", 1.0) or 1.0)
 
     def _make_optimizer(self):
         params = [p for p in self.model.parameters()]
@@ -400,255 +373,3 @@ class Trainer:
         if self.store is not None:
             self.save_checkpoint()
         return metrics
-
-    # -- evaluation and snapshots -------------------------------------------------------------------------------------
-    @torch.no_grad()
-    def evaluate(self) -> dict[str, float]:
-        """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
-        with self.lock, seeded(self.tc.seed + EVAL_SEED_OFFSET, self.device):
-            idx = self._eval_idx
-            metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
-            self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
-        metrics = {f"test_{k}": v for k, v in metrics.items()}
-        self.last_metrics = metrics
-        self._record(metrics)
-        return metrics
-
-    def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
-        """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
-        with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
-        full_elbo = getattr(self.model, "full_elbo", None)
-        if full_elbo is None:
-            return None
-        with self.lock:
-            return full_elbo(self.X, self.y, batch_size=batch_size, seed=seed)
-
-    def _record(self, values: dict[str, float]) -> None:
-        """Append to the in-memory history and buffer for the run store."""
-        for k, v in values.items():
-            steps, series = self.history[k]
-            steps.append(self.step_count)
-            series.append(v)
-        if self.store is not None:
-            self.store.log_metrics(self.run_id, self.step_count, values)
-
-    def snapshot(self, views: bool = True) -> Snapshot:
-        """The run now. With `views`, the diagnostics and fresh numerics; without, the last numerics (from the last
-        views or evaluation) with the current jitter, so a snapshot stays cheap."""
-        with self.lock:
-            if views or self.last_numerics is None:
-                self.last_numerics = numerics = self.model.numerics()
-            else:
-                jitter = getattr(self.model, "last_jitter", float("nan"))
-                numerics = self.last_numerics
-                if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
-                    numerics = dataclasses.replace(numerics, jitter=jitter)
-            diag = {}
-            if views:
-                sample = self._diagnostic_data()
-                diag = self.model.diagnostics(sample)
-        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
-                   for k, (s, v) in self.history.items()}
-        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
-                        numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
-                        self.run_id, self.last_warning, self.health(history, numerics))
-
-    def health(self, history=None, numerics: Numerics | None = None) -> Health:
-        """The run's health verdict (`engine.train.health.assess`) from its history and numerics."""
-        if history is None:
-            history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
-        ds = self.dataset
-        return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
-                      num_classes=ds.num_classes, optimizer=self.optimizer_name, chance_error=self.chance_error,
-                      learning_rate=self.current_lr,
-                      converged=self.converged if self.optimizer_name == "lbfgs" else None)
-
-    def _diagnostic_data(self, n: int = 400):
-        idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
-        return self.X.index_select(0, idx), self.y.index_select(0, idx)
-
-    @torch.no_grad()
-    def predict(self, X) -> "Prediction":  # noqa: F821
-        X = torch.as_tensor(check_inputs(X, self.dataset.X_train.shape[1:]), dtype=self.dtype, device=self.device)
-        with self.lock:
-            return self.model.predict(X)
-
-    # -- live edits from another thread --------------------------------------------------------------------------------
-    def edit(self, change) -> bool:
-        """Apply `change(trainer)` now if no step is running, else just before the next step; True if applied now.
-
-        A server thread calling this never waits for a step or an evaluation to end (a few milliseconds at most):
-        a page stays responsive however slow the model. A deferred change that is refused leaves its message in
-        `last_warning`."""
-        if self.lock.acquire(timeout=EDIT_WAIT_SECONDS):
-            try:
-                change(self)
-            finally:
-                self.lock.release()
-            return True
-        self._edits.append(change)
-        return False
-
-    def _apply_edits(self) -> None:
-        """Changes deferred by `edit` (called under the lock, before a step)."""
-        while self._edits:
-            change = self._edits.popleft()
-            try:
-                change(self)
-            except (ConfigError, ValueError) as err:
-                self.last_warning = f"a live change was refused: {err}"
-
-    def set_value(self, name: str, value) -> None:
-        with self.lock:
-            self.learnable(name).assign(value)
-            self._good = self._capture()
-            self.converged = False  # the solve's answer has changed: it must run again
-
-    def freeze(self, name: str, frozen: bool = True) -> None:
-        with self.lock:
-            value = self.learnable(name)
-            if not frozen and not isinstance(value.raw, torch.nn.Parameter):
-                raise ConfigError(f"{name} is only ever set in the {self.spec.name} family, never learned, so it "
-                                  f"cannot be unfrozen")
-            value.frozen = frozen
-            self.converged = False
-
-    def learnable(self, name):
-        """The model's learnable value `name` (a ConfigError listing the names there are if it has none)."""
-        table = learnables(self.model)
-        if name not in table:
-            raise ConfigError(f"no learnable value {name!r}; this model has: {', '.join(table)}")
-        return table[name]
-
-    def set_learning_rate(self, lr: float) -> None:
-        with self.lock:
-            self.tc.learning_rate = lr  # validated by param
-            for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs):
-                group["lr"] = lr * self._lr_factor(self.step_count)
-            self.scheduler.base_lrs = [lr for _ in self.scheduler.base_lrs]
-            self.converged = False
-
-    # -- persistence ---------------------------------------------------------------------------------------------------
-    def _set_status(self, status: str, message: str | None = None) -> None:
-        self.status = status
-        if self.store is not None:
-            summary = {"test_error": self.last_metrics.get("test_error"),
-                       "test_rmse": self.last_metrics.get("test_rmse"),
-                       "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo"),
-                       "full_elbo": None if self.final_elbo is None else self.final_elbo["elbo"]}
-            self.store.update_run(self.run_id, status=status, step=self.step_count, message=message,
-                                  **{k: v for k, v in summary.items() if v is not None})
-            self.store.flush()
-
-    def _flush(self) -> None:
-        elbo = self.last_parts.get("elbo")
-        self.store.update_run(self.run_id, step=self.step_count, **({} if elbo is None else {"elbo": elbo}))
-        self.store.flush()
-        self._last_beat = _clock()
-
-    def save_checkpoint(self, path: str | Path | None = None) -> Path:
-        """Save the state a resume needs (model, optimiser, step, every random stream, the epoch's order); without a
-        path, into the run store's directory, keeping the newest `keep_checkpoints`."""
-        with self.lock:
-            if self._torn:
-                raise CheckpointError("a step was cut off midway, so the model may be half-updated; no checkpoint was "
-                                      "written (the run can resume from its previous checkpoint)")
-            if path is None:
-                if self.store is None:
-                    raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
-                path = self.store.checkpoint_dir(self.run_id) / f"step_{self.step_count:08d}.pt"
-            t0 = _clock()
-            path = save_checkpoint(path, model_state=self.model.state_dict(),
-                                   optimizer_state=self.optimizer.state_dict(),
-                                   step=self.step_count, config_json=self.config.to_json(),
-                                   rng_state=self.generator.get_state(), streams=self._streams,
-                                   order=self._order, cursor=self._cursor)
-            if self.store is not None:
-                self.store.add_checkpoint(self.run_id, self.step_count, path)
-                self._flush()
-                self._prune_checkpoints()
-            now = _clock()
-            if self.tc.checkpoint_seconds:
-                self._next_checkpoint = now + max(self.tc.checkpoint_seconds, (now - t0) / CHECKPOINT_SHARE)
-            return path
-
-    def _prune_checkpoints(self) -> None:
-        """Remove this run's checkpoints in the store's directory beyond the newest `keep_checkpoints`."""
-        keep = self.tc.keep_checkpoints
-        if not keep:
-            return
-        own = self.store.checkpoint_dir(self.run_id).resolve()
-        seen: list[Path] = []
-        for step, path in self.store.checkpoints(self.run_id):
-            resolved = path.resolve()
-            if resolved in seen:
-                continue
-            seen.append(resolved)
-            if len(seen) > keep and resolved.parent == own:
-                self.store.forget_checkpoint(self.run_id, step, path)
-
-    def load_state(self, payload: dict) -> None:
-        """Continue from a checkpoint's state (see `save_checkpoint`). The learning rate is the configured one at
-        the checkpoint's step of the schedule (a resume may have changed it)."""
-        with self.lock:
-            self.model.load_state_dict(payload["model"])
-            self.optimizer.load_state_dict(payload["optimizer"])
-            self.step_count = int(payload["step"])
-            self.generator.set_state(payload["rng"].to("cpu"))
-            streams = {k: v.to("cpu") for k, v in (payload.get("streams") or {}).items()}
-            self._streams.update({k: v for k, v in streams.items() if k == "cpu" or self.device.type == k})
-            order = payload.get("order")
-            self._order = torch.empty(0, dtype=torch.long) if order is None else order.to("cpu", torch.long)
-            self._cursor = int(payload.get("cursor", 0))
-            self.scheduler.last_epoch = self.step_count
-            lr = self.tc.learning_rate
-            self.scheduler.base_lrs = [lr for _ in self.optimizer.param_groups]
-            for group in self.optimizer.param_groups:
-                group["initial_lr"] = lr
-                group["lr"] = lr * self._lr_factor(self.step_count)
-            self._torn = False
-            self._good = self._capture()
-
-    @classmethod
-    def from_checkpoint(cls, path: str | Path, **kwargs) -> "Trainer":
-        payload = load_checkpoint(path, map_location="cpu")
-        trainer = cls(RunConfig.from_json(payload["config"]), **kwargs)
-        trainer.load_state(payload)
-        return trainer
-
-    @classmethod
-    def resume(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None) -> "Trainer":
-        """Continue a stored run from its newest checkpoint that loads; metrics logged after it are dropped.
-
-        `train`: training settings to change from here on (steps, learning rate, schedule, intervals ...); the
-        stored config records them. Checkpoints that are missing or unreadable are skipped and listed in
-        `resume_notes`. Without any usable checkpoint this raises `CheckpointError` and nothing stored changes."""
-        record = store.get_run(run_id)
-        writer = store.live_writer(run_id)
-        if writer is not None:
-            raise RunStoreError(f"run {run_id} is still being trained by another process ({writer}); stop it first "
-                                f"(Ctrl-C, or kill -TERM, which saves a checkpoint), then resume")
-        config = RunConfig.from_json(record.config)
-        if train:
-            config = dataclasses.replace(config, train={**config.train, **train})
-        trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
-        notes = []
-        for step, path in store.checkpoints(run_id):
-            try:
-                trainer.load_state(load_checkpoint(path, map_location="cpu"))
-                break
-            except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
-                notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
-        else:
-            kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
-            found = "; ".join(notes) if notes else "none was written"
-            raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
-                                  f"changed: its {kept} stored metric values, its status ({record.status}) and its "
-                                  f"step ({record.step}) are as they were.")
-        trainer.resume_notes = notes
-        if train:
-            store.update_run(run_id, config=config.to_json())
-        store.truncate(run_id, trainer.step_count)
-        for name, (steps, values) in store.metrics(run_id).items():
-            trainer.history[name] = (list(steps), list(values))
-        return trainer

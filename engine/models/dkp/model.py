@@ -228,7 +228,8 @@ class DeepKernelProcess(ModelFamily):
 
     # -- prediction ---------------------------------------------------------------------------------------------------
     @torch.no_grad()
-    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None, num_samples: int | None = None) -> Prediction:
+    def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None,
+                             num_samples: int | None = None) -> Prediction:
         """Predictive distribution, a mixture over `num_samples` upstream samples
         (each chunk of points draws its own)."""
         S = int(num_samples or self.num_predict_samples)

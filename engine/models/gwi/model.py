@@ -171,7 +171,8 @@ class GWI(ModelFamily):
         mean, var = self.marginals(X)
         return prob_is_largest(mean, var, self.likelihood.num_points)
 
-    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None, tempered: bool = False) -> Prediction:
+    def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None,
+                             tempered: bool = False) -> Prediction:
         mean, var = self.marginals(X)
         alpha = self.alpha_T.to(mean.dtype) if tempered else 1.0
         pred = Prediction(mean, var)
@@ -224,7 +225,7 @@ class GWI(ModelFamily):
         nll, n = 0.0, 0
         for start in range(0, X.shape[0], batch_size):
             xb, yb = X[start:start + batch_size], y[start:start + batch_size]
-            nll -= float(self.predict(xb, yb, tempered=True).log_density.sum())
+            nll -= float(self.predict_standardised(xb, yb, tempered=True).log_density.sum())
             n += xb.shape[0]
         out["nlpd_tempered"] = nll / n + (0.0 if self.task == "classification" else math.log(self.y_std))
         return out

@@ -213,7 +213,7 @@ class RKHSMachine(ModelFamily):
         return ((FL - self.targets) ** 2).mean().clamp_min(1e-6)
 
     @torch.no_grad()
-    def predict(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
+    def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
         f = self.decision_function(X)
         pred = Prediction(f, torch.zeros_like(f))
         if self.task == "classification":

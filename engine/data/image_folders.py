@@ -1,0 +1,99 @@
+"""`images:DIR`: a folder of class folders, `DIR/<class_name>/*.png|jpg|...`, read with Pillow.
+
+Each class folder is one class (named by the folder, in sorted order). Images of different sizes are resized to
+`image_size` (or, when 0, to the most common size, with a note); unreadable files are skipped and counted in a
+note (all of them unreadable is refused). A folder of grey images gives one channel, otherwise three; `grayscale`
+forces one. Values are in [0, 1].
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import param
+
+from ..errors import DataError
+from .files import IMAGE_EXTENSIONS, file_info
+
+
+class ImageFolderOptions(param.Parameterized):
+    """Options of an image folder."""
+
+    image_size = param.Integer(0, bounds=(0, 512),
+                               doc="Resize every image to this many pixels square; 0: keep the size (images of "
+                                   "different sizes are resized to the most common one, with a note).")
+    grayscale = param.Boolean(False, doc="Convert to one grey channel; otherwise colour images keep three.")
+
+
+def _class_folders(directory: Path, where: str) -> list[tuple[str, list[Path]]]:
+    if not directory.exists():
+        raise DataError(f"images: folder {where} does not exist; check the path.")
+    if not directory.is_dir():
+        raise DataError(f"images: {where} is a file, not a folder; give a folder with one sub-folder of images per "
+                        "class.")
+    classes = []
+    for sub in sorted(d for d in directory.iterdir() if d.is_dir() and not d.name.startswith(".")):
+        files = sorted(f for f in sub.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_EXTENSIONS)
+        if files:
+            classes.append((sub.name, files))
+    if not classes:
+        loose = any(f.suffix.lower() in IMAGE_EXTENSIONS for f in directory.iterdir() if f.is_file())
+        raise DataError(f"images: {where} has no class folders with images"
+                        + (" (its images lie directly in it)" if loose else "") + "; put each class's images in "
+                        "its own sub-folder, DIR/<class_name>/*.png.")
+    if len(classes) == 1:
+        raise DataError(f"images: {where} has one class folder only ({classes[0][0]!r}); classification needs at "
+                        "least two — add a folder per class.")
+    return classes
+
+
+def read_image_folder(directory: str, options: dict, notes: list):
+    """`images:DIR` -> RawData of [N, C, H, W] images in [0, 1] with the class folders' names."""
+    from PIL import Image, UnidentifiedImageError
+
+    from .sources import RawData
+
+    path = Path(os.path.expanduser(directory))
+    classes = _class_folders(path, directory)
+    images, labels, skipped = [], [], []
+    for label, (_, files) in enumerate(classes):
+        for f in files:
+            try:
+                with Image.open(f) as im:
+                    im.load()
+                    images.append(im.copy())
+                labels.append(label)
+            except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+                skipped.append(f.name)
+    if not images:
+        raise DataError(f"images: none of the {len(skipped)} image files in {directory} can be read; they are "
+                        "corrupt or not images.")
+    if skipped:
+        notes.append(f"images: skipped {len(skipped)} unreadable file{'s' if len(skipped) > 1 else ''} in "
+                     f"{directory} ({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})")
+    grey = options.get("grayscale") or all(im.mode in ("1", "L", "LA", "I", "I;16", "F") for im in images)
+    mode = "L" if grey else "RGB"
+    size = options.get("image_size") or 0
+    sizes = Counter(im.size for im in images)
+    if size:
+        target = (size, size)
+    else:
+        target = sizes.most_common(1)[0][0]
+        if len(sizes) > 1:
+            notes.append(f"images: {directory} holds images of {len(sizes)} sizes; all were resized to "
+                         f"{target[0]}×{target[1]} (the most common; set image_size to choose)")
+    arrays = []
+    for im in images:
+        im = im.convert(mode)
+        if im.size != target:
+            im = im.resize(target, Image.BILINEAR)
+        arrays.append(np.asarray(im, dtype=np.uint8))
+    X = np.stack(arrays).astype(np.float64) / 255.0  # [N, H, W] or [N, H, W, 3]
+    X = X[:, None] if grey else X.transpose(0, 3, 1, 2)  # [N, C, H, W]
+    raw = RawData(X, np.asarray(labels, dtype=np.int64), class_names=[name for name, _ in classes],
+                  task="classification", kind="image")
+    raw.metadata["file"] = file_info(path)
+    raw.metadata["file"]["mtime"] = max(f.stat().st_mtime for _, files in classes for f in files)
+    return raw

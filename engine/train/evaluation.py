@@ -1,0 +1,142 @@
+"""What a `Trainer` says about its model: test metrics, the whole-data ELBO, snapshots for the page and the CLI,
+health verdicts, and predictions in the data's own units.
+
+`evaluate()` scores a bounded, fixed test subset (any sampling seeded, so the same model scores the same);
+`snapshot()` is plain numpy and floats, safe to hand to another thread; `predict(X)` takes inputs in the data's own
+units and returns means and variances in the target's (see `ModelFamily.predict`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..data.dataset import check_inputs
+from ..diagnostics import View
+from ..models.base import Numerics, seeded
+from .health import Health, assess
+
+EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's seed + this
+
+
+@dataclass
+class StepResult:
+    step: int
+    loss: float
+    parts: dict[str, float]
+    seconds: float
+
+
+@dataclass
+class Snapshot:
+    """A picture of a run at one step: everything here is numpy or Python scalars."""
+
+    step: int
+    status: str
+    parts: dict[str, float]
+    metrics: dict[str, float]
+    history: dict[str, tuple[np.ndarray, np.ndarray]]
+    views: dict[str, View] = field(default_factory=dict)
+    numerics: Numerics = field(default_factory=Numerics)
+    steps_per_sec: float = float("nan")
+    device: str = "cpu"
+    dtype: str = "float64"
+    run_id: int | None = None
+    warning: str | None = None
+    health: Health = field(default_factory=Health)
+
+
+
+
+class TrainerEvaluation:
+    """The `Trainer`'s evaluation, snapshot and prediction methods (mixed into `Trainer`)."""
+
+    def _chance_error(self) -> float:
+        """The test error of the best constant answer on the evaluation subset: 1 − the most common class's share
+        (classification) or the RMSE of the training mean in original units (regression). Health compares with it."""
+        y = self.y_test.index_select(0, self._eval_idx)
+        if y.numel() == 0:
+            return float("nan")
+        if self.dataset.task == "classification":
+            return 1.0 - float(torch.bincount(y.reshape(-1)).max()) / y.numel()
+        mean = self.y.reshape(-1, *y.shape[1:]).mean(0)
+        return float(((y - mean) ** 2).mean().sqrt()) * float(getattr(self.model, "y_std", 1.0) or 1.0)
+
+
+    # -- evaluation and snapshots -------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
+        with self.lock, seeded(self.tc.seed + EVAL_SEED_OFFSET, self.device):
+            idx = self._eval_idx
+            metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
+            self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
+        metrics = {f"test_{k}": v for k, v in metrics.items()}
+        self.last_metrics = metrics
+        self._record(metrics)
+        return metrics
+
+    def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
+        """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
+        with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
+        full_elbo = getattr(self.model, "full_elbo", None)
+        if full_elbo is None:
+            return None
+        with self.lock:
+            return full_elbo(self.X, self.y, batch_size=batch_size, seed=seed)
+
+    def _record(self, values: dict[str, float]) -> None:
+        """Append to the in-memory history and buffer for the run store."""
+        for k, v in values.items():
+            steps, series = self.history[k]
+            steps.append(self.step_count)
+            series.append(v)
+        if self.store is not None:
+            self.store.log_metrics(self.run_id, self.step_count, values)
+
+    def snapshot(self, views: bool = True) -> Snapshot:
+        """The run now. With `views`, the diagnostics and fresh numerics; without, the last numerics (from the last
+        views or evaluation) with the current jitter, so a snapshot stays cheap."""
+        with self.lock:
+            if views or self.last_numerics is None:
+                self.last_numerics = numerics = self.model.numerics()
+            else:
+                jitter = getattr(self.model, "last_jitter", float("nan"))
+                numerics = self.last_numerics
+                if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
+                    numerics = dataclasses.replace(numerics, jitter=jitter)
+            diag = {}
+            if views:
+                sample = self._diagnostic_data()
+                diag = self.model.diagnostics(sample)
+        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
+                   for k, (s, v) in self.history.items()}
+        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
+                        numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
+                        self.run_id, self.last_warning, self.health(history, numerics))
+
+    def health(self, history=None, numerics: Numerics | None = None) -> Health:
+        """The run's health verdict (`engine.train.health.assess`) from its history and numerics."""
+        if history is None:
+            history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
+        ds = self.dataset
+        return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
+                      num_classes=ds.num_classes, optimizer=self.optimizer_name, chance_error=self.chance_error,
+                      learning_rate=self.current_lr,
+                      converged=self.converged if self.optimizer_name == "lbfgs" else None)
+
+    def _diagnostic_data(self, n: int = 400):
+        idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
+        return self.X.index_select(0, idx), self.y.index_select(0, idx)
+
+    @torch.no_grad()
+    def predict(self, X, **options) -> "Prediction":  # noqa: F821
+        """The predictive at X [N, ...] in the data's own units (numpy or torch, any float dtype or device): means,
+        variances and `quantile(q)` in the target's units, or class probabilities. Options go to the family."""
+        X = check_inputs(X, self.dataset.X_train.shape[1:])
+        with self.lock:
+            return self.model.predict(X, **options)
+

@@ -1,0 +1,63 @@
+"""README's "Your own data" section, run as written: every Python snippet in one namespace, in order, in a scratch
+folder, then every command line as a real process (`invlab` is `python -m engine`), with a small folder of class
+folders of images standing in for the user's `photos`."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def section_blocks(title: str) -> list[tuple[str, str]]:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"## {title}\n")
+    body = text[start:text.index("\n## ", start + 1)]
+    return re.findall(r"```(python|bash)\n(.*?)```", body, flags=re.S)
+
+
+def photos(folder: Path):
+    from PIL import Image
+
+    for c, name in enumerate(["beach", "forest"]):
+        (folder / name).mkdir(parents=True)
+        for i in range(6):
+            Image.new("RGB", (20, 18), (200 * (1 - c), 100 + 10 * i, 200 * c)).save(folder / name / f"{i}.jpg")
+
+
+def test_every_snippet_of_your_own_data_runs(tmp_path, monkeypatch, capsys):
+    blocks = section_blocks("Your own data")
+    assert [kind for kind, _ in blocks].count("python") >= 3 and any(kind == "bash" for kind, _ in blocks)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
+    namespace: dict = {}
+    for kind, code in blocks:
+        if kind == "python":
+            exec(compile(code, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "house.csv" in printed and "regression" in printed
+    assert namespace["data"].class_names == ["cheap", "dear"]
+    prices = namespace["prediction"].y_mean[:, 0].numpy()
+    assert np.all(np.abs(prices - namespace["y"][:3]) < 10)  # in the price's own units
+    photos(tmp_path / "photos")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), INVLAB_DATA=str(tmp_path / "data"))
+    for kind, code in blocks:
+        if kind != "bash":
+            continue
+        for line in code.splitlines():
+            command = line.split("#")[0].strip()
+            if not command:
+                continue
+            argv = shlex.split(command)
+            assert argv[0] == "invlab"
+            done = subprocess.run([sys.executable, "-m", "engine", *argv[1:], *(["--quiet"] if argv[1] == "train"
+                                                                              else [])],
+                                  capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+            assert done.returncode == 0, f"{command}: {done.stderr}"
+            assert "Traceback" not in done.stderr
