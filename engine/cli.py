@@ -392,7 +392,7 @@ def summary_line(trainer, seconds: float, steps: int) -> str:
 
 
 def cmd_runs(argv: list[str]) -> int:
-    from .train import RunStore
+    from .train.store import NoRunStore, RunStore
 
     parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
     parser.add_argument("--limit", type=_count("--limit", 0, 10**9), default=50,
@@ -400,8 +400,13 @@ def cmd_runs(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
-        with RunStore() as store:
-            runs = store.list_runs(args.limit)
+        with RunStore(create=False) as store:  # listing never creates the data directory
+            runs, where = store.list_runs(args.limit), store.path
+    except NoRunStore as err:
+        if err.mistyped:
+            print(f"invlab runs: {err}", file=sys.stderr)
+            return 1
+        runs, where = [], err.path
     except InvlabError as err:
         print(f"invlab runs: {err}", file=sys.stderr)
         return 1
@@ -410,7 +415,7 @@ def cmd_runs(argv: list[str]) -> int:
             print(json.dumps(r.summary()))
         return 0
     if not runs:
-        print("no runs stored yet; start one with: invlab train --model svgp --dataset digits")
+        print(f"no runs stored yet in {where}; start one with: invlab train --model svgp --dataset digits")
         return 0
     fmt = "{:>4}  {:<10} {:<14} {:<11} {:>7}  {:>12}  {:>10}  {:>8}"
     print(fmt.format("id", "model", "dataset", "status", "steps", "last ELBO", "test error", "RMSE"))
@@ -733,16 +738,21 @@ def _stored_spec(store, sweep_id: int):
 
 
 def cmd_sweeps(argv: list[str]) -> int:
-    from .train import RunStore
+    from .train.store import NoRunStore, RunStore
 
     parser = argparse.ArgumentParser(prog="invlab sweeps", description="List stored sweeps, newest first.")
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
-        with RunStore() as store:
-            sweeps = store.list_sweeps(args.limit)
+        with RunStore(create=False) as store:  # listing never creates the data directory
+            sweeps, where = store.list_sweeps(args.limit), store.path
             counts = {s.id: sum(r.status == "finished" for r in store.sweep_runs(s.id)) for s in sweeps}
+    except NoRunStore as err:
+        if err.mistyped:
+            print(f"invlab sweeps: {err}", file=sys.stderr)
+            return 1
+        sweeps, counts, where = [], {}, err.path
     except InvlabError as err:
         print(f"invlab sweeps: {err}", file=sys.stderr)
         return 1
@@ -751,7 +761,7 @@ def cmd_sweeps(argv: list[str]) -> int:
             print(json.dumps({**s.summary(), "finished": counts[s.id]}))
         return 0
     if not sweeps:
-        print("no sweeps stored yet; start one with: invlab sweep --study rotation-choice --quick")
+        print(f"no sweeps stored yet in {where}; start one with: invlab sweep --study rotation-choice --quick")
         return 0
     fmt = "{:>4}  {:<28} {:<11} {:>9}  {:<19}"
     print(fmt.format("id", "name", "status", "runs", "started"))

@@ -24,16 +24,23 @@ so a reused process id is not mistaken for it. Opening the store, or reading run
 whose writer is gone (killed, crashed, the machine rebooted) into `killed`, which can be resumed from its latest
 checkpoint. A writer on another host is judged by its heartbeat (`updated`, refreshed at least every
 `HEARTBEAT_SECONDS` while it trains): silent for `STALE_SECONDS`, it is taken for dead.
+
+A run has one writer: `claim_run` takes it for training in one transaction (a lease on those writer columns, see
+`runstore/leases.py`); a second claimant is refused with a message naming the holder's process and host.
 """
 from __future__ import annotations
 
+import sqlite3  # noqa: F401 — `engine.train.store.sqlite3` is where callers (and tests) reach the driver
+
 from .runstore.connection import ADDED_COLUMNS, SCHEMA, SWEEP_INDEX, StoreConnection
-from .runstore.faults import RunStoreError, fault_message
+from .runstore.faults import NoRunStore, RunStoreError, StoreLocked, fault_message
+from .runstore.leases import LeasesMixin
 from .runstore.queue import WriteQueue
 from .runstore.runs import RunRecord, RunsMixin
 from .runstore.sweeps import SweepRecord, SweepsMixin
 from .runstore.writers import (
     HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
     STALE_SECONDS,
     WRITER_COLUMNS,
     WritersMixin,
@@ -42,12 +49,12 @@ from .runstore.writers import (
     writer_identity,
 )
 
-__all__ = ["RunStore", "RunStoreError", "RunRecord", "SweepRecord", "fault_message", "writer_alive", "writer_identity",
-           "HEARTBEAT_SECONDS", "STALE_SECONDS", "WRITER_COLUMNS", "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX",
-           "_process_token"]
+__all__ = ["RunStore", "RunStoreError", "NoRunStore", "StoreLocked", "RunRecord", "SweepRecord", "fault_message",
+           "writer_alive", "writer_identity", "HEARTBEAT_SECONDS", "LEASE_SECONDS", "STALE_SECONDS", "WRITER_COLUMNS",
+           "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX", "_process_token"]
 
 
-class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin):
+class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin, LeasesMixin):
     """Runs, their metrics, checkpoints and sweeps in one SQLite file (`runs.sqlite` under the data directory).
 
     `RunStore(path=None, on_busy=None)`: `path` defaults to the data directory's `runs.sqlite`; `on_busy(message)` hears

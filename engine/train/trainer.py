@@ -52,7 +52,7 @@ from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig, TrainConfig
 from .health import Health, assess
-from .store import HEARTBEAT_SECONDS, RunStore, RunStoreError
+from .store import HEARTBEAT_SECONDS, RunStore, StoreLocked
 
 EDIT_WAIT_SECONDS = 0.005  # how long a live edit waits for the trainer before it is deferred to the next step
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
@@ -155,7 +155,9 @@ class Trainer:
         self.last_numerics: Numerics | None = None
         self._good = self._capture()
         self.store, self.run_id = store, run_id
-        if store is not None and run_id is None:
+        self.lease: str | None = None  # this trainer's claim on its stored run (see `claim`)
+        self._created_run = store is not None and run_id is None
+        if self._created_run:
             self.run_id = store.create_run(config.to_json(), config.model, ds.name)
 
     # -- set-up helpers ------------------------------------------------------------------------------------------
@@ -350,6 +352,7 @@ class Trainer:
         every = every or tc.log_every
         end = self.step_count + steps
         self.final_elbo = None  # the model is about to change; `finish` computes it again
+        self.claim()  # refused (RunStoreError) while another process trains the run, before anything changes
         self._set_status("running")
         self._rate = (time.perf_counter(), self.step_count)
         self._next_checkpoint = _clock() + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf
@@ -529,6 +532,20 @@ class Trainer:
             self.converged = False
 
     # -- persistence ---------------------------------------------------------------------------------------------------
+    def claim(self) -> None:
+        """Take (or renew) this trainer's lease on its stored run: one transaction that marks it `running` with this
+        process as its writer. Raises `RunStoreError` naming the other process when another writer holds the run or
+        took it since this trainer last trained. Nothing to do without a store."""
+        if self.store is None or self.run_id is None:
+            return
+        try:
+            self.lease = self.store.claim_run(self.run_id, self.lease, wait=not self._created_run)
+        except StoreLocked:
+            if not self._created_run:
+                raise
+            # a run this trainer created (no other process has trained it): training goes on while another program
+            # holds the store locked, and its `running` mark waits in the queue with its metrics
+
     def _set_status(self, status: str, message: str | None = None) -> None:
         self.status = status
         if self.store is not None:
@@ -624,10 +641,18 @@ class Trainer:
         stored config records them. Checkpoints that are missing or unreadable are skipped and listed in
         `resume_notes`. Without any usable checkpoint this raises `CheckpointError` and nothing stored changes."""
         record = store.get_run(run_id)
-        writer = store.live_writer(run_id)
-        if writer is not None:
-            raise RunStoreError(f"run {run_id} is still being trained by another process ({writer}); stop it first "
-                                f"(Ctrl-C, or kill -TERM, which saves a checkpoint), then resume")
+        lease = store.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
+        try:
+            trainer = cls._resumed(store, run_id, record, dataset, train)
+        except BaseException:
+            store.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
+            raise
+        trainer.lease = lease
+        return trainer
+
+    @classmethod
+    def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | None) -> "Trainer":
+        """The trainer `resume` builds once it holds the run's lease."""
         config = RunConfig.from_json(record.config)
         if train:
             config = dataclasses.replace(config, train={**config.train, **train})

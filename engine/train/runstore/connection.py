@@ -2,6 +2,7 @@
 and waiting for another program's lock."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from ... import settings
-from .faults import RunStoreError, _is_busy, fault_message
+from .faults import NoRunStore, RunStoreError, StoreLocked, _is_busy, fault_message
 from .writers import WRITER_COLUMNS
 
 SCHEMA = """
@@ -34,9 +35,20 @@ CREATE TABLE IF NOT EXISTS sweeps (
 """
 
 # columns added after the first release: a store written before them gains them (empty) when opened
-ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "TEXT"), ("sweep_info", "TEXT"))
+ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "TEXT"), ("sweep_info", "TEXT"),
+                 ("owner", "TEXT"))  # owner: the logged-in user who started it, on a server with logins
+SWEEP_ADDED_COLUMNS = (("owner", "TEXT"),)
 # a run belongs to at most one (sweep, point × seed): a sweep's run is stored exactly once, whatever retries happen
 SWEEP_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_sweep_key ON runs (sweep_id, sweep_key)"
+
+
+def _writable(path: Path) -> bool:
+    """Whether `path` may be written: this user may (os.access), and its mode grants writing to someone. The mode
+    check keeps a file or folder made read-only (chmod a-w) read-only for root too, whom os.access always lets."""
+    try:
+        return os.access(path, os.W_OK) and bool(path.stat().st_mode & 0o222)
+    except OSError:
+        return False
 
 
 class StoreConnection:
@@ -46,8 +58,11 @@ class StoreConnection:
     retry_timeout = 0.05  # while the store is busy, a write tries this long and is queued again
     max_wait = 600.0  # create_run and close wait this long in total for the lock, then give up with a message
 
-    def __init__(self, path: str | Path | None = None, *, on_busy: Callable[[str], None] | None = None):
-        self.path = Path(path) if path is not None else settings.data_dir() / "runs.sqlite"
+    def __init__(self, path: str | Path | None = None, *, on_busy: Callable[[str], None] | None = None,
+                 create: bool = True):
+        """`create=False`: a store (and data directory) that does not exist yet is not made: `NoRunStore` says
+        where it was looked for (what listing commands want, so a mistyped INVLAB_DATA is not silently created)."""
+        self.path = Path(path) if path is not None else settings.data_dir(create=create) / "runs.sqlite"
         self.on_busy = on_busy
         self._lock = threading.RLock()
         self._pending: list[tuple[int, int, str, float]] = []
@@ -55,9 +70,16 @@ class StoreConnection:
         self._pending_checkpoints: list[tuple[int, int, str, float]] = []
         self._busy_since: float | None = None
         self._closed = False
+        self._columns: dict[str, set[str]] = {}
+        self.read_only = False  # opened read-only: listed and read, every write refused with the fix
         if self.path.is_dir():
             raise RunStoreError(f"the run store {self.path} is a directory, not a file; move it aside or set "
                                 "INVLAB_DATA to another directory")
+        if not create and not self.path.exists():
+            raise NoRunStore(self.path, given=path is None and bool(os.environ.get("INVLAB_DATA")))
+        if self.path.exists() and not (_writable(self.path) and _writable(self.path.parent)):
+            self._open_read_only()  # SQLite would otherwise write (WAL files, the schema) or fail on the first read
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=self.busy_timeout)
@@ -72,11 +94,40 @@ class StoreConnection:
         except sqlite3.Error as err:
             self._db.close()
             if "readonly" in str(err) and self._tables_exist():
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+                self._open_read_only()
                 return  # a read-only store still lists its runs; writing says what to do
             raise RunStoreError(fault_message(self.path, err)) from None
         self._take_back_set_aside()
         self.mark_killed_runs()
+
+    def _open_read_only(self) -> None:
+        """Open the file for reading only. In a folder that cannot be written, a store closed cleanly (no WAL
+        content) is opened `immutable` (SQLite creates no lock files there); otherwise `mode=ro`, which reads what
+        the WAL file holds."""
+        uri = self.path.absolute().as_uri()
+        wal = self.path.with_name(self.path.name + "-wal")
+        modes = ["mode=ro", "immutable=1"]
+        if not _writable(self.path.parent) and not (wal.exists() and wal.stat().st_size > 0):
+            modes.reverse()
+        err: sqlite3.Error | None = None
+        for mode in modes:
+            try:
+                self._db = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False,
+                                           timeout=self.busy_timeout)
+                self._db.execute("SELECT count(*) FROM runs").fetchone()
+            except sqlite3.Error as caught:
+                err = caught
+                continue
+            self.read_only = True
+            return
+        raise RunStoreError(fault_message(self.path, err)) from None
+
+    def _has_columns(self, table: str) -> set[str]:
+        """The columns `table` has in this file (an old store opened read-only lacks the newer ones)."""
+        if table not in self._columns:
+            with self._lock:
+                self._columns[table] = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+        return self._columns[table]
 
     def _tables_exist(self) -> bool:
         try:
@@ -87,16 +138,17 @@ class StoreConnection:
 
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-        for name, kind in (*ADDED_COLUMNS, *WRITER_COLUMNS.items()):
-            if name in have:
-                continue
-            try:
-                with self._db:
-                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-            except sqlite3.OperationalError as err:  # another process added it first
-                if "duplicate column" not in str(err):
-                    raise
+        for table, added in (("runs", ADDED_COLUMNS), ("sweeps", SWEEP_ADDED_COLUMNS)):
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for name, kind in (*added, *WRITER_COLUMNS.items()):
+                if name in have:
+                    continue
+                try:
+                    with self._db:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError as err:  # another process added it first
+                    if "duplicate column" not in str(err):
+                        raise
         with self._db:
             self._db.execute(SWEEP_INDEX)
 
@@ -130,7 +182,7 @@ class StoreConnection:
                     raise
                 self._note_busy(f"waiting up to {self.max_wait:.0f} s for it {what}")
                 if time.time() - start >= self.max_wait:
-                    raise RunStoreError(
+                    raise StoreLocked(
                         f"the run store {self.path} stayed locked by another program for {time.time() - start:.0f} "
                         f"s, so there was no way {what}; close the program that holds it (`fuser {self.path}` "
                         "names it) and try again") from None

@@ -14,6 +14,29 @@ class RunStoreError(InvlabError):
 
 
 
+class StoreLocked(RunStoreError):
+    """Another program held the store's write lock for longer than a write could wait."""
+
+
+class NoRunStore(RunStoreError):
+    """There is no run store at `path` (nothing was created). `given`: the data directory was named by INVLAB_DATA
+    and does not exist, most likely a mistyped path."""
+
+    def __init__(self, path: Path, given: bool = False):
+        self.path, self.given = path, given
+        if given and not path.parent.exists():
+            text = (f"no run store at {path}: INVLAB_DATA={path.parent} does not exist; check the path (the data "
+                    "directory is created only by commands that write: train, sweep, serve, fetch)")
+        else:
+            text = f"no run store at {path}" + ("" if given else " (INVLAB_DATA is not set; this is the default)")
+        super().__init__(text)
+
+    @property
+    def mistyped(self) -> bool:
+        """The data directory named by INVLAB_DATA does not exist (rather than a store not started yet)."""
+        return self.given and not self.path.parent.exists()
+
+
 def _is_busy(err: sqlite3.Error) -> bool:
     return isinstance(err, sqlite3.OperationalError) and ("locked" in str(err) or "busy" in str(err))
 

@@ -80,10 +80,12 @@ class RunsMixin:
         return self._records(RunRecord, "runs", "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
 
     def _records(self, record: type, table: str, tail: str, args: tuple = ()) -> list:
-        """Rows of `table` as `record` dataclasses (its fields are the columns read), selected by `tail`."""
+        """Rows of `table` as `record` dataclasses (its fields are the columns read; a column an old store opened
+        read-only lacks reads as None), selected by `tail`."""
+        have = self._has_columns(table)
+        cols = ", ".join(name if name in have else "NULL" for name in record.__dataclass_fields__)
         with self._lock:
-            rows = self._db.execute(f"SELECT {', '.join(record.__dataclass_fields__)} FROM {table} {tail}",
-                                    args).fetchall()
+            rows = self._db.execute(f"SELECT {cols} FROM {table} {tail}", args).fetchall()
         return [record(*row) for row in rows]
 
     @_guarded

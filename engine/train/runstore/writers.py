@@ -1,5 +1,5 @@
 """Who writes a run: the process (pid, host, boot id + start time) that marks it `running`, and how a reader tells
-whether that writer is still alive."""
+whether that writer is still alive (and so still holds its lease, see leases.py)."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,8 @@ from pathlib import Path
 
 HEARTBEAT_SECONDS = 30.0  # a training process touches its run at least this often (between steps)
 STALE_SECONDS = 1800.0  # a writer on another host silent this long is taken for dead
-WRITER_COLUMNS = {"writer_pid": "INTEGER", "writer_host": "TEXT", "writer_token": "TEXT"}
+# the writer of a run (or sweep); writer_lease: the id of the claim that made it the writer (see leases.py)
+WRITER_COLUMNS = {"writer_pid": "INTEGER", "writer_host": "TEXT", "writer_token": "TEXT", "writer_lease": "TEXT"}
 
 
 def _process_token(pid: int) -> str | None:
@@ -49,6 +50,25 @@ def writer_alive(pid: int, host: str | None, token: str | None) -> bool | None:
     return True
 
 
+LEASE_SECONDS = STALE_SECONDS  # a holder whose heartbeat is older than this has lost its lease
+
+
+def holder(status: str, updated: float, pid: int | None, host: str | None, token: str | None, held: str | None,
+           lease: str | None = None, now: float | None = None) -> str | None:
+    """"pid P on HOST" when a row marked `running` is held by a live writer other than lease `lease`; else None.
+
+    A writer recorded without a lease (by an older version, or a plain `update_run(status="running")`) in this very
+    process does not hold it (its own trainer, abandoned or about to be replaced)."""
+    if status != "running" or pid is None or (lease is not None and held == lease):
+        return None
+    now = time.time() if now is None else now
+    if writer_alive(pid, host, token) is False or now - updated >= LEASE_SECONDS:
+        return None  # died, or silent too long: its lease is taken over
+    if held is None and (pid, host, token) == tuple(writer_identity()[k] for k in ("writer_pid", "writer_host",
+                                                                                   "writer_token")):
+        return None
+    return f"pid {pid} on {host}"
+
 
 class WritersMixin:
     """The part of `RunStore` that checks on runs' writers (needs `_db` and `_lock`)."""
@@ -80,16 +100,11 @@ class WritersMixin:
             pass
         return found
 
-    def live_writer(self, run_id: int) -> str | None:
-        """"pid P on HOST" when another process still trains run `run_id` (marked running, its writer alive or,
-        on another host, heard from lately); None otherwise."""
+    def live_writer(self, run_id: int, lease: str | None = None) -> str | None:
+        """"pid P on HOST" when another writer still trains run `run_id` (marked running, its writer alive and heard
+        from lately, and not holding lease `lease`); None otherwise."""
         self.mark_killed_runs()
         with self._lock:
-            row = self._db.execute("SELECT status, writer_pid, writer_host, writer_token FROM runs WHERE id = ?",
-                                   (int(run_id),)).fetchone()
-        if row is None or row[0] != "running" or row[1] is None:
-            return None
-        status, pid, host, token = row
-        if (pid, host, token) == tuple(writer_identity().values()):
-            return None  # this process: its own trainer, abandoned or about to be replaced
-        return f"pid {pid} on {host}"
+            row = self._db.execute("SELECT status, updated, writer_pid, writer_host, writer_token, writer_lease "
+                                   "FROM runs WHERE id = ?", (int(run_id),)).fetchone()
+        return None if row is None else holder(*row, lease=lease)
