@@ -477,6 +477,9 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     parser.add_argument("--max-training", type=_count("--max-training", 1), default=None,
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    parser.add_argument("--admin", action="append", default=[], metavar="USER",
+                        help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
+                        "the others see only their own.")
     limits = parser.add_argument_group("what one page may ask of the server (the CLI's train has no limits)")
     limits.add_argument("--max-points", type=int, default=None, metavar="N",
                         help="Training + test points a run's data may have (default 100000).")
@@ -510,6 +513,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
             if value < 1:
                 raise ConfigError(f"{flag} must be at least 1")
             env[var] = format(value, "g") if isinstance(value, float) else str(value)
+    if args.admin:
+        if not any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough):
+            raise ConfigError("--admin names a logged-in user, but this server has no logins (every page sees every "
+                              "run); add --basic-auth FILE or --oauth-provider NAME, or leave --admin out")
+        env["INVLAB_ADMINS"] = json.dumps(args.admin)
     if args.allow_data_dir:
         import os
 

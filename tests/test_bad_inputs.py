@@ -281,6 +281,7 @@ LINES = [
     Line("serve-port-negative", ["serve", "--port", "-1"], 2, ("--port",)),
     Line("serve-num-procs-negative", ["serve", "--num-procs", "-2"], 2, ("--num-procs",)),
     Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
+    Line("serve-admin-without-logins", ["serve", "--admin", "lecturer"], 2, ("--admin", "--basic-auth")),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),

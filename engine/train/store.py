@@ -35,6 +35,7 @@ import sqlite3  # noqa: F401 — `engine.train.store.sqlite3` is where callers (
 from .runstore.connection import ADDED_COLUMNS, SCHEMA, SWEEP_INDEX, StoreConnection
 from .runstore.faults import NoRunStore, RunStoreError, StoreLocked, fault_message
 from .runstore.leases import LeasesMixin
+from .runstore.owners import OwnersMixin
 from .runstore.queue import WriteQueue
 from .runstore.runs import RunRecord, RunsMixin
 from .runstore.sweeps import SweepRecord, SweepsMixin
@@ -54,8 +55,9 @@ __all__ = ["RunStore", "RunStoreError", "NoRunStore", "StoreLocked", "RunRecord"
            "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX", "_process_token"]
 
 
-class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin, LeasesMixin):
+class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin, LeasesMixin, OwnersMixin):
     """Runs, their metrics, checkpoints and sweeps in one SQLite file (`runs.sqlite` under the data directory).
 
-    `RunStore(path=None, on_busy=None)`: `path` defaults to the data directory's `runs.sqlite`; `on_busy(message)` hears
-    when another program's lock starts and stops holding writes back."""
+    `RunStore(path=None, on_busy=None, create=True, owner=None, admin=False)`: `path` defaults to the data directory's
+    `runs.sqlite`; `on_busy(message)` hears when another program's lock starts and stops holding writes back; `owner`
+    is the logged-in user a server page opens it for (runstore/owners.py)."""

@@ -59,9 +59,11 @@ class StoreConnection:
     max_wait = 600.0  # create_run and close wait this long in total for the lock, then give up with a message
 
     def __init__(self, path: str | Path | None = None, *, on_busy: Callable[[str], None] | None = None,
-                 create: bool = True):
+                 create: bool = True, owner: str | None = None, admin: bool = False):
         """`create=False`: a store (and data directory) that does not exist yet is not made: `NoRunStore` says
-        where it was looked for (what listing commands want, so a mistyped INVLAB_DATA is not silently created)."""
+        where it was looked for (what listing commands want, so a mistyped INVLAB_DATA is not silently created).
+        `owner`: the logged-in user it is opened for (see owners.py); `admin`: that user sees every user's runs."""
+        self.owner, self.admin = owner, bool(admin)
         self.path = Path(path) if path is not None else settings.data_dir(create=create) / "runs.sqlite"
         self.on_busy = on_busy
         self._lock = threading.RLock()

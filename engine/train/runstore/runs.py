@@ -28,6 +28,7 @@ class RunRecord:
     full_elbo: float | None = None  # over the whole training set, at the end
     sweep_id: int | None = None  # the sweep this run belongs to, if any
     sweep_key: str | None = None  # its point × seed within that sweep (unique per sweep)
+    owner: str | None = None  # the logged-in user who started it (a server with logins), else None
 
     def summary(self) -> dict:
         """The fields `invlab runs --json` prints."""
@@ -43,8 +44,9 @@ class RunsMixin:
         now = time.time()
         with self._lock:
             return int(self._waiting(lambda: self._db.execute(
-                "INSERT INTO runs (created, updated, model, dataset, config, status) VALUES (?, ?, ?, ?, ?, ?)",
-                (now, now, model, dataset, config_json, status)).lastrowid, "to create the run"))
+                "INSERT INTO runs (created, updated, model, dataset, config, status, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (now, now, model, dataset, config_json, status, self.owner)).lastrowid, "to create the run"))
 
     @_guarded
     def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:
@@ -72,12 +74,15 @@ class RunsMixin:
         found = self._records(RunRecord, "runs", "WHERE id = ?", (int(run_id),))
         if not found:
             raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
+        self._check_owner("run", run_id, found[0].owner)
         return found[0]
 
     @_guarded
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        """The stored runs, newest first (only the owner's for a store opened for a user who is not an admin)."""
         self.mark_killed_runs()
-        return self._records(RunRecord, "runs", "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
+        return self._records(RunRecord, "runs", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit
+                                                                                   else "")))
 
     def _records(self, record: type, table: str, tail: str, args: tuple = ()) -> list:
         """Rows of `table` as `record` dataclasses (its fields are the columns read; a column an old store opened

@@ -20,6 +20,7 @@ class SweepRecord:
     spec: str  # the SweepSpec as JSON
     status: str  # running, interrupted, finished
     total: int  # planned runs
+    owner: str | None = None  # the logged-in user who started it (a server with logins), else None
 
     def summary(self) -> dict:
         """The fields `invlab sweeps --json` prints."""
@@ -33,8 +34,9 @@ class SweepsMixin:
     def create_sweep(self, name: str, spec_json: str, total: int = 0) -> int:
         now = time.time()
         with self._lock, self._db:
-            cur = self._db.execute("INSERT INTO sweeps (created, updated, name, spec, status, total) "
-                                   "VALUES (?, ?, ?, ?, ?, ?)", (now, now, name, spec_json, "created", int(total)))
+            cur = self._db.execute("INSERT INTO sweeps (created, updated, name, spec, status, total, owner) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                   (now, now, name, spec_json, "created", int(total), self.owner))
             return int(cur.lastrowid)
 
     @_guarded
@@ -52,11 +54,14 @@ class SweepsMixin:
         found = self._records(SweepRecord, "sweeps", "WHERE id = ?", (int(sweep_id),))
         if not found:
             raise RunStoreError(f"no sweep with id {sweep_id} in {self.path}; `invlab sweeps` lists the stored sweeps")
+        self._check_owner("sweep", sweep_id, found[0].owner)
         return found[0]
 
     @_guarded
     def list_sweeps(self, limit: int | None = None) -> list[SweepRecord]:
-        return self._records(SweepRecord, "sweeps", "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
+        """The stored sweeps, newest first (only the owner's for a store opened for a user who is not an admin)."""
+        return self._records(SweepRecord, "sweeps", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}"
+                                                                                       if limit else "")))
 
     @_guarded
     def sweep_runs(self, sweep_id: int) -> list[RunRecord]:
@@ -89,7 +94,7 @@ class SweepsMixin:
             cols = {"updated": now, "model": model, "dataset": dataset, "config": config_json, "status": status,
                     "step": int(step), "message": message, "sweep_info": json.dumps(info), **figures}
             if row is None:
-                cols.update(created=now, sweep_id=int(sweep_id), sweep_key=key)
+                cols.update(created=now, sweep_id=int(sweep_id), sweep_key=key, owner=self.owner)
                 cur = self._db.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                                        tuple(cols.values()))
                 run_id = int(cur.lastrowid)
