@@ -194,3 +194,24 @@ def test_two_cli_resumes_started_together_train_the_run_once(tmp_path, cli_devic
     assert duplicated_metrics(data / "runs.sqlite") == []
     with sqlite3.connect(data / "runs.sqlite") as con:
         assert con.execute("SELECT status FROM runs WHERE id = 1").fetchone()[0] == "interrupted"
+
+
+def test_a_sweep_has_one_runner(tmp_path):
+    db = tmp_path / "runs.sqlite"
+    with RunStore(db) as store:
+        sweep = store.create_sweep("rotation-choice", "{}", 4)
+    script = ("import sys, time\nfrom engine.train import RunStore\nstore = RunStore(sys.argv[1])\n"
+              f"store.claim_sweep({sweep})\nprint('claimed', flush=True)\ntime.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", script, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "claimed"
+        with RunStore(db) as store:
+            with pytest.raises(RunStoreError, match=rf"sweep {sweep} is still being run by another process "
+                                                    rf"\(pid {holder.pid} on {socket.gethostname()}\)"):
+                store.claim_sweep(sweep)
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunStore(db) as store:  # its runner died: the sweep can be resumed
+        store.claim_sweep(sweep)
+        assert store.get_sweep(sweep).status == "running"

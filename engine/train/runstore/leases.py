@@ -61,12 +61,13 @@ class LeasesMixin:
             status, updated, pid, host, _, held = row
             if lease is not None and held not in (None, lease):
                 raise RunStoreError(f"{what} {key} was taken over by another process (pid {pid} on {host}) since this "
-                                    f"one last trained it, so it is not continued here; open it again ({resume} "
+                                    f"one last ran it, so it is not continued here; open it again ({resume} "
                                     f"{key}) to continue from its latest checkpoint")
             other = holder(*row, lease=lease)
             if other is not None:
-                raise RunStoreError(f"{what} {key} is still being trained by another process ({other}); stop it "
-                                    f"first (Ctrl-C, or kill -TERM, which saves a checkpoint), then resume")
+                doing = "trained" if what == "run" else "run"
+                raise RunStoreError(f"{what} {key} is still being {doing} by another process ({other}); stop it "
+                                    f"first (Ctrl-C, or kill -TERM, which saves what it has), then resume")
             new = lease or uuid.uuid4().hex
             fields = {"status": "running", "updated": time.time(), **writer_identity(), "writer_lease": new}
             self._db.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
