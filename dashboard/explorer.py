@@ -258,6 +258,16 @@ class Explorer(pn.viewable.Viewer):
         self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
+    def open_run_link(self, raw) -> None:
+        """`?run=ID` in the link: open that stored run on Training (refused, with the reason, when it is not a number
+        or belongs to another user of a server with logins)."""
+        if raw in (None, ""):
+            return
+        if not str(raw).isdigit():
+            self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
+            return
+        self.open_stored_run(int(raw))
+
     def open_stored_run(self, run_id: int) -> None:
         """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
         self._refresh_runs()
@@ -445,12 +455,7 @@ class Explorer(pn.viewable.Viewer):
             self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
-            run = pn.state.location.query_params.get("run")
-            if run not in (None, ""):  # `?run=ID`: that stored run, opened on Training (if this user may see it)
-                if str(run).isdigit():
-                    self.open_stored_run(int(run))
-                else:
-                    self.notice = f"run={run!r} refused: a stored run is named by its number (Runs lists them)"
+            self.open_run_link(pn.state.location.query_params.get("run"))
             if pn.state.location.query_params.get("page") == "compare":
                 problems = self.compare.read_query(pn.state.location.query_params)
                 if problems:

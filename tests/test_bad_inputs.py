@@ -480,7 +480,27 @@ def api_trainer_on_dataset_with_nan():
     Trainer(RunConfig(model_config={"num_inducing": 10}, train={"steps": 1}), dataset=ds)
 
 
+def api_store_run_of_another_user():
+    import tempfile
+
+    from engine.train import RunStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with RunStore(Path(tmp) / "runs.sqlite", owner="alice") as alice:
+            run = alice.create_run("{}", "svgp", "digits")
+        with RunStore(Path(tmp) / "runs.sqlite", owner="bob") as bob:
+            bob.get_run(run)
+
+
+def api_server_admins_not_a_list():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_ADMINS": "lecturer"})
+
+
 API = {
+    "store-run-of-another-user": (api_store_run_of_another_user, ("run 1 belongs to another user",)),
+    "server-admins-not-a-list": (api_server_admins_not_a_list, ("INVLAB_ADMINS", "--admin")),
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
     "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
     "load-seed-bool": (api_load_seed_bool, ("seed",)),
@@ -747,6 +767,21 @@ def test_a_read_only_data_directory_is_listed_and_opened_read_only(world, capsys
             assert store.read_only and store.get_run(1).status == "finished"
     finally:
         (data / "runs.sqlite").chmod(0o644)
+
+
+def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
+    from dashboard import Explorer
+    from engine.train import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        explorer = Explorer(store=store)
+        try:
+            explorer.open_run_link("1; DROP TABLE runs")
+            assert explorer.notice == ("run='1; DROP TABLE runs' refused: a stored run is named by its number (Runs → "
+                                       "Stored runs lists them)")
+            assert explorer.session.state != "building"  # nothing was opened
+        finally:
+            explorer.close()
 
 
 def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
