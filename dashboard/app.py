@@ -19,7 +19,9 @@ pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}
 
 def page():
     try:
-        return Explorer(limits=ServerLimits.from_env())
+        limits = ServerLimits.from_env()
+        user = pn.state.user  # the logged-in user under --basic-auth or OAuth; None without logins
+        return Explorer(limits=limits, user=user, admin=user in limits.admins)
     except InvlabError as err:
         text = str(err)
     except OSError as err:

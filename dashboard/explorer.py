@@ -43,7 +43,8 @@ class Explorer(pn.viewable.Viewer):
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
     def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
-                 view_interval: float = 2.0, eval_interval: float = 2.0, limits=None, **params):
+                 view_interval: float = 2.0, eval_interval: float = 2.0, limits=None, user: str | None = None,
+                 admin: bool = False, **params):
         super().__init__(**params)
         self.settings = RunSettings(config)
         # store=True: the data directory's run store, opened when the page connects (or on first use), so a page
@@ -51,6 +52,7 @@ class Explorer(pn.viewable.Viewer):
         self._store = None if store is True else (store or None)
         self._store_wanted = store is True
         self.limits = limits  # dashboard.limits.ServerLimits under `invlab serve`; None: no limits (a notebook)
+        self.user, self.admin = user, admin  # a server with logins: the page's user (its own runs only, unless admin)
         self.session = TrainingSession(self.settings.run_config(), store=self._store, view_interval=view_interval,
                                        eval_interval=eval_interval, limits=limits)
         self.feed = LiveFeed(self.session, tick_ms=tick_ms)
@@ -76,7 +78,7 @@ class Explorer(pn.viewable.Viewer):
         if self._store_wanted:
             self._store_wanted = False
             try:
-                self._store = RunStore()
+                self._store = RunStore(owner=self.user, admin=self.admin)
             except InvlabError as err:
                 self._store_problem(str(err))
             except (OSError, sqlite3.Error) as err:
@@ -256,6 +258,16 @@ class Explorer(pn.viewable.Viewer):
             return
         self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
+
+    def open_run_link(self, raw) -> None:
+        """`?run=ID` in the link: open that stored run on Training (refused, with the reason, when it is not a number
+        or belongs to another user of a server with logins)."""
+        if raw in (None, ""):
+            return
+        if not str(raw).isdigit():
+            self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
+            return
+        self.open_stored_run(int(raw))
 
     def open_stored_run(self, run_id: int) -> None:
         """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
@@ -444,6 +456,7 @@ class Explorer(pn.viewable.Viewer):
             self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
+            self.open_run_link(pn.state.location.query_params.get("run"))
             if pn.state.location.query_params.get("page") == "compare":
                 problems = self.compare.read_query(pn.state.location.query_params)
                 if problems:
@@ -630,7 +643,9 @@ class Explorer(pn.viewable.Viewer):
                                 "was left untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the "
                                 "server to start a new store")
             return
-        self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}": r.id for r in runs}
+        by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
+        self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}": r.id
+                                    for r in runs}
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:

@@ -14,6 +14,7 @@ notebook's Explorer have no limits.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -110,10 +111,13 @@ def estimate(config: RunConfig) -> SizeEstimate:
 
 @dataclass(frozen=True)
 class ServerLimits:
+    """What a served page may ask of the server (sizes, folders), and who among its logged-in users is an admin."""
+
     max_points: int = DEFAULT_MAX_POINTS
     max_inducing: int = DEFAULT_MAX_INDUCING
     max_memory_mb: float = DEFAULT_MAX_MEMORY_MB
     data_dirs: tuple[str, ...] = ()  # folders an `idx:` dataset may be inside
+    admins: tuple[str, ...] = ()  # logged-in users who see every user's runs and sweeps (`invlab serve --admin`)
 
     @classmethod
     def from_env(cls, environ=None) -> "ServerLimits":
@@ -135,9 +139,16 @@ class ServerLimits:
         from engine.settings import data_dir
 
         dirs = [str(data_dir())] + [d for d in env.get("INVLAB_DATA_DIRS", "").split(os.pathsep) if d]
+        try:
+            admins = json.loads(env.get("INVLAB_ADMINS") or "[]")
+        except ValueError:
+            admins = None
+        if not isinstance(admins, list) or not all(isinstance(a, str) for a in admins):
+            raise InvlabError(f"INVLAB_ADMINS={env.get('INVLAB_ADMINS')!r} is not a JSON list of user names; start "
+                              "the server with `invlab serve --admin USER` instead")
         return cls(number("INVLAB_MAX_POINTS", DEFAULT_MAX_POINTS),
                    number("INVLAB_MAX_INDUCING", DEFAULT_MAX_INDUCING),
-                   number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs))
+                   number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs), tuple(admins))
 
     def check_dataset(self, name: str) -> None:
         """Refuse a file or folder (csv:, npz:, parquet:, images:, idx:, a bare path) outside the allowed directories,

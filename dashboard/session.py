@@ -372,6 +372,7 @@ class TrainingSession(param.Parameterized):
                     self._set(state="paused", message="", tone="info")
                     return
         try:
+            trainer.claim()  # one writer per run: refused (with the other process named) while another trains it
             if self._truncate_on_start is not None and self.store is not None:
                 self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
                 self._truncate_on_start = None

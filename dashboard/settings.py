@@ -27,7 +27,7 @@ from engine.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_value
 from .defaults import FAMILY_DEFAULTS, PAGE_TRAIN
 
 SECTIONS = ("data", "model", "train")  # URL prefixes: data.<param>, model.<param>, train.<param>
-FLAGS = ("lesson", "teacher", "page", "sweep")  # page-level keys in the URL that are not run settings
+FLAGS = ("lesson", "teacher", "page", "sweep", "run")  # page-level keys in the URL that are not run settings
 
 
 def family_defaults(family: str) -> dict[str, dict]:

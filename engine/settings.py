@@ -19,10 +19,11 @@ DEFAULT_JITTER = 1e-6
 MAX_JITTER = 1e-1  # escalation stops here; beyond it the matrix is not "nearly" PSD any more
 
 
-def data_dir() -> Path:
+def data_dir(create: bool = True) -> Path:
     """Where datasets, the run store and checkpoints live: `$INVLAB_DATA`, default `~/.cache/invlab`.
 
-    Created when missing; a path that is a file or cannot be created is a `ConfigError` saying what to set.
+    Created when missing (unless `create` is False: commands that only read never make it, so a mistyped path is
+    not silently created); a path that is a file or cannot be created is a `ConfigError` saying what to set.
     """
     given = os.environ.get("INVLAB_DATA")
     path = Path(given or Path.home() / ".cache" / "invlab").expanduser()
@@ -31,6 +32,8 @@ def data_dir() -> Path:
            "move it aside or set INVLAB_DATA to a directory you can write")
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{where} is not a directory (it is a file); {fix}")
+    if not create:
+        return path
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -76,6 +76,10 @@ def setup_idx_nan(tmp):
     write_idx_pair(tmp / "nan", images, np.arange(20, dtype=np.uint8) % 2)
 
 
+def setup_empty_data_dir(tmp):
+    (tmp / "data").mkdir()
+
+
 def setup_data_dir_is_file(tmp):
     (tmp / "data").write_text("not a directory")
 
@@ -443,10 +447,12 @@ LINES = [
     Line("csv-dropna-drops-rows", ["train", "--dataset", "csv:{tmp}/gaps.csv", "--source-option", "dropna=true",
                                    "--test-fraction", "0.3", "--num-inducing", "2", *QUICK], 0,
          ("dropped 1 row",), setup_csv_missing, out=("step 1",)),
+    Line("serve-admin-without-logins", ["serve", "--admin", "lecturer"], 2, ("--admin", "--basic-auth")),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
-    Line("runs-limit-zero-lists-all", ["runs", "--limit", "0"], 0, (), out=("no runs stored yet",)),
+    Line("runs-limit-zero-lists-all", ["runs", "--limit", "0"], 0, (), setup_empty_data_dir,
+         out=("no runs stored yet in", "runs.sqlite")),
     Line("dataset-name-any-case", ["train", "--dataset", "Two_Moons", *QUICK], 0, ("on two-moons",)),
     Line("classes-empty-keeps-all", ["train", "--classes", "", *QUICK], 0, ("(1348 train",)),
     Line("steps-zero-evaluates-only", ["train", "--steps", "0", "--quiet"], 0, (), out=("step 0", "test error")),
@@ -749,7 +755,27 @@ def api_page_file_over_limit():
         ServerLimits(max_memory_mb=1, data_dirs=(tmp,)).check(RunConfig(data={"dataset": f"csv:{path}"}))
 
 
+def api_store_run_of_another_user():
+    import tempfile
+
+    from engine.train import RunStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with RunStore(Path(tmp) / "runs.sqlite", owner="alice") as alice:
+            run = alice.create_run("{}", "svgp", "digits")
+        with RunStore(Path(tmp) / "runs.sqlite", owner="bob") as bob:
+            bob.get_run(run)
+
+
+def api_server_admins_not_a_list():
+    from dashboard.limits import ServerLimits
+
+    ServerLimits.from_env({"INVLAB_ADMINS": "lecturer"})
+
+
 API = {
+    "store-run-of-another-user": (api_store_run_of_another_user, ("run 1 belongs to another user",)),
+    "server-admins-not-a-list": (api_server_admins_not_a_list, ("INVLAB_ADMINS", "--admin")),
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
     "load-test-subset-bool": (api_load_test_subset_bool, ("test_subset",)),
     "load-seed-bool": (api_load_seed_bool, ("seed",)),
@@ -971,10 +997,77 @@ def test_a_data_directory_that_cannot_be_created_is_named(world, capsys, monkeyp
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", mkdir)
-    for argv in (["runs"], ["train", *QUICK]):
-        code, _, err = run_cli(argv, capsys)
+    code, _, err = run_cli(["train", *QUICK], capsys)  # `invlab runs` creates nothing (the next test)
+    assert code == 1 and "Traceback" not in err
+    assert "INVLAB_DATA" in err and "cannot be created (Permission denied)" in err
+
+
+def test_a_data_directory_that_does_not_exist_is_named_and_not_created_by_listing(world, capsys, monkeypatch):
+    mistyped = world / "nonexistent" / "deep" / "x"
+    monkeypatch.setenv("INVLAB_DATA", str(mistyped))
+    for command in ("runs", "sweeps"):
+        code, out, err = run_cli([command], capsys)
+        assert code == 1 and "Traceback" not in err and out == ""
+        assert f"invlab {command}: no run store at {mistyped / 'runs.sqlite'}: INVLAB_DATA={mistyped} does not " \
+               "exist; check the path" in err
+        assert not (world / "nonexistent").exists()  # nothing was created
+    monkeypatch.delenv("INVLAB_DATA")
+    monkeypatch.setenv("HOME", str(world / "home"))  # the default data directory, not made yet: nothing stored
+    code, out, _ = run_cli(["runs"], capsys)
+    assert code == 0 and f"no runs stored yet in {world / 'home' / '.cache' / 'invlab' / 'runs.sqlite'}" in out
+    assert not (world / "home").exists()
+    code, _, _ = run_cli(["train", *QUICK], capsys)  # a command that writes makes it
+    assert code == 0 and (world / "home" / ".cache" / "invlab" / "runs.sqlite").exists()
+
+
+def test_a_read_only_data_directory_is_listed_and_opened_read_only(world, capsys):
+    """runs.sqlite mode 444 in a folder mode 555. Root may write through any mode, so what shows the store was
+    opened read-only is that nothing in the folder changed: no WAL or lock files appeared, no byte of the store."""
+    from engine.train import RunStore
+
+    setup_one_run(world)
+    data = world / "data"
+    with RunStore(data / "runs.sqlite") as store:
+        store.create_sweep("rotation-choice", "{}", 4)
+    files = {path.name: path.read_bytes() for path in data.iterdir() if path.is_file()}
+    (data / "runs.sqlite").chmod(0o444)
+    data.chmod(0o555)
+    capsys.readouterr()
+    try:
+        code, out, err = run_cli(["runs"], capsys)
+        assert code == 0 and "finished" in out, err
+        code, out, err = run_cli(["sweeps"], capsys)
+        assert code == 0 and "rotation-choice" in out and "0/4" in out, err
+        code, _, err = run_cli(["train", "--resume", "1", "--steps", "4", "--quiet"], capsys)
         assert code == 1 and "Traceback" not in err
-        assert "INVLAB_DATA" in err and "cannot be created (Permission denied)" in err
+        assert f"the run store {data / 'runs.sqlite'} is read-only" in err and "chmod u+w" in err
+        assert {path.name: path.read_bytes() for path in data.iterdir() if path.is_file()} == files
+    finally:
+        data.chmod(0o755)
+        (data / "runs.sqlite").chmod(0o644)
+    (data / "runs.sqlite").chmod(0o444)  # the file alone read-only, its folder writable: listed as well
+    try:
+        code, out, err = run_cli(["runs"], capsys)
+        assert code == 0 and "finished" in out, err
+        with RunStore(data / "runs.sqlite") as store:
+            assert store.read_only and store.get_run(1).status == "finished"
+    finally:
+        (data / "runs.sqlite").chmod(0o644)
+
+
+def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
+    from dashboard import Explorer
+    from engine.train import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        explorer = Explorer(store=store)
+        try:
+            explorer.open_run_link("1; DROP TABLE runs")
+            assert explorer.notice == ("run='1; DROP TABLE runs' refused: a stored run is named by its number (Runs → "
+                                       "Stored runs lists them)")
+            assert explorer.session.state != "building"  # nothing was opened
+        finally:
+            explorer.close()
 
 
 def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):

@@ -77,8 +77,11 @@ def test_help_lists_generated_flags(capsys):
 
 
 def test_runs_on_an_empty_store(capsys):
+    from pathlib import Path
+
+    Path(os.environ["INVLAB_DATA"]).mkdir(parents=True, exist_ok=True)  # an empty data directory
     code, out, _ = run_main(capsys, "runs")
-    assert code == 0 and "no runs stored yet" in out
+    assert code == 0 and f"no runs stored yet in {Path(os.environ['INVLAB_DATA']) / 'runs.sqlite'}" in out
 
 
 def test_serve_binds_to_localhost_and_passes_panel_options_through():

@@ -11,7 +11,7 @@ from .flags import int_flag
 
 def cmd_runs(argv: list[str]) -> int:
     """`invlab runs ARGV`; returns the exit status."""
-    from ..train import RunStore
+    from ..train.store import NoRunStore, RunStore
 
     parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
     parser.add_argument("--limit", type=int_flag("--limit", 0, 10**9), default=50,
@@ -19,8 +19,13 @@ def cmd_runs(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
-        with RunStore() as store:
-            runs = store.list_runs(args.limit)
+        with RunStore(create=False) as store:  # listing never creates the data directory
+            runs, where = store.list_runs(args.limit), store.path
+    except NoRunStore as err:
+        if err.mistyped:
+            print(f"invlab runs: {err}", file=sys.stderr)
+            return 1
+        runs, where = [], err.path
     except InvlabError as err:
         print(f"invlab runs: {err}", file=sys.stderr)
         return 1
@@ -29,7 +34,7 @@ def cmd_runs(argv: list[str]) -> int:
             print(json.dumps(r.summary()))
         return 0
     if not runs:
-        print("no runs stored yet; start one with: invlab train --model svgp --dataset digits")
+        print(f"no runs stored yet in {where}; start one with: invlab train --model svgp --dataset digits")
         return 0
     fmt = "{:>4}  {:<10} {:<14} {:<11} {:>7}  {:>12}  {:>10}  {:>8}"
     print(fmt.format("id", "model", "dataset", "status", "steps", "last ELBO", "test error", "RMSE"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -41,6 +42,9 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     parser.add_argument("--max-training", type=int_flag("--max-training", 1), default=None,
                         help="Sessions allowed to train at once per process (default: number of CPU cores).")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    parser.add_argument("--admin", action="append", default=[], metavar="USER",
+                        help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
+                        "the others see only their own.")
     limits = parser.add_argument_group("what one page may ask of the server (the CLI's train has no limits)")
     limits.add_argument("--max-points", type=int, default=None, metavar="N",
                         help="Training + test points a run's data may have (default 100000).")
@@ -74,6 +78,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
             if not math.isfinite(value) or value < 1:  # nan or inf would switch the limit off
                 raise ConfigError(f"{flag} must be a finite number, at least 1, not {value}")
             env[var] = format(value, "g") if isinstance(value, float) else str(value)
+    if args.admin:
+        if not any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough):
+            raise ConfigError("--admin names a logged-in user, but this server has no logins (every page sees every "
+                              "run); add --basic-auth FILE or --oauth-provider NAME, or leave --admin out")
+        env["INVLAB_ADMINS"] = json.dumps(args.admin)
     if args.allow_data_dir:
         import os
 

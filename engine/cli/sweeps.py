@@ -12,7 +12,7 @@ from .flags import int_flag
 
 def cmd_sweeps(argv: list[str]) -> int:
     """`invlab sweeps ARGV`; returns the exit status."""
-    from ..train import RunStore
+    from ..train.store import NoRunStore, RunStore
 
     parser = argparse.ArgumentParser(prog="invlab sweeps", description="List stored sweeps, newest first.")
     parser.add_argument("--limit", type=int_flag("--limit", 0, 10**9), default=50,
@@ -20,9 +20,14 @@ def cmd_sweeps(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     try:
-        with RunStore() as store:
-            sweeps = store.list_sweeps(args.limit)
+        with RunStore(create=False) as store:  # listing never creates the data directory
+            sweeps, where = store.list_sweeps(args.limit), store.path
             counts = {s.id: sum(r.status == "finished" for r in store.sweep_runs(s.id)) for s in sweeps}
+    except NoRunStore as err:
+        if err.mistyped:
+            print(f"invlab sweeps: {err}", file=sys.stderr)
+            return 1
+        sweeps, counts, where = [], {}, err.path
     except InvlabError as err:
         print(f"invlab sweeps: {err}", file=sys.stderr)
         return 1
@@ -31,7 +36,7 @@ def cmd_sweeps(argv: list[str]) -> int:
             print(json.dumps({**s.summary(), "finished": counts[s.id]}))
         return 0
     if not sweeps:
-        print("no sweeps stored yet; start one with: invlab sweep --study rotation-choice --quick")
+        print(f"no sweeps stored yet in {where}; start one with: invlab sweep --study rotation-choice --quick")
         return 0
     fmt = "{:>4}  {:<28} {:<11} {:>9}  {:<19}"
     print(fmt.format("id", "name", "status", "runs", "started"))

@@ -126,6 +126,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     `progress(SweepProgress)` is called from this thread after each event; `stop` (a threading.Event) ends the
     sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task."""
     from ..train import RunStore
+    from ..train.store import HEARTBEAT_SECONDS
 
     store = store if store is not None else RunStore()
     if sweep_id is not None:
@@ -148,7 +149,8 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     state = SweepProgress(sweep_id, len(planned), done=len(finished))
     elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
     state.best_elbo = max(elbos) if elbos else None
-    store.update_sweep(sweep_id, status="running", total=len(planned))
+    lease = store.claim_sweep(sweep_id)  # one transaction: a second resume of this sweep is refused here
+    store.update_sweep(sweep_id, total=len(planned))
     if progress is not None:
         state.event = {"kind": "planned", "runs": len(todo)}
         progress(state)
@@ -185,9 +187,13 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
                 progress(state)
 
         tell({"kind": "submitted", "runs": len(todo)})
+        beat = time.monotonic()
         while pending:
             if stop is not None and stop.is_set():
                 break
+            if time.monotonic() - beat >= HEARTBEAT_SECONDS:  # this process still runs the sweep
+                store.claim_sweep(sweep_id, lease)
+                beat = time.monotonic()
             for dkey, (future, run) in list(pending.items()):
                 if not future.done():
                     continue

@@ -17,7 +17,7 @@ from ..data.identity import describe, identity, refuse_other_data, same_data, sa
 from ..errors import ConfigError, DataError
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig
-from .store import RunStore, RunStoreError
+from .store import RunStore, StoreLocked
 
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
 
@@ -56,6 +56,28 @@ _VARIANTS = ("rotate", "odd_even", "classes", "subset", "test_subset", "test_fra
 
 class TrainerPersistence:
     """The `Trainer`'s run-store and checkpoint methods (mixed into `Trainer`)."""
+
+    def claim(self) -> None:
+        """Take (or renew) this trainer's lease on its stored run: one transaction that marks it `running` with this
+        process as its writer. Raises `RunStoreError` naming the other process when another writer holds the run or
+        took it since this trainer last trained. Nothing to do without a store."""
+        if self.store is None or self.run_id is None:
+            return
+        try:
+            self.lease = self.store.claim_run(self.run_id, self.lease, wait=not self._created_run)
+        except StoreLocked:
+            if not self._created_run:
+                raise
+            # a run this trainer created (no other process has trained it): training goes on while another program
+            # holds the store locked, and its `running` mark waits in the queue with its metrics
+
+    def release(self, status: str = "paused") -> None:
+        """Give the stored run back without training it further (a resumed trainer that will not run, say in a
+        notebook): it is marked `status` and another trainer or process may claim it. Nothing to do without a
+        store or a claim."""
+        if self.store is not None and self.run_id is not None and self.lease is not None:
+            self.store.release_run(self.run_id, self.lease, status, None)
+            self.lease = None
 
     def _set_status(self, status: str, message: str | None = None) -> None:
         self.status = status
@@ -158,10 +180,18 @@ class TrainerPersistence:
         run's data is reloaded and must be what it was trained on (a `DataError` names both otherwise); `dataset=`
         with the same shapes is accepted and recorded."""
         record = store.get_run(run_id)
-        writer = store.live_writer(run_id)
-        if writer is not None:
-            raise RunStoreError(f"run {run_id} is still being trained by another process ({writer}); stop it first "
-                                f"(Ctrl-C, or kill -TERM, which saves a checkpoint), then resume")
+        lease = store.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
+        try:
+            trainer = cls._resumed(store, run_id, record, dataset, train)
+        except BaseException:
+            store.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
+            raise
+        trainer.lease = lease
+        return trainer
+
+    @classmethod
+    def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | None) -> "Trainer":  # noqa: F821
+        """The trainer `resume` builds once it holds the run's lease."""
         config = RunConfig.from_json(record.config)
         if train:
             config = dataclasses.replace(config, train={**config.train, **train})
@@ -187,7 +217,6 @@ class TrainerPersistence:
         for name, (steps, values) in store.metrics(run_id).items():
             trainer.history[name] = (list(steps), list(values))
         return trainer
-
 
 
 def _other_data_note(stored: dict | None, now: dict | None, what: str) -> list[str]:

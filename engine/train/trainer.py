@@ -134,7 +134,9 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self.last_numerics: Numerics | None = None
         self._good = self._capture()
         self.store, self.run_id = store, run_id
-        if store is not None and run_id is None:
+        self.lease: str | None = None  # this trainer's claim on its stored run (see `claim`)
+        self._created_run = store is not None and run_id is None
+        if self._created_run:
             self.run_id = store.create_run(config.to_json(), config.model, ds.name)
 
     # -- set-up helpers ------------------------------------------------------------------------------------------
@@ -323,6 +325,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         every = every or tc.log_every
         end = self.step_count + steps
         self.final_elbo = None  # the model is about to change; `finish` computes it again
+        self.claim()  # refused (RunStoreError) while another process trains the run, before anything changes
         self._set_status("running")
         self._rate = (time.perf_counter(), self.step_count)
         self._next_checkpoint = _clock() + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf

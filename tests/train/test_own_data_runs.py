@@ -180,6 +180,7 @@ def test_a_stored_dataframe_run_resumes_with_its_data_and_records_it(tmp_path):
         again = Trainer.resume(store, trainer.run_id, dataset=load(frame, target="price"),
                                train={"steps": 6})
         assert again.step_count == 4 and again.resume_notes == []
+        again.release()  # one writer per run: give it back before resuming it once more
         frame.loc[0, "price"] += 1.0
         changed = Trainer.resume(store, trainer.run_id, dataset=load(frame, target="price"))
         assert "continues on" in changed.resume_notes[0]

@@ -1,0 +1,143 @@
+"""The run store's runs: records, metrics, checkpoints (paths relative to the data directory)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .faults import RunStoreError, _guarded
+
+
+@dataclass
+class RunRecord:
+    """One stored run as read from the store (times in seconds since the epoch; `config` is the RunConfig JSON)."""
+
+    id: int
+    created: float
+    updated: float
+    model: str
+    dataset: str
+    config: str
+    status: str
+    step: int
+    elbo: float | None
+    test_error: float | None
+    test_rmse: float | None
+    test_nlpd: float | None
+    message: str | None
+    full_elbo: float | None = None  # over the whole training set, at the end
+    sweep_id: int | None = None  # the sweep this run belongs to, if any
+    sweep_key: str | None = None  # its point × seed within that sweep (unique per sweep)
+    owner: str | None = None  # the logged-in user who started it (a server with logins), else None
+
+    def summary(self) -> dict:
+        """The fields `invlab runs --json` prints."""
+        return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error",
+                                              "test_rmse", "test_nlpd", "full_elbo")}
+
+
+class RunsMixin:
+    """The part of `RunStore` that creates and reads runs, their metrics and checkpoints."""
+
+    @_guarded
+    def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
+        now = time.time()
+        with self._lock:
+            return int(self._waiting(lambda: self._db.execute(
+                "INSERT INTO runs (created, updated, model, dataset, config, status, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (now, now, model, dataset, config_json, status, self.owner)).lastrowid, "to create the run"))
+
+    @_guarded
+    def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:
+        """Remove a checkpoint file and its record (older checkpoints beyond `keep_checkpoints`)."""
+        with self._lock, self._db:
+            for stored_step, stored in self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? AND "
+                                                        "step = ?", (int(run_id), int(step))).fetchall():
+                if self.resolve_checkpoint(stored) == path:
+                    self._db.execute("DELETE FROM checkpoints WHERE run_id = ? AND step = ? AND path = ?",
+                                     (int(run_id), int(stored_step), stored))
+        path.unlink(missing_ok=True)
+
+    @_guarded
+    def truncate(self, run_id: int, after_step: int) -> None:
+        """Drop metrics logged after `after_step` (a resumed run continues from its last checkpoint)."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", (run_id, int(after_step)))
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    @_guarded
+    def get_run(self, run_id: int) -> RunRecord:
+        if int(run_id).bit_length() > 63:  # beyond SQLite's integers: no such run, rather than an OverflowError
+            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
+        self.mark_killed_runs()
+        found = self._records(RunRecord, "runs", "WHERE id = ?", (int(run_id),))
+        if not found:
+            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
+        self._check_owner("run", run_id, found[0].owner)
+        return found[0]
+
+    @_guarded
+    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        """The stored runs, newest first (only the owner's for a store opened for a user who is not an admin)."""
+        self.mark_killed_runs()
+        return self._records(RunRecord, "runs", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit
+                                                                                   else "")))
+
+    def _records(self, record: type, table: str, tail: str, args: tuple = ()) -> list:
+        """Rows of `table` as `record` dataclasses (its fields are the columns read; a column an old store opened
+        read-only lacks reads as None), selected by `tail`."""
+        have = self._has_columns(table)
+        cols = ", ".join(name if name in have else "NULL" for name in record.__dataclass_fields__)
+        with self._lock:
+            rows = self._db.execute(f"SELECT {cols} FROM {table} {tail}", args).fetchall()
+        return [record(*row) for row in rows]
+
+    @_guarded
+    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
+        with self._lock:
+            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
+                                    (int(run_id),)).fetchall()
+        out: dict[str, tuple[list[int], list[float]]] = {}
+        for name, step, value in rows:
+            if names is None or name in names:
+                steps, values = out.setdefault(name, ([], []))
+                steps.append(step)
+                values.append(value)
+        return out
+
+    def resolve_checkpoint(self, stored: str) -> Path:
+        """Where a recorded checkpoint path is now: relative ones under the store's directory; an absolute one
+        written by an older version that no longer exists is looked for under `checkpoints/` here (a moved data
+        directory)."""
+        path = Path(stored)
+        if not path.is_absolute():
+            return self.path.parent / path
+        if not path.exists() and "checkpoints" in path.parts:
+            parts = path.parts
+            tail = parts[len(parts) - 1 - parts[::-1].index("checkpoints"):]
+            moved = self.path.parent.joinpath(*tail)
+            if moved.exists():
+                return moved
+        return path
+
+    @_guarded
+    def checkpoints(self, run_id: int) -> list[tuple[int, Path]]:
+        """A run's recorded checkpoints, newest first, as (step, path now); the files may be missing."""
+        with self._lock:
+            rows = self._db.execute("SELECT step, path FROM checkpoints WHERE run_id = ? "
+                                    "ORDER BY step DESC, created DESC, rowid DESC", (int(run_id),)).fetchall()
+        return [(int(step), self.resolve_checkpoint(path)) for step, path in rows]
+
+    def latest_checkpoint(self, run_id: int) -> tuple[int, Path] | None:
+        """The newest recorded checkpoint whose file exists (not checked further; `Trainer.resume` reads it)."""
+        for step, path in self.checkpoints(run_id):
+            if path.exists():
+                return step, path
+        return None
+
+    def checkpoint_dir(self, run_id: int) -> Path:
+        path = self.path.parent / "checkpoints" / f"run_{int(run_id)}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+

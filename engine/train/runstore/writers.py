@@ -1,0 +1,110 @@
+"""Who writes a run: the process (pid, host, boot id + start time) that marks it `running`, and how a reader tells
+whether that writer is still alive (and so still holds its lease, see leases.py)."""
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+
+HEARTBEAT_SECONDS = 30.0  # a training process touches its run at least this often (between steps)
+STALE_SECONDS = 1800.0  # a writer on another host silent this long is taken for dead
+# the writer of a run (or sweep); writer_lease: the id of the claim that made it the writer (see leases.py)
+WRITER_COLUMNS = {"writer_pid": "INTEGER", "writer_host": "TEXT", "writer_token": "TEXT", "writer_lease": "TEXT"}
+
+
+def _process_token(pid: int) -> str | None:
+    """This boot's id and the process's start time (Linux): a process id reused later gets another token."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+        return f"{boot}:{stat.rsplit(')', 1)[1].split()[19]}"  # field 22, starttime (the name may hold spaces)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def writer_identity() -> dict:
+    """The columns that name the current process as a run's writer."""
+    pid = os.getpid()
+    return {"writer_pid": pid, "writer_host": socket.gethostname(), "writer_token": _process_token(pid)}
+
+
+def writer_alive(pid: int, host: str | None, token: str | None) -> bool | None:
+    """Whether the writer process still runs: True / False, or None where this machine cannot tell."""
+    if host != socket.gethostname():
+        return None
+    if token is not None:
+        current = _process_token(pid)
+        if current is None and not Path("/proc/self/stat").exists():
+            return None  # /proc not readable here
+        return current == token
+    if os.name != "posix":
+        return None
+    try:
+        os.kill(int(pid), 0)  # signal 0: existence only
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+LEASE_SECONDS = STALE_SECONDS  # a holder whose heartbeat is older than this has lost its lease
+
+
+def holder(status: str, updated: float, pid: int | None, host: str | None, token: str | None, held: str | None,
+           lease: str | None = None, now: float | None = None) -> str | None:
+    """"pid P on HOST" when a row marked `running` is held by a live writer other than lease `lease`; else None.
+
+    A writer recorded without a lease (by an older version, or a plain `update_run(status="running")`) in this very
+    process does not hold it (its own trainer, abandoned or about to be replaced)."""
+    if status != "running" or pid is None or (lease is not None and held == lease):
+        return None
+    now = time.time() if now is None else now
+    if writer_alive(pid, host, token) is False or now - updated >= LEASE_SECONDS:
+        return None  # died, or silent too long: its lease is taken over
+    if held is None and (pid, host, token) == tuple(writer_identity()[k] for k in ("writer_pid", "writer_host",
+                                                                                   "writer_token")):
+        return None
+    return f"pid {pid} on {host}"
+
+
+class WritersMixin:
+    """The part of `RunStore` that checks on runs' writers (needs `_db` and `_lock`)."""
+
+    def mark_killed_runs(self) -> list[int]:
+        """Runs marked `running` whose writer process is gone become `killed` (resumable); returns their ids.
+
+        Best effort: a store that cannot be written (read-only, locked) is left as it is."""
+        now, found = time.time(), []
+        try:
+            with self._lock:
+                rows = self._db.execute("SELECT id, updated, step, writer_pid, writer_host, writer_token FROM runs "
+                                        "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
+                for run_id, updated, step, pid, host, token in rows:
+                    alive = writer_alive(pid, host, token)
+                    if alive is None:
+                        alive = now - updated < STALE_SECONDS
+                    if alive:
+                        continue
+                    message = (f"its process (pid {pid} on {host}) ended while it trained, at or after step {step}; "
+                               f"resume with: invlab train --resume {run_id}")
+                    with self._db:
+                        cur = self._db.execute("UPDATE runs SET status = 'killed', message = ?, updated = ? "
+                                               "WHERE id = ? AND status = 'running' AND writer_pid = ?",
+                                               (message, now, run_id, pid))
+                    if cur.rowcount:
+                        found.append(int(run_id))
+        except sqlite3.DatabaseError:  # read-only or locked: the statuses are corrected by a later reader
+            pass
+        return found
+
+    def live_writer(self, run_id: int, lease: str | None = None) -> str | None:
+        """"pid P on HOST" when another writer still trains run `run_id` (marked running, its writer alive and heard
+        from lately, and not holding lease `lease`); None otherwise."""
+        self.mark_killed_runs()
+        with self._lock:
+            row = self._db.execute("SELECT status, updated, writer_pid, writer_host, writer_token, writer_lease "
+                                   "FROM runs WHERE id = ?", (int(run_id),)).fetchone()
+        return None if row is None else holder(*row, lease=lease)
