@@ -487,8 +487,9 @@ def param_controls(obj: param.Parameterized, names=None, *, name: str = "", **kw
     return ControlGroup(obj, names, name=name, **kwargs)
 
 
-def data_controls(data: param.Parameterized) -> ControlGroup:
-    return ControlGroup(data, DATA_PARAMS, name="Data", options={"dataset": list_datasets()})
+def data_controls(data: param.Parameterized, choices: list[str] | None = None) -> ControlGroup:
+    """The Data tab; `choices`: what the data box offers (default: the bundled datasets)."""
+    return ControlGroup(data, DATA_PARAMS, name="Data", options={"dataset": choices or list_datasets()})
 
 
 def model_controls(model_config: param.Parameterized) -> ControlGroup:

@@ -32,6 +32,7 @@ from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
+from .user_data import config_with_data, data_choices
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +41,23 @@ RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live
 
 
 class Explorer(pn.viewable.Viewer):
+    """The lab in one object: controls, live training, curves and views, lessons, the prior page and Compare.
+
+    `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
+    `data=(X, y)` (X [N, D], or images [N, H, W] / [N, C, H, W]) or `data=df` with `target="column"`, or
+    `dataset=` a built `engine.data.Dataset`; it is handed over as 'python:NAME' and listed in the data box.
+    `store`: True for the data directory's run store (opened when the page connects), a `RunStore`, or None.
+    `limits`: a server's `ServerLimits` (None in a notebook); `user` / `admin`: the logged-in user on a server
+    with logins. Display it in a notebook cell, or serve it with `pn.serve` / `panel serve`."""
+
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
 
-    def __init__(self, config: RunConfig | None = None, *, store: RunStore | None | bool = True, tick_ms: int = 500,
-                 view_interval: float = 2.0, eval_interval: float = 2.0, limits=None, user: str | None = None,
-                 admin: bool = False, **params):
+    def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
+                 store: RunStore | None | bool = True, tick_ms: int = 500, view_interval: float = 2.0,
+                 eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False, **params):
         super().__init__(**params)
-        self.settings = RunSettings(config)
+        # your own data: (X, y) or a DataFrame (target= its column to predict), or a built Dataset
+        self.settings = RunSettings(config_with_data(config, data, dataset, target))
         # store=True: the data directory's run store, opened when the page connects (or on first use), so a page
         # that never connects opens no file; the session closes it when it ends.
         self._store = None if store is True else (store or None)
@@ -349,7 +360,7 @@ class Explorer(pn.viewable.Viewer):
     def controls(self) -> pn.Tabs:
         family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
         self.family_select = family
-        self.data_group = data_controls(self.settings.data)
+        self.data_group = data_controls(self.settings.data, data_choices(self.limits))
         self.train_group = optimisation_controls(self.settings.train)
         tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
                 self.train_group,
