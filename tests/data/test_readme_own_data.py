@@ -40,6 +40,12 @@ def test_every_snippet_of_your_own_data_runs(tmp_path, monkeypatch, capsys):
     for kind, code in blocks:
         if kind == "python":
             exec(compile(code, "README.md", "exec"), namespace)
+    explorer = namespace["explorer"]
+    try:
+        assert explorer.settings.data.dataset.startswith("python:dataframe")
+        assert explorer.settings.data.load().task == "regression"  # price: the DataFrame's column, as given
+    finally:
+        explorer.close()
     printed = capsys.readouterr().out
     assert "house.csv" in printed and "regression" in printed
     assert namespace["data"].class_names == ["cheap", "dear"]
