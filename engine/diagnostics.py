@@ -156,7 +156,10 @@ def hyperparameter_values(model) -> dict[str, float]:
 
 @torch.no_grad()
 def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 60) -> Field2D:
-    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane."""
+    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane.
+
+    `X` [N, 2] and `y` [N] as the model trains on them; the field, its grid and the points are given in the data's
+    own units (the model's `data_info` scalers undone: inputs, and a regression's mean in the target's units)."""
     X2 = X.reshape(X.shape[0], -1)
     lo, hi = X2.min(0).values, X2.max(0).values
     pad = 0.1 * (hi - lo).clamp_min(1e-6)
@@ -171,6 +174,14 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
         title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
     else:
         values, title = pred.y_mean[:, 0], "Posterior mean"
-    return Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
-                   values=values.reshape(resolution, resolution).cpu().numpy(), points=X2.cpu().numpy(),
-                   point_labels=y.cpu().numpy(), contour=contour)
+    info = getattr(model, "data_info", None)
+    shift, scale = np.zeros(2), np.ones(2)
+    if info is not None and info.x_mean is not None:
+        shift, scale = np.asarray(info.x_mean, dtype=np.float64), np.asarray(info.x_std, dtype=np.float64)
+    values = values.reshape(resolution, resolution).cpu().numpy()
+    y = y.cpu().numpy()
+    if pred.probs is None and info is not None:
+        values = values * info.y_std + info.y_mean
+        y = y * info.y_std + info.y_mean
+    return Field2D(title=title, x=gx.cpu().numpy() * scale[0] + shift[0], y=gy.cpu().numpy() * scale[1] + shift[1],
+                   values=values, points=X2.cpu().numpy() * scale + shift, point_labels=y, contour=contour)

@@ -91,3 +91,27 @@ def test_thinned_history_ignores_empty_records_and_stores_detached_values():
     steps, values = h.series()["x"]
     assert list(steps) == [2] and list(values) == [6.0]
     assert not h.values[0]["x"].requires_grad
+
+
+def test_the_decision_field_is_drawn_in_the_datas_own_units():
+    """Two columns in their own units (hundreds, offset): the field's grid and points are there, not standardised,
+    and a regression's posterior mean is in the target's units."""
+    from sklearn.datasets import make_circles
+
+    from engine.data import load
+    from engine.train import RunConfig, Trainer
+
+    X, labels = make_circles(120, noise=0.05, factor=0.5, random_state=0)
+    X = X * [100.0, 3.0] + [500.0, -20.0]
+    for y, task in ((labels, "classification"), (X[:, 0] * 2.0 + 7.0, "regression")):
+        data = load((X, y), task=task)
+        trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 3, "eval_every": 0}),
+                          dataset=data)
+        list(trainer.run())
+        field = trainer.snapshot().views["posterior"]
+        shown = np.asarray(field.points)
+        assert field.x.min() < X[:, 0].min() and field.x.max() > X[:, 0].max()  # the grid spans the data, padded
+        assert field.y.min() < X[:, 1].min() and field.y.max() > X[:, 1].max()
+        assert np.all(np.isin(np.round(shown[:, 0], 6), np.round(X[:, 0], 6)))  # each point is one of the data's
+        if task == "regression":
+            assert 600 < float(np.mean(field.values)) < 1800  # 2·x₁ + 7 over x₁ ∈ [400, 600], not ≈ 0
