@@ -202,7 +202,7 @@ def test_oversize_and_outside_links_are_refused_on_the_page(server, tmp_path):
         assert page.get_by_text("--max-points").count() > 0
 
         page.goto(url + f"?data.dataset=idx:{quote(str(tmp_path))}")
-        page.get_by_text("refused: this server reads IDX folders only").first.wait_for(timeout=120_000)
+        page.get_by_text("refused: this server reads files and folders only inside").first.wait_for(timeout=120_000)
 
         page.goto(url + "?" + SMALL + "&train.steps=3")  # within the limits (--max-points 5000): it trains
         page.get_by_role("button", name="+1 Step").click(timeout=120_000)
