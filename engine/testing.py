@@ -96,7 +96,13 @@ def check_kernel(kernel_or_name: Kernel | str, *, input_dim: int = 5, num_points
                                       "should follow the inputs")
     k = copy.deepcopy(kernel)
     Xr = torch.cat([X[:10], X[:2]])  # repeated inputs: r = 0 off the diagonal too
-    k.K(Xr).sum().backward()
+    total = k.K(Xr).sum()
+    trainable = [name for name, p in k.named_parameters() if p.requires_grad]
+    if trainable and not total.requires_grad:
+        _fail(what, "gradients", f"K does not depend on its hyper-parameters ({', '.join(trainable)}) in autograd; "
+                                 "K must be differentiable in its parameters (is a result detached?)")
+    if total.requires_grad:
+        total.backward()
     for name, p in k.named_parameters():
         if p.requires_grad and (p.grad is None or not torch.isfinite(p.grad).all()):
             state = "no gradient" if p.grad is None else "a non-finite gradient"

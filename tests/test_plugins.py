@@ -1,7 +1,7 @@
 """Your own parts everywhere: the README's plugin package (a rational-quadratic kernel `rq` with its own `alpha`,
 and the orbit `negate`), installed with pip into a temporary folder on PYTHONPATH, trains from `invlab train`, in a
-two-value sweep on Dask workers, is listed by `invlab plugins`, and passes the kernel contract; a broken or clashing
-plugin is named in one line and skipped."""
+two-value sweep on Dask workers, is listed by `invlab plugins`, and passes the kernel contract (a broken or
+clashing plugin: tests/test_bad_inputs.py)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from tests.helpers.plugins import env_with, install, invlab, package, readme_blocks, readme_package
+from tests.helpers.plugins import env_with, install, invlab, readme_blocks, readme_package
 
 
 @pytest.fixture(scope="module")
@@ -83,22 +83,3 @@ def test_the_readme_check_snippet_passes_on_rq_in_a_real_process(env):
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "checked ('symmetry', 'PSD', 'diagonal', 'shapes', 'dtypes', 'gradients')" in out.stdout
-
-
-@pytest.mark.parametrize("source, says", [
-    ("raise RuntimeError('the lab is not ready for me')",
-     "plugin 'broken' (module broken, package broken-plugin) failed to load and was skipped: RuntimeError: the lab "
-     "is not ready for me; fix or uninstall broken-plugin"),
-    ("import engine.kernels\nfrom engine.kernels import Stationary\n\n\n@engine.kernels.register('rbf')\n"
-     "class MyRBF(Stationary):\n    pass\n",
-     "kernel name 'rbf' is taken by the built-in kernel engine.kernels.stationary.RBF; register broken.MyRBF under "
-     "another name"),
-], ids=["raises-on-import", "clashes-with-a-built-in"])
-def test_a_bad_plugin_is_named_in_one_line_and_the_rest_still_works(my_parts, tmp_path, source, says):
-    broken = install(package(tmp_path / "src", "broken-plugin", "broken", source), tmp_path / "site")
-    env = env_with(my_parts, broken, INVLAB_DATA=str(tmp_path / "data"))
-    out = invlab("plugins", env=env)
-    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
-    warnings = [line for line in out.stderr.splitlines() if line.startswith("invlab: warning: plugin 'broken'")]
-    assert len(warnings) == 1 and says in warnings[0], out.stderr
-    assert any(line.split()[:2] == ["kernel", "rq"] for line in out.stdout.splitlines())  # the good plugin loaded
