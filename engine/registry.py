@@ -160,9 +160,10 @@ class Registry:
         return {arg: getattr(config, pname) for arg, pname in part.options.items() if pname in config.param}
 
     def build(self, name: str, *args, **options):
-        """Part `name` built with the contract's `args` and those of `options` that are its own arguments."""
+        """Part `name` built with the contract's arguments (`args`, or by name in `options`) and those of `options`
+        that are its own arguments (the others are ignored, so a config's settings can be passed as they are)."""
         part = self.get(name)
-        own = {k: v for k, v in options.items() if k in part.options}
+        own = {k: v for k, v in options.items() if k in part.options or k in self.contract}
         return part.factory(*args, **own)
 
 

@@ -119,6 +119,19 @@ def test_an_argument_without_a_default_is_refused_by_name():
     assert "needs" not in reg.names()
 
 
+def test_the_contracts_arguments_reach_the_part_and_other_settings_do_not():
+    reg, *_ = fresh()
+    reg.register("rq")(lambda input_dim, lengthscale=1.0, variance=1.0, ard=False: (input_dim, lengthscale, ard))
+    assert reg.build("rq", 3, lengthscale=0.5, ard=True, num_inducing=10) == (3, 0.5, True)
+
+
+def test_the_engines_kernels_get_their_initial_hyper_parameters():
+    from engine.kernels import build_kernel
+
+    k = build_kernel("matern52", 4, lengthscale=0.5, variance=2.0, ard=True, degree=3)
+    assert all(abs(v - 0.5) < 1e-12 for v in k.lengthscale().tolist()) and abs(float(k.variance()) - 2.0) < 1e-12
+
+
 def test_an_unknown_name_lists_the_registered_ones():
     reg, *_ = fresh()
     reg.register("rq")(lambda input_dim, lengthscale=1.0, variance=1.0, ard=False: 0)
