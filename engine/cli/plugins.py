@@ -46,8 +46,8 @@ def cmd_plugins(argv: list[str]) -> int:
     kind_width = max(len(r["kind"]) for r in rows)
     print(f"{'kind':<{kind_width}}  {'name':<{width}}  origin")
     for r in rows:
-        options = f"  options: {', '.join(f'{a} (--{p.replace(chr(95), chr(45))})' for a, p in r['options'].items())}" \
-            if r["options"] else ""
+        flags = [f"{arg} (--{setting.replace('_', '-')})" for arg, setting in r["options"].items()]
+        options = f"  options: {', '.join(flags)}" if flags else ""
         print(f"{r['kind']:<{kind_width}}  {r['name']:<{width}}  {r['origin']}  [{r['defined_in']}]{options}")
     if not plugins:
         print(f"no plugins installed (entry points in the group {GROUP})")
