@@ -20,6 +20,7 @@ import param
 
 from engine.errors import InvlabError
 from engine.models import get_model
+from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
@@ -79,6 +80,10 @@ class Explorer(pn.viewable.Viewer):
         self._closes_with = None  # the document whose end closes this explorer
         self.settings.on_change(self._on_settings_change)
         self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
+        # installed plugins are loaded with dashboard.settings; one that failed is named in a note that stays
+        self.plugin_note = pn.pane.Alert(markdown_text(" ".join(f"Note: {line}." for line in failure_lines())),
+                                         alert_type="warning", visible=bool(failure_lines()),
+                                         sizing_mode="stretch_width")
         self._build_widgets()
         self._status_from_settings()
 
@@ -404,7 +409,8 @@ class Explorer(pn.viewable.Viewer):
         curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, curve_opts,
+        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, self.plugin_note,
+                         curve_opts,
                          self.curves.layout, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
         layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")

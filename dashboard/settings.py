@@ -21,10 +21,13 @@ from engine.data.sources import resolve as resolve_source
 from engine.errors import InvlabError
 from engine.ids import shorten
 from engine.models import get_model, model_names
+from engine.plugins import load_plugins
 from engine.train import RunConfig
 from engine.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_values
 
 from .defaults import FAMILY_DEFAULTS, PAGE_TRAIN
+
+load_plugins()  # installed plugins register their families, kernels and orbits before the page's selectors exist
 
 SECTIONS = ("data", "model", "train")  # URL prefixes: data.<param>, model.<param>, train.<param>
 FLAGS = ("lesson", "teacher", "page", "sweep", "run")  # page-level keys in the URL that are not run settings

@@ -773,6 +773,42 @@ def api_server_admins_not_a_list():
     ServerLimits.from_env({"INVLAB_ADMINS": "lecturer"})
 
 
+def api_register_kernel_name_clash():
+    import engine.kernels
+
+    @engine.kernels.register("rbf")
+    class MyRBF(engine.kernels.Stationary):
+        pass
+
+
+def api_register_augmentation_name_clash():
+    import engine.transforms
+
+    @engine.transforms.register("rotation")
+    class MyRotation(engine.transforms.FiniteOrbit):
+        orbit_size = 2
+
+
+def api_register_model_name_clash():
+    from engine.models import ModelSpec, SVGPConfig, register
+
+    def build_my_svgp(config, X, y, info, *, generator=None):
+        raise AssertionError("never built")
+
+    register(ModelSpec("svgp", SVGPConfig, build_my_svgp))
+
+
+def api_check_kernel_not_psd():
+    from engine.kernels import Stationary
+    from engine.testing import check_kernel
+
+    class NotPSD(Stationary):
+        def K_r2(self, r2):
+            return 1.0 - r2
+
+    check_kernel(NotPSD(5))
+
+
 API = {
     "store-run-of-another-user": (api_store_run_of_another_user, ("run 1 belongs to another user",)),
     "server-admins-not-a-list": (api_server_admins_not_a_list, ("INVLAB_ADMINS", "--admin")),
@@ -806,6 +842,15 @@ API = {
     "page-file-outside-data-dirs": (api_page_file_outside_data_dirs, ("--allow-data-dir",)),
     "page-bare-path-outside-data-dirs": (api_page_bare_path_outside_data_dirs, ("--allow-data-dir",)),
     "page-file-over-limit": (api_page_file_over_limit, ("2 MB", "--max-memory-mb")),
+    "register-kernel-name-clash": (api_register_kernel_name_clash, (
+        "kernel name 'rbf' is taken by the built-in kernel engine.kernels.stationary.RBF", "MyRBF",
+        "under another name")),
+    "register-augmentation-name-clash": (api_register_augmentation_name_clash, (
+        "augmentation name 'rotation' is taken by the built-in augmentation engine.transforms.rotation",
+        "MyRotation")),
+    "register-model-name-clash": (api_register_model_name_clash, (
+        "model name 'svgp' is taken by the built-in model family engine.models.svgp.build_svgp", "build_my_svgp")),
+    "check-kernel-not-psd": (api_check_kernel_not_psd, ("kernel NotPSD fails the kernel contract: PSD:", "eigenvalue")),
 }
 
 
@@ -1122,6 +1167,37 @@ def test_a_huge_number_in_a_link_is_refused_as_written():
     assert steps.startswith("train.steps=1e+308 refused") and "000000000" not in steps, steps
     assert subset.startswith("train.log_every=999") and "…" in subset and len(subset) < 300, subset
     assert settings.train.steps == RunSettings().train.steps  # left as it was
+
+
+def _bad_plugin(tmp_path, source):
+    """`invlab plugins` as a real process with a plugin package `broken-plugin` (module `broken`) installed into a
+    temporary folder on PYTHONPATH."""
+    from tests.helpers.plugins import env_with, install, invlab, package
+
+    site = install(package(tmp_path / "src", "broken-plugin", "broken", source), tmp_path / "site")
+    out = invlab("plugins", env=env_with(site, INVLAB_DATA=str(tmp_path / "data")))
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert any(line.split()[:2] == ["kernel", "rbf"] for line in out.stdout.splitlines())  # the rest still works
+    warnings = [line for line in out.stderr.splitlines() if line.startswith("invlab: warning: plugin 'broken'")]
+    assert len(warnings) == 1, out.stderr
+    return warnings[0], out.stdout
+
+
+def test_a_plugin_that_raises_on_import_is_named_and_skipped(tmp_path):
+    line, listing = _bad_plugin(tmp_path, "raise RuntimeError('the lab is not ready for me')\n")
+    assert ("plugin 'broken' (module broken, package broken-plugin) failed to load and was skipped: RuntimeError: "
+            "the lab is not ready for me; fix or uninstall broken-plugin") in line
+    assert "plugin broken: module broken from package broken-plugin, skipped: RuntimeError" in listing
+
+
+def test_a_plugin_that_clashes_with_a_built_in_is_named_and_skipped(tmp_path):
+    source = ("import engine.kernels\nfrom engine.kernels import Stationary\n\n\n@engine.kernels.register('rbf')\n"
+              "class MyRBF(Stationary):\n    pass\n")
+    line, listing = _bad_plugin(tmp_path, source)
+    assert ("kernel name 'rbf' is taken by the built-in kernel engine.kernels.stationary.RBF; register broken.MyRBF "
+            "under another name") in line
+    rbf = next(row for row in listing.splitlines() if row.split()[:2] == ["kernel", "rbf"])
+    assert "built-in" in rbf and "engine.kernels.stationary.RBF" in rbf  # the built-in is left as it was
 
 
 def test_the_published_table_lists_every_case():

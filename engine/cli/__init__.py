@@ -11,6 +11,7 @@ training setup): bounds, choices and docs come from the parameters, never copied
     invlab sweep sweep.toml           # a sweep on Dask (`invlab sweep --help`); --study rotation-choice
     invlab sweeps                     # stored sweeps
     invlab compare 1                  # a sweep's runs by whole-data ELBO
+    invlab plugins                    # registered kernels, augmentations and models, and where each came from
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import sys
 from .compare import cmd_compare
 from .fetch import cmd_fetch
 from .flags import GROUPS, add_param_flags, collect, int_flag
+from .plugins import cmd_plugins
 from .runs import cmd_runs
 from .serve import cmd_serve, dashboard_app, serve_command
 from .sweep import SweepBar, cmd_sweep, parse_value, sweep_spec_from_args
@@ -29,7 +31,7 @@ __all__ = ["COMMANDS", "FIXED_ON_RESUME", "GROUPS", "SweepBar", "add_param_flags
            "int_flag", "main", "parse_value", "serve_command", "summary_line", "sweep_spec_from_args"]
 
 COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": cmd_serve, "sweep": cmd_sweep,
-            "sweeps": cmd_sweeps, "compare": cmd_compare}
+            "sweeps": cmd_sweeps, "compare": cmd_compare, "plugins": cmd_plugins}
 """Each `invlab` subcommand's name and the function that runs it on the rest of the command line."""
 
 
@@ -43,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"invlab: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`invlab --help` explains them)",
               file=sys.stderr)
         return 2
+    from ..plugins import failure_lines
+
+    for line in failure_lines():  # installed plugins register their parts before any flag is built
+        print(f"invlab: warning: {line}", file=sys.stderr)
     return COMMANDS[argv[0]](argv[1:])
 
 

@@ -13,19 +13,28 @@ from __future__ import annotations
 
 import param
 
-from ..kernels import KERNELS
+from .. import kernels
 from ..likelihoods import LIKELIHOODS
 
 
 class KernelParams(param.Parameterized):
     """The covariance function of the GP and its initial hyper-parameters."""
 
-    kernel = param.Selector(default="rbf", objects=list(KERNELS), doc="Covariance function of the GP.")
+    kernel = param.Selector(default="rbf", objects=kernels.kernel_names(),
+                            doc="Covariance function of the GP (any registered kernel).")
     lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
                                doc="Initial lengthscale; empty = median distance between training inputs.")
     variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial signal variance σ².")
     ard = param.Boolean(default=False, doc="One lengthscale per input dimension (RBF and Matérn).")
     degree = param.Integer(default=2, bounds=(1, 10), doc="Degree of the polynomial kernel.")
+
+
+kernels.REGISTRY.attach(KernelParams, "kernel")  # registered kernels' names and own options follow the registry
+
+
+def kernel_options(config: param.Parameterized) -> dict:
+    """The chosen kernel's own constructor arguments (e.g. the polynomial's `degree`), read from `config`."""
+    return kernels.REGISTRY.options_of(config.kernel, config)
 
 
 class InducingParams(param.Parameterized):
@@ -61,5 +70,5 @@ class VariationalParams(WhitenParams):
     mean_field = param.Boolean(default=False, doc="Diagonal q(u) covariance instead of a full one.")
 
 
-__all__ = ["KernelParams", "InducingParams", "LikelihoodParams", "RobustMaxLikelihoodParams", "WhitenParams",
-           "VariationalParams"]
+__all__ = ["KernelParams", "kernel_options", "InducingParams", "LikelihoodParams", "RobustMaxLikelihoodParams",
+           "WhitenParams", "VariationalParams"]

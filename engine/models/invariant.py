@@ -24,6 +24,7 @@ import param
 import torch
 
 from .. import diagnostics as dg
+from .. import transforms
 from ..covariances import Kff_diag, Kuf
 from ..covariances.invariant import OrbitSample
 from ..inducing import InterDomainPoints, initial_locations
@@ -32,11 +33,11 @@ from ..kernels.invariant import InvariantKernel
 from ..likelihoods import Gaussian, Likelihood, resolve_likelihood
 from ..likelihoods.polya_gamma import PolyaGammaLogistic
 from ..parameters import learnables
-from ..transforms import AUGMENTATIONS, build_augmentation
+from ..transforms import build_augmentation
 from ..transforms.base import SymmetricRange, UniformRange
 from .base import DataInfo, Terms, Tunable, tunable
 from .conditionals import orbit_moments
-from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams
+from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams, kernel_options
 from .registry import ModelSpec
 from .svgp import SVGP
 
@@ -200,10 +201,11 @@ def augmentation_tunables(augmentation, prefix: str) -> list[Tunable]:
 class AugmentationParams(param.Parameterized):
     """What f is made invariant to: the augmentation distribution or finite orbit, its samples and initial ranges."""
 
-    augmentation = param.Selector(default="auto", objects=list(AUGMENTATIONS),
-                                  doc="What f is made insensitive to. auto: rotation for images, coordinate "
-                                      "permutations for vectors. rotation/affine/deformation have learnable ranges; "
-                                      "rot90/flips/permutations/cyclic_shifts are finite orbits.")
+    augmentation = param.Selector(default="auto", objects=transforms.augmentation_names(),
+                                  doc="What f is made insensitive to (any registered augmentation or orbit). auto: "
+                                      "rotation for images, coordinate permutations for vectors. rotation/affine/"
+                                      "deformation have learnable ranges; rot90/flips/permutations/cyclic_shifts are "
+                                      "finite orbits.")
     num_samples = param.Integer(default=8, bounds=(2, 1024),
                                 doc="S, augmented samples per input and step (capped at the orbit size; S = orbit size "
                                     "is exact).")
@@ -219,6 +221,9 @@ class AugmentationParams(param.Parameterized):
     deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
                                           doc="Width in pixels of the Gaussian that smooths the displacement field.")
     learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
+
+
+transforms.REGISTRY.attach(AugmentationParams, "augmentation")  # registered parts' names and own options
 
 
 class InvariantLikelihoodParams(LikelihoodParams):
@@ -256,16 +261,17 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
                     generator: torch.Generator | None = None) -> InvariantSVGP:
     """An invariant GP for training inputs X [N, ...] (images [N, C, H, W] or vectors [N, D])."""
     input_shape = info.shape_of(X)
-    augmentation = build_augmentation(config.augmentation, input_shape, rotation=config.init_rotation,
-                                      affine=config.init_affine, deformation=config.init_deformation,
-                                      smoothness=config.deformation_smoothness)
+    name = config.augmentation
+    options = transforms.REGISTRY.options_of(name, config) if name != "auto" else {
+        "rotation": config.init_rotation, "affine": config.init_affine}
+    augmentation = build_augmentation(name, input_shape, **options)
     if not config.learn_ranges:
         for value in learnables(augmentation).values():
             value.frozen = True
     D = int(math.prod(input_shape))
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
     base = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
-                        degree=config.degree)
+                        **kernel_options(config))
     kernel = InvariantKernel(base, augmentation, config.num_samples)
     M = min(config.num_inducing, X.shape[0])
     inducing = InterDomainPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)

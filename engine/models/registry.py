@@ -35,6 +35,13 @@ REGISTRY: dict[str, ModelSpec] = {}
 
 
 def register(spec: ModelSpec) -> ModelSpec:
+    """Add a model family; a name already taken by another family is refused, naming both."""
+    old = REGISTRY.get(spec.name)
+    if old is not None and old.build is not spec.build:
+        which = "the built-in" if old.build.__module__.startswith("engine.") else "the"
+        raise ConfigError(f"model name {spec.name!r} is taken by {which} model family {old.build.__module__}."
+                          f"{old.build.__qualname__}; register {spec.build.__module__}.{spec.build.__qualname__} "
+                          "under another name")
     REGISTRY[spec.name] = spec
     return spec
 

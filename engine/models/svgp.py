@@ -28,7 +28,7 @@ from ..likelihoods import Likelihood, build_likelihood
 from ..linalg import BlockFactors, block_cholesky, whitened_solve
 from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
 from .conditionals import marginals, whitened_projections
-from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams
+from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams, kernel_options
 from .registry import ModelSpec
 from .variational import build_variational
 
@@ -230,7 +230,7 @@ def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
     D = X.reshape(X.shape[0], -1).shape[1]
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X)
     kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
-                          degree=config.degree)
+                          **kernel_options(config))
     M = min(config.num_inducing, X.shape[0])
     inducing = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
     likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,

@@ -85,7 +85,10 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
     import torch
 
     from ..errors import InvlabError, NonFiniteLossError
+    from ..plugins import load_plugins
     from ..train import RunConfig, Trainer
+
+    load_plugins()  # a worker is its own process: installed plugins register their kernels and orbits here too
 
     if threads:
         torch.set_num_threads(int(threads))

@@ -1,0 +1,57 @@
+"""`invlab plugins`: every registered kernel, augmentation / orbit and model family, and where each came from
+(built in, a plugin package, or a module), then the plugins found and any that were skipped."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def registered_parts() -> list[dict]:
+    """One row per registered part: kind, name, where it came from, the class or function behind it, own options."""
+    from .. import kernels, models, transforms
+
+    rows = []
+    for kind, reg in (("kernel", kernels.REGISTRY), ("augmentation", transforms.REGISTRY)):
+        for part in reg.parts.values():
+            rows.append({"kind": kind, "name": part.name, "origin": part.origin, "defined_in": part.where,
+                         "options": dict(part.options)})
+    for name in models.model_names():
+        spec = models.get_model(name)
+        module = spec.build.__module__
+        rows.append({"kind": "model", "name": name, "origin": "built-in" if module.startswith("engine.") else module,
+                     "defined_in": f"{module}.{spec.build.__qualname__}", "options": {}})
+    return rows
+
+
+def cmd_plugins(argv: list[str]) -> int:
+    """`invlab plugins ARGV`; returns the exit status."""
+    from ..plugins import GROUP, load_plugins
+
+    parser = argparse.ArgumentParser(prog="invlab plugins",
+                                     description="List registered kernels, augmentations / orbits and model "
+                                                 f"families and where each came from (plugins: entry points in "
+                                                 f"the group {GROUP}).")
+    parser.add_argument("--json", action="store_true", help="One JSON object per line.")
+    args = parser.parse_args(argv)
+    plugins = load_plugins()
+    rows = registered_parts()
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        for p in plugins:
+            print(json.dumps({"kind": "plugin", "name": p.name, "module": p.module, "package": p.package,
+                              "error": p.error}))
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    kind_width = max(len(r["kind"]) for r in rows)
+    print(f"{'kind':<{kind_width}}  {'name':<{width}}  origin")
+    for r in rows:
+        flags = [f"{arg} (--{setting.replace('_', '-')})" for arg, setting in r["options"].items()]
+        options = f"  options: {', '.join(flags)}" if flags else ""
+        print(f"{r['kind']:<{kind_width}}  {r['name']:<{width}}  {r['origin']}  [{r['defined_in']}]{options}")
+    if not plugins:
+        print(f"no plugins installed (entry points in the group {GROUP})")
+    for p in plugins:
+        state = "loaded" if p.error is None else f"skipped: {p.error}"
+        print(f"plugin {p.name}: module {p.module} from package {p.package}, {state}")
+    return 0

@@ -1,0 +1,79 @@
+"""Plugins: installed packages that add kernels, augmentations / orbits or model families.
+
+A package declares entry points in the group `invariance_lab.plugins`, each naming a module to import:
+
+    [project.entry-points."invariance_lab.plugins"]
+    rq = "my_kernels.plugin"
+
+Importing the module registers its parts (`@engine.kernels.register("rq")` ...). `load_plugins()` imports every
+such module once per process; the CLI, the served page, `Explorer` and sweep workers call it at start. A plugin
+that fails to import (or whose registration is refused, e.g. a name clash) is named in one line and skipped; the
+rest of the lab still starts.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+
+from . import registry
+
+GROUP = "invariance_lab.plugins"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One entry point of the group: its `name`, the `module` it names, the `package` (distribution) declaring it,
+    and `error`, the one-line reason it was skipped (None when it loaded)."""
+
+    name: str
+    module: str
+    package: str
+    error: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """How parts registered by this plugin say where they came from."""
+        return f"plugin {self.name} ({self.package})"
+
+
+_loaded: list[Plugin] | None = None
+
+
+def load_plugins() -> list[Plugin]:
+    """Import every plugin module once (later calls return the first call's result); never raises."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    _loaded = []
+    try:
+        entries = sorted(metadata.entry_points(group=GROUP), key=lambda e: e.name)
+    except Exception as err:  # a broken metadata directory on sys.path
+        _loaded.append(Plugin("?", "?", "?", f"the installed plugin list could not be read: {err}"))
+        return _loaded
+    for entry in entries:
+        package = entry.dist.name if getattr(entry, "dist", None) is not None else "?"
+        module = entry.value.split(":")[0]
+        plugin = Plugin(entry.name, module, package)
+        registry._current_origin.append(plugin.origin)
+        try:
+            importlib.import_module(module)
+        except BaseException as err:  # noqa: BLE001 - a plugin may raise anything on import; it is reported
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            text = " ".join(str(err).split()) or type(err).__name__
+            plugin = Plugin(entry.name, module, package, f"{type(err).__name__}: {text}")
+        finally:
+            registry._current_origin.pop()
+        _loaded.append(plugin)
+    return _loaded
+
+
+def failure_lines(plugins: list[Plugin] | None = None) -> list[str]:
+    """One line per plugin that was skipped: which, from which package, why, and what to do."""
+    plugins = load_plugins() if plugins is None else plugins
+    return [f"plugin {p.name!r} (module {p.module}, package {p.package}) failed to load and was skipped: {p.error}; "
+            f"fix or uninstall {p.package}" for p in plugins if p.error]
+
+
+__all__ = ["GROUP", "Plugin", "load_plugins", "failure_lines"]
