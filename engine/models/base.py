@@ -28,7 +28,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from ..diagnostics import View
+from ..diagnostics import View, predictions_against_truth
 from ..errors import ShapeError
 from ..parameters import Bounded, Constrained, Positive
 
@@ -191,7 +191,8 @@ def seeded(seed: int, device: torch.device | str = "cpu"):
 
 
 class ModelFamily(nn.Module):
-    """Base class: subclasses implement `loss`, `predict`, `diagnostics`; `metrics` is shared."""
+    """Base class: subclasses implement `loss`, `predict_standardised` and `own_diagnostics`; `predict` (the data's
+    units), `metrics` and `diagnostics` (the family's own views and the shared ones) are the same for all."""
 
     task: str = "regression"
     data_info: DataInfo = DataInfo()  # the data the model was built for; its build function sets it
@@ -250,8 +251,28 @@ class ModelFamily(nn.Module):
                           None if pred.y_var is None else pred.y_var * scale ** 2, pred.probs,
                           None if pred.log_density is None else pred.log_density - math.log(scale))
 
-    def diagnostics(self, data=None) -> dict[str, View]:
+    def diagnostics(self, data=None, test=None) -> dict[str, View]:
+        """What is worth looking at now, `{name: View}`: the family's own views (`own_diagnostics(data)`) and those
+        every family shares (`shared_diagnostics`). data: (X, y), a training sample in the model's units; test:
+        (X_test, y_test), a test subset in the model's units, or None."""
+        views = self.own_diagnostics(data)
+        views.update(self.shared_diagnostics(data, test))
+        return views
+
+    def own_diagnostics(self, data=None) -> dict[str, View]:
+        """The family's own views of (X, y) in the model's units (or of the model alone when data is None)."""
         return {}
+
+    def shared_diagnostics(self, data=None, test=None) -> dict[str, View]:
+        """The views every family gives: for regression, `predictions` — the predicted mean ± 2 sd against the true
+        target, in the target's units, on (at most 500 of) the test points, or on `data`'s points (titled so) when
+        no test subset is given. Nothing for classification, or without points."""
+        if self.task == "classification":
+            return {}
+        points, which = (test, "test") if test is not None else (data, "training")
+        if points is None or points[0].shape[0] == 0:
+            return {}
+        return {"predictions": predictions_against_truth(self, points[0], points[1], which=which)}
 
     def numerics(self) -> Numerics:
         """Numerical health for the status bar: the jitter in use and the condition number that matters here."""

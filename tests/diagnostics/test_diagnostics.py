@@ -91,3 +91,12 @@ def test_thinned_history_ignores_empty_records_and_stores_detached_values():
     steps, values = h.series()["x"]
     assert list(steps) == [2] and list(values) == [6.0]
     assert not h.values[0]["x"].requires_grad
+
+
+def test_scatter_holds_paired_points_and_refuses_unpaired_ones():
+    s = dg.Scatter(x=[1, 2, 3], y=np.array([1.5, 2.0, 2.5]), y_err=[0.1, 0.2, 0.3], identity=True)
+    assert s.x.dtype == np.float64 and s.y_err.shape == (3,) and isinstance(s, dg.View)
+    with pytest.raises(ValueError, match=r"one shape \[N\]"):
+        dg.Scatter(x=np.zeros(3), y=np.zeros(4))
+    with pytest.raises(ValueError, match=r"one shape \[N\]"):
+        dg.Scatter(x=np.zeros(3), y=np.zeros(3), y_err=np.zeros(2))
