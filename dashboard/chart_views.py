@@ -1,4 +1,5 @@
-"""Renderers of the views that are charts: spectra (a histogram of eigenvalues) and a model's own curves."""
+"""Renderers of the views that are charts: spectra (a histogram of eigenvalues), a model's own curves, and scatters
+of paired values (predictions against the truth)."""
 from __future__ import annotations
 
 import holoviews as hv
@@ -59,3 +60,39 @@ def render_curves(view: dg.Curves):
         curve_opts["ylim"] = ylim
     legend = len(curves) > 1 and getattr(view, "legend", True)
     return overlay.opts(hv.opts.Curve(**curve_opts), hv.opts.Overlay(title="", **_legend_opts(legend)))
+
+
+def render_scatter(view: dg.Scatter):
+    """The points (x across, y up) with their error bars y ± y_err and, with `identity`, the dashed line y = x.
+
+    With the line, both axes share one range (the points' extent, padded), so y = x is the frame's diagonal and a
+    point's distance from it reads the same across and up; the bars may run past the frame. Labels in words come from
+    the view; a legend beside the data names the points and the line."""
+    x, y = np.asarray(view.x, dtype=np.float64), np.asarray(view.y, dtype=np.float64)
+    xdim, ydim = hv.Dimension("truth", label=view.xlabel or "x"), hv.Dimension("predicted", label=view.ylabel or "y")
+    points = hv.Scatter((x, y), xdim, ydim, label="points").opts(
+        color="#1f77b4", size=5, alpha=0.8, line_color="white", tools=["hover"])
+    layers = []
+    if view.y_err is not None:
+        err = np.asarray(view.y_err, dtype=np.float64)
+        layers.append(hv.ErrorBars((x, y, err), xdim, [ydim, "error"]).opts(color="#1f77b4", alpha=0.35,
+                                                                            line_width=1))
+    layers.append(points)
+    xlim = y_limits([x])
+    ylim = y_limits([y])
+    if view.identity:
+        both = y_limits([x, y])
+        xlim = ylim = both
+        ends = np.array(both if both is not None else (0.0, 1.0))
+        layers.append(hv.Curve((ends, ends), xdim, ydim, label="y = x").opts(color="black", line_dash="dashed",
+                                                                             line_width=1.5))
+    element = dict(framewise=True)
+    if xlim is not None:
+        element["xlim"] = xlim
+    if ylim is not None:
+        element["ylim"] = ylim
+    side = min(FRAME_WIDTH, FRAME_HEIGHT + 40)  # a square frame: the line y = x at 45°
+    return hv.Overlay(layers).opts(
+        hv.opts.Scatter(frame_width=side, frame_height=side, **element),
+        hv.opts.ErrorBars(**element), hv.opts.Curve(**element),
+        hv.opts.Overlay(title="", **_legend_opts(True)))

@@ -4,7 +4,7 @@ A renderer owns an `hv.streams.Pipe` (or `Buffer` for the curves) and a DynamicM
 server thread calls `update(view)` with plain numpy data and HoloViews ships the change to the browser.
 Nothing here touches the engine's tensors or runs on the training thread.
 
-The renderers live by job: `map_views` (image grids, heatmaps, fields), `chart_views` (spectra, model curves),
+The renderers live by job: `map_views` (image grids, heatmaps, fields), `chart_views` (spectra, model curves, scatters),
 `table_views` (scalars); `plot_style` holds the sizes, the metric labels and units and the legend rules every plot
 follows, and `curve_board` the live training curves. Their public names are importable from here too.
 """
@@ -16,7 +16,7 @@ import param
 
 from engine import diagnostics as dg
 
-from .chart_views import EIGEN_FLOOR, render_curves, render_spectrum, spectrum_values
+from .chart_views import EIGEN_FLOOR, render_curves, render_scatter, render_spectrum, spectrum_values
 from .curve_board import CurveBoard, ema
 from .map_views import GUTTER, is_signed, render_field, render_heatmap, render_image_grid, tile_grid
 from .plot_style import (
@@ -44,11 +44,12 @@ from .plot_style import (
 from .safe_text import html_text
 from .table_views import render_scalars, scalars_html
 
-__all__ = ["CurveBoard", "DIVERGING", "EIGEN_FLOOR", "FRAME_HEIGHT", "FRAME_WIDTH", "GREY", "GUTTER", "HEIGHT",
-           "LEGEND_CHARS", "METRICS", "Metric", "RANGE_UNITS", "RENDERERS", "SEQUENTIAL", "TITLE_STYLE", "ViewPane",
-           "WIDTH", "_legend_opts", "ema", "is_signed", "metric_label", "metric_spec", "percent", "render_curves",
-           "render_field", "render_heatmap", "render_image_grid", "render_scalars", "render_spectrum", "renderer_for",
-           "scalars_html", "shows_curve", "spectrum_values", "tile_grid", "to_display", "wrap_label", "y_limits"]
+__all__ = ["_legend_opts", "CurveBoard", "DIVERGING", "EIGEN_FLOOR", "ema", "FRAME_HEIGHT", "FRAME_WIDTH", "GREY",
+           "GUTTER", "HEIGHT", "is_signed", "LEGEND_CHARS", "Metric", "metric_label", "metric_spec", "METRICS",
+           "percent", "RANGE_UNITS", "render_curves", "render_field", "render_heatmap", "render_image_grid",
+           "render_scalars", "render_scatter", "render_spectrum", "renderer_for", "RENDERERS", "scalars_html",
+           "SEQUENTIAL", "shows_curve", "spectrum_values", "tile_grid", "TITLE_STYLE", "to_display", "ViewPane",
+           "WIDTH", "wrap_label", "y_limits"]
 
 
 def _title_pane(title: str) -> pn.pane.HTML:
@@ -66,6 +67,7 @@ RENDERERS = {
     dg.Field2D: render_field,
     dg.Scalars: render_scalars,
     dg.Curves: render_curves,
+    dg.Scatter: render_scatter,
 }
 
 
