@@ -70,13 +70,13 @@ def render_scatter(view: dg.Scatter):
     the view; a legend beside the data names the points and the line."""
     x, y = np.asarray(view.x, dtype=np.float64), np.asarray(view.y, dtype=np.float64)
     xdim, ydim = hv.Dimension("truth", label=view.xlabel or "x"), hv.Dimension("predicted", label=view.ylabel or "y")
-    points = hv.Scatter((x, y), xdim, ydim, label="points").opts(
+    points = hv.Scatter((x, y), xdim, ydim, label="points ± 2 sd" if view.y_err is not None else "points").opts(
         color="#1f77b4", size=5, alpha=0.8, line_color="white", tools=["hover"])
     layers = []
     if view.y_err is not None:
         err = np.asarray(view.y_err, dtype=np.float64)
-        layers.append(hv.ErrorBars((x, y, err), xdim, [ydim, "error"]).opts(color="#1f77b4", alpha=0.35,
-                                                                            line_width=1))
+        layers.append(hv.ErrorBars((x, y, err), xdim, [ydim, "error"]).opts(  # plain bars: caps would hide the dots
+            color="#1f77b4", alpha=0.3, line_width=1, upper_head=None, lower_head=None))
     layers.append(points)
     xlim = y_limits([x])
     ylim = y_limits([y])
