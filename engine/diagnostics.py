@@ -1,7 +1,8 @@
 """Typed views: what a model says is worth looking at, independent of how it is drawn.
 
-A model's `diagnostics(data)` returns `{name: View}`; the dashboard has one renderer per view type,
-so a new model family appears there without dashboard code. Views hold plain numpy arrays and floats
+A model's `diagnostics(data, test)` returns `{name: View}`: the family's own views and those every family shares (for
+regression, `predictions_against_truth` on the test points); the dashboard has one renderer per view type, so a new
+model family appears there without dashboard code. Views hold plain numpy arrays and floats
 (never tensors), so they can be handed to another thread.
 """
 from __future__ import annotations
