@@ -3,10 +3,10 @@
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
 `diagnostics(data, test) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
 `predict`, the same for all families, and builds `diagnostics` from the family's `own_diagnostics(data)` and the views
-every family shares (for regression: the test predictions against the truth, in the target's units).
-A variational family (SVGP and its subclasses, the deep kernel processes)
-also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over
-a whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
+every family shares (for regression: the test predictions against the truth, in the target's units). A variational
+family (SVGP and its subclasses, the deep kernel processes) also has `full_elbo(X, y, *, batch_size, seed,
+num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over a whole data set with any sampling seeded by `seed`
+(`seeded`); the others (GWI, RKHS) do not.
 
 A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
 classes, image shape, the x and y scalers) and keeps it as `model.data_info`, which metrics and diagnostics read.
