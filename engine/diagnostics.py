@@ -178,28 +178,6 @@ def hyperparameter_values(model) -> dict[str, float]:
     return out
 
 
-@torch.no_grad()
-def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 60) -> Field2D:
-    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane."""
-    X2 = X.reshape(X.shape[0], -1)
-    lo, hi = X2.min(0).values, X2.max(0).values
-    pad = 0.1 * (hi - lo).clamp_min(1e-6)
-    gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=X.dtype, device=X.device)
-    gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=X.dtype, device=X.device)
-    G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)  # [R², 2]
-    pred = model.predict_standardised(G)
-    contour = None
-    if pred.probs is not None:
-        values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)
-        contour = 0.5 if pred.probs.shape[1] == 2 else None
-        title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
-    else:
-        values, title = pred.y_mean[:, 0], "Posterior mean"
-    return Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
-                   values=values.reshape(resolution, resolution).cpu().numpy(), points=X2.cpu().numpy(),
-                   point_labels=y.cpu().numpy(), contour=contour)
-
-
 PREDICTION_POINTS = 500  # at most this many points in the view of predictions against the truth
 
 
@@ -229,3 +207,25 @@ def predictions_against_truth(model, X: torch.Tensor, y: torch.Tensor, *, which:
                    description=f"Each dot is a {which} point: its true target across, the predicted mean up, with bars "
                                "of ± 2 predictive standard deviations. On the dashed line y = x a prediction is exact; "
                                "about 95 % of the bars should cross it when the uncertainty is calibrated.")
+
+
+@torch.no_grad()
+def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 60) -> Field2D:
+    """The posterior mean (regression) or P(class 1) / top class (classification) over the input plane."""
+    X2 = X.reshape(X.shape[0], -1)
+    lo, hi = X2.min(0).values, X2.max(0).values
+    pad = 0.1 * (hi - lo).clamp_min(1e-6)
+    gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=X.dtype, device=X.device)
+    gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=X.dtype, device=X.device)
+    G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)  # [R², 2]
+    pred = model.predict_standardised(G)
+    contour = None
+    if pred.probs is not None:
+        values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)
+        contour = 0.5 if pred.probs.shape[1] == 2 else None
+        title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
+    else:
+        values, title = pred.y_mean[:, 0], "Posterior mean"
+    return Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
+                   values=values.reshape(resolution, resolution).cpu().numpy(), points=X2.cpu().numpy(),
+                   point_labels=y.cpu().numpy(), contour=contour)
