@@ -100,4 +100,3 @@ def test_thinned_history_ignores_empty_records_and_stores_detached_values():
     steps, values = h.series()["x"]
     assert list(steps) == [2] and list(values) == [6.0]
     assert not h.values[0]["x"].requires_grad
-
