@@ -1,7 +1,8 @@
 """Typed views: what a model says is worth looking at, independent of how it is drawn.
 
-A model's `diagnostics(data)` returns `{name: View}`; the dashboard has one renderer per view type,
-so a new model family appears there without dashboard code. Views hold plain numpy arrays and floats
+A model's `diagnostics(data, test)` returns `{name: View}`: the family's own views and those every family shares (for
+regression, `predictions_against_truth` on the test points); the dashboard has one renderer per view type, so a new
+model family appears there without dashboard code. Views hold plain numpy arrays and floats
 (never tensors), so they can be handed to another thread.
 """
 from __future__ import annotations
@@ -81,7 +82,30 @@ class Field2D(View):
 
 
 @dataclass
+class Scatter(View):
+    """Paired values, one point each: x [N] against y [N], with optional error bars y ± y_err [N] (half-widths, ≥ 0)
+    and, with `identity`, the line y = x (where the points lie when y equals x)."""
+
+    x: np.ndarray = None
+    y: np.ndarray = None
+    y_err: np.ndarray | None = None
+    xlabel: str = ""  # in words with units, e.g. "true target (target's units)"
+    ylabel: str = ""
+    identity: bool = False
+
+    def __post_init__(self):
+        x, y = np.asarray(self.x, dtype=np.float64), np.asarray(self.y, dtype=np.float64)
+        if x.ndim != 1 or x.shape != y.shape or (self.y_err is not None and np.shape(self.y_err) != x.shape):
+            raise ValueError("Scatter needs x, y (and y_err) of one shape [N], got "
+                             f"{x.shape}, {y.shape}{'' if self.y_err is None else f', {np.shape(self.y_err)}'}")
+        self.x, self.y = x, y
+        self.y_err = None if self.y_err is None else np.asarray(self.y_err, dtype=np.float64)
+
+
+@dataclass
 class Scalars(View):
+    """Named numbers shown as a table: name → value."""
+
     values: dict[str, float] = field(default_factory=dict)
 
 
@@ -152,6 +176,37 @@ def hyperparameter_values(model) -> dict[str, float]:
         v = p().detach()
         out[name if v.numel() == 1 else f"{name} (mean of {v.numel()})"] = float(v.mean())
     return out
+
+
+PREDICTION_POINTS = 500  # at most this many points in the view of predictions against the truth
+
+
+@torch.no_grad()
+def predictions_against_truth(model, X: torch.Tensor, y: torch.Tensor, *, which: str = "test",
+                              limit: int = PREDICTION_POINTS, seed: int = 0) -> Scatter:
+    """A regression model's predicted mean against the true target on the first `limit` of (X, y), in the target's own
+    units, with error bars of ± 2 predictive standard deviations (of y, noise included) and the line y = x.
+
+    X [N, ...] and y [N] are in the model's units (standardised, as a trainer holds them); the model's `data_info`
+    scalers give the target's units (target = y · y_std + y_mean). Any sampling in the prediction is seeded by `seed`,
+    so the view changes only when the model does. `which` names the points in the title ("test", "training")."""
+    from .models.base import seeded
+
+    X, y = X[:limit], y[:limit]
+    info = model.data_info
+    with seeded(seed, X.device):
+        pred = model.predict_standardised(X)
+    mean = pred.y_mean[:, 0] * info.y_std + info.y_mean  # [N], target units
+    sd = pred.y_var[:, 0].clamp_min(0).sqrt() * info.y_std  # [N]
+    truth = y.reshape(-1).to(mean.dtype) * info.y_std + info.y_mean  # [N]
+    n = truth.shape[0]
+    return Scatter(title=f"{which.capitalize()} predictions against the truth ({n} points)",
+                   x=truth.cpu().numpy(), y=mean.cpu().numpy(), y_err=2.0 * sd.cpu().numpy(),
+                   xlabel="true target (target's units)", ylabel="predicted mean ± 2 sd (target's units)",
+                   identity=True,
+                   description=f"Each dot is a {which} point: its true target across, the predicted mean up, with bars "
+                               "of ± 2 predictive standard deviations. On the dashed line y = x a prediction is exact; "
+                               "about 95 % of the bars should cross it when the uncertainty is calibrated.")
 
 
 @torch.no_grad()

@@ -1,10 +1,12 @@
 """What every model family shares: the `Terms` of its objective, its `Prediction`, metrics, and the base class.
 
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
-`diagnostics(data) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
-`predict`, the same for all families. A variational family (SVGP and its subclasses, the deep kernel processes)
-also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over
-a whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
+`diagnostics(data, test) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
+`predict`, the same for all families, and builds `diagnostics` from the family's `own_diagnostics(data)` and the views
+every family shares (for regression: the test predictions against the truth, in the target's units). A variational
+family (SVGP and its subclasses, the deep kernel processes) also has `full_elbo(X, y, *, batch_size, seed,
+num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over a whole data set with any sampling seeded by `seed`
+(`seeded`); the others (GWI, RKHS) do not.
 
 A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
 classes, image shape, the x and y scalers) and keeps it as `model.data_info`, which metrics and diagnostics read.
@@ -28,7 +30,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from ..diagnostics import View
+from ..diagnostics import View, predictions_against_truth
 from ..errors import ShapeError
 from ..parameters import Bounded, Constrained, Positive
 
@@ -191,7 +193,8 @@ def seeded(seed: int, device: torch.device | str = "cpu"):
 
 
 class ModelFamily(nn.Module):
-    """Base class: subclasses implement `loss`, `predict`, `diagnostics`; `metrics` is shared."""
+    """Base class: subclasses implement `loss`, `predict_standardised` and `own_diagnostics`; `predict` (the data's
+    units), `metrics` and `diagnostics` (the family's own views and the shared ones) are the same for all."""
 
     task: str = "regression"
     data_info: DataInfo = DataInfo()  # the data the model was built for; its build function sets it
@@ -250,8 +253,28 @@ class ModelFamily(nn.Module):
                           None if pred.y_var is None else pred.y_var * scale ** 2, pred.probs,
                           None if pred.log_density is None else pred.log_density - math.log(scale))
 
-    def diagnostics(self, data=None) -> dict[str, View]:
+    def diagnostics(self, data=None, test=None) -> dict[str, View]:
+        """What is worth looking at now, `{name: View}`: the family's own views (`own_diagnostics(data)`) and those
+        every family shares (`shared_diagnostics`). data: (X, y), a training sample in the model's units; test:
+        (X_test, y_test), a test subset in the model's units, or None."""
+        views = self.own_diagnostics(data)
+        views.update(self.shared_diagnostics(data, test))
+        return views
+
+    def own_diagnostics(self, data=None) -> dict[str, View]:
+        """The family's own views of (X, y) in the model's units (or of the model alone when data is None)."""
         return {}
+
+    def shared_diagnostics(self, data=None, test=None) -> dict[str, View]:
+        """The views every family gives: for regression, `predictions` — the predicted mean ± 2 sd against the true
+        target, in the target's units, on (at most 500 of) the test points, or on `data`'s points (titled so) when
+        no test subset is given. Nothing for classification, or without points."""
+        if self.task == "classification":
+            return {}
+        points, which = (test, "test") if test is not None else (data, "training")
+        if points is None or points[0].shape[0] == 0:
+            return {}
+        return {"predictions": predictions_against_truth(self, points[0], points[1], which=which)}
 
     def numerics(self) -> Numerics:
         """Numerical health for the status bar: the jitter in use and the condition number that matters here."""

@@ -81,7 +81,7 @@ class ConvolutionalGP(SVGP):
         return self.inducing, self.kernel, 0
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
         views: dict[str, dg.View] = {}
         views["inducing_patches"] = self._inducing_patch_view()
         weights = self._weight_view()

@@ -135,8 +135,8 @@ class InvariantSVGP(SVGP):
                                         "ranges (fixed noise, so the grid changes only when the ranges do).")
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
-        views = super().diagnostics(data)
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        views = super().own_diagnostics(data)
         # one view per quantity: the ranges' history below is where they are shown (their sliders set them), so the
         # hyper-parameter table leaves them out and there is no table of their current values
         table = views["hyperparameters"].values

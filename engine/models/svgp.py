@@ -162,7 +162,7 @@ class SVGP(ModelFamily):
         return kernel_tunables(self, self.tunable_owners)
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
         views: dict[str, dg.View] = {}
         K = Kuu(self.inducing, self.kernel).cpu().numpy()
         views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from ..data.dataset import check_inputs
-from ..diagnostics import View
-from ..models.base import Numerics, seeded
+from ..diagnostics import PREDICTION_POINTS, View
+from ..models.base import ModelFamily, Numerics, seeded
 from .health import Health, assess
 
 EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's seed + this
@@ -111,7 +111,8 @@ class TrainerEvaluation:
             diag = {}
             if views:
                 sample = self._diagnostic_data()
-                diag = self.model.diagnostics(sample)
+                diag = self.model.diagnostics(sample, test=self._prediction_data()) \
+                    if isinstance(self.model, ModelFamily) else self.model.diagnostics(sample)
         history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
                    for k, (s, v) in self.history.items()}
         return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
@@ -131,6 +132,11 @@ class TrainerEvaluation:
     def _diagnostic_data(self, n: int = 400):
         idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
         return self.X.index_select(0, idx), self.y.index_select(0, idx)
+
+    def _prediction_data(self):
+        """The test points the views of predictions show: the first PREDICTION_POINTS of the evaluation subset."""
+        idx = self._eval_idx[:PREDICTION_POINTS]
+        return self.X_test.index_select(0, idx), self.y_test.index_select(0, idx)
 
     @torch.no_grad()
     def predict(self, X, **options) -> "Prediction":  # noqa: F821

@@ -211,3 +211,23 @@ def test_prior_page_delta_on_a_log_slider_and_plots_in_a_grid(served_app):
             rows.setdefault(round(b["y"] / 20), []).append(b["x"])
         assert max(len(set(round(x) for x in xs)) for xs in rows.values()) >= 2, boxes
         assert not errors, errors
+
+
+def test_regression_shows_test_predictions_against_the_truth_in_the_targets_units(served_app):
+    """A regression run on tabular data shows how good its predictions are: the test points' predicted means against
+    their true targets in the target's own units (diabetes' disease progression, 25 to 346), on the chart, labelled
+    in words, with the line y = x and the legend beside the data."""
+    query = "?data.dataset=diabetes&model.num_inducing=20&train.batch_size=64&train.steps=100000"
+    with browser_page() as (page, errors):
+        start(page, query, served_app)
+        truth = lambda: [p for p in plots(page) if p["xlabel"] == "true target (target's units)" and p["n"]]  # noqa: E731
+        found = poll(truth, timeout=120)
+        poll(lambda: "Test predictions against the truth" in " ".join(page_texts(page)), timeout=30)
+        plot = found[0]
+        assert plot["ylabel"] == "predicted mean ± 2 sd (target's units)"
+        # original units (standardised targets would lie within ±4); the extent includes the line y = x's padding
+        assert 0 < plot["xmin"] < 100 and 250 < plot["xmax"] < 400
+        assert (plot["x0"], plot["x1"]) == (plot["y0"], plot["y1"])  # one scale: y = x is the diagonal
+        assert not plot["legend_inside"]
+        poll(lambda: not off_chart(page), timeout=10)
+        assert not errors, errors

@@ -14,6 +14,7 @@ from dashboard.views import (
     metric_label,
     render_heatmap,
     render_image_grid,
+    render_scatter,
     scalars_html,
     shows_curve,
     to_display,
@@ -169,6 +170,57 @@ def test_symmetric_heatmap_is_centred_and_has_a_colour_bar():
     plot = RENDERER.get_plot(render_heatmap(dg.Heatmap(title="K", matrix=m, symmetric=True)))
     mapper = plot.handles["color_mapper"]
     assert (mapper.low, mapper.high) == (-2.0, 2.0) and any(type(x).__name__ == "ColorBar" for x in plot.state.right)
+
+
+def scatter_sources(plot):
+    """The Bokeh data of each layer of a rendered Scatter view, by the layer's element type."""
+    return {type(sub.current_frame).__name__: sub.handles["source"].data for sub in plot.subplots.values()}
+
+
+def test_predictions_against_the_truth_are_drawn_with_their_bars_and_the_line_y_equals_x():
+    truth, mean, bar = np.array([120.0, 80.0, 200.0, 151.0]), np.array([110.0, 95.0, 180.0, 150.0]), np.full(4, 20.0)
+    view = dg.Scatter(title="Test predictions against the truth (4 points) <b>bold</b>", x=truth, y=mean, y_err=bar,
+                      xlabel="true target (target's units)", ylabel="predicted mean ± 2 sd (target's units)",
+                      identity=True)
+    pane = ViewPane("predictions", view)
+    plot = RENDERER.get_plot(pane.dmap)
+    data = scatter_sources(plot)
+    np.testing.assert_array_equal(data["Scatter"]["truth"], truth)  # the points themselves
+    np.testing.assert_array_equal(data["Scatter"]["predicted"], mean)
+    bars = data["ErrorBars"]  # ± 2 sd about each mean
+    np.testing.assert_array_equal(bars["base"], truth)
+    np.testing.assert_allclose(bars["lower"], mean - bar)
+    np.testing.assert_allclose(bars["upper"], mean + bar)
+    line_x, line_y = (np.asarray(v) for v in data["Curve"].values())
+    np.testing.assert_array_equal(line_x, line_y)  # y = x, across the points
+    assert line_x.min() <= 80 and line_x.max() >= 200
+    x0, x1, y0, y1 = ranges(plot)
+    assert (x0, x1) == (y0, y1) and x0 < 80 and x1 > 200  # one scale on both axes: the line is the diagonal
+    assert plot.state.xaxis[0].axis_label == "true target (target's units)"
+    assert plot.state.yaxis[0].axis_label == "predicted mean ± 2 sd (target's units)"
+    assert plot.state.legend[0] in plot.state.right  # a legend, beside the data
+    assert "&lt;b&gt;bold&lt;/b&gt;" in pane.title.object and "<b>" not in pane.title.object  # text, not markup
+    pane.update(dg.Scatter(title=view.title, x=truth * 10, y=mean * 10, y_err=bar, identity=True,
+                           xlabel=view.xlabel, ylabel=view.ylabel))
+    assert ranges(plot)[1] > 2000  # the axes follow the new data
+
+
+def test_a_trained_models_predictions_view_renders_its_own_points():
+    from engine.data import Dataset
+    from engine.train import RunConfig, Trainer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = 50 + 10 * X[:, 0] + rng.normal(size=60)
+    trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 3, "eval_every": 0}),
+                      dataset=Dataset("toy", X[:40], y[:40], X[40:], y[40:], task="regression"))
+    for _ in range(3):
+        trainer.step()
+    view = trainer.snapshot().views["predictions"]
+    data = scatter_sources(RENDERER.get_plot(render_scatter(view)))
+    np.testing.assert_array_equal(data["Scatter"]["truth"], view.x)
+    np.testing.assert_array_equal(data["Scatter"]["predicted"], view.y)
+    assert 30 < np.mean(data["Scatter"]["truth"]) < 70  # the target's units
 
 
 def test_tables_are_as_tall_as_their_rows_and_follow_row_changes():

@@ -25,6 +25,15 @@ def test_image_grid_takes_grey_and_colour_grids(shape):
     assert grid.images.shape == shape and grid.vrange is None
 
 
+def test_scatter_holds_paired_points_and_refuses_unpaired_ones():
+    s = dg.Scatter(x=[1, 2, 3], y=np.array([1.5, 2.0, 2.5]), y_err=[0.1, 0.2, 0.3], identity=True)
+    assert s.x.dtype == np.float64 and s.y_err.shape == (3,) and isinstance(s, dg.View)
+    with pytest.raises(ValueError, match=r"one shape \[N\]"):
+        dg.Scatter(x=np.zeros(3), y=np.zeros(4))
+    with pytest.raises(ValueError, match=r"one shape \[N\]"):
+        dg.Scatter(x=np.zeros(3), y=np.zeros(3), y_err=np.zeros(2))
+
+
 @pytest.mark.parametrize("images", [None, np.zeros((4, 4)), np.zeros((1, 2, 3, 4, 5, 6))])
 def test_image_grid_refuses_other_shapes(images):
     with pytest.raises(ValueError, match=r"\[rows, cols, H, W"):

@@ -327,7 +327,7 @@ class DeepKernelProcess(ModelFamily):
         return out
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
         grams, K = self.layer_grams(S=4)
         order = self.inducing_order()
         views: dict[str, dg.View] = {}

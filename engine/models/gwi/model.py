@@ -248,7 +248,7 @@ class GWI(ModelFamily):
         return kernel_tunables(self, {})
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
         views: dict[str, dg.View] = {}
         spectrum = self.last_spectrum
         if data is not None:

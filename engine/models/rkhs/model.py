@@ -261,7 +261,7 @@ class RKHSMachine(ModelFamily):
                 tunable("lam", self.lam, "data weight λ", group="likelihood", interval=(1e-4, 1e4), scale="log")]
 
     @torch.no_grad()
-    def diagnostics(self, data=None) -> dict[str, dg.View]:
+    def own_diagnostics(self, data=None) -> dict[str, dg.View]:
         views: dict[str, dg.View] = {}
         parts = {k: float(v) for k, v in self.objective_terms().items()}
         # one view per quantity: the terms' values are in their curve over the solver's iterations (below)
