@@ -1,34 +1,18 @@
 """`invlab runs`: the stored runs as a table (or JSON lines), newest first."""
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 
-from ..errors import InvlabError
-from .flags import int_flag
+from .listing import listing_args, read_store
 
 
 def cmd_runs(argv: list[str]) -> int:
     """`invlab runs ARGV`; returns the exit status."""
-    from ..train.store import NoRunStore, RunStore
-
-    parser = argparse.ArgumentParser(prog="invlab runs", description="List stored runs, newest first.")
-    parser.add_argument("--limit", type=int_flag("--limit", 0, 10**9), default=50,
-                        help="Show at most this many (0: all).")
-    parser.add_argument("--json", action="store_true", help="One JSON object per line.")
-    args = parser.parse_args(argv)
-    try:
-        with RunStore(create=False) as store:  # listing never creates the data directory
-            runs, where = store.list_runs(args.limit), store.path
-    except NoRunStore as err:
-        if err.mistyped:
-            print(f"invlab runs: {err}", file=sys.stderr)
-            return 1
-        runs, where = [], err.path
-    except InvlabError as err:
-        print(f"invlab runs: {err}", file=sys.stderr)
-        return 1
+    args = listing_args("invlab runs", "List stored runs, newest first.", argv)
+    found = read_store("runs", lambda store: store.list_runs(args.limit), [])
+    if isinstance(found, int):
+        return found
+    runs, where = found
     if args.json:
         for r in runs:
             print(json.dumps(r.summary()))
