@@ -661,8 +661,11 @@ class Explorer(pn.viewable.Viewer):
                                 "server to start a new store")
             return
         by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
-        self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}": r.id
-                                    for r in runs}
+        def label(r) -> str:  # a watched loop's run by its own name first
+            named = f"{r.name}: " if r.name else ""
+            return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
+
+        self.runs_select.options = {label(r): r.id for r in runs}
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:

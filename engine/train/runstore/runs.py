@@ -97,10 +97,14 @@ class RunsMixin:
         return [record(*row) for row in rows]
 
     @_guarded
-    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
+    def metrics(self, run_id: int, names: list[str] | None = None,
+                after_step: int | None = None) -> dict[str, tuple[list[int], list[float | None]]]:
+        """A run's metrics as {name: (steps, values)} in step order (a gap is None); `after_step`: only later
+        steps (what a page following a run another process writes has not drawn yet)."""
+        after = -1 if after_step is None else int(after_step)
         with self._lock:
-            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
-                                    (int(run_id),)).fetchall()
+            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? AND step > ? "
+                                    "ORDER BY name, step", (int(run_id), after)).fetchall()
         out: dict[str, tuple[list[int], list[float]]] = {}
         for name, step, value in rows:
             if names is None or name in names:
