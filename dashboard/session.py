@@ -29,6 +29,8 @@ from engine.errors import InvlabError, NonFiniteLossError
 from engine.train import RunConfig, RunStore, Trainer
 from engine.train.checkpoint import load_checkpoint
 
+from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
+
 
 def _default_cap() -> int:
     try:
@@ -71,15 +73,6 @@ def set_training_cap(cap: int) -> None:
     SLOTS = TrainingSlots(max(1, int(cap)))
 
 
-FOLLOW_SECONDS = 0.25  # an opened run another process writes is read again this often for new points
-
-
-def _gaps_as_nan(history: dict) -> dict:
-    """{metric: (steps, values)} with a stored gap (None) as NaN, which a line plot leaves out."""
-    return {name: (list(steps), [math.nan if v is None else v for v in values])
-            for name, (steps, values) in history.items()}
-
-
 @dataclass
 class Update:
     """What the server thread takes from the session at each tick."""
@@ -111,7 +104,7 @@ class TrainingSession(param.Parameterized):
         self.eval_interval = eval_interval
         self._slots = slots
         self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
-        self._following: dict | None = None  # an opened run another process writes: {"run": id, "after": step}
+        self._following: RunFollower | None = None  # an opened run another process writes
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
         self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
@@ -336,10 +329,10 @@ class TrainingSession(param.Parameterized):
         latest = None if writer else self.store.latest_checkpoint(run_id)
         if latest is None:
             self.config, self.trainer = config, None
-            self._begin_run(f"stored run {run_id}", config, _gaps_as_nan(history))
-            if writer:  # its new points are drawn as that process writes them (`_follow`)
-                self._following = {"run": run_id, "after": max((max(steps) for steps, _ in history.values()
-                                                                if steps), default=-1)}
+            if writer:  # its points are drawn as that process writes them (`_follow`)
+                self._following = RunFollower(self.store, run_id)
+                history, _ = self._following.read()
+            self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
             why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
                    "writes them; it is not continued here"
                    if writer else "it has no checkpoint to continue from")
@@ -364,27 +357,22 @@ class TrainingSession(param.Parameterized):
     def _follow(self) -> None:
         """Draw the points another process wrote to the run this page follows since the last look; when that
         process has stopped writing it, say how the run ended and stop following."""
-        following = self._following
-        run_id = following["run"]
         try:
-            record = self.store.get_run(run_id)
-            new = self.store.metrics(run_id, after_step=following["after"])
+            new, record = self._following.read()
         except InvlabError as err:
             self._following = None
             self._set(message=str(err), tone="error")
             return
-        if new:
-            following["after"] = max(max(steps) for steps, _ in new.values())
-            with self._lock:
-                for name, (steps, values) in _gaps_as_nan(new).items():
-                    old_steps, old_values = self._outbox[name]
-                    self._outbox[name] = (old_steps + steps, old_values + values)
+        with self._lock:
+            for name, (steps, values) in new.items():
+                old_steps, old_values = self._outbox[name]
+                self._outbox[name] = (old_steps + steps, old_values + values)
         if record.status != "running":
             self._following = None
             ended = f" ({record.message})" if record.message else ""
             self._set(step=record.step, tone="error" if record.status == "failed" else "info",
-                      message=f"stored run {run_id} is now {record.status} at step {record.step}{ended}; its curves "
-                              "are shown, and Start trains a new run with its settings")
+                      message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
+                              "curves are shown, and Start trains a new run with its settings")
         elif record.step != self.step:
             self._set(step=record.step)
 

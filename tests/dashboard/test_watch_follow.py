@@ -83,3 +83,24 @@ def test_an_opened_watched_run_keeps_drawing_what_the_loop_writes(tmp_path, loop
         assert elbo_steps(explorer) == list(range(1, 41))  # each point once
     finally:
         explorer.close()
+
+
+def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_early_step(tmp_path):
+    import math
+
+    from dashboard.follow import RunFollower
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits", status="running")
+        follower = RunFollower(store, run_id)
+        for step in (1, 2, 3):
+            store.log_metrics(run_id, step, {"elbo": -float(step)})
+        store.flush()
+        points, record = follower.read()
+        assert points == {"elbo": ([1, 2, 3], [-1.0, -2.0, -3.0])} and record.status == "running"
+        store.log_metrics(run_id, 2, {"hyperparameters/lengthscale": 0.5, "gap": None})  # late, at an early step
+        store.flush()
+        points, _ = follower.read()
+        assert points["hyperparameters/lengthscale"] == ([2], [0.5]) and "elbo" not in points
+        assert points["gap"][0] == [2] and math.isnan(points["gap"][1][0])  # a gap is drawn as a break in the line
+        assert follower.read()[0] == {}

@@ -97,14 +97,11 @@ class RunsMixin:
         return [record(*row) for row in rows]
 
     @_guarded
-    def metrics(self, run_id: int, names: list[str] | None = None,
-                after_step: int | None = None) -> dict[str, tuple[list[int], list[float | None]]]:
-        """A run's metrics as {name: (steps, values)} in step order (a gap is None); `after_step`: only later
-        steps (what a page following a run another process writes has not drawn yet)."""
-        after = -1 if after_step is None else int(after_step)
+    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float | None]]]:
+        """A run's metrics as {name: (steps, values)} in step order (a gap is None)."""
         with self._lock:
-            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? AND step > ? "
-                                    "ORDER BY name, step", (int(run_id), after)).fetchall()
+            rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
+                                    (int(run_id),)).fetchall()
         out: dict[str, tuple[list[int], list[float]]] = {}
         for name, step, value in rows:
             if names is None or name in names:
@@ -112,6 +109,20 @@ class RunsMixin:
                 steps.append(step)
                 values.append(value)
         return out
+
+    @_guarded
+    def metrics_written_after(self, run_id: int, row: int = 0) -> tuple[dict[str, tuple[list, list]], int]:
+        """({name: (steps, values)} of a run's metric rows stored after row `row`, in the order written; the last
+        row read): what a page following a run another process writes has not drawn yet (0: all of them)."""
+        with self._lock:
+            rows = self._db.execute("SELECT rowid, name, step, value FROM metrics WHERE run_id = ? AND rowid > ? "
+                                    "ORDER BY rowid", (int(run_id), int(row))).fetchall()
+        out: dict[str, tuple[list, list]] = {}
+        for _, name, step, value in rows:
+            steps, values = out.setdefault(name, ([], []))
+            steps.append(step)
+            values.append(value)
+        return out, (rows[-1][0] if rows else int(row))
 
     def resolve_checkpoint(self, stored: str) -> Path:
         """Where a recorded checkpoint path is now: relative ones under the store's directory; an absolute one
