@@ -104,3 +104,20 @@ def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_e
         assert points["hyperparameters/lengthscale"] == ([2], [0.5]) and "elbo" not in points
         assert points["gap"][0] == [2] and math.isnan(points["gap"][1][0])  # a gap is drawn as a break in the line
         assert follower.read()[0] == {}
+
+
+def test_explorer_run_id_follows_the_watched_loop_as_in_a_notebook(tmp_path, loop, wait_until):
+    run_id, _ = map(int, loop.stdout.readline().split())
+    explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run_id)  # what a JupyterLab cell does
+    explorer.__panel__()
+    try:
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 21)), explorer)
+        assert explorer.runs_select.value == run_id
+        loop.stdin.write("\n")
+        loop.stdin.flush()
+        loop.stdout.readline()
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 41)), explorer)
+    finally:
+        explorer.close()
+        loop.stdin.write("\n")
+        loop.stdin.flush()
