@@ -55,7 +55,10 @@ class Explorer(pn.viewable.Viewer):
 
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
                  store: RunStore | None | bool = True, tick_ms: int = 500, view_interval: float = 2.0,
-                 eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False, **params):
+                 eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False,
+                 run: int | None = None, **params):
+        """`run=ID`: open stored run ID at once (as Runs → Open run does); a run another process is writing, such as
+        a loop under `engine.train.watch`, is followed while it writes."""
         super().__init__(**params)
         # your own data: (X, y) or a DataFrame (target= its column to predict), or a built Dataset
         self.settings = RunSettings(config_with_data(config, data, dataset, target))
@@ -86,6 +89,8 @@ class Explorer(pn.viewable.Viewer):
                                          sizing_mode="stretch_width")
         self._build_widgets()
         self._status_from_settings()
+        if run is not None:
+            self.open_stored_run(int(run))
 
     # -- the run store -------------------------------------------------------------------------------------------------
     @property
@@ -661,8 +666,11 @@ class Explorer(pn.viewable.Viewer):
                                 "server to start a new store")
             return
         by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
-        self.runs_select.options = {f"#{r.id} {r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}": r.id
-                                    for r in runs}
+        def label(r) -> str:  # a watched loop's run by its own name first
+            named = f"{r.name}: " if r.name else ""
+            return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
+
+        self.runs_select.options = {label(r): r.id for r in runs}
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:

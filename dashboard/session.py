@@ -29,6 +29,8 @@ from engine.errors import InvlabError, NonFiniteLossError
 from engine.train import RunConfig, RunStore, Trainer
 from engine.train.checkpoint import load_checkpoint
 
+from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
+
 
 def _default_cap() -> int:
     try:
@@ -102,6 +104,7 @@ class TrainingSession(param.Parameterized):
         self.eval_interval = eval_interval
         self._slots = slots
         self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
+        self._following: RunFollower | None = None  # an opened run another process writes
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
         self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
@@ -248,9 +251,12 @@ class TrainingSession(param.Parameterized):
         torch.set_num_threads(threads_per_session())  # per-thread setting under OpenMP
         while self._alive:
             try:
-                command, arg = self._commands.get(timeout=0.5)
+                command, arg = self._commands.get(timeout=FOLLOW_SECONDS if self._following else 0.5)
             except queue.Empty:
+                if self._following:
+                    self._follow()
                 continue
+            self._following = None  # any command ends following a run another process writes
             try:
                 self._do_between_steps()
                 if command == "stop":
@@ -323,8 +329,12 @@ class TrainingSession(param.Parameterized):
         latest = None if writer else self.store.latest_checkpoint(run_id)
         if latest is None:
             self.config, self.trainer = config, None
-            self._begin_run(f"stored run {run_id}", config, history)
-            why = (f"it is still being trained by another process ({writer}), so it is not continued here"
+            if writer:  # its points are drawn as that process writes them (`_follow`)
+                self._following = RunFollower(self.store, run_id)
+                history, _ = self._following.read()
+            self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
+            why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
+                   "writes them; it is not continued here"
                    if writer else "it has no checkpoint to continue from")
             self._set(state="idle", step=record.step, tone="info",
                       message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
@@ -343,6 +353,28 @@ class TrainingSession(param.Parameterized):
         self._set(state="finished" if done else "paused", step=step, tone="info",
                   message=f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it"))
         self._publish(force_views=True)
+
+    def _follow(self) -> None:
+        """Draw the points another process wrote to the run this page follows since the last look; when that
+        process has stopped writing it, say how the run ended and stop following."""
+        try:
+            new, record = self._following.read()
+        except InvlabError as err:
+            self._following = None
+            self._set(message=str(err), tone="error")
+            return
+        with self._lock:
+            for name, (steps, values) in new.items():
+                old_steps, old_values = self._outbox[name]
+                self._outbox[name] = (old_steps + steps, old_values + values)
+        if record.status != "running":
+            self._following = None
+            ended = f" ({record.message})" if record.message else ""
+            self._set(step=record.step, tone="error" if record.status == "failed" else "info",
+                      message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
+                              "curves are shown, and Start trains a new run with its settings")
+        elif record.step != self.step:
+            self._set(step=record.step)
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1

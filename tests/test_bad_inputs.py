@@ -809,7 +809,29 @@ def api_check_kernel_not_psd():
     check_kernel(NotPSD(5))
 
 
+def api_watch_read_only_data_dir():
+    import tempfile
+
+    from engine.train import watch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o555)
+        try:
+            watch(name="my-loop", data_dir=tmp)
+        finally:
+            os.chmod(tmp, 0o755)
+
+
+def api_watch_without_a_name():
+    from engine.train import watch
+
+    watch(name=" ")
+
+
 API = {
+    "watch-read-only-data-dir": (api_watch_read_only_data_dir, ("is read-only", "'my-loop'", "chmod u+w",
+                                                                "data_dir=")),
+    "watch-without-a-name": (api_watch_without_a_name, ("watch needs a name", "name='my-loop'")),
     "store-run-of-another-user": (api_store_run_of_another_user, ("run 1 belongs to another user",)),
     "server-admins-not-a-list": (api_server_admins_not_a_list, ("INVLAB_ADMINS", "--admin")),
     "load-subset-bool": (api_load_subset_bool, ("subset", "True")),
@@ -1198,6 +1220,62 @@ def test_a_plugin_that_clashes_with_a_built_in_is_named_and_skipped(tmp_path):
             "under another name") in line
     rbf = next(row for row in listing.splitlines() if row.split()[:2] == ["kernel", "rbf"])
     assert "built-in" in rbf and "engine.kernels.stationary.RBF" in rbf  # the built-in is left as it was
+
+
+def test_watch_log_non_finite_or_non_scalar_is_a_gap_with_one_warning(tmp_path):
+    from engine.train import RunStore, WatchWarning, watch
+
+    with pytest.warns(WatchWarning) as caught, watch(name="gaps", data_dir=tmp_path) as run:
+        for step in range(1, 5):
+            run.log(step, loss=float("nan") if step % 2 else 1.0 / step, grad=torch.ones(3), note="text")
+        run.log(5, loss=torch.tensor(float("inf")))
+    said = sorted(str(w.message) for w in caught)
+    assert len(said) == 3, said  # one per name, however often it happens
+    assert "grad at step 1 is a tensor of shape (3,), not a single number; it is recorded as a gap" in said[0]
+    assert "loss at step 1 is nan, not a finite number; it is recorded as a gap" in said[1]
+    assert "note at step 1 is a str, not a single number" in said[2]
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        record, stored = store.get_run(run.run_id), store.metrics(run.run_id)
+    assert record.status == "finished" and record.step == 5  # the loop went on
+    assert stored["loss"] == ([1, 2, 3, 4, 5], [None, 0.5, None, 0.25, None])
+    assert stored["grad"] == ([1, 2, 3, 4], [None] * 4)
+
+
+def test_watch_a_run_another_process_writes_is_refused(tmp_path):
+    import subprocess
+    import textwrap
+
+    from engine.train import RunStore, RunStoreError, watch
+
+    loop = textwrap.dedent(f"""
+        import sys
+        from engine.train import watch
+        with watch(name="shared", data_dir={str(tmp_path)!r}) as run:
+            run.log(1, loss=1.0)
+            print(run.run_id, flush=True)
+            sys.stdin.readline()
+    """)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))
+    other = subprocess.Popen([sys.executable, "-c", loop], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env=env)
+    try:
+        run_id = int(other.stdout.readline())
+        with pytest.raises(RunStoreError) as info:
+            watch(name="shared", data_dir=tmp_path)
+        assert str(info.value).startswith(f"run {run_id} ('shared') is being written by another process "
+                                          f"(pid {other.pid} on ")
+        assert "a run has one writer" in str(info.value)
+        with RunStore(tmp_path / "runs.sqlite") as store:  # nor can a trainer or the page take it over
+            with pytest.raises(RunStoreError, match=f"pid {other.pid}"):
+                store.claim_run(run_id)
+    finally:
+        other.communicate("\n", timeout=60)
+    assert other.returncode == 0
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        assert [(r.name, r.status) for r in store.list_runs()] == [("shared", "finished")]
+    with watch(name="shared", data_dir=tmp_path) as again:  # once it has finished, the name can be watched again
+        again.log(1, loss=0.5)
+    assert again.run_id != run_id
 
 
 def test_the_published_table_lists_every_case():

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.common import emit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,3 +89,18 @@ def test_csv_load_prints_time_and_memory_per_method(tmp_path):
     assert set(result["methods"]) == {"invlab", "invlab_read", "pandas", "numpy"} and result["rows"] == 3000
     assert all(m["seconds"] > 0 and m["peak_over_array"] >= 0 for m in result["methods"].values())  # reported only
     assert result["time_ratio_invlab_over_pandas"] > 0 and isinstance(result["meets_targets"], bool)
+
+
+def test_watch_overhead_quick_prints_its_ratio(tmp_path):
+    out = run("import sys, runpy; sys.argv = ['overhead', '--quick']; "
+              "runpy.run_module('benchmarks.watch.overhead', run_name='__main__')", tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["benchmark"] == "benchmarks.watch.overhead" and result["device"] == "cpu"
+    assert result["steps"] == 100 and result["repeats"] == 1 and result["target_percent"] == 5.0
+    # timings: reported, never asserted; the ratio is the median of the per-repetition ratios of the printed times
+    (bare,), (watched,) = result["seconds"]["bare"], result["seconds"]["watched"]
+    assert result["ratios"] == [pytest.approx(watched / bare, abs=2e-3)]
+    assert result["ratio"] == result["ratios"][0]
+    assert result["overhead_percent"] == pytest.approx(100 * (result["ratio"] - 1), abs=0.01)
+    assert "watch costs" in out.stderr and "steps/s bare" in out.stderr

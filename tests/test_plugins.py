@@ -78,8 +78,26 @@ def test_the_readme_check_snippet_passes_on_rq_in_a_real_process(env):
     import subprocess
     import sys
 
-    snippet = readme_blocks("python")[-1]
+    snippet = next(block for block in readme_blocks("python") if "check_kernel" in block)
     out = subprocess.run([sys.executable, "-c", snippet + "\nprint('checked', check_kernel('rq', alpha=2.0))"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "checked ('symmetry', 'PSD', 'diagonal', 'shapes', 'dtypes', 'gradients')" in out.stdout
+
+
+def test_the_readme_watch_snippet_records_a_run_invlab_runs_lists(env):
+    import subprocess
+    import sys
+
+    snippet = next(block for block in readme_blocks("python") if "watch(" in block)
+    out = subprocess.run([sys.executable, "-c", snippet + "\nprint('run', run.run_id, run.status, run.step)"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "run 1 finished 200" in out.stdout
+    listed = invlab("runs", env=env)
+    assert listed.returncode == 0, listed.stderr
+    row = listed.stdout.splitlines()[1].split()
+    assert row[1:5] == ["svgp", "digits", "finished", "200"] and row[-1] == "my-adam-loop"
+    with sqlite3.connect(f"{env['INVLAB_DATA']}/runs.sqlite") as db:
+        names = {name for (name,) in db.execute("SELECT DISTINCT name FROM metrics WHERE run_id = 1")}
+    assert {"loss", "elbo"} <= names and any(n.startswith("hyperparameters/") for n in names)

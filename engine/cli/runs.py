@@ -20,8 +20,8 @@ def cmd_runs(argv: list[str]) -> int:
     if not runs:
         print(f"no runs stored yet in {where}; start one with: invlab train --model svgp --dataset digits")
         return 0
-    fmt = "{:>4}  {:<10} {:<14} {:<11} {:>7}  {:>12}  {:>10}  {:>8}"
-    print(fmt.format("id", "model", "dataset", "status", "steps", "last ELBO", "test error", "RMSE"))
+    fmt = "{:>4}  {:<10} {:<14} {:<11} {:>7}  {:>12}  {:>10}  {:>8}  {}"
+    print(fmt.format("id", "model", "dataset", "status", "steps", "last ELBO", "test error", "RMSE", "name").rstrip())
 
     def num(v, f):
         return "-" if v is None else format(v, f)
@@ -29,6 +29,6 @@ def cmd_runs(argv: list[str]) -> int:
     for r in runs:
         err = "-" if r.test_error is None else f"{100 * r.test_error:.2f}%"
         print(fmt.format(r.id, r.model[:10], r.dataset[:14], r.status[:11], r.step, num(r.elbo, ".5g"), err,
-                         num(r.test_rmse, ".4g")))
+                         num(r.test_rmse, ".4g"), r.name or "").rstrip())
     return 0
 

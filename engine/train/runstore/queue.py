@@ -16,10 +16,12 @@ from .writers import writer_identity
 class WriteQueue:
     """The part of `RunStore` that queues and flushes writes (needs the connection's `_db`, `_lock`, busy notes)."""
 
-    def log_metrics(self, run_id: int, step: int, metrics: dict[str, float]) -> None:
-        """Buffer metrics for one step; they reach the database at the next `flush()`."""
+    def log_metrics(self, run_id: int, step: int, metrics: dict[str, float | None]) -> None:
+        """Buffer metrics for one step; they reach the database at the next `flush()`. A None value is stored as a
+        gap (a missing value at that step)."""
         with self._lock:
-            self._pending.extend((run_id, int(step), name, float(value)) for name, value in metrics.items())
+            self._pending.extend((run_id, int(step), name, None if value is None else float(value))
+                                 for name, value in metrics.items())
 
     @property
     def pending(self) -> int:

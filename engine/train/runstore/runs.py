@@ -29,10 +29,11 @@ class RunRecord:
     sweep_id: int | None = None  # the sweep this run belongs to, if any
     sweep_key: str | None = None  # its point × seed within that sweep (unique per sweep)
     owner: str | None = None  # the logged-in user who started it (a server with logins), else None
+    name: str | None = None  # the name a watched loop gave it (`engine.train.watch`), else None
 
     def summary(self) -> dict:
         """The fields `invlab runs --json` prints."""
-        return {k: getattr(self, k) for k in ("id", "model", "dataset", "status", "step", "elbo", "test_error",
+        return {k: getattr(self, k) for k in ("id", "name", "model", "dataset", "status", "step", "elbo", "test_error",
                                               "test_rmse", "test_nlpd", "full_elbo")}
 
 
@@ -40,13 +41,15 @@ class RunsMixin:
     """The part of `RunStore` that creates and reads runs, their metrics and checkpoints."""
 
     @_guarded
-    def create_run(self, config_json: str, model: str, dataset: str, status: str = "created") -> int:
+    def create_run(self, config_json: str, model: str, dataset: str, status: str = "created",
+                   name: str | None = None) -> int:
+        """Add a run and return its id; `name`: what a watched loop calls it (shown by `invlab runs`)."""
         now = time.time()
         with self._lock:
             return int(self._waiting(lambda: self._db.execute(
-                "INSERT INTO runs (created, updated, model, dataset, config, status, owner) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (now, now, model, dataset, config_json, status, self.owner)).lastrowid, "to create the run"))
+                "INSERT INTO runs (created, updated, model, dataset, config, status, owner, name) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (now, now, model, dataset, config_json, status, self.owner, name)).lastrowid, "to create the run"))
 
     @_guarded
     def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:
@@ -94,7 +97,8 @@ class RunsMixin:
         return [record(*row) for row in rows]
 
     @_guarded
-    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float]]]:
+    def metrics(self, run_id: int, names: list[str] | None = None) -> dict[str, tuple[list[int], list[float | None]]]:
+        """A run's metrics as {name: (steps, values)} in step order (a gap is None)."""
         with self._lock:
             rows = self._db.execute("SELECT name, step, value FROM metrics WHERE run_id = ? ORDER BY name, step",
                                     (int(run_id),)).fetchall()
@@ -105,6 +109,20 @@ class RunsMixin:
                 steps.append(step)
                 values.append(value)
         return out
+
+    @_guarded
+    def metrics_written_after(self, run_id: int, row: int = 0) -> tuple[dict[str, tuple[list, list]], int]:
+        """({name: (steps, values)} of a run's metric rows stored after row `row`, in the order written; the last
+        row read): what a page following a run another process writes has not drawn yet (0: all of them)."""
+        with self._lock:
+            rows = self._db.execute("SELECT rowid, name, step, value FROM metrics WHERE run_id = ? AND rowid > ? "
+                                    "ORDER BY rowid", (int(run_id), int(row))).fetchall()
+        out: dict[str, tuple[list, list]] = {}
+        for _, name, step, value in rows:
+            steps, values = out.setdefault(name, ([], []))
+            steps.append(step)
+            values.append(value)
+        return out, (rows[-1][0] if rows else int(row))
 
     def resolve_checkpoint(self, stored: str) -> Path:
         """Where a recorded checkpoint path is now: relative ones under the store's directory; an absolute one

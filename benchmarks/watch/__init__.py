@@ -1,0 +1,1 @@
+"""What `engine.train.watch` costs a loop you wrote."""

@@ -1,0 +1,123 @@
+"""The page follows a run that a user's own loop writes with `engine.train.watch` in another process: Runs → Open run
+shows its curves so far, its ELBO curve grows while the loop writes, the Runs list names it, and when the loop ends
+the page says so (without continuing the run here)."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dashboard import Explorer
+from engine.train import RunConfig, RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# a hand-written Adam loop on a small default SVGP: 20 steps, then 20 more each time a line arrives on stdin
+LOOP = textwrap.dedent("""
+    import sys
+    import torch
+    from engine.models.base import DataInfo
+    from engine.train import RunConfig, watch
+
+    config = RunConfig(data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 16})
+    data = config.data_config().load()
+    X, y = torch.as_tensor(data.X_train), torch.as_tensor(data.y_train)
+    model = config.model_spec().build(config.model_params(), X, y, DataInfo.of(data))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    with watch(model, name="my-loop", config=config, data=data, data_dir=sys.argv[1]) as run:
+        step = 0
+        for turn in range(2):
+            for _ in range(20):
+                step += 1
+                optimizer.zero_grad()
+                terms = model.loss((X, y))
+                terms.loss.backward()
+                optimizer.step()
+                run.log(step, loss=terms.loss, elbo=terms.parts["elbo"])
+            run.flush()
+            print(run.run_id, step, flush=True)
+            sys.stdin.readline()
+""")
+
+
+@pytest.fixture
+def loop(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-c", LOOP, str(tmp_path)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, env=env)
+    yield process
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+
+
+def elbo_steps(explorer) -> list[int]:
+    buffer = explorer.curves.buffers.get("elbo")
+    return [] if buffer is None else [int(s) for s in buffer.data["step"]]
+
+
+def test_an_opened_watched_run_keeps_drawing_what_the_loop_writes(tmp_path, loop, wait_until):
+    run_id, step = map(int, loop.stdout.readline().split())
+    assert step == 20
+    explorer = Explorer(RunConfig(), store=RunStore(tmp_path / "runs.sqlite"))
+    explorer.__panel__()
+    try:
+        explorer._refresh_runs()
+        assert f"#{run_id} my-loop: svgp on digits — running, step 20" in explorer.runs_select.options
+        explorer.runs_select.value = run_id
+        explorer.open_run()
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 21)), explorer)
+        assert "still being trained by another process" in explorer.session.message
+        assert explorer.session.trainer is None  # shown, not continued here
+        loop.stdin.write("\n")
+        loop.stdin.flush()
+        assert loop.stdout.readline().split() == [str(run_id), "40"]
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 41)), explorer)  # the curve grew
+        assert explorer.session.step == 40
+        loop.stdin.write("\n")
+        loop.stdin.flush()
+        assert loop.wait(timeout=60) == 0
+        wait_until(lambda: "is now finished at step 40" in explorer.session.message, explorer)
+        assert elbo_steps(explorer) == list(range(1, 41))  # each point once
+    finally:
+        explorer.close()
+
+
+def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_early_step(tmp_path):
+    import math
+
+    from dashboard.follow import RunFollower
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits", status="running")
+        follower = RunFollower(store, run_id)
+        for step in (1, 2, 3):
+            store.log_metrics(run_id, step, {"elbo": -float(step)})
+        store.flush()
+        points, record = follower.read()
+        assert points == {"elbo": ([1, 2, 3], [-1.0, -2.0, -3.0])} and record.status == "running"
+        store.log_metrics(run_id, 2, {"hyperparameters/lengthscale": 0.5, "gap": None})  # late, at an early step
+        store.flush()
+        points, _ = follower.read()
+        assert points["hyperparameters/lengthscale"] == ([2], [0.5]) and "elbo" not in points
+        assert points["gap"][0] == [2] and math.isnan(points["gap"][1][0])  # a gap is drawn as a break in the line
+        assert follower.read()[0] == {}
+
+
+def test_explorer_run_id_follows_the_watched_loop_as_in_a_notebook(tmp_path, loop, wait_until):
+    run_id, _ = map(int, loop.stdout.readline().split())
+    explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run_id)  # what a JupyterLab cell does
+    explorer.__panel__()
+    try:
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 21)), explorer)
+        assert explorer.runs_select.value == run_id
+        loop.stdin.write("\n")
+        loop.stdin.flush()
+        loop.stdout.readline()
+        wait_until(lambda: elbo_steps(explorer) == list(range(1, 41)), explorer)
+    finally:
+        explorer.close()
+        loop.stdin.write("\n")
+        loop.stdin.flush()
