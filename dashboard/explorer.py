@@ -316,7 +316,10 @@ class Explorer(pn.viewable.Viewer):
         s = self.session
         values = dict(state="pausing…" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
         health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
-        if s.state == "running" and health is not None and health.state not in ("ok", "converged"):
+        if s.followed_health is not None:  # a run another process writes: its verdict from what it stored
+            health = s.followed_health
+        if (s.state == "running" or s.followed_health is not None) and health is not None \
+                and health.state not in ("ok", "converged"):
             values.update(state=health.state, message=health.hint,
                           tone="error" if health.state == "collapsed" else "warning")
         if s.state == "converged" and not s.message:

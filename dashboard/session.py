@@ -28,6 +28,7 @@ import torch
 from engine.errors import InvlabError, NonFiniteLossError
 from engine.train import RunConfig, RunStore, Trainer
 from engine.train.checkpoint import load_checkpoint
+from engine.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
 
@@ -105,6 +106,7 @@ class TrainingSession(param.Parameterized):
         self._slots = slots
         self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
         self._following: RunFollower | None = None  # an opened run another process writes
+        self.followed_health: Health | None = None  # that run's health verdict from what it stored, while it runs
         self.trainer: Trainer | None = None
         self._commands: queue.Queue = queue.Queue()
         self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
@@ -256,7 +258,7 @@ class TrainingSession(param.Parameterized):
                 if self._following:
                     self._follow()
                 continue
-            self._following = None  # any command ends following a run another process writes
+            self._following = self.followed_health = None  # any command ends following a run another process writes
             try:
                 self._do_between_steps()
                 if command == "stop":
@@ -330,7 +332,7 @@ class TrainingSession(param.Parameterized):
         if latest is None:
             self.config, self.trainer = config, None
             if writer:  # its points are drawn as that process writes them (`_follow`)
-                self._following = RunFollower(self.store, run_id)
+                self._following, self.followed_health = RunFollower(self.store, run_id), None
                 history, _ = self._following.read()
             self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
             why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
@@ -360,7 +362,7 @@ class TrainingSession(param.Parameterized):
         try:
             new, record = self._following.read()
         except InvlabError as err:
-            self._following = None
+            self._following = self.followed_health = None
             self._set(message=str(err), tone="error")
             return
         with self._lock:
@@ -368,13 +370,27 @@ class TrainingSession(param.Parameterized):
                 old_steps, old_values = self._outbox[name]
                 self._outbox[name] = (old_steps + steps, old_values + values)
         if record.status != "running":
-            self._following = None
+            self._following = self.followed_health = None
             ended = f" ({record.message})" if record.message else ""
             self._set(step=record.step, tone="error" if record.status == "failed" else "info",
                       message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
                               "curves are shown, and Start trains a new run with its settings")
-        elif record.step != self.step:
-            self._set(step=record.step)
+        else:
+            if new:  # judged again only when points arrived
+                self._judge_followed()
+            if record.step != self.step:
+                self._set(step=record.step)
+
+    def _judge_followed(self) -> None:
+        """Put the followed run's health verdict (`followed_health`) in the message while it is not ok."""
+        health = self._following.health(self.config)
+        if health == self.followed_health:
+            return
+        self.followed_health = health
+        if health.state not in ("ok", "converged"):
+            self._set(tone="error" if health.state == "collapsed" else "warning",
+                      message=f"stored run {self._following.run_id}, trained by another process, is {health.state}: "
+                              f"{health.hint}")
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1

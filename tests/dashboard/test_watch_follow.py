@@ -121,3 +121,39 @@ def test_explorer_run_id_follows_the_watched_loop_as_in_a_notebook(tmp_path, loo
         explorer.close()
         loop.stdin.write("\n")
         loop.stdin.flush()
+
+
+def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its_stored_history(tmp_path, wait_until):
+    from engine.train import watch
+
+    def loss_steps(explorer) -> list[int]:
+        buffer = explorer.curves.buffers.get("loss")
+        return [] if buffer is None else [int(s) for s in buffer.data["step"]]
+
+    config = RunConfig(train={"learning_rate": 0.05})
+    with watch(name="climbing", config=config, data_dir=tmp_path) as run:
+        for step in range(1, 11):  # a healthy start: the loss falls
+            run.log(step, loss=100.0 - 5 * step)
+        run.flush()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: loss_steps(explorer) == list(range(1, 11)), explorer)
+            explorer.tick()
+            assert explorer.status.state not in ("diverging", "stalled", "collapsed")
+            assert "still being trained by another process" in explorer.status.message
+            for step in range(11, 41):  # then it climbs, step after step
+                run.log(step, loss=50.0 + 4 * (step - 10))
+            run.flush()
+            wait_until(lambda: explorer.status.state == "diverging", explorer)
+            assert "the loss has risen steadily" in explorer.status.message
+            assert "lower the learning rate (now 0.05)" in explorer.status.message
+            assert explorer.status.tone == "warning"
+        except BaseException:
+            explorer.close()
+            raise
+    try:  # the loop ended: the run is finished, and the verdict of a run no longer training is not shown
+        wait_until(lambda: "is now finished at step 40" in explorer.status.message, explorer)
+        assert explorer.status.state != "diverging"
+    finally:
+        explorer.close()
