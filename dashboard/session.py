@@ -386,11 +386,15 @@ class TrainingSession(param.Parameterized):
         health = self._following.health(self.config)
         if health == self.followed_health:
             return
+        was_bad = self.followed_health is not None and self.followed_health.state not in ("ok", "converged")
         self.followed_health = health
+        run_id = self._following.run_id
         if health.state not in ("ok", "converged"):
             self._set(tone="error" if health.state == "collapsed" else "warning",
-                      message=f"stored run {self._following.run_id}, trained by another process, is {health.state}: "
-                              f"{health.hint}")
+                      message=f"stored run {run_id}, trained by another process, is {health.state}: {health.hint}")
+        elif was_bad:  # it recovered: the warning goes
+            self._set(tone="info", message=f"stored run {run_id} is trained by another process, whose new points are "
+                                           "drawn as it writes them; its training looks healthy again")
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1

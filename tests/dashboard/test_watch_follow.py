@@ -149,11 +149,18 @@ def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its
             assert "the loss has risen steadily" in explorer.status.message
             assert "lower the learning rate (now 0.05)" in explorer.status.message
             assert explorer.status.tone == "warning"
+            for step in range(41, 61):  # it recovers: the verdict goes, and so does its warning
+                run.log(step, loss=170.0 - 8 * (step - 40))
+            run.flush()
+            wait_until(lambda: explorer.session.step == 60, explorer)
+            wait_until(lambda: explorer.status.state != "diverging", explorer)
+            assert "risen steadily" not in explorer.status.message
+            assert "trained by another process" in explorer.status.message and explorer.status.tone == "info"
         except BaseException:
             explorer.close()
             raise
     try:  # the loop ended: the run is finished, and the verdict of a run no longer training is not shown
-        wait_until(lambda: "is now finished at step 40" in explorer.status.message, explorer)
+        wait_until(lambda: "is now finished at step 60" in explorer.status.message, explorer)
         assert explorer.status.state != "diverging"
     finally:
         explorer.close()
