@@ -71,14 +71,9 @@ class RunsMixin:
     # -- reading ------------------------------------------------------------------------------------------------
     @_guarded
     def get_run(self, run_id: int) -> RunRecord:
-        if int(run_id).bit_length() > 63:  # beyond SQLite's integers: no such run, rather than an OverflowError
-            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
+        """Stored run `run_id`; `RunStoreError` when there is none (or it is another user's)."""
         self.mark_killed_runs()
-        found = self._records(RunRecord, "runs", "WHERE id = ?", (int(run_id),))
-        if not found:
-            raise RunStoreError(f"no run with id {run_id} in {self.path}; `invlab runs` lists the stored runs")
-        self._check_owner("run", run_id, found[0].owner)
-        return found[0]
+        return self._record_by_id(RunRecord, "runs", "run", run_id)
 
     @_guarded
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
@@ -86,6 +81,15 @@ class RunsMixin:
         self.mark_killed_runs()
         return self._records(RunRecord, "runs", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit
                                                                                    else "")))
+
+    def _record_by_id(self, record: type, table: str, what: str, key: int):
+        """The row `key` of `table` as `record`; `RunStoreError` naming the listing command when there is none (an id
+        beyond SQLite's integers included, rather than an OverflowError) or it belongs to another user."""
+        found = [] if int(key).bit_length() > 63 else self._records(record, table, "WHERE id = ?", (int(key),))
+        if not found:
+            raise RunStoreError(f"no {what} with id {key} in {self.path}; `invlab {what}s` lists the stored {what}s")
+        self._check_owner(what, key, found[0].owner)
+        return found[0]
 
     def _records(self, record: type, table: str, tail: str, args: tuple = ()) -> list:
         """Rows of `table` as `record` dataclasses (its fields are the columns read; a column an old store opened

@@ -51,11 +51,8 @@ class SweepsMixin:
 
     @_guarded
     def get_sweep(self, sweep_id: int) -> SweepRecord:
-        found = self._records(SweepRecord, "sweeps", "WHERE id = ?", (int(sweep_id),))
-        if not found:
-            raise RunStoreError(f"no sweep with id {sweep_id} in {self.path}; `invlab sweeps` lists the stored sweeps")
-        self._check_owner("sweep", sweep_id, found[0].owner)
-        return found[0]
+        """Stored sweep `sweep_id`; `RunStoreError` when there is none (or it is another user's)."""
+        return self._record_by_id(SweepRecord, "sweeps", "sweep", sweep_id)
 
     @_guarded
     def list_sweeps(self, limit: int | None = None) -> list[SweepRecord]:
