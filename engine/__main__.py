@@ -1,3 +1,4 @@
+"""`python -m engine ARGS` runs the `invlab` command line (see `engine.cli`)."""
 import sys
 
 from .cli import main

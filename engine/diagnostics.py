@@ -15,6 +15,8 @@ import torch
 
 @dataclass
 class View:
+    """Base of the typed diagnostics a model returns for plotting: a title and a one-sentence description; the dashboard
+    has one renderer per subclass."""
     title: str = ""
     description: str = ""
 
@@ -60,6 +62,8 @@ class Spectrum(View):
 
 @dataclass
 class Heatmap(View):
+    """A matrix shown as a colour map (a Gram matrix, a covariance), with axis labels; `symmetric` centres the colour
+    map at zero."""
     matrix: np.ndarray = None
     xlabel: str = ""
     ylabel: str = ""
@@ -151,6 +155,8 @@ class ThinnedHistory:
         self.values: list[dict] = []
 
     def record(self, values: dict) -> None:
+        """Record one step's named scalar tensors (detached); keeps every `stride`-th call and halves the kept points
+        when `capacity` is reached."""
         self.calls += 1
         if not values or (self.calls - 1) % self.stride:
             return
@@ -160,6 +166,7 @@ class ThinnedHistory:
             self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
 
     def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each recorded name's (steps, values) as numpy arrays, for a `Curves` view."""
         if not self.values:
             return {}
         steps = np.asarray(self.steps, dtype=np.int64)

@@ -12,6 +12,8 @@ from .errors import NumericalError
 
 @dataclass
 class CholeskyResult:
+    """A Cholesky factor L and how it was obtained: the jitter actually added to the diagonal and whether it had to be
+    escalated."""
     L: torch.Tensor
     jitter: float  # the jitter actually added (≥ the requested one)
     escalated: bool
@@ -109,6 +111,7 @@ class BlockFactors:
 
     @property
     def sizes(self) -> tuple[int, ...]:
+        """The sizes M_b of the diagonal blocks, in order."""
         return tuple(Lb.shape[-1] for Lb in self.factors)
 
     def dense(self) -> torch.Tensor:

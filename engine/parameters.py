@@ -34,9 +34,11 @@ class Constrained(nn.Module):
 
     # subclasses implement transform / inverse / _check
     def transform(self, raw: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """The constrained value from the stored unconstrained `raw` tensor (elementwise)."""
         raise NotImplementedError
 
     def inverse(self, value: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """The unconstrained raw tensor that gives the constrained `value` (the transform's inverse)."""
         raise NotImplementedError
 
     def _check(self, value: torch.Tensor) -> None:
@@ -44,10 +46,12 @@ class Constrained(nn.Module):
             raise ConfigError(f"{self.name or 'parameter'} must be finite, got {value.tolist()}")
 
     def forward(self) -> torch.Tensor:
+        """The constrained value, `transform(raw)`: `param()` reads it."""
         return self.transform(self.raw)
 
     @property
     def shape(self) -> torch.Size:
+        """The shape of the value (that of the raw tensor)."""
         return self.raw.shape
 
     @torch.no_grad()
@@ -59,6 +63,7 @@ class Constrained(nn.Module):
 
     @property
     def frozen(self) -> bool:
+        """Whether the parameter is held fixed (its raw tensor takes no gradient); settable."""
         return not self.raw.requires_grad
 
     @frozen.setter
@@ -68,6 +73,7 @@ class Constrained(nn.Module):
             self.raw.grad = None
 
     def extra_repr(self) -> str:
+        """The value (or its shape when large) and whether it is frozen, for the module's repr."""
         v = self.forward().detach().cpu()
         return f"value={v.tolist() if v.numel() <= 6 else tuple(v.shape)}, frozen={self.frozen}"
 
@@ -80,9 +86,11 @@ class Positive(Constrained):
         super().__init__(value, name=name)
 
     def transform(self, raw):
+        """softplus(raw) + floor."""
         return F.softplus(raw) + self.floor
 
     def inverse(self, value):
+        """softplus⁻¹(value − floor)."""
         return _inverse_softplus(value - self.floor)
 
     def _check(self, value):
@@ -95,9 +103,11 @@ class LogPositive(Constrained):
     """value = exp(raw): for degrees of freedom that range over orders of magnitude (δ, γ), learned on a log scale."""
 
     def transform(self, raw):
+        """exp(raw)."""
         return torch.exp(raw)
 
     def inverse(self, value):
+        """log(value)."""
         return torch.log(value)
 
     def _check(self, value):
@@ -110,9 +120,11 @@ class Unconstrained(Constrained):
     """A learnable real value (any sign), e.g. patch weights; identity transform, so `raw` is the value."""
 
     def transform(self, raw):
+        """The raw value itself."""
         return raw
 
     def inverse(self, value):
+        """A copy of `value` (no constraint to undo)."""
         return value.clone()
 
 
@@ -126,9 +138,11 @@ class Bounded(Constrained):
         super().__init__(value, name=name)
 
     def transform(self, raw):
+        """lo + (hi − lo)·sigmoid(raw), strictly inside (lo, hi)."""
         return self.lo + (self.hi - self.lo) * torch.sigmoid(raw)
 
     def inverse(self, value):
+        """logit((value − lo)/(hi − lo)), the unit value clamped away from 0 and 1."""
         unit = ((value - self.lo) / (self.hi - self.lo)).clamp(1e-12, 1 - 1e-12)
         return torch.log(unit) - torch.log1p(-unit)
 
@@ -146,6 +160,7 @@ def learnables(module: nn.Module) -> dict[str, Constrained]:
 
 
 def positive_init(value, name: str) -> float:
+    """`value` as a float if it is a finite positive number; ConfigError naming `name` otherwise."""
     value = float(value)
     if not (value > 0 and math.isfinite(value)):
         raise ConfigError(f"{name} must be a positive number, got {value}")
@@ -157,9 +172,11 @@ class NonNegative(Constrained):
     """value = max(raw, 0): a weight such as ν that may be exactly zero (ν = 0 is plain kernel regression)."""
 
     def transform(self, raw):
+        """max(raw, 0)."""
         return raw.clamp_min(0.0)
 
     def inverse(self, value):
+        """A copy of `value` (already non-negative)."""
         return value.clone()
 
     def _check(self, value):

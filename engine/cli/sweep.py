@@ -92,6 +92,8 @@ class SweepBar:
         self.tty = sys.stderr.isatty()
 
     def status(self, p) -> str:
+        """The bar's one-line status for a sweep's progress `p`: runs done / planned, running, failed, best ELBO so far
+        and ETA."""
         return (f"{p.done}/{p.total} done, {p.running} running, {p.failed} failed, best ELBO "
                 f"{_fmt(p.best_elbo, '.5g')}, ETA {_duration(p.eta_s)}")
 
@@ -122,6 +124,7 @@ class SweepBar:
             print(f"[{self.status(p)}] {what}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
+        """Close the progress bar if one was opened (the terminal line is finished)."""
         if self.bar is not None:
             self.bar.close()
 

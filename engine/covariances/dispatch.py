@@ -10,11 +10,14 @@ from typing import Callable
 
 
 class PairDispatcher:
+    """A table of covariance functions keyed by (inducing variable type, kernel type), GPflow's multiple dispatch for
+    `Kuu` / `Kuf`: the most specific registered pair along both types' MROs wins."""
     def __init__(self, name: str):
         self.name = name
         self._table: dict[tuple[type, type], Callable] = {}
 
     def register(self, inducing_type: type, kernel_type: type):
+        """Decorator registering `fn` as this covariance for (`inducing_type`, `kernel_type`) and its subclasses."""
         def decorator(fn: Callable) -> Callable:
             self._table[(inducing_type, kernel_type)] = fn
             return fn
@@ -22,6 +25,8 @@ class PairDispatcher:
         return decorator
 
     def resolve(self, inducing_type: type, kernel_type: type) -> Callable:
+        """The function registered for the most specific pair of base classes of (`inducing_type`, `kernel_type`);
+        raises NotImplementedError naming both when none is."""
         for a in inducing_type.__mro__:
             for b in kernel_type.__mro__:
                 fn = self._table.get((a, b))

@@ -39,6 +39,7 @@ class OrbitSample:
 
     @property
     def num_samples(self) -> int:
+        """S, the number of orbit points drawn per input (`points` is `[N, S, ...]`)."""
         return self.points.shape[1]
 
 

@@ -57,6 +57,8 @@ GRAM_TILE = 96  # side of the tiles of a patch Gram matrix (k_ff); only tiles on
 
 
 def chunk_elements(device: torch.device) -> int:
+    """How many elements one chunk of a patch covariance may hold on `device` (bounds the memory of the [n, M, P]
+    blocks)."""
     return CHUNK_ELEMENTS.get(device.type, CHUNK_ELEMENTS["cuda"])
 
 
@@ -122,6 +124,9 @@ class PatchCross(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, Z, U, w, gamma, profile: _Profile, chunk: int):
+        """K_uf of a convolutional kernel for inducing patches `Z` [M, E] and input patches `U` [N, P, E] with patch
+        weights `w` [P] and inverse squared lengthscale `gamma`: the weighted sum over patches of κ(γ·‖z − u_p‖²)
+        (van der Wilk et al., "Convolutional Gaussian Processes", 2017, eq. 13), chunked over N; returns [M, N]."""
         M, (N, P, _) = Z.shape[0], U.shape
         Zr, Ul = _right(Z, profile.scale(gamma)), _left(U)  # [M, E+2], [N, P, E+2]
         out = torch.empty(N, M, dtype=Z.dtype, device=Z.device)
@@ -136,6 +141,8 @@ class PatchCross(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, gout):  # gout [M, N]
+        """Gradients of `PatchCross.forward` with respect to Z, U, w and γ from `gout` [M, N], recomputed chunk by chunk
+        instead of kept from the forward pass."""
         Z, U, w, gamma = ctx.saved_tensors
         need_Z, need_U, need_w, need_g = ctx.needs_input_grad[:4]
         if ctx.profile.rbf and not need_U:
@@ -201,6 +208,8 @@ class PatchGramQuad(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, U, w, gamma, profile: _Profile, chunk: int, tile: int):
+        """The diagonal of K_ff of a convolutional kernel: for each input, Σ_p Σ_q w_p w_q κ(γ·‖u_p − u_q‖²) over its
+        patches `U` [N, P, E] (van der Wilk et al., 2017, eq. 11), tiled over P; returns [N]."""
         N, P, E = U.shape
         need_U, need_w, need_g = ctx.needs_input_grad[:3]
         grads = need_U or need_w or need_g
@@ -246,6 +255,8 @@ class PatchGramQuad(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, gout):  # gout [N]
+        """Gradients of `PatchGramQuad.forward` with respect to U, w and γ from `gout` [N], from the derivatives saved
+        in the forward pass."""
         dU, dw, dt, gamma = ctx.saved_tensors
         need_U, need_w, need_g = ctx.needs_input_grad[:3]
         gU = gout[:, None, None] * dU if need_U else None

@@ -58,6 +58,9 @@ def check_inputs(X, input_shape: tuple[int, ...], what: str = "X") -> np.ndarray
 
 @dataclass
 class Dataset:
+    """A data set ready for training: standardised train and test arrays (`X` `[N, D]` or images `[N, C, H, W]`; `y`
+    class indices or the standardised target), its task, class names and the scalers (`x_mean`, `x_std`, `y_mean`,
+    `y_std`) that map predictions back to the data's own units."""
     name: str
     X_train: np.ndarray  # [N, D] or [N, C, H, W], float64
     y_train: np.ndarray  # [N] int64 class index, or float64 standardised target
@@ -168,6 +171,7 @@ class Dataset:
 
     @property
     def is_image(self) -> bool:
+        """Whether the inputs are images (`image_shape` is (C, H, W))."""
         return self.image_shape is not None
 
     @property
@@ -177,10 +181,12 @@ class Dataset:
 
     @property
     def num_train(self) -> int:
+        """N, the number of training points."""
         return len(self.X_train)
 
     @property
     def num_test(self) -> int:
+        """The number of test points."""
         return len(self.X_test)
 
     def __repr__(self) -> str:

@@ -165,6 +165,8 @@ def idx_file_names(role: str) -> list[str]:
 
 
 def find_idx_file(directory: Path, role: str) -> Path | None:
+    """The IDX file for `role` ('train-images', 'test-labels', ...) in `directory` under any of its usual names (raw or
+    gzip), or None."""
     for name in idx_file_names(role):
         if (directory / name).is_file():
             return directory / name

@@ -81,6 +81,8 @@ class DataConfig(param.Parameterized):
         return {key: getattr(self, key) for key in VARIANT_OPTIONS}
 
     def load(self) -> Dataset:
+        """Load the data set these options describe (`engine.data.load` with the dataset name, variant and source
+        options)."""
         return load(self.dataset, **self.values(), **self.source_options)
 
 

@@ -54,6 +54,7 @@ IMAGE_SIDE = 28
 
 
 def cache_path(directory=None) -> Path:
+    """Where `invlab fetch mnist` keeps the digits as one .npz: in `directory`, by default the data directory."""
     return Path(directory if directory is not None else settings.data_dir()).expanduser() / CACHE_NAME
 
 

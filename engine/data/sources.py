@@ -46,6 +46,8 @@ class RawData:
 
 @dataclass(frozen=True)
 class Source:
+    """A registered data source: its name, description, kind ('image', 'tabular' or 'points'), task, the function
+    `make(options, seed, test_fraction)` that produces its raw arrays, and its own options class."""
     name: str
     description: str
     kind: str  # 'image' | 'tabular' (standardised) | 'points' (raw coordinates kept, e.g. for symmetry)
@@ -59,6 +61,8 @@ class Source:
 
 
 class RectanglesOptions(param.Parameterized):
+    """Options of the `rectangles` set (van der Wilk et al., "Convolutional Gaussian Processes", 2017; after Larochelle
+    et al., 2007): sizes and image side."""
     num_train = param.Integer(1200, bounds=(1, None), doc="Number of training images (paper 001: 1,200).")
     num_test = param.Integer(2000, bounds=(1, None), doc="Number of test images.")
     image_size = param.Integer(28, bounds=(8, 64), doc="Side of the square images in pixels (paper 001: 28).")
@@ -68,6 +72,8 @@ class RectanglesOptions(param.Parameterized):
 
 
 class Symmetric2dOptions(param.Parameterized):
+    """Options of the `symmetric-2d` regression set, a function symmetric under swapping x1 and x2 (van der Wilk et al.,
+    "Learning Invariances using the Marginal Likelihood", 2018, Fig. 2)."""
     num_train = param.Integer(100, bounds=(1, None), doc="Number of training points.")
     num_test = param.Integer(500, bounds=(1, None), doc="Number of test points.")
     noise = param.Number(0.05, bounds=(0, None), doc="Standard deviation of the Gaussian noise on the targets.")
@@ -75,12 +81,16 @@ class Symmetric2dOptions(param.Parameterized):
 
 
 class TwoMoonsOptions(param.Parameterized):
+    """Options of the `two-moons` set (scikit-learn's make_moons), the semi-supervised example of the RKHS invariance
+    paper."""
     num_train = param.Integer(200, bounds=(2, None), doc="Number of training points.")
     num_test = param.Integer(1000, bounds=(1, None), doc="Number of test points.")
     noise = param.Number(0.1, bounds=(0, None), doc="Standard deviation of the Gaussian noise of make_moons.")
 
 
 class PhotoPatchesOptions(param.Parameterized):
+    """Options of the `photo-patches` set: colour patches cut from scikit-learn's two sample photographs, labelled by
+    photo."""
     num_train = param.Integer(1000, bounds=(2, None), doc="Number of training patches (half from each photo).")
     num_test = param.Integer(500, bounds=(2, None), doc="Number of test patches (half from each photo).")
     patch_size = param.Integer(16, bounds=(4, 64), doc="Side of the square colour patches in pixels.")
@@ -121,6 +131,8 @@ def _scale_images(X: np.ndarray, where: str) -> np.ndarray:
 
 
 def make_idx(directory: str):
+    """A maker for the MNIST-format IDX files in `directory` (`idx:DIR`): images scaled to [0, 1], class k the k-th
+    smallest label value."""
     def make(options, seed, test_fraction):
         X_train, y_train, X_test, y_test = load_idx_dir(directory)
         labels = y_train if y_test is None else np.concatenate([y_train, y_test])
@@ -319,6 +331,7 @@ def _idx(directory):
 
 
 def names() -> list[str]:
+    """The names of the registered data sources, in registration order."""
     return list(SOURCES)
 
 

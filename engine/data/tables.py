@@ -64,23 +64,28 @@ class PandasTable(Table):
         self._names = dict(zip(self.columns, frame.columns))
 
     def column(self, name):
+        """Column `name` as a float64 array (NaN for missing) when numeric, else as an object array."""
         series = self.frame[self._names[name]]
         if series.dtype.kind in "biuf":
             return series.to_numpy(dtype=np.float64, na_value=np.nan)
         return series.to_numpy(dtype=object)
 
     def matrix(self, names):
+        """The columns `names` as one float64 matrix [N, len(names)], NaN where a value is missing."""
         return self.frame[[self._names[n] for n in names]].to_numpy(dtype=np.float64, na_value=np.nan)
 
     def numeric(self, name) -> bool:
+        """Whether column `name` holds numbers (bool, int, unsigned or float)."""
         return self.frame[self._names[name]].dtype.kind in "biuf"
 
     def row_label(self, i):
+        """How a message names row `i`: its file line when read from a file, else its index label."""
         if self.first_line is not None:
             return f"line {self.first_line + i}"
         return f"row {self.frame.index[i]!r}"
 
     def drop_rows(self, rows):
+        """Drop the rows at positions `rows` (for `dropna`)."""
         self.frame = self.frame.drop(index=self.frame.index[rows])
 
     def __len__(self):
@@ -95,19 +100,24 @@ class ColumnTable(Table):
         self.columns = list(columns)
 
     def column(self, name):
+        """Column `name` as read (float64 when numeric, else object)."""
         return self.data[name]
 
     def matrix(self, names):
+        """The columns `names` as one float64 matrix [N, len(names)] ([N, 0] for no names)."""
         return np.stack([self.data[n].astype(np.float64) for n in names], axis=1) if names else \
             np.zeros((len(self), 0))
 
     def numeric(self, name) -> bool:
+        """Whether column `name` holds numbers."""
         return self.data[name].dtype.kind in "biuf"
 
     def row_label(self, i):
+        """How a message names row `i`: its line in the file."""
         return f"line {self.first_line + i}"
 
     def drop_rows(self, rows):
+        """Drop the rows at positions `rows` (for `dropna`)."""
         keep = np.ones(len(self), bool)
         keep[rows] = False
         self.data = {k: v[keep] for k, v in self.data.items()}
@@ -126,20 +136,25 @@ class ArrayTable(Table):
         self.columns = self.features + [target]
 
     def column(self, name):
+        """Column `name`: the target y, or feature `name`'s column of X."""
         return self.y if name == self.target else self.X[:, self.features.index(name)]
 
     def matrix(self, names):
+        """The features `names` as a matrix [N, len(names)] (X itself when all features in order)."""
         if list(names) == self.features:
             return self.X
         return self.X[:, [self.features.index(n) for n in names]]
 
     def numeric(self, name) -> bool:
+        """Whether column `name` holds numbers (features always do; the target unless it holds labels)."""
         return name != self.target or self.y.dtype.kind in "biuf"
 
     def row_label(self, i):
+        """How a message names row `i`: its line in the npz arrays' numbering."""
         return f"line {self.first_line + i}"
 
     def drop_rows(self, rows):
+        """Drop the rows at positions `rows` from X and y (for `dropna`)."""
         keep = np.ones(len(self), bool)
         keep[rows] = False
         self.X, self.y = self.X[keep], self.y[keep]

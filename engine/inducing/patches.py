@@ -34,10 +34,12 @@ class InducingPatches(InterDomainPoints):
 
     @property
     def num_patches(self) -> int:
+        """M, the number of inducing patches."""
         return self.Z.shape[0]
 
     @property
     def block_sizes(self) -> tuple[int, ...]:
+        """The sizes of the independent blocks of u: one block of M."""
         return (self.num_inducing,)
 
 
@@ -52,10 +54,12 @@ class SharedInducingPatches(InducingPatches):
 
     @property
     def num_inducing(self) -> int:
+        """C·M, the number of inducing outputs (M patches for each of the C functions)."""
         return self.num_outputs * self.Z.shape[0]
 
     @property
     def block_sizes(self):
+        """The sizes of the independent blocks of u: C blocks of M, one per function g_c."""
         return (self.Z.shape[0],) * self.num_outputs
 
 
@@ -70,14 +74,18 @@ class InducingBlocks(InducingVariables):
 
     @property
     def num_inducing(self) -> int:
+        """The total number of inducing outputs over all blocks."""
         return sum(b.num_inducing for b in self.blocks)
 
     @property
     def block_sizes(self) -> tuple[int, ...]:
+        """The sizes of the independent blocks of u, block by block (a block that is itself blocked contributes each of
+        its own)."""
         return tuple(s for b in self.blocks for s in block_sizes(b))
 
     @property
     def frozen(self) -> bool:
+        """Whether every block's locations are frozen (not learned); setting it freezes or frees them all."""
         return all(getattr(b, "frozen", False) for b in self.blocks)
 
     @frozen.setter

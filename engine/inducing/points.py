@@ -13,6 +13,7 @@ class InducingVariables(nn.Module):
 
     @property
     def num_inducing(self) -> int:  # pragma: no cover - abstract
+        """M, the number of inducing outputs u."""
         raise NotImplementedError
 
     def __len__(self) -> int:
@@ -31,10 +32,12 @@ class InducingPoints(InducingVariables):
 
     @property
     def num_inducing(self) -> int:
+        """M, the number of inducing points (rows of Z)."""
         return self.Z.shape[0]
 
     @property
     def frozen(self) -> bool:
+        """Whether the locations Z are frozen (not learned); setting it turns their gradient off or on."""
         return not self.Z.requires_grad
 
     @frozen.setter

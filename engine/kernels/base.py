@@ -15,6 +15,8 @@ from ..parameters import Positive, positive_init
 
 
 def flatten(X: torch.Tensor) -> torch.Tensor:
+    """Kernel inputs as a matrix [N, D]: images [N, C, H, W] (or any [N, ...]) are flattened; a vector is refused with a
+    ShapeError."""
     if X.dim() == 1:
         raise ShapeError("kernel inputs must be [N, D] (or [N, C, H, W] images); "
                          f"got a vector of shape {tuple(X.shape)}")
@@ -25,6 +27,8 @@ class Kernel(nn.Module):
     """k(x, x'). Subclasses implement `_K(X, X2)` and `_K_diag(X)` on flattened `[N, D]` inputs."""
 
     def K(self, X: torch.Tensor, X2: torch.Tensor | None = None) -> torch.Tensor:  # [N, N2]
+        """The covariance matrix k(X, X2) [N, N2] (X2 = X when omitted); inputs [N, D] or images, flattened; a mismatch
+        in D raises ShapeError."""
         X = flatten(X)
         X2 = X if X2 is None else flatten(X2)
         if X.shape[1] != X2.shape[1]:
@@ -32,6 +36,7 @@ class Kernel(nn.Module):
         return self._K(X, X2)
 
     def K_diag(self, X: torch.Tensor) -> torch.Tensor:  # [N]
+        """The diagonal of k(X, X) [N], without forming the matrix."""
         return self._K_diag(flatten(X))
 
     def _K(self, X, X2):  # pragma: no cover - abstract
@@ -41,6 +46,7 @@ class Kernel(nn.Module):
         raise NotImplementedError
 
     def forward(self, X, X2=None):
+        """`kernel(X, X2)` is `kernel.K(X, X2)` [N, N2]."""
         return self.K(X, X2)
 
 
@@ -68,6 +74,7 @@ class Stationary(Kernel):
         self.variance = Positive(positive_init(variance, "variance"), name="variance")
 
     def scaled_square_distance(self, X, X2):
+        """‖(x − x')/ℓ‖² between the rows of X [N, D] and X2 [N2, D], divided by the (ARD) lengthscales: [N, N2]."""
         ell = self.lengthscale()
         if self.ard and X.shape[1] != ell.shape[0]:
             raise ShapeError(f"ARD kernel was built for D={ell.shape[0]} inputs but got D={X.shape[1]}")

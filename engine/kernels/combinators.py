@@ -28,9 +28,11 @@ class ChannelAdditive(Kernel):
 
     @property
     def num_channels(self) -> int:
+        """C, the number of channels, one part kernel each."""
         return len(self.parts)
 
     def slices(self, E: int) -> list[slice]:
+        """The slices of a patch of length E that belong to each channel (E must be divisible by C)."""
         if E % self.num_channels:
             raise ShapeError(f"ChannelAdditive over {self.num_channels} channels needs E divisible by it, got E={E}")
         e = E // self.num_channels
@@ -54,9 +56,11 @@ class Sum(Kernel):
         self.parts = nn.ModuleList(parts)
 
     def K(self, X, X2=None):
+        """Σ_i k_i(X, X2) over the parts [N, N2]."""
         return sum(k.K(X, X2) for k in self.parts)
 
     def K_diag(self, X):
+        """Σ_i k_i(x, x) over the parts [N]."""
         return sum(k.K_diag(X) for k in self.parts)
 
 

@@ -62,6 +62,7 @@ class PatchKernel(OrbitKernel):
 
     @property
     def num_channels(self) -> int:
+        """C, the number of image channels."""
         return self.image_shape[0]
 
     def images(self, X: torch.Tensor) -> torch.Tensor:
@@ -113,6 +114,8 @@ class Convolutional(PatchKernel):
         return U.reshape(U.shape[0], -1, U.shape[-1])
 
     def orbit(self, X):
+        """The orbit of an image under this kernel: its P patches, flattened [N, P, h·w·C] (van der Wilk et al.,
+        "Convolutional Gaussian Processes", 2017, eq. 8)."""
         return self.patches(X)
 
     def patch_weights(self) -> torch.Tensor | None:
@@ -120,6 +123,7 @@ class Convolutional(PatchKernel):
         return None
 
     def orbit_weights(self, X, P):
+        """The weight of each patch [N, P]: the learned patch weights (eq. 21) or the fixed uniform weight."""
         w = self.patch_weights()
         if w is None:
             return torch.full((X.shape[0], P), self.weight, dtype=X.dtype, device=X.device)
@@ -139,6 +143,8 @@ class WeightedConvolutional(Convolutional):
         self.weights = Unconstrained(torch.ones(self.num_patches, dtype=torch.float64), name="patch weights")
 
     def patch_weights(self):
+        """The learned patch weights w_p times the kernel's scale [P] (van der Wilk et al., "Convolutional Gaussian
+        Processes", 2017, eq. 21)."""
         return self.weight * self.weights()
 
 
@@ -163,16 +169,20 @@ class MultiChannelConvolutional(PatchKernel):
 
     @property
     def weight_shape(self):
+        """The shape of the weights: one per channel and patch position, (C, P_h, P_w)."""
         return (self.num_channels,) + self.grid
 
     def patch_weights(self) -> torch.Tensor:
+        """The weights w_pc per channel and patch position, times the scale [C, P'] (eq. 22–23)."""
         return self.weight * self.weights()  # [C, P']
 
     def orbit(self, X):
+        """Each image's single-channel patches over all channels, flattened [N, C·P', h·w]."""
         U = self.channel_patches(X)
         return U.reshape(U.shape[0], -1, U.shape[-1])  # [N, C·P', h·w]
 
     def orbit_weights(self, X, P):
+        """The weight of each channel patch [N, C·P'], the same for every image."""
         return self.patch_weights().reshape(1, -1).expand(X.shape[0], P)
 
     def _K(self, X, X2):

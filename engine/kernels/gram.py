@@ -59,6 +59,7 @@ class GramKernel(nn.Module):
         return self.K(G_ii), self.cross(G_it, d_i, g_tt), self.diag(g_tt)
 
     def forward(self, G):
+        """`kernel(G)` is `kernel.K(G)`: the next layer's kernel matrix from a Gram matrix G [..., P, P]."""
         return self.K(G)
 
 
@@ -71,10 +72,13 @@ class SquaredExponentialGram(GramKernel):
         self.variance = Positive(positive_init(variance, "variance"), name="variance")
 
     def cross(self, G12, d1, d2):
+        """The block K_12 [..., P1, P2] from the Gram block G12 and the diagonals d1, d2: σ² exp(−R / 2ℓ²) with R = d1 −
+        2G12 + d2 (Aitchison, Yang & Ober, "Deep kernel processes", 2021, eq. 16–17)."""
         R = (d1[..., :, None] + d2[..., None, :] - 2.0 * G12).clamp_min(0.0)  # rounding can make R slightly negative
         return self.variance() * RBF.K_r2(R / self.lengthscale() ** 2)
 
     def diag(self, d):
+        """The diagonal of K: σ² for every point [..., P]."""
         return self.variance() * torch.ones_like(d)
 
 
@@ -86,6 +90,8 @@ class ReluGram(GramKernel):
         self.variance = Positive(positive_init(variance, "variance"), name="variance")
 
     def cross(self, G12, d1, d2):
+        """The block K_12 [..., P1, P2] of the arc-cosine kernel of order 1 from the Gram block G12 and the diagonals
+        d1, d2: σ²/π √(d1 d2) (sin θ + (π − θ) cos θ), cos θ = G12 / √(d1 d2) (Cho & Saul, 2009)."""
         norms = torch.sqrt(d1[..., :, None].clamp_min(0.0) * d2[..., None, :].clamp_min(0.0)).clamp_min(1e-300)
         # keep cos θ strictly inside (−1, 1): acos and √(1 − cos²) have infinite derivatives at ±1
         eps = 1e-12 if G12.dtype == torch.float64 else 1e-6
@@ -95,6 +101,7 @@ class ReluGram(GramKernel):
         return self.variance() / math.pi * norms * J
 
     def diag(self, d):
+        """The diagonal of K: σ² G_ii [..., P]."""
         return self.variance() * d
 
 
@@ -102,6 +109,8 @@ GRAM_KERNELS = ("relu", "sqexp")
 
 
 def build_gram_kernel(name: str, *, lengthscale: float = 1.0, variance: float = 1.0) -> GramKernel:
+    """The Gram-matrix kernel named `name` ('relu' or 'sqexp') with the given lengthscale and variance; another name
+    raises ConfigError listing the choices."""
     if name == "relu":
         return ReluGram(variance)
     if name == "sqexp":
@@ -122,6 +131,8 @@ class InputAffine(nn.Module):
             self.bias = nn.Parameter(torch.zeros(input_dim, dtype=torch.float64))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """X̃ = scale ⊙ X + bias on the flattened inputs [N, D] (identity when disabled); a mismatch in D raises
+        ShapeError."""
         X = flatten(X)
         if X.shape[1] != self.input_dim:
             raise ShapeError(f"inputs have D={X.shape[1]} features but the model was built for D={self.input_dim}")
@@ -155,6 +166,9 @@ class NNGPKernel(Kernel):
         return G
 
     def K(self, X, X2=None):
+        """The NNGP kernel between X [N, D] and X2 [N2, D]: the linear Gram matrix of the affine inputs passed through
+        each layer's Gram kernel (the infinite-width limit of a deep kernel process, Aitchison, Yang & Ober, 2021);
+        [N, N2]."""
         if X2 is None:  # exact diagonal on the square block
             A = self.affine(X)
             G = linear_gram(A, A)

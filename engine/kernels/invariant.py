@@ -75,6 +75,9 @@ def gram_blocks(kernel: Kernel, A: torch.Tensor) -> torch.Tensor:
 
 
 class InvariantKernel(OrbitKernel):
+    """k(x, x') = E_{x_a ~ p(·|x), x'_a ~ p(·|x')}[k_g(x_a, x'_a)], the kernel of f(x) = E[g(x_a)] for an augmentation
+    distribution, estimated from `num_samples` samples per input (van der Wilk, Bauer, John & Hensman, "Learning
+    invariances using the marginal likelihood", 2018, eq. 5–6)."""
     def __init__(self, base: Kernel, augmentation: Augmentation, num_samples: int = 8):
         super().__init__(base)
         self.augmentation = augmentation
@@ -85,6 +88,7 @@ class InvariantKernel(OrbitKernel):
 
     @property
     def orbit_size(self) -> int | None:
+        """The size of the augmentation's finite orbit, or None for a continuous one (then the orbit is sampled)."""
         return self.augmentation.orbit_size
 
     def sample_orbit(self, X: torch.Tensor, S: int | None = None, generator=None) -> torch.Tensor:

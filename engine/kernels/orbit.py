@@ -19,6 +19,8 @@ from .base import Kernel
 
 
 class OrbitKernel(Kernel):
+    """Base of kernels of a function summed over an orbit, f(x) = Σ_p w_p g(x_p) with g ~ GP(0, k_g): k(x, x') = Σ_p Σ_q
+    w_p w'_q k_g(x_p, x'_q). Subclasses give the orbit (patches, augmentations) and its weights."""
     def __init__(self, base: Kernel):
         super().__init__()
         self.base = base  # k_g, on orbit elements of dimension E
@@ -33,10 +35,12 @@ class OrbitKernel(Kernel):
 
     # Orbit kernels see the raw input (images keep their shape), so bypass the base class flattening.
     def K(self, X, X2=None):
+        """k(X, X2) [N, N2] by the double sum over both inputs' orbit elements."""
         X2 = X if X2 is None else X2
         return self._K(X, X2)
 
     def K_diag(self, X):
+        """k(x, x) [N] by the double sum over each input's own orbit elements."""
         return self._K_diag(X)
 
     def _K(self, X, X2):

@@ -23,10 +23,12 @@ class RBF(Stationary):
 
     @classmethod
     def K_r2(cls, r2):
+        """The RBF profile κ(r²) = exp(−r²/2) of the scaled squared distance."""
         return torch.exp(cls.rate * r2)
 
     @classmethod
     def K_r2_derivatives(cls, r2):
+        """κ(r²), κ'(r²) and κ''(r²) of the RBF profile, for the patch covariances' own gradients."""
         k = torch.exp(cls.rate * r2)
         return k, cls.rate * k, cls.rate**2 * k
 
@@ -36,6 +38,7 @@ class Matern52(Stationary):
 
     @staticmethod
     def K_r2(r2):
+        """The Matérn-5/2 profile κ(r²) = (1 + √5 r + 5r²/3) exp(−√5 r) of the scaled squared distance."""
         # sqrt at r2 = 0 has an infinite derivative; the clamp keeps gradients finite on the diagonal
         r = torch.sqrt(r2.clamp_min(1e-36))
         s5r = math.sqrt(5.0) * r
@@ -43,6 +46,7 @@ class Matern52(Stationary):
 
     @staticmethod
     def K_r2_derivatives(r2):
+        """κ(r²), κ'(r²) and κ''(r²) of the Matérn-5/2 profile in closed form (smooth at r = 0)."""
         # κ(a) = (1 + a + a²/3) e^{−a} with a = √5 r; in r²: κ' = −(5/6)(1 + a) e^{−a}, κ'' = (25/12) e^{−a},
         # both smooth at r = 0 (unlike autograd through the clamped square root of `K_r2`).
         a = torch.sqrt(5.0 * r2.clamp_min(0.0))

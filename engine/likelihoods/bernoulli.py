@@ -17,6 +17,8 @@ from .quadrature import PANEL_NODES, expectation_with_kinks
 
 
 class Bernoulli(Likelihood):
+    """Binary classification, p(y = 1 | f) = Φ(f) (probit) or σ(f) (logit); expectations by Gauss–Hermite quadrature
+    split at the kinks."""
     is_classification = True
 
     def __init__(self, link: str = "probit", num_points: int = PANEL_NODES):
@@ -30,10 +32,13 @@ class Bernoulli(Likelihood):
         return torch.special.log_ndtr(z) if self.link == "probit" else F.logsigmoid(z)
 
     def expected_log_prob(self, y, mean, var):
+        """E_{q(f)}[log p(y | f)] [N] for y ∈ {0, 1} and marginals `mean`, `var` [N, 1], by quadrature."""
         sign = (2.0 * y.to(mean.dtype) - 1.0).reshape(-1, 1)  # [N, 1]: log p(y | f) = log link(sign · f)
         return expectation_with_kinks(self._log_link, sign * mean, var, n=self.num_points).sum(-1)
 
     def predict_probs(self, mean, var):
+        """[p(y = 0), p(y = 1)] per point [N, 2]: Φ(μ / √(1 + σ²)) in closed form for the probit link, quadrature for
+        the logit."""
         if self.link == "probit":
             p1 = torch.special.ndtr(mean / torch.sqrt(1.0 + var))
         else:

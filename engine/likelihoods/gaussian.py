@@ -22,6 +22,8 @@ LOG_2PI = math.log(2.0 * math.pi)
 
 
 class Gaussian(Likelihood):
+    """y = f + ε, ε ~ N(0, σ²) with a learned noise variance; with `num_classes`, the regression-on-one-hot-targets
+    classifier paper 000 uses."""
     def __init__(self, variance: float = 0.1, num_classes: int | None = None, floor: float = 1e-6):
         super().__init__()
         self.variance = Positive(positive_init(variance, "noise_variance"), floor=floor, name="noise_variance")
@@ -29,19 +31,24 @@ class Gaussian(Likelihood):
         self.is_classification = num_classes is not None
 
     def num_latent(self, num_classes):
+        """L: one output for regression, one per class for one-hot classification."""
         return num_classes if self.is_classification else 1
 
     def encode(self, y):
+        """Targets as a matrix [N, L]: one-hot for classification, the values as a column for regression."""
         if self.is_classification:
             return F.one_hot(y.long(), self.num_classes).to(torch.float32)  # cast to q(f)'s dtype where used
         return y.reshape(y.shape[0], -1)
 
     def expected_log_prob(self, y, mean, var):
+        """E_{q(f)}[log N(y | f, σ²)] = −½ log 2πσ² − ((y − μ)² + v) / 2σ², summed over outputs [N] (closed form)."""
         s2 = self.variance()
         y = y.to(mean.dtype)
         return (-0.5 * (LOG_2PI + torch.log(s2)) - 0.5 * ((y - mean) ** 2 + var) / s2).sum(-1)
 
     def log_predictive_density(self, y, mean, var):
+        """log N(y | μ, v + σ²) summed over outputs [N] for regression; for one-hot classification, the log of the
+        predicted probability of the class."""
         if self.is_classification:
             return super().log_predictive_density(y, mean, var)
         v = var + self.variance()
@@ -49,8 +56,11 @@ class Gaussian(Likelihood):
         return (-0.5 * (LOG_2PI + torch.log(v)) - 0.5 * (y - mean) ** 2 / v).sum(-1)
 
     def predict_mean_and_var(self, mean, var):
+        """The predictive of y: mean μ and variance v + σ² (the noise added) [N, L]."""
         return mean, var + self.variance()
 
     def predict_probs(self, mean, var):
+        """Class probabilities [N, K] for one-hot classification: the probability that each output of the noisy
+        predictive is the largest, normalised."""
         S = prob_is_largest(mean, var + self.variance())  # of the predicted targets, noise included
         return S / S.sum(-1, keepdim=True)

@@ -40,6 +40,7 @@ def pg_mean(c: torch.Tensor) -> torch.Tensor:
 
 
 def log_cosh(z: torch.Tensor) -> torch.Tensor:
+    """log cosh(z), computed stably for large |z| (elementwise)."""
     z = z.abs()
     return z + torch.log1p(torch.exp(-2.0 * z)) - LOG2
 
@@ -65,6 +66,9 @@ class RecognitionNetwork(nn.Module):
             self.net[2].bias.fill_(math.log(math.expm1(1.0)))  # c ≈ 1 at the start: √(μ² + σ²) under a unit prior
 
     def forward(self, X: torch.Tensor, sign: torch.Tensor) -> torch.Tensor:
+        """The Pólya-Gamma parameter c > 0 [N, 1] of q(ω) = PG(1, c) for inputs X [N, ...] and label signs s = 2y − 1
+        (paper 000: van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018,
+        sec. 4.5)."""
         inputs = torch.cat([X.reshape(X.shape[0], -1), sign.reshape(-1, 1).to(X.dtype)], dim=1)
         return F.softplus(self.net(inputs)) + 1e-6  # [N, 1]
 
@@ -81,6 +85,7 @@ class PolyaGammaLogistic(Likelihood):
 
     @staticmethod
     def sign(y: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+        """s = 2y − 1 ∈ {−1, +1} as a column [N, 1] in the dtype of `like`."""
         return (2.0 * y.to(like.dtype) - 1.0).reshape(-1, 1)  # [N, 1]
 
     def expected_log_prob(self, y, mean, var):
@@ -99,5 +104,7 @@ class PolyaGammaLogistic(Likelihood):
         return (-LOG2 + sign * mu / 2.0 - pg_mean(c) * (mu2 + var) / 2.0 - pg_kl(c)).sum(-1)
 
     def predict_probs(self, mean, var):
+        """[p(y = 0), p(y = 1)] [N, 2]: E_{q(f)}[σ(f)] by Gauss–Hermite quadrature (the logistic likelihood itself, not
+        its bound)."""
         p1 = gauss_hermite_expectation(torch.sigmoid, mean, var, self.num_points).reshape(-1)
         return torch.stack([1.0 - p1, p1], dim=-1)  # [N, 2]

@@ -16,6 +16,9 @@ from .quadrature import PANEL_NODES, prob_is_largest, prob_is_largest_at
 
 
 class RobustMax(Likelihood):
+    """Robust-max multi-class likelihood: p(y = j | f) = 1 − ε if f_j is the largest, else ε/(K − 1) (Hernández-Lobato
+    et al., "Robust multi-class Gaussian process classification", 2011; used by Wild, Hu & Sejdinovic, 2022, sec.
+    3–4)."""
     is_classification = True
 
     def __init__(self, num_classes: int, epsilon: float = 1e-3, num_points: int = PANEL_NODES):
@@ -29,17 +32,21 @@ class RobustMax(Likelihood):
         self.num_points = num_points  # Gauss–Legendre nodes per panel (at most 16 are used)
 
     def num_latent(self, num_classes):
+        """L = K, one latent function per class."""
         return self.num_classes
 
     def _log_weights(self):
         return math.log1p(-self.epsilon), math.log(self.epsilon / (self.num_classes - 1))
 
     def expected_log_prob(self, y, mean, var):
+        """E_{q(f)}[log p(y | f)] = S log(1 − ε) + (1 − S) log(ε/(K − 1)) [N], S = P(f_y is the largest) by
+        quadrature."""
         S = prob_is_largest_at(mean, var, y, self.num_points)  # [N]
         hit, miss = self._log_weights()
         return S * hit + (1.0 - S) * miss
 
     def predict_probs(self, mean, var):
+        """p(y = k) = (1 − ε) S_k + ε/(K − 1) (1 − S_k) [N, K], S_k = P(f_k is the largest) under the marginals."""
         S = prob_is_largest(mean, var, self.num_points)  # [N, K]
         S = S / S.sum(-1, keepdim=True)  # exact values sum to one; the rule's are within 1e-7 of it
         return (1.0 - self.epsilon) * S + self.epsilon / (self.num_classes - 1) * (1.0 - S)

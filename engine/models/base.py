@@ -211,9 +211,11 @@ class ModelFamily(nn.Module):
 
     @property
     def class_names(self) -> tuple[str, ...] | None:
+        """The names of the classes of the data the model was built on, or None for regression."""
         return self.data_info.class_names
 
     def loss(self, batch) -> Terms:  # pragma: no cover - abstract
+        """The objective on one `batch` (X, y): the scalar to minimise and its named parts (a `Terms`)."""
         raise NotImplementedError
 
     def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None,

@@ -65,6 +65,7 @@ class GaussianTensors:
     q_sqrt: torch.Tensor
 
     def t_matmul(self, A: torch.Tensor) -> torch.Tensor:  # Lᵀ A: [M, K] → [L, M, K]
+        """Lᵀ A for the Cholesky factor L of q(u)'s covariance: A [M, K] → [L, M, K] (diagonal or full factor)."""
         if self.q_sqrt.dim() == 2:
             return self.q_sqrt[:, :, None] * A
         return self.q_sqrt.transpose(-1, -2) @ A

@@ -82,6 +82,10 @@ class ConvolutionalGP(SVGP):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The family's own views: inducing patches as images (sorted by their inducing output, van der Wilk, Rasmussen
+        & Hensman, "Convolutional Gaussian Processes", 2017, Fig. 1), the learned patch weights as an image, for a
+        sum with an RBF each part's share of the variance and the RBF's inducing images, the eigenvalues of K_uu and
+        the hyper-parameters."""
         views: dict[str, dg.View] = {}
         views["inducing_patches"] = self._inducing_patch_view()
         weights = self._weight_view()
@@ -276,6 +280,8 @@ def _model(config, kernel, inducing, X, info: DataInfo) -> ConvolutionalGP:
 
 def build_conv_invariant(config: ConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
                          generator: torch.Generator | None = None) -> ConvolutionalGP:
+    """Build the translation-invariant convolutional GP (van der Wilk, Rasmussen & Hensman, "Convolutional Gaussian
+    Processes", 2017, eq. 10) on images X [N, C, H, W] with inducing patches."""
     image_shape = _check_images(info, "conv-invariant")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=False)
     return _model(config, kernel, inducing, X, info)
@@ -283,6 +289,8 @@ def build_conv_invariant(config: ConvolutionalConfig, X: torch.Tensor, y: torch.
 
 def build_conv_weighted(config: WeightedConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
                         generator: torch.Generator | None = None) -> ConvolutionalGP:
+    """Build the weighted convolutional GP, each patch position with a learned weight (van der Wilk, Rasmussen &
+    Hensman, 2017, eq. 21)."""
     image_shape = _check_images(info, "conv-weighted")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
     return _model(config, kernel, inducing, X, info)
@@ -290,6 +298,8 @@ def build_conv_weighted(config: WeightedConvolutionalConfig, X: torch.Tensor, y:
 
 def build_conv_weighted_rbf(config: WeightedRBFConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
                             generator: torch.Generator | None = None) -> ConvolutionalGP:
+    """Build the sum of a weighted convolutional kernel and an RBF on the whole image, with independent inducing blocks
+    (van der Wilk, Rasmussen & Hensman, 2017, sec. 3.3, app. C)."""
     image_shape = _check_images(info, "conv-weighted-rbf")
     conv, patches = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True)
     D = X.reshape(X.shape[0], -1).shape[1]
@@ -303,6 +313,8 @@ def build_conv_weighted_rbf(config: WeightedRBFConfig, X: torch.Tensor, y: torch
 
 def build_conv_colour(config: ColourConvolutionalConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
                       generator: torch.Generator | None = None) -> ConvolutionalGP:
+    """Build the colour convolutional GP on images [N, C, H, W]: patches over channels, or one function per channel with
+    weights per channel (van der Wilk, Rasmussen & Hensman, 2017, sec. 3.4, eq. 22–23)."""
     image_shape = _check_images(info, "conv-colour")
     kernel, inducing = _conv_kernel_and_inducing(config, X, image_shape, generator, weighted=True, colour=config.colour)
     return _model(config, kernel, inducing, X, info)

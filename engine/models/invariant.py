@@ -45,6 +45,9 @@ PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) a
 
 
 class InvariantSVGP(SVGP):
+    """The invariant SVGP of paper 000 (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal
+    likelihood", 2018): an `InvariantKernel` with inducing points in the space of g, and the expected log-likelihood
+    from unbiased sample estimates of μ, μ² and σ² (eq. 16–21)."""
     def __init__(self, kernel: InvariantKernel, inducing: InterDomainPoints, likelihood: Likelihood, num_data: int, *,
                  num_predict_samples: int = 32, **kwargs):
         super().__init__(kernel, inducing, likelihood, num_data, **kwargs)
@@ -53,6 +56,7 @@ class InvariantSVGP(SVGP):
 
     @property
     def augmentation(self):
+        """The augmentation distribution p(x_a | x) of the invariant kernel, whose ranges are learned."""
         return self.kernel.augmentation
 
     # -- the estimators ------------------------------------------------------------------------------------------
@@ -70,6 +74,8 @@ class InvariantSVGP(SVGP):
         return orbit_moments(W.reshape(M, N, S), A.reshape(M, N, S), kff, self.q, orbit.orbit_size)
 
     def expected_log_lik(self, X, Y, Luu, *, generator=None, num_samples=None):
+        """E_{q(f)}[log p(y | f)] per point [N] from unbiased estimates of μ, μ² and σ² drawn from the same S samples
+        per input (paper 000 eq. 16–21; the Pólya-Gamma bound for the logistic likelihood, sec. 4.5)."""
         S = None if num_samples is None else self.augmentation.num_samples(num_samples)  # at most the orbit
         mu, mu2, var = self.moments(X, Luu, S, generator)  # Luu is None for whitened models (fused solve)
         if isinstance(self.likelihood, PolyaGammaLogistic):
@@ -104,9 +110,12 @@ class InvariantSVGP(SVGP):
 
     # -- objective: the SVGP's, plus the ranges as named parts so the trainer logs them --------------------------
     def range_values(self) -> dict[str, torch.Tensor]:
+        """The augmentation's current ranges by name (degrees for rotations), as scalar tensors."""
         return self.augmentation.range_values()
 
     def loss(self, batch) -> Terms:
+        """The SVGP's −ELBO on the batch, with the augmentation's ranges added to the parts (`range.NAME`) and recorded
+        for their history view."""
         terms = super().loss(batch)
         ranges = {k: v.detach() for k, v in self.range_values().items()}
         if torch.is_grad_enabled():
@@ -136,6 +145,8 @@ class InvariantSVGP(SVGP):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The SVGP's views plus augmentation samples (paper 000 Fig. 1) and the learned ranges over training, the
+        ranges left out of the hyper-parameter table."""
         views = super().own_diagnostics(data)
         # one view per quantity: the ranges' history below is where they are shown (their sliders set them), so the
         # hyper-parameter table leaves them out and there is no table of their current values

@@ -17,6 +17,8 @@ from .base import ModelFamily
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """A registered model family: its name, config class, `build(config, X, y, info, *, generator)`, description,
+    supported tasks and default optimiser."""
     name: str
     config: type[param.Parameterized]
     build: Callable[..., ModelFamily]  # build(config, X, y, info: DataInfo, *, generator=None)
@@ -47,6 +49,7 @@ def register(spec: ModelSpec) -> ModelSpec:
 
 
 def get_model(name: str) -> ModelSpec:
+    """The registered model family `name`; an unknown name raises ConfigError listing the available ones."""
     try:
         return REGISTRY[name]
     except KeyError:
@@ -54,4 +57,5 @@ def get_model(name: str) -> ModelSpec:
 
 
 def model_names() -> list[str]:
+    """The names of the registered model families, sorted."""
     return sorted(REGISTRY)

@@ -83,6 +83,8 @@ class SVGP(ModelFamily):
         return marginals(W, A, Kff_diag(self.inducing, self.kernel, X), self.q)
 
     def kl(self, Luu: torch.Tensor | BlockFactors | None = None) -> torch.Tensor:
+        """KL(q(u) ‖ p(u)): against N(0, I) when whitened, else against N(0, K_uu) with its Cholesky factor `Luu`
+        (computed when omitted)."""
         if self.whiten:
             return self.q.kl()
         return self.q.kl(self.prior_cholesky() if Luu is None else Luu)
@@ -98,6 +100,9 @@ class SVGP(ModelFamily):
         return self.likelihood.expected_log_prob(Y, mean, var)
 
     def elbo_terms(self, X: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The ELBO on a batch X [B, ...], y [B]: (N/B) Σ_b E_{q(f_b)}[log p(y_b | f_b)] − KL(q(u) ‖ p(u)) (Hensman,
+        Matthews & Ghahramani, "Scalable variational Gaussian process classification", 2015, eq. 19); `elbo`,
+        `expected_log_lik` and `kl` as scalars."""
         # the whitened objective never needs L_uu itself (the KL is against N(0, I)): `qf` fuses it with the solve
         Luu = None if self.whiten else self.prior_cholesky()
         ell = self.expected_log_lik(X, self.likelihood.encode(y), Luu).sum() * (self.num_data / X.shape[0])
@@ -105,6 +110,7 @@ class SVGP(ModelFamily):
         return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
 
     def loss(self, batch) -> Terms:
+        """−ELBO on the batch (X, y), with its parts."""
         X, y = batch
         parts = self.elbo_terms(X, y)
         return Terms(-parts["elbo"], parts)
@@ -132,6 +138,8 @@ class SVGP(ModelFamily):
 
     # -- prediction -----------------------------------------------------------------------------------------
     def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
+        """The predictive at X in standardised units: q(f)'s mean and variance [N, L], and class probabilities or the
+        target's mean and variance."""
         mean, var = self.qf(X)
         pred = Prediction(mean, var)
         if self.likelihood.is_classification:
@@ -163,6 +171,8 @@ class SVGP(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The core's views: the eigenvalues of K_uu, the hyper-parameters, for image data the inducing inputs as
+        images (largest inducing output first) and, for 2-D data, the posterior over the plane."""
         views: dict[str, dg.View] = {}
         K = Kuu(self.inducing, self.kernel).cpu().numpy()
         views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),

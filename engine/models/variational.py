@@ -37,10 +37,12 @@ class InducingGaussian(nn.Module):
 
     @property
     def num_inducing(self) -> int:
+        """M, the number of inducing outputs."""
         return self.q_mu.shape[0]
 
     @property
     def num_latent(self) -> int:
+        """L, the number of latent functions."""
         return self.q_mu.shape[1]
 
     # -- what each form gives -----------------------------------------------------------------------------------------
@@ -65,6 +67,7 @@ class InducingGaussian(nn.Module):
         raise NotImplementedError
 
     def set(self, q_mu: torch.Tensor, q_sqrt: torch.Tensor) -> None:  # pragma: no cover - abstract
+        """Set the mean `q_mu` [M, L] and the covariance factor `q_sqrt` of q(u)."""
         raise NotImplementedError
 
     # -- shared -------------------------------------------------------------------------------------------------------
@@ -103,18 +106,23 @@ class VariationalDistribution(InducingGaussian):
         self.q_sqrt_raw = nn.Parameter(torch.as_tensor(init, dtype=torch.float64).expand(L, M, M).clone())
 
     def sqrt(self) -> torch.Tensor:
+        """The lower-triangular factors L_l of S_l = L_l L_lᵀ [L, M, M]."""
         return torch.tril(self.q_sqrt_raw)
 
     def sqrt_diag(self) -> torch.Tensor:
+        """The diagonals of the factors [L, M]."""
         return self.q_sqrt_raw.diagonal(dim1=-2, dim2=-1)
 
     def t_matmul(self, A: torch.Tensor) -> torch.Tensor:
+        """Lᵀ A for each latent function: A [M, K] → [L, M, K]."""
         return self.sqrt().transpose(-1, -2) @ A  # [L, M, K]
 
     def rows(self, a: int, b: int) -> torch.Tensor:
+        """Rows a..b of each factor [L, b − a, M]."""
         return self.sqrt()[:, a:b, :]  # [L, b − a, M]
 
     def sq_norm(self) -> torch.Tensor:
+        """Σ_l ‖L_l‖²_F = Σ_l tr(S_l), the trace term of the KL."""
         return (self.sqrt() ** 2).sum()
 
     @torch.no_grad()
@@ -137,18 +145,23 @@ class DiagonalVariational(InducingGaussian):
         self.q_sqrt_diag = nn.Parameter(diag)
 
     def sqrt(self) -> torch.Tensor:
+        """The diagonal factors as dense matrices [L, M, M]."""
         return torch.diag_embed(self.q_sqrt_diag)
 
     def sqrt_diag(self) -> torch.Tensor:
+        """The factors' diagonals, the standard deviations of the inducing outputs [L, M]."""
         return self.q_sqrt_diag
 
     def t_matmul(self, A: torch.Tensor) -> torch.Tensor:
+        """Lᵀ A for the diagonal factors: A [M, K] → [L, M, K]."""
         return self.q_sqrt_diag[:, :, None] * A  # [L, M, K]
 
     def rows(self, a: int, b: int) -> torch.Tensor:
+        """Rows a..b of the diagonal factor, as their own diagonal block [L, b − a, b − a]."""
         return torch.diag_embed(self.q_sqrt_diag[:, a:b])  # [L, b − a, b − a]
 
     def sq_norm(self) -> torch.Tensor:
+        """Σ_l ‖L_l‖²_F = Σ_l tr(S_l), the trace term of the KL."""
         return (self.q_sqrt_diag ** 2).sum()
 
     @torch.no_grad()
@@ -174,25 +187,32 @@ class BlockVariational(InducingGaussian):
         self._starts = np.cumsum((0,) + self.sizes)
 
     def block_sqrts(self) -> list[torch.Tensor]:
+        """Each block's lower-triangular factor [L, M_b, M_b], in order."""
         return [torch.tril(p) for p in self.q_sqrt_blocks]  # each [L, M_b, M_b]
 
     def sqrt(self) -> torch.Tensor:
+        """The block-diagonal factor as one dense matrix [L, ΣM_b, ΣM_b]."""
         out = self.q_mu.new_zeros(self.num_latent, self.num_inducing, self.num_inducing)
         for Lb, a, b in zip(self.block_sqrts(), self._starts[:-1], self._starts[1:]):
             out[:, a:b, a:b] = Lb
         return out
 
     def sqrt_diag(self) -> torch.Tensor:  # [L, ΣM_b]
+        """The factors' diagonals, blocks concatenated [L, ΣM_b]."""
         return torch.cat([p.diagonal(dim1=-2, dim2=-1) for p in self.q_sqrt_blocks], -1)
 
     def t_matmul(self, A: torch.Tensor) -> torch.Tensor:
+        """Lᵀ A block by block: A [ΣM_b, K] → [L, ΣM_b, K]."""
         return torch.cat([Lb.transpose(-1, -2) @ A[a:b] for Lb, a, b in
                           zip(self.block_sqrts(), self._starts[:-1], self._starts[1:])], 1)  # [L, ΣM_b, K]
 
     def rows(self, a: int, b: int) -> torch.Tensor:
+        """The factor of the block starting at row `a` [L, M_b, M_b] (blocks are independent, so its rows
+        are its own)."""
         return self.block_sqrts()[int(np.searchsorted(self._starts, a))]  # the block's own factor [L, M_b, M_b]
 
     def sq_norm(self) -> torch.Tensor:
+        """Σ over blocks and latent functions of ‖L_b‖²_F, the trace term of the KL."""
         return sum((Lb ** 2).sum() for Lb in self.block_sqrts())
 
     @torch.no_grad()

@@ -40,6 +40,8 @@ def data_identity(config_json: str) -> str:
 
 @dataclass
 class Comparison:
+    """A sweep's runs compared by whole-data ELBO: each run's row, the points (mean ± sd over seeds of ELBO, test error
+    and NLPD), whether they may share an axis and, if not, why."""
     sweep_id: int
     name: str
     axes: list[str]
@@ -59,11 +61,14 @@ class Comparison:
         return sorted(self.groups, key=lambda g: (g["elbo_mean"] is None, -(g["elbo_mean"] or 0.0)))
 
     def to_dict(self) -> dict:
+        """The comparison as plain JSON-ready data (what `invlab compare --json` prints), points ranked by mean ELBO."""
         return {"sweep_id": self.sweep_id, "name": self.name, "axes": self.axes, "runs": self.runs,
                 "groups": self.ranked(), "comparable": self.comparable, "reason": self.reason, "total": self.total}
 
 
 def comparison(store, sweep_id: int) -> Comparison:
+    """Read sweep `sweep_id` from `store` and compare its runs: rows per run, points grouped over seeds, and whether
+    data, likelihood and estimator agree so that ELBOs are comparable."""
     record = store.get_sweep(sweep_id)
     spec = SweepSpec.from_json(record.spec)
     axes = list(spec.vary)

@@ -101,6 +101,7 @@ def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[i
 
 
 def waiting_keys(pending: dict) -> set[str]:
+    """The task keys of the runs still pending (submitted and not yet finished)."""
     return {run.key for _, run in pending.values()}
 
 

@@ -241,6 +241,8 @@ class SweepSpec:
     # -- reading and writing ------------------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, d: dict) -> "SweepSpec":
+        """A sweep from a table with name, base, vary, mode and seeds (a parsed TOML or JSON file); unknown or missing
+        fields raise ConfigError."""
         if not isinstance(d, dict):
             raise ConfigError(f"a sweep is a table with name, base, vary, mode and seeds; got {type(d).__name__}")
         unknown = set(d) - {"name", "base", "vary", "mode", "seeds"}
@@ -306,14 +308,17 @@ class SweepSpec:
             raise ConfigError(f"sweep file {path}: {err}") from None
 
     def to_dict(self) -> dict:
+        """The sweep as a plain table, the form `from_dict` reads."""
         return {"name": self.name, "mode": self.mode, "seeds": list(self.seeds),
                 "base": json.loads(self.base.to_json()), "vary": {k: list(v) for k, v in self.vary.items()}}
 
     def to_json(self) -> str:
+        """The sweep as JSON (keys sorted), as stored with the sweep."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "SweepSpec":
+        """The sweep stored as `to_json` wrote it."""
         return cls.from_dict(json.loads(text))
 
     # -- checking and planning -------------------------------------------------------------------------------------
@@ -368,6 +373,8 @@ class SweepSpec:
                               "sweeps")
 
     def points(self) -> list[dict[str, object]]:
+        """The planned points, each a dict of dotted name → value: every combination ('grid') or the lists zipped
+        ('list')."""
         names = list(self.vary)
         if not names:
             return [{}]

@@ -58,6 +58,7 @@ def config_values(config: param.Parameterized) -> dict:
 
 
 def require_dict(values, what: str) -> None:
+    """Refuse settings that are not a dict (ConfigError naming `what` with an example)."""
     if not isinstance(values, dict):
         example = {"data": "{'dataset': 'digits'}", "training": "{'steps': 1000}"}.get(what, "{'num_inducing': 100}")
         raise ConfigError(f"the {what} settings must be a dict of name: value, e.g. {example}; "
@@ -92,6 +93,7 @@ class RunConfig:
     data_identity: dict | None = None  # what the run trained on (`engine.data.identity`); set by the Trainer
 
     def to_json(self) -> str:
+        """The run's configuration as JSON (keys sorted), the form stored with a run and its checkpoints."""
         out = {"model": self.model, "data": self.data, "model_config": self.model_config, "train": self.train}
         if self.data_identity:
             out["data_identity"] = self.data_identity
@@ -99,6 +101,7 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, text: str) -> "RunConfig":
+        """A configuration stored by `to_json`; an unreadable one raises ConfigError."""
         try:
             d = json.loads(text)
             return cls(d["model"], d["data"], d.get("model_config", {}), d.get("train", {}), d.get("data_identity"))
@@ -107,6 +110,8 @@ class RunConfig:
 
     # materialised param objects ------------------------------------------------------------------
     def train_config(self) -> TrainConfig:
+        """The training settings as a `TrainConfig`, the learning rate defaulting to that of the optimiser that will
+        run."""
         values = dict(self.train)
         if values.get("learning_rate") is None:  # not given: the default of the optimiser that will run
             values["learning_rate"] = DEFAULT_LEARNING_RATE.get(self.optimizer_name(),
@@ -119,14 +124,17 @@ class RunConfig:
         return self.model_spec().optimizer if name in (None, "auto") else name
 
     def model_spec(self):
+        """The registry entry of this run's model family."""
         from ..models import get_model
 
         return get_model(self.model)
 
     def model_params(self) -> param.Parameterized:
+        """The model family's config object with this run's `model_config` applied (bad values raise ConfigError)."""
         return apply_values(self.model_spec().config, self.model_config, f"{self.model} model")
 
     def data_config(self):
+        """The data settings as a `DataConfig` (bad values raise ConfigError)."""
         from ..data import DataConfig
 
         return apply_values(DataConfig, self.data, "data")

@@ -24,6 +24,7 @@ EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's see
 
 @dataclass
 class StepResult:
+    """One optimiser step's outcome: its number, the loss, the loss's named parts and its wall time in seconds."""
     step: int
     loss: float
     parts: dict[str, float]

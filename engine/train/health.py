@@ -46,6 +46,8 @@ CONVERGED_RTOL = 1e-9  # L-BFGS: successive losses equal to this relative tolera
 
 @dataclass(frozen=True)
 class Health:
+    """A run's health verdict: `state` ('ok', 'collapsed', 'stalled', 'converged' or 'diverging') and a one-sentence
+    hint saying what it means and what to do."""
     state: str = "ok"  # "ok" | "collapsed" | "stalled" | "converged" | "diverging"
     hint: str = ""  # one sentence for the page / CLI: what it means and what to do
 

@@ -38,12 +38,16 @@ class TrainerEdits:
                 self.last_warning = f"a live change was refused: {err}"
 
     def set_value(self, name: str, value) -> None:
+        """Set the learnable named `name` to `value` under the trainer's lock (applies at the next step; the last good
+        state follows)."""
         with self.lock:
             self.learnable(name).assign(value)
             self._good = self._capture()
             self.converged = False  # the solve's answer has changed: it must run again
 
     def freeze(self, name: str, frozen: bool = True) -> None:
+        """Freeze (or, with `frozen=False`, free) the learnable named `name` under the trainer's lock; a value the
+        family only ever sets cannot be freed (ConfigError)."""
         with self.lock:
             value = self.learnable(name)
             if not frozen and not isinstance(value.raw, torch.nn.Parameter):
@@ -60,6 +64,8 @@ class TrainerEdits:
         return table[name]
 
     def set_learning_rate(self, lr: float) -> None:
+        """Set the learning rate `lr` under the trainer's lock: the optimiser's groups take it at once (scaled by the
+        schedule's current factor), and the schedule's base follows."""
         with self.lock:
             self.tc.learning_rate = lr  # validated by param
             for group, base in zip(self.optimizer.param_groups, self.scheduler.base_lrs):

@@ -239,6 +239,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
     # -- stepping -----------------------------------------------------------------------------------------------------
     @property
     def current_lr(self) -> float:
+        """The learning rate the optimiser uses at this step (the schedule applied)."""
         return float(self.optimizer.param_groups[0]["lr"])
 
     def _step(self):
@@ -301,6 +302,8 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         return previous is not None and abs(loss - previous) <= 1e-12 * max(abs(loss), 1.0)
 
     def step(self) -> StepResult:
+        """One optimiser step under the lock, its metrics logged; returns its `StepResult` (step number, loss, parts,
+        seconds)."""
         t0 = time.perf_counter()
         terms = self._step()
         self._log(terms)
@@ -369,6 +372,8 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
             raise
 
     def finish(self) -> dict[str, float]:
+        """End the run: evaluate on the test set, compute the whole-data ELBO, mark it finished (converged for an L-BFGS
+        solve), save a final checkpoint when stored; returns the final test metrics."""
         metrics = self.evaluate()
         self.final_elbo = self.full_elbo()
         self._set_status("finished", message=f"the L-BFGS solve converged at step {self.step_count}"

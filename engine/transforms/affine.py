@@ -104,6 +104,9 @@ class AffineAugmentation(Augmentation):
         return {name: r(eps[:, i]) for i, (name, r) in enumerate(self.ranges.items())}
 
     def sample(self, X, S, generator=None):
+        """S affine transforms of each image, parameters drawn uniformly from the learned ranges (reparameterised): X
+        [N, C, H, W] → [N, S, C, H, W] (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal
+        likelihood", 2018, sec. 5)."""
         self.check_input(X)
         N, C, H, W = X.shape
         theta = inverse_affine_matrices(self.draw(N, S, X, generator), H, W)  # [N·S, 2, 3]
@@ -111,6 +114,7 @@ class AffineAugmentation(Augmentation):
         return sample_grids(X, grids.reshape(N, S, H, W, 2))
 
     def range_values(self):
+        """The current ranges by name (degrees for rotation, fractions for the others), as tensors."""
         return range_summary(dict(self.ranges))
 
 

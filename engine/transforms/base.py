@@ -55,10 +55,12 @@ class UniformRange(nn.Module):
         self.hi = Bounded(hi, -limit, limit, name=f"{name}.hi" if name else "hi")
 
     def forward(self, eps: torch.Tensor) -> torch.Tensor:
+        """θ = lo + (hi − lo)·ε for uniform noise ε in [0, 1] (reparameterised, same shape as ε)."""
         lo, hi = self.lo(), self.hi()
         return lo + (hi - lo) * eps
 
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The range as (lower, upper), ordered."""
         lo, hi = self.lo(), self.hi()
         return torch.minimum(lo, hi), torch.maximum(lo, hi)
 
@@ -77,9 +79,11 @@ class SymmetricRange(nn.Module):
         self.half_width = Bounded(half_width, -limit, limit, name=f"{name}.half_width" if name else "half_width")
 
     def forward(self, eps: torch.Tensor) -> torch.Tensor:
+        """θ = α(2ε − 1) for uniform noise ε in [0, 1] (reparameterised, same shape as ε)."""
         return self.half_width() * (2.0 * eps - 1.0)
 
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The range as (−|α|, |α|)."""
         a = self.half_width().abs()
         return -a, a
 
@@ -112,6 +116,7 @@ class Augmentation(nn.Module):
         return {}
 
     def check_input(self, X: torch.Tensor) -> None:
+        """Refuse inputs of the wrong shape (ShapeError): an image-only augmentation needs [N, C, H, W]."""
         if self.image_only and X.dim() != 4:
             raise ShapeError(f"{type(self).__name__} acts on images [N, C, H, W]; got inputs of shape {tuple(X.shape)}")
 
@@ -127,9 +132,11 @@ class FiniteOrbit(Augmentation):
 
     @property
     def orbit_size(self) -> int:  # P
+        """P, the number of elements of the orbit (the identity included)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def apply(self, X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """The orbit elements `index` [N, S] of each input X [N, ...]: [N, S, ...]."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def elements(self, X: torch.Tensor) -> torch.Tensor:

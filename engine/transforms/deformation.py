@@ -54,6 +54,9 @@ def gaussian_smooth(field: torch.Tensor, sigma: float) -> torch.Tensor:
 
 
 class LocalDeformation(Augmentation):
+    """A local elastic deformation: a smooth random displacement field plus small rotation and scaling, with learnable
+    strengths (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018, sec.
+    5.2)."""
     def __init__(self, strength: float = 0.5, rotation: float = 5.0, scale: float = 0.05, *, smoothness: float = 3.0,
                  window: float = 0.3):
         super().__init__()
@@ -93,6 +96,8 @@ class LocalDeformation(Augmentation):
         return field.permute(0, 2, 3, 1) + jitter  # [B, H, W, 2]
 
     def sample(self, X, S, generator=None):
+        """S deformed copies of each image, X [N, C, H, W] → [N, S, C, H, W], resampled through the displaced grid
+        (reparameterised)."""
         self.check_input(X)
         N, C, H, W = X.shape
         B = N * S
@@ -103,4 +108,5 @@ class LocalDeformation(Augmentation):
         return sample_grids(X, (grid + d * scale).reshape(N, S, H, W, 2))
 
     def range_values(self):
+        """The current strengths by name, as tensors."""
         return range_summary(dict(self.ranges))

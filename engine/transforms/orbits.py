@@ -29,6 +29,7 @@ class Rot90Orbit(FiniteOrbit):
     orbit_size = 4
 
     def apply(self, X, index):
+        """The quarter turns `index` [N, S] (k·90° counter-clockwise as displayed) of each image: [N, S, C, H, W]."""
         # torch.rot90 over dims (-2, -1) turns from the row axis towards the column axis: counter-clockwise
         # as displayed (the same as np.rot90 and as scipy.ndimage.rotate(+90, axes=(2, 1)))
         everything = torch.stack([torch.rot90(X, k, dims=(-2, -1)) for k in range(4)], 1)  # [N, 4, C, H, W]
@@ -48,9 +49,11 @@ class FlipOrbit(FiniteOrbit):
 
     @property
     def orbit_size(self) -> int:
+        """P: 2 for one axis, 4 for both."""
         return 4 if self.axes == "both" else 2
 
     def apply(self, X, index):
+        """The flips `index` [N, S] of each image (element 0 the identity): [N, S, C, H, W]."""
         flips = {"horizontal": [(), (-1,)], "vertical": [(), (-2,)], "both": [(), (-1,), (-2,), (-2, -1)]}[self.axes]
         everything = torch.stack([X.flip(d) if d else X for d in flips], 1)  # [N, P, C, H, W]
         return _gather_elements(everything, index)
@@ -82,13 +85,16 @@ class PermutationOrbit(FiniteOrbit):
 
     @property
     def orbit_size(self) -> int:
+        """P, the number of permutations in the table."""
         return len(self.table)
 
     def check_input(self, X):
+        """Refuse inputs that are not vectors [N, D] of the dimension the orbit was built for (ShapeError)."""
         if X.dim() != 2 or X.shape[1] != self.dim:
             raise ShapeError(f"PermutationOrbit was built for vectors [N, {self.dim}]; got shape {tuple(X.shape)}")
 
     def apply(self, X, index):
+        """The permutations `index` [N, S] of each vector's coordinates: [N, S, D]."""
         table = torch.as_tensor(self.table, device=X.device)  # [P, D]
         cols = table[index]  # [N, S, D]
         N, S = index.shape
@@ -108,14 +114,18 @@ class CyclicShiftOrbit(FiniteOrbit):
 
     @property
     def orbit_size(self) -> int:
+        """P = H·W, every cyclic shift of the image."""
         return self.height * self.width
 
     def check_input(self, X):
+        """Refuse inputs that are not images of the size the orbit was built for (ShapeError)."""
         super().check_input(X)
         if tuple(X.shape[-2:]) != (self.height, self.width):
             raise ShapeError(f"CyclicShiftOrbit was built for {self.height}×{self.width} images; got {tuple(X.shape)}")
 
     def apply(self, X, index):
+        """The cyclic shifts `index` [N, S] (shift dy = index // W rows, dx = index % W columns) of each image: [N, S,
+        C, H, W]."""
         N, C, H, W = X.shape
         S = index.shape[1]
         dy, dx = index // W, index % W  # [N, S]

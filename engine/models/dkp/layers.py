@@ -72,6 +72,8 @@ class OmegaInputLayer(nn.Module):
         self.closed_form_kl = False  # log P − log Q of the sample (False) or −KL(Q ‖ P) in closed form (True)
 
     def distributions(self):
+        """The prior P(Ω) = IW(δI, δ + N0 + 1) and the approximate posterior Q(Ω) = IW(δI + VVᵀ, δ + γ + N0 + 1) of the
+        input layer (Aitchison, Yang & Ober, "Deep kernel processes", 2021, eq. 18, app. F)."""
         d, g, N0 = self.delta(), self.gamma(), self.N0
         eye = torch.eye(N0, dtype=self.V.dtype, device=self.V.device)
         prior = InverseWishart(d + N0 + 1, scale_tril=d.sqrt() * eye)
@@ -95,6 +97,8 @@ class OmegaInputLayer(nn.Module):
         return Xi @ OXt / self.N0, (Xt.T * OXt).sum(-2) / self.N0
 
     def forward(self, Xi: torch.Tensor, Xt: torch.Tensor, S: int):
+        """The first layer's Gram blocks for inducing inputs Xi [Pi, N0] and train inputs Xt [Pt, N0] from S samples of
+        Ω: (GramBlocks, log P − log Q [S], Ω)."""
         G_ii, logpq, Omega = self.sample_inducing(Xi, S)
         return GramBlocks(G_ii, *self.condition(Xi, Omega, Xt)), logpq, Omega
 
@@ -103,12 +107,16 @@ class LinearInputLayer(nn.Module):
     """δ → ∞ limit of the input layer: Ω = I, G₁ = X̃X̃ᵀ/N0."""
 
     def sample_inducing(self, Xi: torch.Tensor, S: int):
+        """G₁ on the inducing inputs, X̃_i X̃_iᵀ / N0 [1, Pi, Pi]; nothing is sampled (no log-density ratio, no state)."""
         return linear_gram(Xi, Xi)[None], None, None
 
     def condition(self, Xi: torch.Tensor, state, Xt: torch.Tensor):
+        """G₁'s cross block [1, Pi, Pt] and the train points' diagonal [1, Pt] of X̃X̃ᵀ / N0."""
         return linear_gram(Xi, Xt)[None], ((Xt * Xt).sum(-1) / Xt.shape[-1])[None]
 
     def forward(self, Xi, Xt, S: int):
+        """The first layer's Gram blocks X̃X̃ᵀ / N0 for inducing inputs Xi and train inputs Xt; no sample, no
+        log-density ratio."""
         return input_blocks(Xi, Xt), None, None
 
 
@@ -164,12 +172,15 @@ class KernelLayer(nn.Module):
     """δ → ∞ limit of a hidden layer: G_ℓ = K(G_ℓ₋₁) exactly (the NNGP)."""
 
     def sample_inducing(self, K_ii: torch.Tensor, S: int):
+        """The deterministic (NNGP) layer: G_ii = K_ii unchanged, no log-density ratio or state."""
         return K_ii, None, None
 
     def condition(self, G_ii, state, K_it, k_tt):
+        """The train points' blocks unchanged: G_it = K_it, g_tt = k_tt."""
         return K_it, k_tt
 
     def forward(self, K: GramBlocks, S: int):
+        """The layer's Gram blocks are the kernel's: K passes through, with no log-density ratio."""
         return K, None
 
 
@@ -198,6 +209,8 @@ class GlobalInducingOutput(nn.Module):
 
     @property
     def prec_tril(self) -> torch.Tensor:
+        """The lower-triangular factor of the precisions Λ_λ of the pseudo-observations v_λ [L, Pi, Pi] (Aitchison, Yang
+        & Ober, 2021, app. G)."""
         return torch.tril(self.prec_tril_raw)
 
     def sample_inducing(self, K_ii: torch.Tensor, S: int):

@@ -105,19 +105,23 @@ class DeepKernelProcess(ModelFamily):
 
     @property
     def num_inducing(self) -> int:
+        """Pi, the number of global inducing inputs."""
         return self.Z.shape[0]
 
     @property
     def num_layers(self) -> int:
+        """The number of layers: the hidden Gram layers plus the output layer."""
         return len(self.hidden) + 1
 
     @property
     def stochastic(self) -> bool:
+        """Whether any layer is sampled (inverse Wishart), as opposed to the deterministic NNGP limit."""
         return not isinstance(self.input_layer, LinearInputLayer) or any(
             not isinstance(h, KernelLayer) for h in self.hidden)
 
     @property
     def last_jitter(self) -> float:
+        """The jitter in use on the Gram matrices (reported beside the model's diagnostics)."""
         return self.jitter
 
     # -- one pass (Alg. 1) --------------------------------------------------------------------------------------------
@@ -189,6 +193,9 @@ class DeepKernelProcess(ModelFamily):
         return fn(y_rep, mean.reshape(S * Pt, L), var.reshape(S * Pt, L)).reshape(S, Pt)
 
     def elbo_terms(self, X: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The ELBO on a batch X [Pt, D], y [Pt]: (N/Pt) Σ_t E[log p(y_t | f_t)] − KL, with the KL over Ω, {G_ii} and
+        f_i estimated as −E[log P − log Q] (Aitchison, Yang & Ober, "Deep kernel processes", 2021, eq. 27–29);
+        returns `elbo`, `expected_log_lik` and `kl` as scalars."""
         out = self.propagate(X, self.num_samples)
         ell_pts = self._per_sample(self.likelihood.expected_log_prob, self.likelihood.encode(y), out.mean, out.var)
         ell = ell_pts.mean(0).sum() * (self.num_data / X.shape[0])
@@ -220,6 +227,8 @@ class DeepKernelProcess(ModelFamily):
         return {"elbo": ell - kl, "expected_log_lik": ell, "kl": kl}
 
     def loss(self, batch) -> Terms:
+        """−ELBO on the batch (X, y) with its parts; a batch whose inputs and labels differ in number
+        raises ShapeError."""
         X, y = batch
         if X.shape[0] != y.shape[0]:
             raise ShapeError(f"a batch has {X.shape[0]} inputs but {y.shape[0]} labels")
@@ -328,6 +337,9 @@ class DeepKernelProcess(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The family's own views: each layer's Gram matrix on the inducing inputs as a heatmap and its eigenvalues
+        (Aitchison, Yang & Ober, 2021, app. H), the output kernel K(G_L) and its eigenvalues, the hyper-parameters
+        and, for 2-D data, the posterior over the plane."""
         grams, K = self.layer_grams(S=4)
         order = self.inducing_order()
         views: dict[str, dg.View] = {}

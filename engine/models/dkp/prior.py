@@ -96,6 +96,7 @@ class PriorExplorer(param.Parameterized):
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed of every draw (same seed, same pictures).")
 
     def inputs(self) -> torch.Tensor:
+        """The 1-D inputs the prior functions are drawn at: `num_points` points evenly on [−5, 5] [P, 1]."""
         return torch.linspace(-5.0, 5.0, self.num_points, dtype=torch.float64)[:, None]  # [P, 1]
 
     def _kernel(self) -> GramKernel:

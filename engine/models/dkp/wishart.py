@@ -73,6 +73,7 @@ class Wishart:
 
     @property
     def mean(self) -> torch.Tensor:
+        """E[X] = ν L Lᵀ [..., P, P]."""
         return self.df * self.scale_tril @ self.scale_tril.transpose(-1, -2)
 
     def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
@@ -120,6 +121,7 @@ class InverseWishart:
 
     @property
     def mean(self) -> torch.Tensor:
+        """E[X] = Ψ / (ν − P − 1) with Ψ = L Lᵀ [..., P, P] (defined for ν > P + 1)."""
         return self.scale_tril @ self.scale_tril.transpose(-1, -2) / (self.df - self.P - 1)
 
     def rsample_with_factor(self, sample_shape=torch.Size()) -> InverseWishartSample:
@@ -134,6 +136,7 @@ class InverseWishart:
         return InverseWishartSample(0.5 * (X + X.transpose(-1, -2)), B, logdet)
 
     def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
+        """A reparameterised sample X ~ IW(Ψ, ν) [*sample_shape, ..., P, P] by Bartlett's decomposition."""
         return self.rsample_with_factor(sample_shape).value
 
     def log_prob(self, X) -> torch.Tensor:

@@ -43,6 +43,7 @@ class MeanNetwork(nn.Module):
         self.net = nn.Sequential(*layers, last)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:  # [N, L]
+        """The learned mean function m_Q(X) [N, L] on the flattened inputs."""
         return self.net(X.reshape(X.shape[0], -1))
 
 
@@ -66,20 +67,25 @@ class ApproximateMeasure(nn.Module):
 
     @property
     def num_inducing(self) -> int:
+        """M, the number of inducing inputs Z."""
         return self.inducing.num_inducing
 
     @property
     def num_latent(self) -> int:
+        """L, the number of latent functions."""
         return self.q.num_latent
 
     @property
     def beta(self) -> torch.Tensor:  # [M, L]
+        """β [M, L], the coefficients of Q's mean on the inducing inputs."""
         return self.q.q_mu
 
     def sqrt(self) -> torch.Tensor:  # L_Σ [L, M, M]
+        """L_Σ [L, M, M], the lower-triangular factor of Σ."""
         return self.q.sqrt()
 
     def Sigma(self) -> torch.Tensor:  # [L, M, M]
+        """Σ = L_Σ L_Σᵀ [L, M, M], the covariance parameter of Q's covariance operator."""
         L = self.sqrt()
         return L @ L.transpose(-1, -2)
 
@@ -109,6 +115,7 @@ class ApproximateMeasure(nn.Module):
         return mean, var
 
     def mean(self, X: torch.Tensor, Luu: torch.Tensor | None = None) -> torch.Tensor:
+        """Q's mean m_Q(X) [N, L] (Wild, Hu & Sejdinovic, 2022, sec. 2.1)."""
         return self.marginals(X, Luu)[0]
 
     def covariance(self, A: torch.Tensor, B: torch.Tensor | None = None,

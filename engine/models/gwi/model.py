@@ -82,6 +82,7 @@ class GWI(ModelFamily):
     # -- numerics knobs the trainer sets ------------------------------------------------------------------------
     @property
     def jitter(self):
+        """The jitter added to Q's prior K_uu before its Cholesky factorisation; settable."""
         return self.Q.jitter
 
     @jitter.setter
@@ -90,6 +91,7 @@ class GWI(ModelFamily):
 
     @property
     def last_jitter(self) -> float:
+        """The jitter the last factorisation of K_uu actually used (escalated when it had to be)."""
         return self.Q.last_jitter
 
     # -- validation split ---------------------------------------------------------------------------------------------
@@ -107,6 +109,7 @@ class GWI(ModelFamily):
 
     @property
     def has_validation(self) -> bool:
+        """Whether a validation split is held out of the loss (for tempering the predictive)."""
         return self.X_val is not None
 
     def validation_mask(self, X: torch.Tensor) -> torch.Tensor:
@@ -141,6 +144,9 @@ class GWI(ModelFamily):
                                     method=self.spectrum, index=index)
 
     def loss(self, batch) -> Terms:
+        """The GWI objective on a batch (X, y): −(N/B) Σ_n E_Q[log p(y_n | F(x_n))] + Ŵ²(P, Q), validation rows left out
+        (Wild, Hu & Sejdinovic, "Generalized variational inference in function spaces: Gaussian measures meet
+        Bayesian deep learning", 2022, sec. 2.1, 4.1); parts `expected_log_lik` and `w2`."""
         X, y = batch
         B = X.shape[0]
         if self.has_validation:
@@ -162,6 +168,7 @@ class GWI(ModelFamily):
 
     # -- prediction -----------------------------------------------------------------------------------------------
     def marginals(self, X: torch.Tensor, chunk: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
+        """Q's marginal means and variances at X [N, L] each, computed in chunks of `chunk` rows."""
         Luu = self.Q.prior_cholesky()
         out = [self.Q.marginals(X[s:s + chunk], Luu) for s in range(0, X.shape[0], chunk)]
         return torch.cat([m for m, _ in out]), torch.cat([v for _, v in out])
@@ -173,6 +180,8 @@ class GWI(ModelFamily):
 
     def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None,
                              tempered: bool = False) -> Prediction:
+        """The predictive at X in standardised units from Q's marginals; `tempered` scales the variance by the learned
+        temperature α_T (Wild, Hu & Sejdinovic, 2022, sec. 4.2)."""
         mean, var = self.marginals(X)
         alpha = self.alpha_T.to(mean.dtype) if tempered else 1.0
         pred = Prediction(mean, var)
@@ -249,6 +258,9 @@ class GWI(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The family's own views: the spectrum of the W2 operator estimate on a sample of the data (Wild, Hu &
+        Sejdinovic, 2022, sec. 2.1.2), the parts of the W2 estimate over training, the hyper-parameters (P frozen) and,
+        for 2-D data, the posterior over the plane."""
         views: dict[str, dg.View] = {}
         spectrum = self.last_spectrum
         if data is not None:

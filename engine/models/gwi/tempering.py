@@ -21,6 +21,7 @@ from ...errors import ConfigError
 
 
 def check_bounds(lower: float, upper: float) -> None:
+    """Refuse tempering bounds unless 0 < lower ≤ 1 ≤ upper (ConfigError with the values)."""
     if not (0.0 < lower <= 1.0 <= upper):
         raise ConfigError(f"tempering bounds must satisfy 0 < lower ≤ 1 ≤ upper, got ({lower}, {upper})")
 

@@ -56,6 +56,8 @@ class W2Estimate:
 
     @property
     def total(self) -> torch.Tensor:  # [L]
+        """Ŵ²(P, Q) per output [L]: the squared mean distance plus tr(C_P) + tr(C_Q) − 2 tr((C_P^{1/2} C_Q
+        C_P^{1/2})^{1/2}) (Wild, Hu & Sejdinovic, 2022, sec. 2.1.2)."""
         return self.mean + self.trace_p + self.trace_q - 2.0 * self.eigen
 
 

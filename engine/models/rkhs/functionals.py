@@ -52,9 +52,11 @@ class Functionals(nn.Module):
 
     @property
     def input_dim(self) -> int:
+        """D, the dimension of the points the functionals act at."""
         return int(self.X.shape[1])
 
     def subset(self, index: torch.Tensor) -> "Functionals":  # pragma: no cover - abstract
+        """The functionals at rows `index` only, as a new set of the same kind."""
         raise NotImplementedError
 
 
@@ -68,6 +70,7 @@ class Evaluation(Functionals):
         self.register_buffer("X", flatten(torch.as_tensor(X)))
 
     def subset(self, index):
+        """The evaluations at rows `index` only."""
         return Evaluation(self.X[index])
 
 
@@ -86,6 +89,7 @@ class DirectionalDerivative(Functionals):
         self.register_buffer("V", V)
 
     def subset(self, index):
+        """The directional derivatives at rows `index` only."""
         return DirectionalDerivative(self.X[index], self.V[index])
 
 
@@ -103,6 +107,7 @@ class PartialDerivatives(Functionals):
 
     @property
     def num_points(self) -> int:
+        """P, the number of points at which all D partial derivatives are taken."""
         return int(self.X.shape[0])
 
     def expanded(self, index: torch.Tensor | None = None) -> DirectionalDerivative:
@@ -114,6 +119,7 @@ class PartialDerivatives(Functionals):
         return DirectionalDerivative(self.X[index // D], eye[index % D])
 
     def subset(self, index):
+        """The functionals with flat indices `index` (p·D + d), as explicit directional derivatives."""
         return self.expanded(index)
 
 
@@ -130,6 +136,7 @@ class LocalAverage(Functionals):
         self.width = float(width)
 
     def subset(self, index):
+        """The local averages at rows `index` only."""
         return LocalAverage(self.X[index], self.width)
 
 
@@ -157,6 +164,9 @@ _TABLE: dict[tuple[type, type, type], Callable] = {}
 
 
 def register(kind_a: type, kind_b: type, kernel_type: type):
+    """Decorator registering `fn` as the Gram block ⟨L_a, L_b⟩ between functionals of kinds `kind_a`, `kind_b` under a
+    kernel of `kernel_type` (Zhang, Lee & Teh, "Learning with invariance via linear functionals on reproducing kernel
+    Hilbert space", 2013, Thm 2)."""
     def decorator(fn):
         _TABLE[(kind_a, kind_b, kernel_type)] = fn
         return fn

@@ -126,9 +126,11 @@ class RepresenterGram(nn.Module):
 
     @property
     def size(self) -> int:
+        """B, the number of representers: labelled evaluations plus invariance functionals."""
         return self.offsets[-1]
 
     def split(self, alpha: torch.Tensor) -> list[torch.Tensor]:
+        """The coefficients α [B, C] split into one piece per block of functionals."""
         return [alpha[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
 
     # -- cached pieces -----------------------------------------------------------------------------------------------
@@ -171,6 +173,7 @@ class RepresenterGram(nn.Module):
         return cache
 
     def invalidate(self) -> None:
+        """Drop the cached pieces (after the kernel or inputs changed)."""
         self._cache = None
 
     # -- products ----------------------------------------------------------------------------------------------------

@@ -28,10 +28,13 @@ def _smoothed_ramp(a: torch.Tensor, h: float) -> torch.Tensor:
 
 
 def smoothed_hinge(z: torch.Tensor, h: float) -> torch.Tensor:
+    """The hinge max(0, 1 − z) smoothed over a width h near its kink (elementwise), so L-BFGS sees a differentiable
+    loss."""
     return _smoothed_ramp((1.0 - z).clamp_min(0.0), h)
 
 
 def smoothed_eps_insensitive(t: torch.Tensor, eps: float, h: float) -> torch.Tensor:
+    """The ε-insensitive loss max(0, |t| − ε) smoothed over a width h near its kink (elementwise)."""
     return _smoothed_ramp((t.abs() - eps).clamp_min(0.0), h)
 
 

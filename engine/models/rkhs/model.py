@@ -110,10 +110,12 @@ class RKHSMachine(ModelFamily):
 
     @property
     def kernel(self):
+        """The kernel k whose RKHS the machine's function lives in."""
         return self.gram.kernel
 
     @property
     def invariance_blocks(self) -> list[Functionals]:
+        """The invariance functionals' blocks (every block after the labelled evaluations)."""
         return list(self.gram.blocks)[1:]
 
     # -- parametrisation ---------------------------------------------------------------------------------------------
@@ -149,6 +151,8 @@ class RKHSMachine(ModelFamily):
 
     # -- objective (eq. 4) -------------------------------------------------------------------------------------------
     def objective_terms(self) -> dict[str, torch.Tensor]:
+        """The three summands of J(α) (Zhang, Lee & Teh, 2013, eq. 4): `data_loss` λ Σ w ℓ₁, `invariance_loss` ν Σ ℓ₂
+        and `norm` ½ αᵀKα, as scalars."""
         if self.whiten:
             W, evals = self.whitening()
             Fv = W @ (evals[:, None] * self.beta)  # K α = U Λ^{1/2} β: every functional's value at f  [B, C]
@@ -168,11 +172,14 @@ class RKHSMachine(ModelFamily):
         return {"data_loss": data, "invariance_loss": inv, "norm": norm}
 
     def loss(self, batch=None) -> Terms:
+        """J(α) = data_loss + invariance_loss + norm with its parts; the batch is ignored (the representer expansion is
+        fixed when the model is built)."""
         parts = self.objective_terms()
         return Terms(parts["data_loss"] + parts["invariance_loss"] + parts["norm"], parts)
 
     @torch.no_grad()
     def objective(self) -> float:
+        """J(α) at the current coefficients, as a float."""
         return float(self.loss().loss)
 
     def fit(self, max_iter: int = 1000, tol: float = 1e-12, history_size: int = 50,
@@ -214,6 +221,8 @@ class RKHSMachine(ModelFamily):
 
     @torch.no_grad()
     def predict_standardised(self, X: torch.Tensor, y: torch.Tensor | None = None) -> Prediction:
+        """The decision function f(x) + b at X as the mean (zero variance); for classification, class probabilities
+        through the logistic or softmax link."""
         f = self.decision_function(X)
         pred = Prediction(f, torch.zeros_like(f))
         if self.task == "classification":
@@ -233,6 +242,8 @@ class RKHSMachine(ModelFamily):
     # -- what to look at ---------------------------------------------------------------------------------------------
     @torch.no_grad()
     def gram_spectrum(self) -> np.ndarray:
+        """The eigenvalues of the representer Gram matrix K (on a subsample of at most SPECTRUM_MAX representers),
+        cached until the kernel changes."""
         key = self.gram.state_key()
         if self._spectrum[0] == key:
             return self._spectrum[1]
@@ -262,6 +273,9 @@ class RKHSMachine(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
+        """The family's own views: the objective and its weights, its terms over the solver's iterations, the Gram
+        spectrum, for 2-D data the decision function, and for images the labelled images with their tangent vectors
+        (Zhang, Lee & Teh, 2013, Thm 5)."""
         views: dict[str, dg.View] = {}
         parts = {k: float(v) for k, v in self.objective_terms().items()}
         # one view per quantity: the terms' values are in their curve over the solver's iterations (below)

@@ -159,6 +159,7 @@ class RunsMixin:
         return None
 
     def checkpoint_dir(self, run_id: int) -> Path:
+        """The folder holding run `run_id`'s checkpoints under the data directory (created if missing)."""
         path = self.path.parent / "checkpoints" / f"run_{int(run_id)}"
         path.mkdir(parents=True, exist_ok=True)
         return path

@@ -32,6 +32,8 @@ class SweepsMixin:
 
     @_guarded
     def create_sweep(self, name: str, spec_json: str, total: int = 0) -> int:
+        """Store a new sweep (its name, spec JSON and planned number of runs), owned by the store's user; returns its
+        id."""
         now = time.time()
         with self._lock, self._db:
             cur = self._db.execute("INSERT INTO sweeps (created, updated, name, spec, status, total, owner) "
@@ -41,6 +43,8 @@ class SweepsMixin:
 
     @_guarded
     def update_sweep(self, sweep_id: int, **fields) -> None:
+        """Update a stored sweep's `status`, `total` or `spec` (any other field raises RunStoreError) and its update
+        time."""
         bad = set(fields) - {"status", "total", "spec"}
         if bad:
             raise RunStoreError(f"cannot update sweep fields {sorted(bad)}")
