@@ -18,6 +18,8 @@ pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}
 
 
 def page():
+    """One served page: an `Explorer` with the server's limits and the logged-in user (an admin if listed), or a page
+    with the message when the server's settings are refused."""
     try:
         limits = ServerLimits.from_env()
         user = pn.state.user  # the logged-in user under --basic-auth or OAuth; None without logins

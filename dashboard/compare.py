@@ -69,6 +69,7 @@ PLOT_FRAME = dict(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, 
 
 
 def axis_label(name: str) -> str:
+    """The words shown on an axis for a dotted setting name (the name itself when none are known)."""
     return AXIS_LABELS.get(name, name)
 
 
@@ -327,10 +328,12 @@ class SweepRunner:
         self.thread = threading.Thread(target=self._run, name="invlab-sweep", daemon=True)
 
     def start(self) -> "SweepRunner":
+        """Start the sweep's background thread; returns the runner."""
         self.thread.start()
         return self
 
     def stop(self) -> None:
+        """Ask the sweep to stop: runs in progress are abandoned, finished runs stay stored."""
         self.stop_event.set()
 
     def _run(self) -> None:
@@ -378,6 +381,8 @@ class ComparePage(pn.viewable.Viewer):
 
     @property
     def store(self) -> RunStore | None:
+        """The run store the page reads sweeps from and writes them to (opened on first use when given as a callable);
+        settable."""
         return self._store() if callable(self._store) else self._store
 
     @store.setter
@@ -515,6 +520,8 @@ class ComparePage(pn.viewable.Viewer):
         return obj.param[name] if name in obj.param else None
 
     def refresh_sweeps(self) -> None:
+        """Re-read the stored sweeps (those this page's user may see) into the sweep selector; a store error shows as
+        the message."""
         if self.store is None or not hasattr(self.store, "list_sweeps"):
             return
         try:
@@ -563,6 +570,8 @@ class ComparePage(pn.viewable.Viewer):
         return spec
 
     def launch_from_settings(self) -> None:
+        """Start a sweep varying the form's setting over its values and seeds on the Training page's configuration; a
+        bad form shows its message under the form."""
         try:
             spec = self.spec_from_settings()
         except (InvlabError, ValueError, TypeError) as err:
@@ -571,6 +580,8 @@ class ComparePage(pn.viewable.Viewer):
         self.launch(spec)
 
     def launch_study(self, name: str, quick: bool = True) -> None:
+        """Start the built-in study `name` (`quick`: its short form); an unknown or invalid one shows its message under
+        the form."""
         try:
             spec = study(name, quick=quick)
             spec.validate()
@@ -616,6 +627,8 @@ class ComparePage(pn.viewable.Viewer):
         self.launch(spec, sweep_id=sweep_id)
 
     def stop(self) -> None:
+        """Stop the running sweep: runs in progress are abandoned, finished runs stay stored and Resume
+        runs the rest."""
         if self.runner is not None and not self.runner.finished:
             self.runner.stop()
             self.state = "stopping…"
@@ -683,6 +696,8 @@ class ComparePage(pn.viewable.Viewer):
             self._callback = None
 
     def tick(self) -> None:
+        """The periodic update: draw the runs that finished since the last tick; a failure to draw shows as the message
+        and the sweep goes on."""
         try:
             self._tick()
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
@@ -870,6 +885,7 @@ class ComparePage(pn.viewable.Viewer):
         self.open_run(int(run_id))
 
     def open_run(self, run_id: int) -> None:
+        """Open stored run `run_id` on the Training page (through the page's callback)."""
         if self.on_open_run is not None:
             self.on_open_run(int(run_id))
 
@@ -887,6 +903,7 @@ class ComparePage(pn.viewable.Viewer):
         return [self.form_error_text] if self.form_error.visible else []
 
     def query(self) -> dict[str, str]:
+        """What this page puts in the link: `sweep=ID` once a sweep is open, else nothing."""
         return {"sweep": str(self.sweep_id)} if self.sweep_id is not None else {}
 
     def close(self) -> None:

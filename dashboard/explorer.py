@@ -117,6 +117,7 @@ class Explorer(pn.viewable.Viewer):
     # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
     @property
     def model(self) -> str:
+        """The chosen model family's name (the page's Model family); settable."""
         return self.settings.model
 
     @model.setter
@@ -125,25 +126,33 @@ class Explorer(pn.viewable.Viewer):
 
     @property
     def data(self):
+        """The data settings (a `DataConfig`: dataset, subset, rotation, ...); its parameters and the Data tab's widgets
+        follow each other."""
         return self.settings.data
 
     @property
     def train(self):
+        """The training settings (a `TrainConfig`: steps, learning rate, batch size, ...); `explorer.train.learning_rate
+        = 0.02` moves the slider."""
         return self.settings.train
 
     @property
     def model_config(self):
+        """The chosen model family's config object; its parameters and the Model tab's widgets follow each other."""
         return self.settings.model_config
 
     @property
     def curves(self):
+        """The live training curves (ELBO, test error, ...) of the current run and the runs kept for comparison."""
         return self.feed.curves
 
     @property
     def view_panes(self):
+        """The diagnostic panes by view name (spectrum, inducing inputs, hyper-parameters, ...), as drawn now."""
         return self.feed.view_panes
 
     def run_config(self) -> RunConfig:
+        """The run configuration the page's settings describe now (model, data, model config, training)."""
         return self.settings.run_config()
 
     def to_query(self) -> str:
@@ -211,6 +220,8 @@ class Explorer(pn.viewable.Viewer):
 
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
+        """Start (or continue) training: the Start button. A new configuration is validated first; a refused one shows
+        its message on the page."""
         self.store  # noqa: B018 — opened before the first run is built
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
                 self.session.step == 0 and self.session.state in ("idle", "failed"):
@@ -241,6 +252,7 @@ class Explorer(pn.viewable.Viewer):
         return True
 
     def pause(self, *_):
+        """Pause training after the step in progress: the Pause button."""
         self.session.pause()
         if self.status.state in ("running", "collapsed", "stalled", "diverging"):
             self.status.param.update(state="pausing…", message="", tone="info")  # "paused" once the step ends
@@ -248,10 +260,13 @@ class Explorer(pn.viewable.Viewer):
             self.status.param.update(state="paused", message="", tone="info")
 
     def step(self, *_):
+        """Take one training step and pause: the Step button."""
         self.store  # noqa: B018 — opened before the first run is built
         self.session.step_once()
 
     def reset(self, *_):
+        """Build a new model from the page's settings, keeping the previous run's curves overlaid and labelled by what
+        differed: the Reset button."""
         self.notice = ""
         try:
             config = self.run_config().validate()
@@ -273,6 +288,7 @@ class Explorer(pn.viewable.Viewer):
             self.notice = str(err)
 
     def open_run(self, *_):
+        """Open the run chosen under Runs → Open run: its settings and curves, continued from its latest checkpoint."""
         run_id = self.runs_select.value
         if run_id is None:
             self.notice = "no stored run selected"
@@ -371,6 +387,8 @@ class Explorer(pn.viewable.Viewer):
         return PriorPanel()
 
     def controls(self) -> pn.Tabs:
+        """The control tabs (Data, Model, Invariance, Optimisation, Runs), widgets built from the settings'
+        parameters."""
         family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
         self.family_select = family
         self.data_group = data_controls(self.settings.data, data_choices(self.limits))
@@ -544,6 +562,8 @@ class Explorer(pn.viewable.Viewer):
         return problems
 
     def sync_location(self, location) -> None:  # the name notebooks and older code use
+        """Read the page's settings from a Panel `Location` (the URL's query); the name notebooks use for
+        `read_location`."""
         self.read_location(location)
 
     def _update_location(self) -> None:
@@ -570,6 +590,8 @@ class Explorer(pn.viewable.Viewer):
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
+        """The periodic update: stream the training thread's new points and views into the page; a notebook that stopped
+        sending signs of life closes the explorer."""
         if self._heartbeat is not None and self._heartbeat.silent():
             log.info("the notebook showing the explorer is gone: closing it")
             self.close()

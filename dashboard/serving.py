@@ -28,6 +28,7 @@ def chromium_path() -> str | None:
 
 
 def free_port() -> int:
+    """A free TCP port on 127.0.0.1, chosen by the operating system."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

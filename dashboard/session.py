@@ -48,9 +48,11 @@ class TrainingSlots:
         self._sem = threading.BoundedSemaphore(cap)
 
     def acquire(self, timeout: float) -> bool:
+        """Take a training slot, waiting up to `timeout` seconds; whether one was taken."""
         return self._sem.acquire(timeout=timeout)
 
     def release(self) -> None:
+        """Give a training slot back."""
         self._sem.release()
 
 
@@ -87,6 +89,9 @@ class Update:
 
 
 class TrainingSession(param.Parameterized):
+    """One browser session's training: a daemon thread around an `engine.train.Trainer`, driven by commands (start,
+    pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
+    read-only params."""
     state = param.Selector(default="idle", objects=["idle", "building", "queued", "running", "paused", "finished",
                                                      "converged", "failed"], constant=True)
     step = param.Integer(default=0, constant=True)
@@ -145,13 +150,16 @@ class TrainingSession(param.Parameterized):
         self._ensure_thread()
 
     def start(self) -> None:
+        """Start or continue training in the session's thread."""
         self._pause.clear()
         self._command("start")
 
     def pause(self) -> None:
+        """Pause training after the step in progress."""
         self._pause.set()
 
     def step_once(self) -> None:
+        """Take one step and pause."""
         self._pause.set()
         self._command("step")
 
@@ -166,6 +174,7 @@ class TrainingSession(param.Parameterized):
         self._command("reset", config)
 
     def open_run(self, run_id: int) -> None:
+        """Open stored run `run_id` in the session's thread (paused), to show and continue it."""
         self._pause.set()
         self._command("open", int(run_id))
 
@@ -216,21 +225,27 @@ class TrainingSession(param.Parameterized):
     # Live edits never wait for a step or an evaluation: the trainer applies them now if it is idle, else just
     # before its next step (`Trainer.edit`), so the server thread stays free for every other session.
     def set_learning_rate(self, lr: float) -> None:
+        """Set the learning rate of the configuration and, at the next step, of the running trainer."""
         self.config.train["learning_rate"] = lr
         if self.trainer is not None:
             self.trainer.edit(lambda trainer: trainer.set_learning_rate(lr))
 
     def set_value(self, name: str, value) -> None:
+        """Set a learnable hyper-parameter of the running model by name at the next step (an unknown name is refused at
+        once)."""
         if self.trainer is not None:
             self.trainer.learnable(name)  # an unknown name is refused at once, with the names there are
             self.trainer.edit(lambda trainer: trainer.set_value(name, value))
 
     def freeze(self, name: str, frozen: bool) -> None:
+        """Freeze or free a learnable hyper-parameter of the running model by name, at the next step."""
         if self.trainer is not None:
             self.trainer.edit(lambda trainer: trainer.freeze(name, frozen))
 
     # -- the server thread's side -------------------------------------------------------------------------------------
     def drain(self) -> Update:
+        """Take what the training thread produced since the last call (new curve points, the latest snapshot, a new
+        run's label and config, the tunables) as one `Update`."""
         with self._lock:
             update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
                             self._run_label, self._run_config if self._new_run else None, self._tunables)
