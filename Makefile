@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run train lint test bench lab clean
+.PHONY: setup run train lint test bench lab docs docs-fast clean
 
 setup: $(STAMP)
 
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	    echo "using the torch that $(PYTHON) already has"; $(PYTHON) -m venv --system-site-packages $(VENV); \
 	  else $(PYTHON) -m venv $(VENV); fi; fi
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[dashboard,test,bench,data]"
+	$(BIN)/pip install --quiet -e ".[dashboard,test,bench,data,docs]"
 	@touch $(STAMP)
 
 run: setup
@@ -36,8 +36,16 @@ test: setup lint
 lab: setup
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1
 
+# The documentation site under docs/_build/html, warnings as errors: the notebooks run (cached until they change);
+# docs-fast shows them as stored, without running them.
+docs: setup
+	PYTHONPATH=. $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+docs-fast: setup
+	INVLAB_DOCS_FAST=1 PYTHONPATH=. $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
 bench: setup
 	$(BIN)/python -m benchmarks.svgp.vs_gpytorch --quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/_build docs/_generated
