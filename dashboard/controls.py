@@ -73,6 +73,7 @@ def span(p: param.Parameter) -> tuple[float | None, float | None]:
 
 
 def is_seed(name: str) -> bool:
+    """Whether a parameter named `name` is a seed (shown in a number box, never on a slider)."""
     return name == "seed" or name.endswith("_seed") or name.startswith("seed_")
 
 
@@ -414,6 +415,7 @@ class ParamControl(pn.viewable.Viewer):
     # conveniences ------------------------------------------------------------------------------------------------
     @property
     def value(self):
+        """The parameter's current value in its own units."""
         return getattr(self.obj, self.pname)
 
     @property
@@ -423,14 +425,17 @@ class ParamControl(pn.viewable.Viewer):
 
     @property
     def end(self):
+        """The parameter's upper bound in its own units (None if open)."""
         return (self.p.bounds or (None, None))[1]
 
     @property
     def options(self):
+        """The choices of a selector parameter (None for a number)."""
         return self.box.options if isinstance(self.box, pn.widgets.Select) else None
 
     @property
     def visible(self) -> bool:
+        """Whether the control is shown; teacher mode hides the controls a lesson does not need."""
         return self.layout.visible
 
     @visible.setter
@@ -493,10 +498,12 @@ def data_controls(data: param.Parameterized, choices: list[str] | None = None) -
 
 
 def model_controls(model_config: param.Parameterized) -> ControlGroup:
+    """The Model tab's controls, built from the family's config parameters."""
     return param_controls(model_config, name="Model")
 
 
 def optimisation_controls(train: param.Parameterized) -> ControlGroup:
+    """The Optimisation tab's controls, built from the training config's parameters."""
     return ControlGroup(train, OPTIMISATION_PARAMS, name="Optimisation")
 
 
@@ -553,14 +560,17 @@ class LearnedValueControl(pn.viewable.Viewer):
 
     @property
     def value(self) -> float:
+        """The learnable value as the control holds it, in its own units."""
         return self.holder.value
 
     @property
     def start(self):
+        """The lower end of the value's slider."""
         return self.holder.param["value"].bounds[0]
 
     @property
     def end(self):
+        """The upper end of the value's slider."""
         return self.holder.param["value"].bounds[1]
 
     @property

@@ -79,6 +79,7 @@ class CurveBoard(param.Parameterized):
                         layout.remove(pane)
 
     def buffer(self, metric: str) -> hv.streams.Buffer:
+        """The bounded stream of (step, value) points of `metric`, made (with its plot, if shown) on first use."""
         if metric not in self.buffers:
             frame = pd.DataFrame({"step": np.zeros(0, dtype=np.int64), metric: np.zeros(0)})
             self.buffers[metric] = hv.streams.Buffer(frame, length=self.length, index=False)
@@ -137,6 +138,7 @@ class CurveBoard(param.Parameterized):
             hv.opts.Overlay(title=spec.title, **_legend_opts()))
 
     def send(self, metric: str, steps, values) -> None:
+        """Append the points `steps`, `values` to `metric`'s curve."""
         if len(steps):
             self.buffer(metric).send(pd.DataFrame({"step": np.asarray(steps, dtype=np.int64),
                                                    metric: np.asarray(values, dtype=np.float64)}))

@@ -24,6 +24,8 @@ TICKING: "weakref.WeakSet[LiveFeed]" = weakref.WeakSet()  # the feeds of this pr
 
 
 class LiveFeed:
+    """Moves what the training thread produced onto the page at a few Hz: curve points into their buffers, snapshots
+    into the diagnostic panes, however fast training runs."""
     MAIN_EVERY = 1.0  # seconds between updates of the main curves (ELBO, test metrics)
     EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
 
@@ -47,6 +49,7 @@ class LiveFeed:
             TICKING.add(self)
 
     def stop(self) -> None:
+        """Stop the periodic callback (the page or notebook closed)."""
         TICKING.discard(self)
         if self.callback is not None:
             self.callback.stop()

@@ -26,6 +26,9 @@ CONFIG_PREFIXES = ("data.", "model.", "train.")
 
 @dataclass(frozen=True)
 class Lesson:
+    """One lesson card: its key (`?lesson=KEY`), title, two or three sentences (what to press, what to watch, what
+    it shows), the settings it opens the lab with, the view or curve that shows its effect, and the controls
+    teacher mode leaves visible."""
     key: str            # used in links: ?lesson=<key>
     title: str
     text: str           # 2–3 sentences: what to press, what to watch, what it shows
@@ -128,6 +131,7 @@ BY_KEY: dict[str, Lesson] = {lesson.key: lesson for lesson in LESSONS}
 
 
 def get_lesson(key: str) -> Lesson | None:
+    """The lesson with key `key`, or None."""
     return BY_KEY.get(key)
 
 
@@ -238,6 +242,7 @@ def lesson_meta(lesson: Lesson) -> str:
 
 
 def card_html(lesson: Lesson, base: str = "", teacher: bool = False) -> str:
+    """A lesson's card as HTML: title, meta line, text and an "Open lesson" link (every text escaped)."""
     href = html_text(base + lesson_query(lesson, teacher=teacher))
     return (f'<div class="invlab-lesson" data-lesson="{html_text(lesson.key)}">'
             f"<h3>{html_text(lesson.title)}</h3>"

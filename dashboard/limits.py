@@ -47,6 +47,8 @@ class LimitError(InvlabError):
 
 @dataclass(frozen=True)
 class SizeEstimate:
+    """What a run would ask of the server: points, dimensions, classes, inducing points and estimated memory (MB),
+    checked against the server's limits before anything is built."""
     points: int  # training + test points the source makes
     train_points: int  # training points the model sees (after subset)
     dims: int  # numbers per input (C·H·W for images)

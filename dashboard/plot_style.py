@@ -95,6 +95,7 @@ def to_display(name: str, values) -> np.ndarray:
 
 
 def percent(fractions) -> np.ndarray:
+    """Fractions as percentages (float64 array)."""
     return np.asarray(fractions, dtype=np.float64) * 100.0
 
 

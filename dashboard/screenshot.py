@@ -49,6 +49,7 @@ PAGE_TEXTS = """() => {
 
 
 def log(message: str) -> None:
+    """Print a progress line to stderr."""
     print(f"screenshot: {message}", file=sys.stderr, flush=True)
 
 
@@ -58,6 +59,7 @@ def serve(directory: Path, timeout: float = 120.0):
 
 
 def executable() -> str:
+    """The path of the Chromium to drive; RuntimeError when none is installed."""
     path = chromium_path()
     if path is None:
         raise RuntimeError("Chromium not found: install Debian's chromium or set INVLAB_CHROMIUM")
@@ -65,6 +67,8 @@ def executable() -> str:
 
 
 def wait_for(fn, timeout: float, what: str, interval: float = 0.25):
+    """Poll `fn` every `interval` seconds until it returns something true and return that; after `timeout` seconds,
+    fail naming `what`."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = fn()
@@ -152,6 +156,9 @@ def optimise_png(raw: bytes, max_bytes: int = MAX_BYTES) -> bytes:
 
 def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, settle: float = 15.0,
          timeout: float = 180.0, points: int = 5, teacher: bool = False, compare: bool = True) -> Path:
+    """Serve the dashboard, open `lesson` in headless Chromium, press Start, wait until its key view has `points`
+    points (and, for a comparing lesson, do what it says), and save the page as a small PNG at `out`; returns the
+    path."""
     from playwright.sync_api import sync_playwright
 
     title = key_view_title(lesson)
@@ -198,6 +205,8 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
 
 
 def main(argv=None) -> int:
+    """`python -m dashboard.screenshot`: take a lesson's screenshot (the README's by default); returns the exit
+    status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY),
                         help="which lesson (default: %(default)s)")

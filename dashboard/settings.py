@@ -134,10 +134,12 @@ class RunSettings(param.Parameterized):
 
     # -- what the next run is built from -------------------------------------------------------------------------
     def run_config(self) -> RunConfig:
+        """The run configuration these settings describe (model, data, model config, training)."""
         return RunConfig(model=self.model, data=config_values(self.data), model_config=config_values(self.model_config),
                          train=config_values(self.train))
 
     def section(self, name: str) -> param.Parameterized:
+        """The config object of a section: 'data', 'model' or 'train'."""
         return {"data": self.data, "model": self.model_config, "train": self.train}[name]
 
     # -- change notification: one stream of events whatever object changed ------------------------------------------
@@ -204,6 +206,7 @@ class RunSettings(param.Parameterized):
 
     # -- the URL: only what differs from the defaults ------------------------------------------------------------------
     def to_query(self) -> dict[str, str]:
+        """The settings that differ from the family's defaults, as URL keys → values."""
         defaults = family_defaults(self.model)
         out: dict[str, str] = {}
         if self.model != RunSettings.param.model.default:
@@ -221,6 +224,7 @@ class RunSettings(param.Parameterized):
         return out
 
     def query_string(self) -> str:
+        """The URL query (`?key=value&...`) of the settings that differ from the defaults, or '' for none."""
         query = self.to_query()
         return "?" + urlencode(query) if query else ""
 

@@ -24,6 +24,8 @@ def _fmt(x, spec: str) -> str:
 
 
 class StatusBar(pn.viewable.Viewer):
+    """The status line: what the run is doing (state, run, step, steps per second, device) and, when something went
+    wrong, the message and hint, as escaped HTML."""
     state = param.String(default="idle", doc="idle, building, queued, running, paused, finished, converged, or a "
                                              "health verdict (collapsed, stalled, diverging), or failed.")
     run = param.String(default="", doc="What is being trained, e.g. 'invariant on digits'.")
@@ -47,6 +49,7 @@ class StatusBar(pn.viewable.Viewer):
         self.pane.object = self.html()
 
     def html(self) -> str:
+        """The status line as HTML (every value escaped)."""
         colour = STATE_COLOURS.get(self.state, "#666")
         running = self.state == "running"
         cells = [

@@ -72,6 +72,7 @@ RENDERERS = {
 
 
 def renderer_for(view: dg.View):
+    """The renderer registered for `view`'s type (or the nearest base type); TypeError when none is."""
     for cls in type(view).__mro__:
         if cls in RENDERERS:
             return RENDERERS[cls]
@@ -115,6 +116,7 @@ class ViewPane(param.Parameterized):
         return renderer_for(data)(data)
 
     def update(self, view: dg.View) -> None:
+        """Redraw the pane with `view`: title and description when they changed, the data through its pipe."""
         old = self.pipe.data
         if view.title != getattr(old, "title", None):
             self.title.object = _title_html(view.title or self.key.replace("_", " "))
