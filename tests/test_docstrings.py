@@ -1,4 +1,4 @@
-"""Every public name of the engine, and of the dashboard's public objects, says what it is.
+"""Every public name of the engine and the dashboard says what it is.
 
 Public: a module, class, function or method whose name has no leading underscore, in a module (and package) whose
 name has none either; a method counts when it is defined in our code, so `forward` of an `nn.Module` subclass counts
@@ -13,16 +13,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the dashboard's public objects: the explorer, the Compare page, the session behind them and the serving entry points
-DASHBOARD_MODULES = ("__init__", "explorer", "compare", "session", "serving", "app", "notebook")
+PACKAGES = ("engine", "dashboard")  # the dashboard's public objects (Explorer, ComparePage, serving) and the rest
 
 
 def public_files() -> list[Path]:
-    """The engine's public modules and the dashboard modules named above."""
-    files = [p for p in sorted((ROOT / "engine").rglob("*.py"))
-             if not any(part.startswith("_") and part not in ("__init__.py", "__main__.py")
-                        for part in p.relative_to(ROOT).parts)]
-    return files + [ROOT / "dashboard" / f"{name}.py" for name in DASHBOARD_MODULES]
+    """The public modules of the engine and the dashboard."""
+    return [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+            if not any(part.startswith("_") and part not in ("__init__.py", "__main__.py")
+                       for part in p.relative_to(ROOT).parts)]
 
 
 def _is_setter(node: ast.AST) -> bool:
