@@ -14,12 +14,13 @@ project = "Invariance Lab"
 author = "Invariance Lab contributors"
 copyright = "Invariance Lab contributors"
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "myst_nb", "invlab_docs"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_nb", "invlab_docs"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints", ".jupyter_cache"]
 root_doc = "index"
 
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+# formulas are written as text, as in the docstrings: the pages load no script from another host (no MathJax)
+myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
@@ -37,6 +38,7 @@ nb_execution_cache_path = str(ROOT / "docs" / "_build" / ".jupyter_cache")
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_merge_streams = True
+nb_ipywidgets_js = {}  # no require.js or widget manager from a CDN: the notebooks' outputs carry their own (inline)
 
 html_theme = "furo"
 html_title = "Invariance Lab"

@@ -108,3 +108,10 @@ def test_the_other_pages_are_built_from_the_repository(site):
     for family in ("invariant", "convolutional", "rkhs", "gwi", "dkp", "svgp"):
         assert (site / "families" / f"{family}.html").exists()
 
+
+def test_the_site_loads_nothing_from_another_host(site):
+    """Opened from disk on a machine without internet access, every page has its scripts, styles and images."""
+    for page in site.rglob("*.html"):
+        remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', page.read_text())
+        assert not remote, f"{page.relative_to(site)} loads {remote}"
+
