@@ -114,7 +114,7 @@ class AffineAugmentation(Augmentation):
         return sample_grids(X, grids.reshape(N, S, H, W, 2))
 
     def range_values(self):
-        """The current ranges by name (degrees for rotation, fractions for the others), as tensors."""
+        """The current ranges by name, as tensors, each in its unit of `AFFINE_PARAMETERS` (degrees for rotation)."""
         return range_summary(dict(self.ranges))
 
 

@@ -55,8 +55,8 @@ def gaussian_smooth(field: torch.Tensor, sigma: float) -> torch.Tensor:
 
 class LocalDeformation(Augmentation):
     """A local elastic deformation: a smooth random displacement field plus small rotation and scaling, with learnable
-    strengths (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018, sec.
-    5.2)."""
+    strengths (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018, sec. 5,
+    after the infinite-MNIST deformations of Loosli et al., 2007)."""
     def __init__(self, strength: float = 0.5, rotation: float = 5.0, scale: float = 0.05, *, smoothness: float = 3.0,
                  window: float = 0.3):
         super().__init__()
