@@ -38,6 +38,9 @@ nb_execution_cache_path = str(ROOT / "docs" / "_build" / ".jupyter_cache")
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_merge_streams = True
+# HoloViews' own messages to a live Jupyter kernel (load / exec): a static page has no kernel and shows each
+# plot from its HTML output, so they are skipped on purpose
+suppress_warnings = ["mystnb.unknown_mime_type"]
 nb_ipywidgets_js = {}  # no require.js or widget manager from a CDN: the notebooks' outputs carry their own (inline)
 
 html_theme = "furo"
