@@ -75,16 +75,6 @@ def test_invlab_notebooks_refuses_a_file_as_the_folder(tmp_path, capsys):
     assert code == 1 and "is a file" in err and target.read_text() == "x"
 
 
-def test_invlab_lab_without_jupyterlab_says_which_extra_to_install(monkeypatch, capsys, tmp_path):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *args: None if name == "jupyterlab" else real(name, *args))
-    code, _, err = run_main(capsys, "lab", str(tmp_path / "nb"))
-    assert code == 2 and "pip install 'invariance-lab[lab]'" in err and not (tmp_path / "nb").exists()
-
-
 def test_invlab_lab_copies_the_notebooks_once_and_opens_them_in_jupyterlab(tmp_path):
     from engine.cli.notebooks import lab_command
 
@@ -105,20 +95,6 @@ def test_invlab_serve_without_the_dashboard_names_the_extra_a_wheel_user_install
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "panel" else real(name, *args))
     code, _, err = run_main(capsys, "serve")
     assert code == 2 and "pip install 'invariance-lab[dashboard]'" in err and "-e" not in err.split("pip install")[1]
-
-
-def test_invlab_sweep_without_dask_says_which_extra_to_install_and_stores_nothing(monkeypatch, capsys):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *args: None if name in ("distributed", "dask") else real(name, *args))
-    code, _, err = run_main(capsys, "sweep", "--study", "rotation-choice", "--quick", "--quiet")
-    assert code == 2 and "pip install 'invariance-lab[sweeps]'" in err and "Traceback" not in err
-    code, out, _ = run_main(capsys, "sweeps", "--json")
-    assert code == 0 and out.strip() == ""
-    code, out, _ = run_main(capsys, "sweep", "--study", "rotation-choice", "--quick", "--dry-run")
-    assert code == 0  # planning a sweep needs no Dask
 
 
 def test_the_core_install_needs_no_dask_and_the_set_up_installs_every_extra():
