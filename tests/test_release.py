@@ -124,6 +124,17 @@ def test_the_engine_imports_without_dask_or_the_dashboard():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_page_imports_without_dask_or_jupyterlab():
+    """The `dashboard` extra alone serves the page: its modules import neither Dask (the `sweeps` extra) nor
+    JupyterLab (the `lab` extra) until a sweep runs."""
+    code = ("import sys, dashboard, dashboard.explorer, dashboard.compare, dashboard.serving; "
+            "print(sorted(m for m in ('dask', 'distributed', 'jupyterlab', 'notebook') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("name", ["engine", "dashboard"])
 def test_each_package_ships_a_py_typed_marker(name):
     assert (ROOT / name / "py.typed").exists()
