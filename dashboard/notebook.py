@@ -125,8 +125,8 @@ def show(view, **opts):
         plot = render_image_grid(view, frame=NOTEBOOK_IMAGE_FRAME)
     else:
         plot = renderer_for(view)(view)
-    if getattr(view, "title", "") and "title" not in opts:  # on the page a card carries the title; here the plot
-        opts = {**opts, "title": view.title}
+    if getattr(view, "title", "") and "title" not in opts and hasattr(plot, "opts"):  # a HoloViews plot: on the
+        opts = {**opts, "title": view.title}  # page a card carries the title, in a notebook the plot does
     return plot.opts(**opts) if opts else plot
 
 

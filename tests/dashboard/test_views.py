@@ -321,6 +321,8 @@ def test_show_draws_each_views_own_title():
     for view in views:
         assert RENDERER.get_plot(show(view)).state.title.text == view.title, type(view).__name__
     assert RENDERER.get_plot(show(views[1], title="mine")).state.title.text == "mine"  # an explicit title wins
+    table = show(dg.Scalars(title="Hyper-parameters", values={"lengthscale": 1.5}))  # a table, not a plot
+    assert "lengthscale" in table.object
 
 
 def test_functions_beside_a_gram_heatmap_keep_their_own_x_axis():
