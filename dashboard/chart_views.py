@@ -35,6 +35,12 @@ def render_spectrum(view: dg.Spectrum, log: bool = True) -> hv.Histogram:
         framewise=True)
 
 
+def _on_axis(y, log: bool) -> np.ndarray:
+    """Values to draw: on a log axis a value at or below zero has no place, so it is a gap (NaN) in the line."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.where(y > 0, y, np.nan) if log else y
+
+
 def render_curves(view: dg.Curves):
     """The view's series as lines over its x axis, y range following the data with the view's minimum span; a legend
     beside the data when there is more than one named series, one multi-line glyph for interchangeable draws."""
@@ -51,8 +57,8 @@ def render_curves(view: dg.Curves):
             opts["ylim"] = ylim
         return hv.Path(paths, kdims=[view.xlabel, ylabel], vdims=["draw"]).opts(**opts)
     labels = getattr(view, "labels", None) or {}
-    curves = [hv.Curve((np.asarray(x), np.asarray(y)), view.xlabel, ylabel, label=wrap_label(labels.get(name, name)))
-              for name, (x, y) in view.series.items()]
+    curves = [hv.Curve((np.asarray(x), _on_axis(y, view.logy)), view.xlabel, ylabel,
+                       label=wrap_label(labels.get(name, name))) for name, (x, y) in view.series.items()]
     overlay = hv.Overlay(curves) if curves else hv.Overlay([hv.Curve([], view.xlabel, ylabel)])
     curve_opts = dict(frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, logy=view.logy, tools=["hover"],
                       framewise=True)

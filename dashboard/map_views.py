@@ -82,7 +82,7 @@ def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] =
     scale = max(1, int(min(frame[0] / w, frame[1] / h)))
     xticks = _grid_ticks(view.col_labels, cols, W, pad)
     yticks = _grid_ticks(view.row_labels, rows, H, pad, flip=True, total=h)
-    opts = dict(frame_width=w * scale, frame_height=h * scale, toolbar=None, framewise=True,
+    opts = dict(frame_width=w * scale, frame_height=h * scale, toolbar=None, framewise=True, shared_axes=False,
                 xaxis="bottom" if xticks else None, yaxis="left" if yticks else None, xlabel="", ylabel="")
     if xticks:
         opts.update(xticks=xticks, xrotation=30 if max(len(t) for _, t in xticks) * cols > w * scale / 7 else 0)
@@ -105,7 +105,8 @@ def render_heatmap(view: dg.Heatmap) -> hv.Image:
     """The matrix as an image, row 0 at the top, with a colour bar (diverging about zero when `symmetric`)."""
     m = np.asarray(view.matrix, dtype=np.float64)
     opts = dict(frame_width=FRAME_WIDTH - 40, frame_height=FRAME_HEIGHT, colorbar=True, tools=["hover"],
-                xlabel=view.xlabel, ylabel=view.ylabel, invert_yaxis=True, framewise=True)
+                xlabel=view.xlabel, ylabel=view.ylabel, invert_yaxis=True, framewise=True,
+                shared_axes=False)  # its axes count rows and columns: never the x of a curve beside it
     if view.symmetric:
         vmax = float(np.nanmax(np.abs(m))) if m.size else 1.0
         opts.update(cmap=DIVERGING, clim=(-(vmax or 1.0), vmax or 1.0))

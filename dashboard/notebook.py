@@ -115,7 +115,7 @@ NOTEBOOK_IMAGE_FRAME = (560, 340)  # an image grid's largest drawing area in a n
 def show(view, **opts):
     """An engine view (`engine.diagnostics`: an image grid, a spectrum, a curve, …) as a HoloViews plot, drawn by the
     dashboard's own renderer; image grids larger than on the dashboard, since a notebook's cell has the page's
-    width. `opts` are HoloViews options for the result (e.g. `title=`)."""
+    width, and titled with the view's own title. `opts` are HoloViews options for the result (e.g. `title=`)."""
     from engine import diagnostics as dg
 
     from .views import render_image_grid, renderer_for
@@ -125,6 +125,8 @@ def show(view, **opts):
         plot = render_image_grid(view, frame=NOTEBOOK_IMAGE_FRAME)
     else:
         plot = renderer_for(view)(view)
+    if getattr(view, "title", "") and "title" not in opts and hasattr(plot, "opts"):  # a HoloViews plot: on the
+        opts = {**opts, "title": view.title}  # page a card carries the title, in a notebook the plot does
     return plot.opts(**opts) if opts else plot
 
 

@@ -57,6 +57,8 @@ def _device_and_dtype(config) -> tuple[torch.device, torch.dtype]:
 def pytest_configure(config):
     config.addinivalue_line("markers", "float64_only(reason): the test checks something only float64 can resolve; "
                                        "skipped, with the reason, under --dtype float32")
+    config.addinivalue_line("markers", "package: builds the sdist and the wheel and installs the wheel in a fresh venv "
+                                       "(about a minute; -m 'not package' leaves it out)")
     if config.getoption("--device") == "cuda" and not torch.cuda.is_available():
         raise pytest.UsageError("--device cuda was asked for, but torch.cuda.is_available() is False on this machine "
                                 f"(torch {torch.__version__}, built with CUDA {torch.version.cuda}); "

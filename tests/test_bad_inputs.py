@@ -413,6 +413,13 @@ LINES = [
     Line("sweep-file-is-directory", ["sweep", "{tmp}"], 2, ("is a directory",)),
     Line("sweep-file-is-fifo", ["sweep", "{tmp}/sweep.toml"], 2, ("not a regular file",), setup_fifo),
     Line("sweeps-limit-negative", ["sweeps", "--limit", "-1"], 2, ("--limit", "0 to")),
+    Line("sweep-set-out-of-range", ["sweep", "--dry-run", "--set", "train.steps=-1", "--vary", "data.subset=10"], 2,
+         ("base configuration", "train.steps must be at least 0, not -1")),
+    # the notebooks
+    Line("notebooks-already-there", ["notebooks", "{tmp}/nb"], 1, ("already exist", "nothing was copied"),
+         lambda tmp: main(["notebooks", str(tmp / "nb")])),
+    Line("notebooks-into-a-file", ["notebooks", "{tmp}/notes"], 1, ("is a file",),
+         lambda tmp: (tmp / "notes").write_text("mine")),
     # your own data
     Line("csv-missing-values", ["train", "--dataset", "csv:{tmp}/gaps.csv", *QUICK], 1,
          ("missing values", "line 3", "'b'", "dropna=True"), setup_csv_missing),
@@ -1276,6 +1283,29 @@ def test_watch_a_run_another_process_writes_is_refused(tmp_path):
     with watch(name="shared", data_dir=tmp_path) as again:  # once it has finished, the name can be watched again
         again.log(1, loss=0.5)
     assert again.run_id != run_id
+
+
+def hide_module(monkeypatch, *names):
+    """Make `importlib.util.find_spec` report modules `names` as not installed."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name in names else real(name, *args))
+
+
+def test_sweep_without_dask(world, capsys, monkeypatch):
+    hide_module(monkeypatch, "dask", "distributed")
+    code, _, err = run_cli(["sweep", "--study", "rotation-choice", "--quick", "--quiet"], capsys)
+    assert code == 2 and "invlab sweep: sweeps run on Dask distributed" in err and "Traceback" not in err
+    assert "pip install 'invariance-lab[sweeps]'" in err
+    assert run_cli(["sweeps", "--json"], capsys)[1] == ""  # nothing stored
+
+
+def test_lab_without_jupyterlab(world, capsys, monkeypatch):
+    hide_module(monkeypatch, "jupyterlab")
+    code, _, err = run_cli(["lab", str(world / "nb")], capsys)
+    assert code == 2 and "invlab lab: JupyterLab is not installed" in err
+    assert "pip install 'invariance-lab[lab]'" in err and not (world / "nb").exists()
 
 
 def test_the_published_table_lists_every_case():

@@ -139,3 +139,72 @@ def test_stopping_invlab_serve_stops_the_server(data_dir):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_train_help_shows_ranges_and_defaults_a_user_can_read(capsys):
+    """An open bound reads "at least 0", not "Range 0..None"; an empty default is not printed as "(default: )"."""
+    code, out, _ = run_main(capsys, "train", "--help")
+    assert code == 0
+    assert "..None" not in out and "None.." not in out and "(default: )" not in out
+    flat = " ".join(out.split())  # argparse wraps help text at the terminal width
+    assert "keeps all. At least 0. (default: 0)" in flat  # --subset: a lower bound only
+    assert "Range 1..5000" in flat  # a closed range still reads as one
+
+
+def test_listing_and_compare_help_explain_every_argument(capsys):
+    code, out, _ = run_main(capsys, "compare", "--help")
+    flat = " ".join(out.split())
+    assert code == 0 and "ID The stored sweep to compare" in flat and "invlab sweeps" in flat
+    code, out, _ = run_main(capsys, "sweeps", "--help")
+    assert code == 0 and "--limit LIMIT Show at most this many" in " ".join(out.split())
+
+
+def test_a_sweep_names_a_refused_setting_by_its_dotted_name(capsys):
+    """`--set train.steps=-1` is refused in the words the user typed, not param's `'TrainConfig.steps'`."""
+    code, _, err = run_main(capsys, "sweep", "--set", "train.steps=-1", "--vary", "model.num_inducing=10,20",
+                            "--dry-run")
+    assert code != 0 and "train.steps must be at least 0, not -1" in err
+    assert "TrainConfig" not in err and "parameter '" not in err
+    code, _, err = run_main(capsys, "sweep", "--set", "data.subset=-3", "--vary", "train.steps=1,2", "--dry-run")
+    assert code != 0 and "data.subset must be at least 0, not -3" in err and "DataConfig" not in err
+
+
+def test_a_refused_setting_from_python_names_the_setting():
+    from engine.errors import ConfigError
+    from engine.train import RunConfig
+
+    with pytest.raises(ConfigError) as caught:
+        RunConfig(train={"steps": -1}).train_config()
+    assert str(caught.value) == "invalid training setting: steps must be at least 0, not -1."
+
+
+def test_train_json_prints_the_final_metrics_as_one_json_line_last(data_dir):
+    out = invlab("train", "--steps", "5", "--num-inducing", "10", "--eval-every", "5", "--json", "--quiet",
+                 data_dir=data_dir)
+    assert out.returncode == 0, out.stderr
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["run_id"] == 1 and last["model"] == "svgp" and last["dataset"] == "digits" and last["step"] == 5
+    assert last["status"] == "finished" and isinstance(last["elbo"], float)
+    assert 0.0 <= last["test_error"] <= 1.0 and "test_nlpd" in last
+    stored = json.loads(invlab("runs", "--json", data_dir=data_dir).stdout.splitlines()[0])
+    assert stored["test_error"] == last["test_error"]
+
+
+def test_the_compare_table_gives_every_mean_and_sd_of_a_column_the_same_precision(capsys, monkeypatch):
+    """`-40.026 ± 2.297` beside `-87.736 ± 2.4355` read as different precisions: a column's numbers share one."""
+    import engine.sweeps
+    from engine.sweeps.compare import Comparison
+
+    def group(value, elbo, sd, error, error_sd):
+        return {"model.init_rotation": value, "n": 3, "failed": 0, "elbo_mean": elbo, "elbo_sd": sd,
+                "error_mean": error, "error_sd": error_sd, "nlpd_mean": 0.51234, "nlpd_sd": 0.0213, "rmse_mean": None,
+                "rmse_sd": None, "learned": {}, "run_ids": [1, 2, 3]}
+
+    groups = [group(0, -40.0262, 2.2971, 0.1234, 0.0101), group(90, -87.7361, 2.4355, 0.31, 0.002)]
+    cmp = Comparison(4, "rotation", ["model.init_rotation"], [], groups, True, "comparable", 6)
+    monkeypatch.setattr(engine.sweeps, "comparison", lambda store, sweep_id: cmp)
+    code, out, _ = run_main(capsys, "compare", "4")
+    assert code == 0, out
+    rows = out.splitlines()[3:]
+    assert "-40.0 ± 2.3" in rows[0] and "-87.7 ± 2.4" in rows[1]
+    assert "12.34 ± 1.01%" in rows[0] and "31.00 ± 0.20%" in rows[1]

@@ -136,6 +136,21 @@ def test_engine_imports_no_dashboard_and_no_ui_library():
     assert not offending, f"the engine must run without the dashboard, but imports {offending}"
 
 
+def test_engine_imports_optional_extras_only_where_they_are_used():
+    """Dask (the `sweeps` extra), pyarrow (`data`) and JupyterLab (`lab`) are imported inside the functions that use
+    them, so the core install (`pip install invariance-lab`) imports every engine module without them."""
+    optional = ("dask", "distributed", "pyarrow", "jupyterlab", "notebook", "pandas")
+    offending: dict[str, list[str]] = {}
+    for name, (path, _) in engine_modules().items():
+        for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if in_function or (isinstance(node, ast.ImportFrom) and node.level):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for top in {n.split(".")[0] for n in names} & set(optional):
+                offending.setdefault(top, []).append(f"{name}:{node.lineno}")
+    assert not offending, f"module-level imports of optional extras: {offending}; import them where they are used"
+
+
 # -- each module imports on its own -----------------------------------------------------------------------------------
 # One interpreter for all modules (a fresh one per module would take minutes): before each module, every engine module
 # is dropped from sys.modules, so each is the first engine module imported. Torch and the other libraries stay loaded,

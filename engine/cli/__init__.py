@@ -12,6 +12,9 @@ training setup): bounds, choices and docs come from the parameters, never copied
     invlab sweeps                     # stored sweeps
     invlab compare 1                  # a sweep's runs by whole-data ELBO
     invlab plugins                    # registered kernels, augmentations and models, and where each came from
+    invlab notebooks DIR              # copy the teaching notebooks into DIR
+    invlab lab                        # open them in JupyterLab (pip install 'invariance-lab[lab]')
+    invlab --version
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import sys
 from .compare import cmd_compare
 from .fetch import cmd_fetch
 from .flags import GROUPS, add_param_flags, collect, int_flag
+from .notebooks import cmd_lab, cmd_notebooks
 from .plugins import cmd_plugins
 from .runs import cmd_runs
 from .serve import cmd_serve, dashboard_app, serve_command
@@ -31,7 +35,8 @@ __all__ = ["COMMANDS", "FIXED_ON_RESUME", "GROUPS", "SweepBar", "add_param_flags
            "int_flag", "main", "parse_value", "serve_command", "summary_line", "sweep_spec_from_args"]
 
 COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": cmd_serve, "sweep": cmd_sweep,
-            "sweeps": cmd_sweeps, "compare": cmd_compare, "plugins": cmd_plugins}
+            "sweeps": cmd_sweeps, "compare": cmd_compare, "plugins": cmd_plugins, "notebooks": cmd_notebooks,
+            "lab": cmd_lab}
 """Each `invlab` subcommand's name and the function that runs it on the rest of the command line."""
 
 
@@ -40,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip() + "\n\ncommands: " + ", ".join(COMMANDS))
+        return 0
+    if argv[0] in ("-V", "--version"):
+        from .. import __version__
+
+        print(f"invlab {__version__}")
         return 0
     if argv[0] not in COMMANDS:
         print(f"invlab: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} (`invlab --help` explains them)",

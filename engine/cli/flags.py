@@ -34,10 +34,18 @@ def flag_type(p: param.Parameter):
 def describe(p: param.Parameter) -> str:
     """A flag's help text: the parameter's doc, its range and its default."""
     text = (p.doc or "").strip()
-    bounds = getattr(p, "bounds", None)
-    if bounds and any(b is not None for b in bounds):
-        text += f" Range {bounds[0]}..{bounds[1]}."
+    low, high = getattr(p, "bounds", None) or (None, None)
+    if isinstance(p, param.List):  # a list's bounds count its items, which its doc already says
+        low = high = None
+    if low is not None and high is not None:
+        text += f" Range {low}..{high}."
+    elif low is not None:
+        text += f" At least {low}."
+    elif high is not None:
+        text += f" At most {high}."
     default = p.default if not isinstance(p.default, list) else ",".join(map(str, p.default))
+    if default in ("", None):  # nothing to show: say what leaving the flag out means instead
+        default = "none" if isinstance(p.default, list) else "unset"
     return f"{text} (default: {default})".replace("%", "%%")
 
 
@@ -103,19 +111,19 @@ def id_flag(what: str = "run"):
     return parse
 
 
-_PARAM_NAME = re.compile(r"(?:invalid [\w -]+? setting: )?\w+ parameter '(\w+)\.(\w+)' ")
+_SETTING = re.compile(r"invalid ([\w -]+?) setting: (\w+) ")
 
 
 def in_flag_words(message: str, parser: argparse.ArgumentParser) -> str:
-    """`message` with param's internal names (`invalid training setting: Integer parameter 'TrainConfig.steps' `)
-    written as the flag the user typed (`--steps `); names without a flag of `parser` are left as they are."""
+    """`message` with a refused setting (`invalid training setting: steps `) written as the flag the user typed
+    (`--steps `); names without a flag of `parser` are left as they are."""
     flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
 
     def as_flag(match: re.Match) -> str:
-        owner, name = match.groups()
-        group = {"TrainConfig": "train", "DataConfig": "data"}.get(owner, "model")
+        what, name = match.groups()
+        group = {"training": "train", "data": "data"}.get(what, "model")
         found = [flag for dest, flag in flags.items() if dest.partition("__")[2] == name]
         flag = flags.get(f"{group}__{name}") or (found[0] if len(found) == 1 else None)
         return f"{flag} " if flag else match.group(0)
 
-    return _PARAM_NAME.sub(as_flag, message)
+    return _SETTING.sub(as_flag, message)

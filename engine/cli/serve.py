@@ -22,7 +22,8 @@ def dashboard_app() -> Path:
     app = next((Path(folder) / "app.py" for folder in folders if (Path(folder) / "app.py").is_file()), None)
     if app is None or importlib.util.find_spec("panel") is None:
         raise ConfigError("the dashboard is not installed (the engine runs without it); install it with "
-                          "`pip install -e '.[dashboard]'` from the repository, or `make setup`, to use `invlab serve`")
+                          "pip install 'invariance-lab[dashboard]' (in a source checkout: make setup) to use "
+                          "`invlab serve`")
     return app.resolve()
 
 

@@ -33,6 +33,9 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
     parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
                         help="Option of the data source, e.g. num_train=500 (repeatable).")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+    parser.add_argument("--json", action="store_true",
+                        help="End with one JSON line on stdout: run id, status, step, ELBO and final test metrics "
+                             "(also when the run stops early).")
     table: dict[str, tuple[str, str]] = {}
     add_param_flags(parser, TrainConfig, "train", table)
     add_param_flags(parser, DataConfig, "data", table)
@@ -88,7 +91,7 @@ def cmd_train(argv: list[str]) -> int:
             trainer = Trainer(config, store=store)
             if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
                 print(f"note: {trainer.last_warning}", file=sys.stderr)
-        code = _run_with_progress(trainer, quiet=args.quiet)
+        code = _run_with_progress(trainer, quiet=args.quiet, as_json=args.json)
         store.close()  # waits for a store another program holds locked, so queued metrics are not lost
         return code
     except InvlabError as err:
@@ -225,7 +228,17 @@ class _StopOnSignal:
         return "Ctrl-C" if self.signal == signal.SIGINT else signal.Signals(self.signal).name
 
 
-def _run_with_progress(trainer, quiet: bool = False) -> int:
+def _run_with_progress(trainer, quiet: bool = False, as_json: bool = False) -> int:
+    """Train `trainer` to its steps with a progress bar; print the summary (and with `as_json` the JSON line)."""
+    t0 = time.perf_counter()
+    start = trainer.step_count
+    code = _train_with_bar(trainer, quiet)
+    if as_json:
+        print(result_json(trainer, time.perf_counter() - t0, trainer.step_count - start))
+    return code
+
+
+def _train_with_bar(trainer, quiet: bool) -> int:
     from tqdm import tqdm
 
     ds = trainer.dataset
@@ -285,6 +298,17 @@ def _stopped(trainer, what: str, code: int) -> int:
     print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
           f"invlab train --resume {trainer.run_id}", file=sys.stderr)
     return code
+
+
+def result_json(trainer, seconds: float, steps: int) -> str:
+    """The run's outcome as one line of JSON: run id, family, dataset, status, step, ELBO and the last test metrics
+    (test_error as a fraction, test_rmse in the target's units, test_nlpd), steps trained and seconds taken."""
+    out = {"run_id": trainer.run_id, "model": trainer.spec.name, "dataset": trainer.dataset.name,
+           "status": trainer.status, "step": trainer.step_count, "steps": trainer.tc.steps}
+    out.update({k: float(v) for k, v in trainer.last_parts.items()})
+    out.update({k: float(v) for k, v in trainer.last_metrics.items()})
+    out.update({"steps_trained": steps, "seconds": round(seconds, 3)})
+    return json.dumps({k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in out.items()})
 
 
 def summary_line(trainer, seconds: float, steps: int) -> str:

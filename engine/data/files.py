@@ -5,7 +5,7 @@ Each reader takes a path and the source's options and returns `RawData`; `loader
 classes, subsets, standardisation). A file is checked to be what its prefix says before it is parsed, so `csv:`
 on a zip archive or `npz:` on a text file says which it looks like. CSV is parsed by pandas' C parser when pandas
 is installed (it is with the dashboard) and by the standard library's `csv` module otherwise; Parquet needs
-pyarrow (`pip install pyarrow`, or the project's `data` extra).
+pyarrow (`pip install pyarrow`, or the project's extra: `pip install 'invariance-lab[data]'`).
 """
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ def read_parquet(path: str, options: dict, notes: list):
         import pyarrow  # noqa: F401
     except ImportError:
         raise DataError("reading Parquet files needs pyarrow and pandas: pip install pyarrow pandas (or the "
-                        "project's extra: pip install -e '.[data]'); or save the table as CSV.") from None
+                        "project's extra: pip install 'invariance-lab[data]'); or save the table as CSV.") from None
     try:
         frame = pd.read_parquet(p)
     except Exception as err:  # pyarrow raises its own types for a damaged file

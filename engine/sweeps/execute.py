@@ -43,6 +43,17 @@ class SweepProgress:
     running_keys: list[str] = field(default_factory=list)
 
 
+SWEEPS_EXTRA = "pip install 'invariance-lab[sweeps]'"
+
+
+def require_dask() -> None:
+    """ConfigError naming the extra to install when Dask distributed, which runs every sweep, is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
+        raise ConfigError(f"sweeps run on Dask distributed, which is not installed; install it with: {SWEEPS_EXTRA}")
+
+
 def dask_key(sweep_id: int, key: str) -> str:
     """The Dask key of a run: the same for every attempt (retries, resumes), different between runs and sweeps."""
     return f"invlab-sweep-{int(sweep_id)}-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
@@ -126,6 +137,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
 
     `progress(SweepProgress)` is called from this thread after each event; `stop` (a threading.Event) ends the
     sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task."""
+    require_dask()  # before anything is stored
     from ..train import RunStore
     from ..train.store import HEARTBEAT_SECONDS
 

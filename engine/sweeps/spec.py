@@ -34,6 +34,7 @@ import copy
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -330,7 +331,7 @@ class SweepSpec:
         try:
             self.base.validate()
         except InvlabError as err:
-            raise ConfigError(f"base configuration: {err}") from None
+            raise ConfigError(f"base configuration: {_dotted(str(err))}") from None
         families = _families(self)
         for name, values in self.vary.items():
             check_name(name, families)
@@ -393,3 +394,16 @@ class SweepSpec:
 
 
 __all__ = ["SweepSpec", "PlannedRun", "run_key", "apply_point", "allowed"]
+
+
+_REFUSED = re.compile(r"invalid ([\w -]+?) setting: (\w+) ")
+
+
+def _dotted(message: str) -> str:
+    """A refused setting as the sweep names it: `invalid training setting: steps ...` -> `train.steps ...`."""
+    def dotted(match: re.Match) -> str:
+        what, name = match.groups()
+        group = {"training": "train", "data": "data"}.get(what, "model")
+        return f"{group}.{name} "
+
+    return _REFUSED.sub(dotted, message)

@@ -6,6 +6,7 @@ the data options, the model family with its config, and the training setup.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import param
@@ -78,8 +79,12 @@ def apply_values(cls: type[param.Parameterized], values: dict, what: str) -> par
                           f"known: {', '.join(sorted(p for p in cls.param if p != 'name'))}")
     try:
         return cls(**{k: v for k, v in values.items() if k != "name"})
-    except (ValueError, TypeError) as err:
-        raise ConfigError(f"invalid {what} setting: {err}") from None
+    except (ValueError, TypeError) as err:  # param says "Integer parameter 'TrainConfig.steps' ...": name the key
+        said = _PARAM_NAME.sub(r"\1 ", str(err))
+        raise ConfigError(f"invalid {what} setting: {said}") from None
+
+
+_PARAM_NAME = re.compile(r"\w+ parameter '(?:\w+\.)?(\w+)' ")
 
 
 @dataclass

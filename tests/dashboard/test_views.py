@@ -12,6 +12,7 @@ from dashboard.views import (
     CurveBoard,
     ViewPane,
     metric_label,
+    render_curves,
     render_heatmap,
     render_image_grid,
     render_scatter,
@@ -306,3 +307,46 @@ def test_prior_delta_slider_is_logarithmic_and_plots_share_the_width():
     panel.explorer.alpha = 2.5
     assert [k for k, p in panel.panes.items() if p.pipe.data is not before[k]] == ["residual_wishart_eigenvalues"]
     torch.manual_seed(0)
+
+
+def test_show_draws_each_views_own_title():
+    """`show(view)` in a notebook titles the plot with the view's title (image grids and heatmaps drew none)."""
+    from dashboard.notebook import show
+
+    rng = np.random.default_rng(0)
+    views = [dg.ImageGrid(title="each input, then 7 samples", images=rng.random((2, 3, 4, 4))),
+             dg.Heatmap(title="Layer 1: inducing Gram", matrix=rng.random((5, 5)), xlabel="inducing point"),
+             dg.Curves(title="ELBO", series={"elbo": (np.arange(3.0), np.array([-3.0, -2.0, -1.0]))}),
+             dg.Spectrum(title="Eigenvalues of K_uu", values=rng.random(20) + 0.1)]
+    for view in views:
+        assert RENDERER.get_plot(show(view)).state.title.text == view.title, type(view).__name__
+    assert RENDERER.get_plot(show(views[1], title="mine")).state.title.text == "mine"  # an explicit title wins
+    table = show(dg.Scalars(title="Hyper-parameters", values={"lengthscale": 1.5}))  # a table, not a plot
+    assert "lengthscale" in table.object
+
+
+def test_functions_beside_a_gram_heatmap_keep_their_own_x_axis():
+    """Notebook 05 puts f(x) over x ∈ [−3, 3] beside an 80×80 Gram matrix: sharing the x axis squashed the curves
+    into a tenth of their plot."""
+    from bokeh.models import Plot
+
+    from dashboard.notebook import show
+
+    x = np.linspace(-3, 3, 80)
+    curves = dg.Curves(title="f(x)", series={"f1": (x, np.sin(x)), "f2": (x, np.cos(x))}, xlabel="x", legend=False)
+    gram = dg.Heatmap(title="Gram", matrix=np.eye(80), xlabel="x index", ylabel="x index")
+    grid = dg.ImageGrid(title="digits", images=np.random.default_rng(0).random((1, 2, 8, 8)))
+    for other in (gram, grid):
+        plots = list(RENDERER.get_plot(hv.Layout([show(curves), show(other)]).cols(2)).state.select({"type": Plot}))
+        (line,) = [p for p in plots if p.title.text == "f(x)"]
+        assert line.x_range.start >= -3.5 and line.x_range.end <= 3.5, (line.x_range.start, line.x_range.end)
+
+
+def test_log_curves_leave_non_positive_values_as_gaps():
+    """A term that reaches 0 on a log axis is a gap in its line, not a point at minus infinity."""
+    view = dg.Curves(title="terms", logy=True, series={"data": (np.arange(3.0), np.array([2.0, 0.5, 0.1])),
+                                                         "invariance": (np.arange(3.0), np.array([0.0, 1e-3, 1e-4]))})
+    overlay = render_curves(view)
+    drawn = {c.label: c.dimension_values(1) for c in overlay}
+    assert np.isnan(drawn["invariance"][0]) and drawn["invariance"][1] == 1e-3
+    assert RENDERER.get_plot(overlay).state.y_scale.__class__.__name__ == "LogScale"

@@ -295,7 +295,7 @@ class RKHSMachine(ModelFamily):
             views["solver_trace"] = dg.Curves(
                 title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration",
                 ylabel="objective term",
-                logy=False, covers=("data_loss", "invariance_loss", "norm"),
+                logy=True, covers=("data_loss", "invariance_loss", "norm"),  # terms orders of magnitude apart
                 labels={"data_loss": "data loss", "invariance_loss": "invariance loss", "norm": "norm penalty λ‖f‖²"},
                 series={k: (it, np.array([t[k] for t in self.trace]))
                         for k in ("data_loss", "invariance_loss", "norm")})
