@@ -44,8 +44,8 @@ def describe(p: param.Parameter) -> str:
     elif high is not None:
         text += f" At most {high}."
     default = p.default if not isinstance(p.default, list) else ",".join(map(str, p.default))
-    if default in ("", None):  # nothing to show: say what leaving the flag out means instead
-        default = "none" if isinstance(p.default, list) else "unset"
+    if default in ("", None):  # nothing to show: the doc says what leaving the flag out means
+        default = "none"
     return f"{text} (default: {default})".replace("%", "%%")
 
 
