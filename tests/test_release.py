@@ -47,7 +47,7 @@ def test_the_license_and_metadata_are_declared_as_packaging_expects():
     meta = (ROOT / "pyproject.toml").read_text()
     assert 'license = "MIT"' in meta and 'license-files = ["LICENSE"]' in meta
     assert "MIT License" in (ROOT / "LICENSE").read_text() and "Invariance Lab developers" in meta
-    assert "[project.urls]" in meta
+    assert "github.com/invariance-lab" not in meta, "no address the project does not own"
     for package in ("engine", "dashboard"):
         assert (ROOT / package / "py.typed").is_file()
 
