@@ -14,13 +14,17 @@ project = "Invariance Lab"
 author = "Invariance Lab contributors"
 copyright = "Invariance Lab contributors"
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_nb", "invlab_docs"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx-mathjax-offline", "myst_nb",
+              "invlab_docs"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints", ".jupyter_cache"]
 root_doc = "index"
 
-# formulas are written as text, as in the docstrings: the pages load no script from another host (no MathJax)
-myst_enable_extensions = ["colon_fence", "deflist"]
+# the notebooks' $…$ formulas are typeset by a MathJax copied into the site (sphinx-mathjax-offline), so the pages
+# load no script from another host; a "$" must touch its formula on both sides, so "$INVLAB_DATA" stays text
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
+myst_dmath_allow_space = False
+myst_dmath_allow_digits = False
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"

@@ -104,6 +104,7 @@ def test_the_other_pages_are_built_from_the_repository(site):
         assert f"notebooks/{nb.stem}.html" in gallery
     start = html.unescape(re.sub(r"<[^>]+>", "", (site / "getting_started.html").read_text()))
     assert "make run" in start and "make test" in start  # the README's two commands, included
+    assert "pip install 'invariance-lab[dashboard]'" in start  # and how a pip user installs by need
     assert (site / "_images" / "lesson.png").exists() and "lesson.png" in (site / "dashboard.html").read_text()
     for family in ("invariant", "convolutional", "rkhs", "gwi", "dkp", "svgp"):
         assert (site / "families" / f"{family}.html").exists()
@@ -115,3 +116,15 @@ def test_the_site_loads_nothing_from_another_host(site):
         remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', page.read_text())
         assert not remote, f"{page.relative_to(site)} loads {remote}"
 
+
+
+def test_the_notebooks_formulas_are_typeset_by_a_local_mathjax(site):
+    """A notebook's `$…$` formula becomes MathJax markup, typeset by a MathJax copy inside the site; a shell variable
+    written `$INVLAB_DATA` on the bad-input page stays text."""
+    page = (site / "_generated" / "notebooks" / "05_deep_kernel_processes.html").read_text()
+    assert r"\(G_2\)" in page or r"\(G_{2}\)" in page
+    scripts = re.findall(r'<script[^>]+src="([^"]*mathjax[^"]*)"', page)
+    assert scripts and all(not s.startswith(("http", "//")) for s in scripts)
+    assert all((site / "_generated" / "notebooks" / s.split("?")[0]).resolve().is_file() for s in scripts)
+    bad = html.unescape(re.sub(r"<[^>]+>", "", (site / "bad_inputs.html").read_text()))
+    assert "$INVLAB_DATA" in bad

@@ -33,8 +33,9 @@ def _write(path: Path, text: str) -> None:
 README_LINKS = {"#sweeps": "../../sweeps.md", "#your-own-models": "../../own_data.md#your-own-models",
                 "#your-own-data": "../../own_data.md#your-own-data", "docs/bad_inputs.md": "../../bad_inputs.md",
                 "docs/bad_inputs.md#your-own-data": "../../bad_inputs.md#your-own-data"}
-README_SECTIONS = ("Two commands", "The dashboard", "In JupyterLab", "Serving a class", "Command line", "Sweeps",
-                   "Model families", "Data", "Your own data", "Using the engine from Python", "Your own models")
+README_SECTIONS = ("Two commands", "Installing with pip", "The dashboard", "In JupyterLab", "Serving a class",
+                   "Command line", "Sweeps", "Model families", "Data", "Your own data",
+                   "Using the engine from Python", "Your own models")
 
 
 def readme_section(title: str) -> str:
@@ -45,8 +46,8 @@ def readme_section(title: str) -> str:
     level = len(lines[start].split(" ")[0])
     end = next((i for i in range(start + 1, len(lines)) if re.match(r"#{1,%d} " % level, lines[i])), len(lines))
     body = [line[1:] if line.startswith("###") else line for line in lines[start + 1:end]]
-    if title == "The dashboard":  # its sub-sections are pages of their own
-        body = body[:next((i for i, line in enumerate(body) if line.startswith("## ")), len(body))]
+    # a section's sub-sections are sections (or pages) of their own: an included fragment holds no heading
+    body = body[:next((i for i, line in enumerate(body) if line.startswith("## ")), len(body))]
 
     def rewrite(match):
         text, target = match.group(1), match.group(2)
