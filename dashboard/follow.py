@@ -1,11 +1,13 @@
 """Following a stored run that another process writes (a user's loop under `engine.train.watch`, or `invlab train`):
 the page draws the points it stores as they arrive, read a few times a second, and hears when it has stopped; while it
-runs, the page judges its health (`engine.train.health.assess`: collapsed, diverging, stalled) from what it stored."""
+runs, the page judges its health (`engine.train.health.assess`: collapsed, diverging, stalled) from what it stored.
+The run's stored diagnostics views (its latest snapshot: image grids, spectra, ...) are shown as they are replaced."""
 from __future__ import annotations
 
 import math
 
 from engine.train import RunConfig, RunRecord, RunStore
+from engine.train.evaluation import Snapshot
 from engine.train.health import Health, assess
 
 FOLLOW_SECONDS = 0.25  # a followed run is read again this often for new points
@@ -22,8 +24,9 @@ class RunFollower:
     an early step is not missed)."""
 
     def __init__(self, store: RunStore, run_id: int):
-        self.store, self.run_id, self._row = store, int(run_id), 0
+        self.store, self.run_id, self._row, self._view_row = store, int(run_id), 0, 0
         self.history: dict[str, tuple[list, list]] = {}  # everything read so far, {metric: (steps, values)}
+        self.views: dict = {}  # the run's latest stored views read so far, {name: View}
 
     def read(self) -> tuple[dict, RunRecord]:
         """(new points as {metric: (steps, values)}, gaps as NaN; the run's record now). Raises `InvlabError` when
@@ -36,9 +39,25 @@ class RunFollower:
             self.history[name] = (old_steps + steps, old_values + values)
         return points, record
 
+    def read_views(self, record: RunRecord) -> Snapshot | None:
+        """A snapshot holding all the run's stored views when some were stored since the last look, else None."""
+        stored = self.store.views_written_after(self.run_id, self._view_row)
+        self._view_row = stored.last
+        if not stored.views:
+            return None
+        self.views.update(stored.views)
+        return stored_snapshot(record, dict(self.views))
+
     def health(self, config: RunConfig) -> Health:
         """The run's health verdict from what it stored so far (see `followed_health`)."""
         return followed_health(self.history, config)
+
+
+def stored_snapshot(record: RunRecord, views: dict) -> Snapshot:
+    """A `Snapshot` of stored run `record` that carries its stored `views` ({name: View}) for the page to draw; the
+    numbers a live trainer adds (speed, numerics, health) are unknown here and left at their defaults."""
+    return Snapshot(step=record.step, status=record.status, parts={}, metrics={}, history={}, views=views,
+                    run_id=record.id)
 
 
 def followed_health(history: dict, config: RunConfig) -> Health:
