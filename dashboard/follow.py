@@ -63,7 +63,8 @@ def stored_snapshot(record: RunRecord, views: dict) -> Snapshot:
 def followed_health(history: dict, config: RunConfig) -> Health:
     """The health verdict of a run another process writes, from its stored `history` ({metric: (steps, values)},
     in step order per read) and its stored `config`: no numerics and no data are at hand, so the verdict rests on the
-    loss (or, for a loop that logs only the ELBO, the negative ELBO) and any logged test error or RMSE."""
+    loss (or, for a loop that logs only the ELBO, the negative ELBO) and any logged test error or RMSE. Its hints say
+    what to change in that loop (the page's buttons do not drive it)."""
     history = {name: _in_step_order(steps, values) for name, (steps, values) in history.items()}
     if "loss" not in history and "elbo" in history:
         steps, values = history["elbo"]
@@ -75,7 +76,7 @@ def followed_health(history: dict, config: RunConfig) -> Health:
     except Exception:  # noqa: BLE001 — a stored family no longer registered: judge it as a gradient loop
         optimizer = "adam"
     return assess(history, None, task=task, num_classes=None, optimizer=optimizer,
-                  learning_rate=float(rate) if rate is not None else None)
+                  learning_rate=float(rate) if rate is not None else None, own_loop=True)
 
 
 def _in_step_order(steps: list, values: list) -> tuple[list, list]:

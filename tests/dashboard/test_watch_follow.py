@@ -147,7 +147,8 @@ def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its
             run.flush()
             wait_until(lambda: explorer.status.state == "diverging", explorer)
             assert "the loss has risen steadily" in explorer.status.message
-            assert "lower the learning rate (now 0.05)" in explorer.status.message
+            assert "lower the learning rate (now 0.05) in your loop" in explorer.status.message
+            assert "Reset" not in explorer.status.message  # the page's buttons do nothing to another process's loop
             assert explorer.status.tone == "warning"
             for step in range(41, 61):  # it recovers: the verdict goes, and so does its warning
                 run.log(step, loss=170.0 - 8 * (step - 40))
