@@ -99,7 +99,7 @@ def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(
         with browser_page() as (page, errors):
             page.goto(url + f"?run={run.run_id}")
             poll(lambda: any("My samples at snapshot 1" in text for text in page_texts(page)))
-            assert any("My eigenvalues" in text for text in page_texts(page))
+            poll(lambda: any("My eigenvalues" in text for text in page_texts(page)))
             # the grid is one tiled image: 3 images of 4 px and 2 gutters across, 2 and 1 down
             assert poll(lambda: [size for size in page.evaluate(IMAGES_JS) if size[1:] == [14, 9]])
             assert poll(lambda: page.evaluate(QUADS_JS) > 0)  # the spectrum's histogram bars
