@@ -236,3 +236,27 @@ def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_p
         assert np.array_equal(shown_view(explorer, "inducing_inputs").images, views["inducing_inputs"].images)
     finally:
         explorer.close()
+
+
+def test_a_diverging_loop_watched_without_a_config_is_not_told_a_learning_rate_it_never_stored(tmp_path, wait_until):
+    from engine.train import watch
+
+    class Mine:
+        def diagnostics(self):
+            return {}
+
+    with watch(Mine(), name="no-config", data_dir=tmp_path) as run:  # its optimiser's rate is the loop's own
+        run.log(1, loss=100.0)
+        run.flush()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: "still being trained by another process" in explorer.status.message, explorer)
+            for step in range(2, 31):
+                run.log(step, loss=100.0 + 4 * step)
+            run.flush()
+            wait_until(lambda: explorer.status.state == "diverging", explorer)
+            assert "lower the learning rate in your loop" in explorer.status.message
+            assert "(now" not in explorer.status.message  # the page's default rate is not this loop's
+        finally:
+            explorer.close()
