@@ -342,6 +342,8 @@ class TrainingSession(param.Parameterized):
             self._set(state="idle", step=record.step, tone="info",
                       message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")
+            if writer:  # judged on what it stored so far, not only once new points arrive
+                self._judge_followed()
             return
         step, path = latest
         trainer = Trainer(config, store=self.store, run_id=run_id)

@@ -260,3 +260,19 @@ def test_a_diverging_loop_watched_without_a_config_is_not_told_a_learning_rate_i
             assert "(now" not in explorer.status.message  # the page's default rate is not this loop's
         finally:
             explorer.close()
+
+
+def test_a_followed_run_that_already_diverged_is_judged_when_opened(tmp_path, wait_until):
+    from engine.train import watch
+
+    with watch(name="already-climbing", config=RunConfig(train={"learning_rate": 0.05}), data_dir=tmp_path) as run:
+        for step in range(1, 31):  # everything is stored before the page opens it, and nothing new arrives
+            run.log(step, loss=100.0 + 4 * step)
+        run.flush()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: explorer.status.state == "diverging", explorer, timeout=30)
+            assert "lower the learning rate (now 0.05) in your loop" in explorer.status.message
+        finally:
+            explorer.close()
