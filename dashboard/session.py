@@ -350,12 +350,15 @@ class TrainingSession(param.Parameterized):
                 self._following, self.followed_health = RunFollower(self.store, run_id), None
                 history, _ = self._following.read()
             self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
+            self._show_stored_views((self._following or RunFollower(self.store, run_id)).read_views(record))
             why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
                    "writes them; it is not continued here"
                    if writer else "it has no checkpoint to continue from")
             self._set(state="idle", step=record.step, tone="info",
                       message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")
+            if writer:  # judged on what it stored so far, not only once new points arrive
+                self._judge_followed()
             return
         step, path = latest
         trainer = Trainer(config, store=self.store, run_id=run_id)
@@ -376,6 +379,7 @@ class TrainingSession(param.Parameterized):
         process has stopped writing it, say how the run ended and stop following."""
         try:
             new, record = self._following.read()
+            views = self._following.read_views(record)
         except InvlabError as err:
             self._following = self.followed_health = None
             self._set(message=str(err), tone="error")
@@ -384,6 +388,7 @@ class TrainingSession(param.Parameterized):
             for name, (steps, values) in new.items():
                 old_steps, old_values = self._outbox[name]
                 self._outbox[name] = (old_steps + steps, old_values + values)
+        self._show_stored_views(views)
         if record.status != "running":
             self._following = self.followed_health = None
             ended = f" ({record.message})" if record.message else ""
@@ -395,6 +400,12 @@ class TrainingSession(param.Parameterized):
                 self._judge_followed()
             if record.step != self.step:
                 self._set(step=record.step)
+
+    def _show_stored_views(self, snapshot) -> None:
+        """Hand a stored run's views (a `Snapshot`, or None when none are new) to the page with the next drain."""
+        if snapshot is not None:
+            with self._lock:
+                self._snapshot = snapshot
 
     def _judge_followed(self) -> None:
         """Put the followed run's health verdict (`followed_health`) in the message while it is not ok."""

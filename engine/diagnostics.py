@@ -128,6 +128,11 @@ def near_zero(values, rel: float = 1e-10) -> int:
     return int((v <= rel * max(float(v.max(initial=0.0)), 1e-300)).sum()) if v.size else 0
 
 
+def how_many(shown: int, total: int) -> str:
+    """What a grid of `shown` of `total` items says in its title: "32 of 100", or "all 20" when none is left out."""
+    return f"all {total}" if shown >= total else f"{shown} of {total}"
+
+
 def image_grid_from_flat(Z: np.ndarray, image_shape: tuple, cols: int = 8, max_images: int = 32) -> np.ndarray:
     """Lay out flattened images [M, C·H·W] as [rows, cols, H, W(, C)] for an ImageGrid (pads with blanks)."""
     C, H, W = image_shape

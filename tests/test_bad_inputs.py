@@ -1308,6 +1308,48 @@ def test_lab_without_jupyterlab(world, capsys, monkeypatch):
     assert "pip install 'invariance-lab[lab]'" in err and not (world / "nb").exists()
 
 
+def test_a_stored_view_that_is_not_an_engine_view_is_skipped_and_never_run(tmp_path):
+    import json
+    import zlib
+
+    import numpy as np
+
+    from engine import diagnostics as dg
+    from engine.train import RunConfig, RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
+        store.save_views(run_id, 1, {"spectrum": dg.Spectrum(values=np.ones(3))})
+        store.flush()
+    db = sqlite3.connect(tmp_path / "runs.sqlite")
+    with db:
+        for name, payload in (("evil", {"type": "os.system", "fields": {"command": "touch pwned"}}),
+                              ("broken", {"type": "Spectrum", "fields": {"values": {"array": {"dtype": "|O",
+                                                                                            "shape": [1],
+                                                                                            "data": ""}}}})):
+            db.execute("INSERT INTO views (run_id, name, step, kind, payload, updated) VALUES (?, ?, 1, ?, ?, 0)",
+                       (run_id, name, payload["type"], zlib.compress(json.dumps(payload).encode())))
+    db.close()
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        stored = store.views(run_id)
+    assert list(stored.views) == ["spectrum"]
+    assert sorted(name for name, _ in stored.skipped) == ["broken", "evil"]
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("bad", [np.array(["a", "b"]), np.array([object()])])
+def test_a_view_holding_what_is_not_numbers_is_not_stored_with_a_warning(tmp_path, bad):
+    from engine import diagnostics as dg
+    from engine.train import RunConfig, RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
+        with pytest.warns(UserWarning, match="odd.*cannot be stored"):
+            store.save_views(run_id, 1, {"odd": dg.Spectrum(values=bad), "fine": dg.Spectrum(values=np.ones(2))})
+            store.flush()
+        assert list(store.views(run_id).views) == ["fine"]
+
+
 def test_the_published_table_lists_every_case():
     """docs/bad_inputs.md is this file as a table: each test id above appears there, and each row here."""
     text = (Path(__file__).parents[1] / "docs" / "bad_inputs.md").read_text()

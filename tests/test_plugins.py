@@ -101,3 +101,13 @@ def test_the_readme_watch_snippet_records_a_run_invlab_runs_lists(env):
     with sqlite3.connect(f"{env['INVLAB_DATA']}/runs.sqlite") as db:
         names = {name for (name,) in db.execute("SELECT DISTINCT name FROM metrics WHERE run_id = 1")}
     assert {"loss", "elbo"} <= names and any(n.startswith("hyperparameters/") for n in names)
+
+
+@pytest.mark.parametrize("model, dataset, extra", [("rkhs", "two-moons", ()),
+                                                   ("gwi", "diabetes", ("--reference-steps", "5"))])
+def test_the_plugins_kernel_trains_in_the_rkhs_and_gwi_families(env, model, dataset, extra):
+    out = invlab("train", "--model", model, "--dataset", dataset, "--kernel", "rq", "--alpha", "2", "--subset", "80",
+                 "--steps", "3", "--eval-every", "0", "--quiet", *extra, env=env)
+    assert out.returncode == 0, out.stderr
+    (config,) = stored_configs(env)
+    assert config["model_config"]["kernel"] == "rq" and config["model_config"]["alpha"] == 2.0

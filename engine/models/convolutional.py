@@ -111,6 +111,12 @@ class ConvolutionalGP(SVGP):
         C, h, w = inducing.patch_shape
         Z = inducing.Z.detach().cpu().numpy().reshape(M, C, h, w)
         Z = Z[:, 0] if C == 1 else Z.transpose(0, 2, 3, 1)  # [M, h, w(, 3)]
+        tint = ""
+        if blocks == 3 and C == 1:  # multi-channel colour: one grey patch shared by R, G, B, drawn in its channels
+            per_channel = mu[start:start + blocks * M].reshape(blocks, M, -1).abs().sum(-1).cpu().numpy()  # [3, M]
+            Z, tint = channel_tinted(Z, per_channel), (
+                " Each patch is shared by the red, green and blue channels, each with its own inducing output; it is "
+                "drawn in the colours of the channels whose inducing output is largest in size (grey: all alike).")
         if score.shape[1] == 1:  # one latent: all patches, largest output first (top and bottom 16 if many)
             order = np.argsort(-score[:, 0])
             if M > 32:
@@ -120,34 +126,41 @@ class ConvolutionalGP(SVGP):
             imgs = np.zeros((rows * cols,) + Z.shape[1:])
             imgs[:len(order)] = Z[order]
             title = ("Inducing patches by inducing output (largest first"
-                     + (", then the 16 smallest)" if M > 32 else ")"))
+                     + (f", then the 16 smallest: {dg.how_many(len(order), M)})" if M > 32
+                        else f": {dg.how_many(M, M)})"))
             ranges = [score[order[r * cols:(r + 1) * cols], 0] for r in range(rows)]  # each row's outputs, descending
             return dg.ImageGrid(title=title, images=imgs.reshape((rows, cols) + Z.shape[1:]),
                                 row_labels=[f"{row[0]:+.2f} … {row[-1]:+.2f}" for row in ranges],
                                 description="Patches at the top favour class 1 (or large outputs), at the bottom the "
                                             "other; each row is labelled with the range of its patches' inducing "
-                                            "output mean E[g(z)].")
+                                            "output mean E[g(z)]." + tint)
         cols = min(8, M)
         order = np.argsort(-score, axis=0)[:cols].T  # [L, cols]: each class's strongest patches
         names = self.class_names or [f"class {k}" for k in range(score.shape[1])]
-        return dg.ImageGrid(title="Inducing patches with the largest inducing output, per class", images=Z[order],
+        return dg.ImageGrid(title=f"Inducing patches with the largest inducing output, per class ({cols} of {M} "
+                                  "each)", images=Z[order],
                             row_labels=list(names)[:score.shape[1]],
                             description="Row k: the patches whose inducing output favours class k most "
-                                        "(paper 001 Fig. 1).")
+                                        "(paper 001 Fig. 1)." + tint)
 
     def _weight_view(self) -> dg.ImageGrid | None:
         _, kernel, _ = self._conv_parts()
         w = kernel.patch_weights()
         if w is None:
             return None
-        w = w.detach().cpu().numpy().reshape(kernel.weight_shape)  # [C_w, H', W']
-        vmax = float(np.abs(w).max()) or 1.0
-        labels = ["all channels"] if w.shape[0] == 1 else [["red", "green", "blue"][c] if w.shape[0] == 3 else
-                                                            f"channel {c}" for c in range(w.shape[0])]
-        return dg.ImageGrid(title="Patch weights over positions", images=w[None], col_labels=labels,
+        v = kernel.weights().detach().cpu().numpy().reshape(kernel.weight_shape)  # [C_w, H', W'], w = s·v
+        vmax = float(np.abs(v).max()) or 1.0
+        labels = ["all channels"] if v.shape[0] == 1 else [["red", "green", "blue"][c] if v.shape[0] == 3 else
+                                                            f"channel {c}" for c in range(v.shape[0])]
+        s = kernel.weight
+        scale = f"1/{round(1 / s)}" if s > 0 and abs(1 / s - round(1 / s)) < 1e-6 else f"{s:.3g}"
+        return dg.ImageGrid(title="Learned patch weights v_p over positions", images=v[None], col_labels=labels,
                             vrange=(-vmax, vmax),
-                            description="w_p for each patch position (red positive, blue negative): where in the image "
-                                        "patch responses count.")
+                            description=f"v_p for each patch position (red positive, blue negative): where in the "
+                                        f"image patch responses count. The kernel weighs patch p by w_p = s·v_p with "
+                                        f"the fixed scale s = {scale}, so v_p = 1 everywhere is the plain "
+                                        f"convolutional kernel; the hyper-parameter table's \"weights (mean of "
+                                        f"{v.size})\" is the mean of this map.")
 
     def _variance_split(self, data) -> dg.Scalars:
         """Prior variance of f_conv and of f_rbf at the data, and the kernels' σ² (paper 001 sec. 3.3)."""
@@ -168,8 +181,19 @@ class ConvolutionalGP(SVGP):
     def _inducing_image_view(self) -> dg.ImageGrid:
         points = next(b for b in self.inducing.blocks if not isinstance(b, InducingPatches))
         Z = points.Z.detach().cpu().numpy()
-        return dg.ImageGrid(title="Inducing images of the RBF part",
-                            images=dg.image_grid_from_flat(Z, self.image_shape))
+        return dg.ImageGrid(title=f"Inducing images of the RBF part ({dg.how_many(min(len(Z), 32), len(Z))})",
+                            images=dg.image_grid_from_flat(Z, self.image_shape, max_images=32))
+
+
+def channel_tinted(Z: np.ndarray, strength: np.ndarray) -> np.ndarray:
+    """Grey patches Z [M, h, w] shared by the colour channels as RGB [M, h, w, 3]: each patch's values (scaled to
+    [0, 1] over all patches) in each channel c, times its channel's `strength` [3, M] (≥ 0) relative to its largest
+    (a patch with no strength anywhere is drawn grey)."""
+    lo, hi = float(Z.min()), float(Z.max())
+    unit = (Z - lo) / (hi - lo) if hi > lo else np.full_like(Z, 0.5)  # [M, h, w]
+    top = strength.max(0)  # [M]
+    share = np.where(top > 0, strength / np.where(top > 0, top, 1.0), 1.0)  # [3, M]
+    return unit[..., None] * share.T[:, None, None, :]  # [M, h, w, 3]
 
 
 # -- configuration --------------------------------------------------------------------------------------------------

@@ -183,8 +183,10 @@ class SVGP(ModelFamily):
         if isinstance(self.inducing, InducingPoints) and image_shape is not None:
             Z = self.inducing.Z.detach().cpu().numpy()
             order = np.argsort(-self.q.q_mu.detach().cpu().numpy().max(1))  # strongest inducing outputs first
-            views["inducing_inputs"] = dg.ImageGrid(title="Inducing inputs (largest inducing output first)",
-                                                    images=dg.image_grid_from_flat(Z[order], image_shape))
+            shown = dg.how_many(min(len(Z), 32), len(Z))
+            views["inducing_inputs"] = dg.ImageGrid(title=f"Inducing inputs (largest inducing output first; {shown})",
+                                                    images=dg.image_grid_from_flat(Z[order], image_shape,
+                                                                                   max_images=32))
         if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
             views["posterior"] = field_over_plane(self, data[0], data[1])
         return views

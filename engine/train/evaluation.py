@@ -99,8 +99,9 @@ class TrainerEvaluation:
             self.store.log_metrics(self.run_id, self.step_count, values)
 
     def snapshot(self, views: bool = True) -> Snapshot:
-        """The run now. With `views`, the diagnostics and fresh numerics; without, the last numerics (from the last
-        views or evaluation) with the current jitter, so a snapshot stays cheap."""
+        """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
+        as the run's latest, written with its next flush); without, the last numerics (from the last views or
+        evaluation) with the current jitter, so a snapshot stays cheap."""
         with self.lock:
             if views or self.last_numerics is None:
                 self.last_numerics = numerics = self.model.numerics()
@@ -114,6 +115,8 @@ class TrainerEvaluation:
                 sample = self._diagnostic_data()
                 diag = self.model.diagnostics(sample, test=self._prediction_data()) \
                     if isinstance(self.model, ModelFamily) else self.model.diagnostics(sample)
+                if self.store is not None and self.run_id is not None:  # written with the next flush
+                    self.store.save_views(self.run_id, self.step_count, diag)
         history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
                    for k, (s, v) in self.history.items()}
         return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,

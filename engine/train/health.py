@@ -54,29 +54,34 @@ class Health:
 
 def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics | None, *, task: str,
            num_classes: int | None, optimizer: str, chance_error: float | None = None,
-           learning_rate: float | None = None, converged: bool | None = None) -> Health:
+           learning_rate: float | None = None, converged: bool | None = None, own_loop: bool = False) -> Health:
     """The health of a run from its `history` (metric → (steps, values)) and its latest `numerics`.
 
     chance_error: the test error of the best constant answer (classification: 1 − the most common class's share;
     regression: the RMSE of the training mean), which the Trainer computes on its test subset; without it
     classification uses 1 − 1/K. learning_rate: the rate in use (for the stall check and the hints).
-    converged: the Trainer's own verdict on an L-BFGS solve; None infers it from the loss."""
+    converged: the Trainer's own verdict on an L-BFGS solve; None infers it from the loss. own_loop: the run is a
+    loop the user wrote and trains in another process (`engine.train.watch`), which the page only watches: the hints
+    say what to change in that loop, not which of the page's buttons to press."""
     numerics = numerics if numerics is not None else Numerics()
     lr = f" (now {learning_rate:g})" if learning_rate is not None else ""
+    there = " in your loop" if own_loop else ""
+    restart = (" in your loop and start it again from a fresh model (this page only watches it)" if own_loop
+               else " and press Reset")
     loss_steps, loss = _series(history, "loss")
 
     collapsed = _collapsed(history, numerics, task, num_classes, chance_error, loss)
     if collapsed is not None:
-        return Health("collapsed", collapsed + f"; lower the learning rate{lr} and press Reset.")
+        return Health("collapsed", collapsed + f"; lower the learning rate{lr}{restart}.")
 
     rise = _rising(loss_steps, loss)
     if rise is not None:
         return Health("diverging", f"the loss has risen steadily over the last {rise} steps: the optimiser is "
-                                   f"diverging; lower the learning rate{lr}.")
+                                   f"diverging; lower the learning rate{lr}{there}.")
 
     if converged or (converged is None and optimizer == "lbfgs" and _flat(loss)):
         return Health("converged", "the L-BFGS solve has converged: more steps will not change the answer; change a "
-                                   "setting to solve again.")
+                                   f"setting{there} to solve again.")
 
     if optimizer != "lbfgs" and (learning_rate is None or learning_rate >= TINY_LEARNING_RATE):
         window = _stalled(loss_steps, loss)
@@ -85,7 +90,7 @@ def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics 
             change = "a smaller" if learning_rate is not None and learning_rate >= LARGE_LEARNING_RATE else "a larger"
             return Health("stalled", f"no progress in the last {window} steps and the test error is still at chance: "
                                      f"the optimiser is stuck; try {change} learning rate{lr} or another model "
-                                     "setting.")
+                                     f"setting{there}.")
     return Health()
 
 

@@ -25,6 +25,9 @@ whose writer is gone (killed, crashed, the machine rebooted) into `killed`, whic
 checkpoint. A writer on another host is judged by its heartbeat (`updated`, refreshed at least every
 `HEARTBEAT_SECONDS` while it trains): silent for `STALE_SECONDS`, it is taken for dead.
 
+A run keeps the latest snapshot of each of its diagnostics views (`save_views`, `views`; runstore/views.py), so a
+page that opens it, or follows it while another process writes it, shows its pictures too.
+
 A run has one writer: `claim_run` takes it for training in one transaction (a lease on those writer columns, see
 `runstore/leases.py`); a second claimant is refused with a message naming the holder's process and host.
 """
@@ -39,6 +42,7 @@ from .runstore.owners import OwnersMixin
 from .runstore.queue import WriteQueue
 from .runstore.runs import RunRecord, RunsMixin
 from .runstore.sweeps import SweepRecord, SweepsMixin
+from .runstore.views import StoredViews, ViewsMixin
 from .runstore.writers import (
     HEARTBEAT_SECONDS,
     LEASE_SECONDS,
@@ -52,10 +56,11 @@ from .runstore.writers import (
 
 __all__ = ["RunStore", "RunStoreError", "NoRunStore", "StoreLocked", "RunRecord", "SweepRecord", "fault_message",
            "writer_alive", "writer_identity", "HEARTBEAT_SECONDS", "LEASE_SECONDS", "STALE_SECONDS", "WRITER_COLUMNS",
-           "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX", "_process_token"]
+           "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX", "_process_token", "StoredViews"]
 
 
-class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin, LeasesMixin, OwnersMixin):
+class RunStore(StoreConnection, WriteQueue, RunsMixin, SweepsMixin, WritersMixin, LeasesMixin, OwnersMixin,
+               ViewsMixin):
     """Runs, their metrics, checkpoints and sweeps in one SQLite file (`runs.sqlite` under the data directory).
 
     `RunStore(path=None, on_busy=None, create=True, owner=None, admin=False)`: `path` defaults to the data directory's

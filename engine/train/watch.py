@@ -8,7 +8,7 @@ its name and the page's Runs list opens it (its curves keep growing while the lo
             ...                                   # your own optimiser step
             run.log(step, loss=loss, elbo=elbo)   # numbers or one-element tensors
             if step % 100 == 0:
-                run.snapshot()                    # the model's scalar diagnostics (hyper-parameters, ...)
+                run.snapshot()                    # the model's views (pictures; scalars also as metrics)
 
 Overhead is bounded: `log` appends to the store's in-memory queue and the queue is written in one transaction at most
 `FLUSHES_PER_SECOND` times a second (and when the block ends), so a killed process loses at most the last fraction
@@ -129,9 +129,11 @@ class WatchedRun:
 
     # -- diagnostics ----------------------------------------------------------------------------------------------
     def snapshot(self, step: int | None = None) -> dict:
-        """The model's diagnostics views now (an engine family's, or any object's `diagnostics()`); their scalar
-        values (`Scalars` views: hyper-parameters, learned ranges, ...) are recorded as metrics named
-        `VIEW/VALUE` at `step` (default: the last step logged). Returns the views, {} without a model."""
+        """The model's diagnostics views now (an engine family's, or any object's `diagnostics()`), stored with the
+        run as its latest views (image grids, spectra, fields, ...: what the page shows when it opens the run; each
+        view's previous snapshot is replaced, not kept) and written at once. Their scalar values (`Scalars` views:
+        hyper-parameters, learned ranges, ...) are also recorded as metrics named `VIEW/VALUE` at `step` (default:
+        the last step logged), so they are drawn over training. Returns the views, {} without a model."""
         if self.model is None or not hasattr(self.model, "diagnostics"):
             return {}
         from ..diagnostics import Scalars
@@ -147,11 +149,15 @@ class WatchedRun:
             views = self.model.diagnostics(data)
         except TypeError:  # a user's object whose diagnostics() takes no data
             views = self.model.diagnostics()
-        scalars = {f"{key}/{name}": value for key, view in (views or {}).items() if isinstance(view, Scalars)
+        views = views or {}
+        step = self.step if step is None else step
+        scalars = {f"{key}/{name}": value for key, view in views.items() if isinstance(view, Scalars)
                    for name, value in view.values.items()}
         if scalars:
-            self.log(self.step if step is None else step, **scalars)
-        return views or {}
+            self.log(step, **scalars)
+        self.store.save_views(self.run_id, step, views)  # the latest of each view, pictures included
+        self.flush()
+        return views
 
     # -- the block ------------------------------------------------------------------------------------------------
     def close(self, status: str = "finished", message: str | None = None) -> None:

@@ -167,7 +167,7 @@ def test_patch_weights_have_a_centred_colour_bar(served_app):
              "&data.subset=60&data.test_subset=40&train.batch_size=20&train.steps=100000")
     with browser_page() as (page, errors):
         start(page, query, served_app)
-        poll(lambda: "Patch weights over positions" in " ".join(page_texts(page)), timeout=150)
+        poll(lambda: "Learned patch weights v_p over positions" in " ".join(page_texts(page)), timeout=150)
         bars = poll(lambda: [c for p in plots(page) for c in p["colorbars"]], timeout=30)
         assert any(lo is not None and hi and abs(lo + hi) < 1e-9 * max(abs(hi), 1) for lo, hi in bars), bars
         assert not errors, errors

@@ -44,3 +44,66 @@ def test_the_page_draws_a_watched_loop_while_it_writes(watched):
         poll(lambda: any("is now finished at step 40" in text for text in page_texts(page)))
         assert column_length(page, "elbo") == 40
         assert not errors, errors
+
+
+# every image the page draws: (glyph type, width, height) in data units, from the glyph or its data columns
+IMAGES_JS = """() => {
+  const out = [];
+  const size = (g, d, key) => {
+    const spec = g[key];
+    if (spec && typeof spec === "object" && "field" in spec && d[spec.field]) return d[spec.field][0];
+    if (spec && typeof spec === "object" && "value" in spec) return spec.value;
+    return typeof spec === "number" ? spec : (d[key] ? d[key][0] : null);
+  };
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.glyph && m.data_source && (m.glyph.type === "ImageRGBA" || m.glyph.type === "Image")) {
+        const d = m.data_source.data;
+        if (d.image && d.image.length) out.push([m.glyph.type, size(m.glyph, d, "dw"), size(m.glyph, d, "dh")]);
+      }
+  return out;
+}"""
+
+QUADS_JS = """() => {
+  let n = 0;
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.glyph && m.glyph.type === "Quad" && m.data_source && m.data_source.data.left)
+        n = Math.max(n, m.data_source.data.left.length);
+  return n;
+}"""
+
+
+def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(tmp_path):
+    import numpy as np
+
+    from engine import diagnostics as dg
+    from engine.train import watch
+
+    class Mine:
+        """A user's model whose views are a 2 × 3 grid of 4 × 4 samples and an eigenvalue spectrum."""
+
+        calls = 0
+
+        def diagnostics(self):
+            self.calls += 1
+            rng = np.random.default_rng(self.calls)
+            return {"samples": dg.ImageGrid(title=f"My samples at snapshot {self.calls}",
+                                            images=rng.random((2, 3, 4, 4))),
+                    "spectrum": dg.Spectrum(title="My eigenvalues", values=np.sort(rng.random(12)) + 0.1)}
+
+    with serve_dashboard(tmp_path / "served") as url, \
+            watch(Mine(), name="pictures", data_dir=tmp_path / "served" / "data") as run:
+        run.log(1, loss=1.0)
+        run.snapshot()
+        with browser_page() as (page, errors):
+            page.goto(url + f"?run={run.run_id}")
+            poll(lambda: any("My samples at snapshot 1" in text for text in page_texts(page)))
+            poll(lambda: any("My eigenvalues" in text for text in page_texts(page)))
+            # the grid is one tiled image: 3 images of 4 px and 2 gutters across, 2 and 1 down
+            assert poll(lambda: [size for size in page.evaluate(IMAGES_JS) if size[1:] == [14, 9]])
+            assert poll(lambda: page.evaluate(QUADS_JS) > 0)  # the spectrum's histogram bars
+            run.log(2, loss=0.5)
+            run.snapshot()  # the loop goes on: the page shows the new pictures
+            poll(lambda: any("My samples at snapshot 2" in text for text in page_texts(page)))
+            assert not errors, errors

@@ -147,7 +147,8 @@ def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its
             run.flush()
             wait_until(lambda: explorer.status.state == "diverging", explorer)
             assert "the loss has risen steadily" in explorer.status.message
-            assert "lower the learning rate (now 0.05)" in explorer.status.message
+            assert "lower the learning rate (now 0.05) in your loop" in explorer.status.message
+            assert "Reset" not in explorer.status.message  # the page's buttons do nothing to another process's loop
             assert explorer.status.tone == "warning"
             for step in range(41, 61):  # it recovers: the verdict goes, and so does its warning
                 run.log(step, loss=170.0 - 8 * (step - 40))
@@ -164,3 +165,114 @@ def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its
         assert explorer.status.state != "diverging"
     finally:
         explorer.close()
+
+
+def shown_view(explorer, name):
+    """The view the page's pane `name` holds now (None while there is no such pane)."""
+    pane = explorer.feed.view_panes.get(name)
+    return None if pane is None else pane.pipe.data
+
+
+def test_a_followed_watched_run_shows_its_picture_views_and_their_updates(tmp_path, wait_until):
+    import numpy as np
+
+    from engine import diagnostics as dg
+    from engine.train import watch
+
+    class Mine:
+        """A user's model whose diagnostics are a grid of samples and a spectrum that change every snapshot."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def diagnostics(self):
+            self.calls += 1
+            rng = np.random.default_rng(self.calls)
+            return {"samples": dg.ImageGrid(title=f"Samples at snapshot {self.calls}", images=rng.random((2, 3, 4, 4))),
+                    "spectrum": dg.Spectrum(title="Eigenvalues", values=np.sort(rng.random(8)))}
+
+    model = Mine()
+    with watch(model, name="pictures", data_dir=tmp_path) as run:
+        run.log(1, loss=1.0)
+        first = run.snapshot()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: shown_view(explorer, "samples") is not None, explorer)
+            assert np.array_equal(shown_view(explorer, "samples").images, first["samples"].images)
+            assert shown_view(explorer, "samples").title == "Samples at snapshot 1"
+            assert np.array_equal(shown_view(explorer, "spectrum").values, first["spectrum"].values)
+            run.log(2, loss=0.5)
+            second = run.snapshot()  # the loop goes on: the page shows the new pictures
+            wait_until(lambda: shown_view(explorer, "samples").title == "Samples at snapshot 2", explorer)
+            assert np.array_equal(shown_view(explorer, "samples").images, second["samples"].images)
+            assert np.array_equal(shown_view(explorer, "spectrum").values, second["spectrum"].values)
+        except BaseException:
+            explorer.close()
+            raise
+    explorer.close()
+
+
+def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_path, wait_until):
+    import numpy as np
+
+    from engine.train import Trainer
+
+    config = RunConfig(model="svgp", data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 16},
+                       train={"steps": 50, "batch_size": 50})
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        trainer = Trainer(config, store=store)
+        list(trainer.run(steps=3))
+        views = trainer.snapshot(views=True).views  # what the page showed while it trained
+        trainer._flush()
+        for _, path in store.checkpoints(trainer.run_id):  # its checkpoints are gone (pruned, or never written)
+            path.unlink()
+    explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=trainer.run_id)
+    explorer.__panel__()
+    try:
+        wait_until(lambda: shown_view(explorer, "kuu_spectrum") is not None, explorer)
+        assert "no checkpoint to continue from" in explorer.session.message
+        assert np.array_equal(shown_view(explorer, "kuu_spectrum").values, views["kuu_spectrum"].values)
+        assert np.array_equal(shown_view(explorer, "inducing_inputs").images, views["inducing_inputs"].images)
+    finally:
+        explorer.close()
+
+
+def test_a_diverging_loop_watched_without_a_config_is_not_told_a_learning_rate_it_never_stored(tmp_path, wait_until):
+    from engine.train import watch
+
+    class Mine:
+        def diagnostics(self):
+            return {}
+
+    with watch(Mine(), name="no-config", data_dir=tmp_path) as run:  # its optimiser's rate is the loop's own
+        run.log(1, loss=100.0)
+        run.flush()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: "still being trained by another process" in explorer.status.message, explorer)
+            for step in range(2, 31):
+                run.log(step, loss=100.0 + 4 * step)
+            run.flush()
+            wait_until(lambda: explorer.status.state == "diverging", explorer)
+            assert "lower the learning rate in your loop" in explorer.status.message
+            assert "(now" not in explorer.status.message  # the page's default rate is not this loop's
+        finally:
+            explorer.close()
+
+
+def test_a_followed_run_that_already_diverged_is_judged_when_opened(tmp_path, wait_until):
+    from engine.train import watch
+
+    with watch(name="already-climbing", config=RunConfig(train={"learning_rate": 0.05}), data_dir=tmp_path) as run:
+        for step in range(1, 31):  # everything is stored before the page opens it, and nothing new arrives
+            run.log(step, loss=100.0 + 4 * step)
+        run.flush()
+        explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=run.run_id)
+        explorer.__panel__()
+        try:
+            wait_until(lambda: explorer.status.state == "diverging", explorer, timeout=30)
+            assert "lower the learning rate (now 0.05) in your loop" in explorer.status.message
+        finally:
+            explorer.close()

@@ -179,7 +179,8 @@ def test_colour_variants_on_photo_patches(colour, q, train_device):
     check_views(views, "conv-colour", trainer.model)
     if colour == "multi-channel":
         assert trainer.model.inducing.block_sizes == (8, 8, 8) and views["patch_weights"].images.shape == (1, 3, 5, 5)
-        assert views["inducing_patches"].images.shape[-2:] == (2, 2)  # grey patches shared by the channels
+        # patches shared by the channels, drawn in the colours of the channels whose inducing outputs they carry
+        assert views["inducing_patches"].images.shape[-3:] == (2, 2, 3)
         assert isinstance(trainer.model.q, BlockVariational) == (q == "mean-field")
     else:
         assert views["inducing_patches"].images.shape[-3:] == (2, 2, 3)  # colour patches

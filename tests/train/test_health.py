@@ -166,3 +166,20 @@ def test_regression_falling_back_to_the_mean_after_doing_better_is_collapsed_but
     assert assess(back, Numerics(condition=3e3), **kw).state == "collapsed"
     near = {"test_rmse": ([0, 10, 20, 30], [77.0, 50.0, 74.0, 75.0])}  # at chance by 5 %, but not the mean's RMSE
     assert assess(near, Numerics(condition=3e3), **kw).state == "ok"
+
+
+# -- a loop another process trains: the advice is for that loop, not for the page's buttons ----------------------------
+def test_the_hints_for_a_loop_the_user_trains_say_what_to_change_in_that_loop():
+    collapsed = {"test_error": ([0, 5], [0.9, 0.89]), "test_nlpd": ([0, 5], [LOG10, LOG10])}
+    rising = {"loss": (list(range(1, 21)), [float(v) for v in range(100, 120)])}
+    steps, loss = decreasing_loss(n=60)
+    stalled = {"loss": (steps, np.full(steps.shape, 5.0)), "test_error": ([0, 600], [0.9, 0.9])}
+    for history, numerics, state in ((collapsed, IDENTITY_KUU, "collapsed"), (rising, HEALTHY_KUU, "diverging"),
+                                     (stalled, HEALTHY_KUU, "stalled")):
+        page = classify(history, numerics)
+        loop = classify(history, numerics, own_loop=True)
+        assert page.state == loop.state == state
+        assert "Reset" not in loop.hint and "in your loop" in loop.hint, loop.hint
+    assert "press Reset" in classify(collapsed, IDENTITY_KUU).hint  # the page's own run: its Reset button
+    assert ("lower the learning rate (now 0.01) in your loop and start it again from a fresh model"
+            in classify(collapsed, IDENTITY_KUU, own_loop=True).hint)

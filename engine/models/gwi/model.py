@@ -34,7 +34,8 @@ from ... import diagnostics as dg
 from ...covariances import Kuu
 from ...diagnostics import field_over_plane, hyperparameter_values
 from ...errors import ConfigError
-from ...kernels import build_kernel, median_distance
+from ...kernels import REGISTRY as KERNEL_REGISTRY
+from ...kernels import build_kernel, kernel_names, median_distance
 from ...likelihoods import Gaussian, RobustMax, prob_is_largest
 from ..base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
 from ..registry import ModelSpec
@@ -45,7 +46,7 @@ from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
 from .wasserstein import METHODS, W2Estimate, wasserstein_estimate
 
 W2_PARTS = ("w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen")
-KERNELS = ("rbf", "arccos1", "arccos0")
+PAPER_KERNELS = ("rbf", "arccos1", "arccos0")  # the reference kernels of paper 003; any registered kernel is accepted
 
 
 class GWI(ModelFamily):
@@ -297,10 +298,11 @@ class GWI(ModelFamily):
 class GWIConfig(param.Parameterized):
     """Gaussian Wasserstein inference: a frozen reference GP P and an SVGP-form Q fitted by the W2 objective."""
 
-    kernel = param.Selector(default="rbf", objects=list(KERNELS),
-                            doc="Reference kernel: RBF (ARD when `ard`) or arc-cosine "
-                                "(NNGP of one layer) of order 1/0.")
-    ard = param.Boolean(default=True, doc="RBF: one lengthscale per input dimension.")
+    kernel = param.Selector(default="rbf", objects=kernel_names(),
+                            doc="Reference kernel of P: any registered kernel; the paper's are RBF (ARD when `ard`) "
+                                "and arc-cosine (NNGP of one layer) of order 1/0.")
+    ard = param.Boolean(default=True, doc="RBF and Matérn: one lengthscale per input dimension.")
+    degree = param.Integer(default=2, bounds=(1, 10), doc="Degree of the polynomial kernel.")
     lengthscale = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
                                doc="Initial lengthscale before the reference fit; empty = median distance.")
     variance = param.Number(default=1.0, bounds=(1e-6, 1e4), doc="Initial kernel variance before the reference fit.")
@@ -336,6 +338,8 @@ class GWIConfig(param.Parameterized):
     max_temperature = param.Number(default=1.0, bounds=(1.0, 1e3),
                                    doc="Upper bound of α_T (the notes take α_T ∈ (0, 1]: tempering only shrinks).")
 
+KERNEL_REGISTRY.attach(GWIConfig, "kernel")  # every registered kernel, with its own options, is a choice
+
 
 def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
               generator: torch.Generator | None = None) -> GWI:
@@ -368,8 +372,8 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInf
         J = 1
         Y = y_fit.to(torch.float64).reshape(N_fit, 1)
     ell = config.lengthscale if config.lengthscale is not None else median_distance(X_fit)
-    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance,
-                          ard=config.ard and config.kernel == "rbf")
+    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
+                          **KERNEL_REGISTRY.options_of(config.kernel, config))
     if config.reference_fit == "robust":
         held_out = (X_fit.reshape(N_fit, -1)[h_index], Y[h_index]) if len(h_index) > 0 else None
         noise, lml, fits = fit_reference_robust(kernel, Z, Y[z_index], config.noise_variance, held_out=held_out,

@@ -6,7 +6,8 @@ import param
 import torch
 
 from ...errors import ConfigError
-from ...kernels import build_kernel, median_distance
+from ...kernels import REGISTRY as KERNELS
+from ...kernels import build_kernel, kernel_names, median_distance
 from ..base import DataInfo
 from ..registry import ModelSpec
 from .functionals import DirectionalDerivative, Functionals, LocalAverage, PartialDerivatives
@@ -22,9 +23,10 @@ FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
 class RKHSConfig(param.Parameterized):
     """Kernel machine with invariances as bounded linear functionals (paper 002), solved by L-BFGS."""
 
-    kernel = param.Selector(default="rbf", objects=["rbf", "polynomial", "matern52", "linear"],
-                            doc="rbf: κ_σ (eq. 8 and 11 in closed form); polynomial (x·y + 1)^r (eq. 7); others: "
-                                "matern52 in closed form, linear by autograd.")
+    kernel = param.Selector(default="rbf", objects=kernel_names(),
+                            doc="Any registered kernel. rbf: κ_σ (eq. 8 and 11 in closed form); polynomial "
+                                "(x·y + 1)^r (eq. 7); matern52 in closed form; any other (linear, arc-cosine, your "
+                                "own) with its derivatives by autograd. Local averaging needs the rbf.")
     sigma = param.Number(default=None, allow_None=True, bounds=(1e-4, 1e4),
                          doc="Width σ of the Gaussian / Matérn kernel; empty = median distance between training "
                              "inputs.")
@@ -70,6 +72,10 @@ class RKHSConfig(param.Parameterized):
 
 
 # -- construction ------------------------------------------------------------------------------------------------------
+
+KERNELS.attach(RKHSConfig, "kernel")  # every registered kernel, with its own options, is a choice
+
+
 def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
                            transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
                            average_width: float | None = None) -> tuple[list[Functionals], object]:
@@ -110,7 +116,8 @@ def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
     rest = torch.nonzero(mask)[:, 0]
     rest = rest[torch.randperm(len(rest), generator=generator)][: config.max_unlabelled].sort().values
     sigma = config.sigma if config.sigma is not None else median_distance(flat)
-    kernel = build_kernel(config.kernel, D, lengthscale=sigma, variance=1.0, degree=config.degree)
+    kernel = build_kernel(config.kernel, D, lengthscale=sigma, variance=1.0,
+                          **KERNELS.options_of(config.kernel, config))
     kind = config.functionals
     if kind == "auto":
         kind = "transformations" if image_shape is not None else "gradient"

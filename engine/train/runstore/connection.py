@@ -11,6 +11,7 @@ from typing import Callable
 
 from ... import settings
 from .faults import NoRunStore, RunStoreError, StoreLocked, _is_busy, fault_message
+from .views import VIEWS_SCHEMA
 from .writers import WRITER_COLUMNS
 
 SCHEMA = """
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS sweeps (
     id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL, updated REAL NOT NULL,
     name TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL, total INTEGER NOT NULL DEFAULT 0
 );
-"""
+""" + VIEWS_SCHEMA
 
 # columns added after the first release: a store written before them gains them (empty) when opened
 ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "TEXT"), ("sweep_info", "TEXT"),
@@ -71,6 +72,7 @@ class StoreConnection:
         self._pending: list[tuple[int, int, str, float]] = []
         self._pending_updates: dict[int, dict] = {}  # run id -> fields not yet written
         self._pending_checkpoints: list[tuple[int, int, str, float]] = []
+        self._pending_views: dict[tuple[int, str], tuple] = {}  # (run id, view name) -> (step, view): the newest
         self._busy_since: float | None = None
         self._closed = False
         self._columns: dict[str, set[str]] = {}

@@ -26,7 +26,8 @@ class WriteQueue:
     @property
     def pending(self) -> int:
         """Metric rows, run updates and checkpoint records waiting to be written."""
-        return len(self._pending) + len(self._pending_updates) + len(self._pending_checkpoints)
+        return len(self._pending) + len(self._pending_updates) + len(self._pending_checkpoints) + \
+            len(self._pending_views)
 
     @_guarded
     def flush(self) -> bool:
@@ -50,6 +51,7 @@ class WriteQueue:
                                          (run_id, step, path))
                         self._db.execute("INSERT INTO checkpoints (run_id, step, path, created) VALUES (?, ?, ?, ?)",
                                          (run_id, step, path, created))
+                    self._write_views()
             except sqlite3.OperationalError as err:
                 if not _is_busy(err):
                     raise
@@ -60,6 +62,7 @@ class WriteQueue:
                     self._db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             written = len(self._pending)
             self._pending, self._pending_updates, self._pending_checkpoints = [], {}, []
+            self._pending_views = {}
             self._note_free(f"; the {written} queued metric values are stored" if written else "")
             return True
 
