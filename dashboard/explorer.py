@@ -28,7 +28,8 @@ from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
-from .prior import PriorPanel
+from .prior import URL_KEYS as PRIOR_URL_KEYS
+from .prior import PriorPanel, apply_prior_query, prior_query
 from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
@@ -357,6 +358,7 @@ class Explorer(pn.viewable.Viewer):
         self.prior = self._prior_page()
         self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
         self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
+        self.prior.explorer.param.watch(lambda *_: self._update_location(), list(PRIOR_URL_KEYS))
         if not self._store_wanted:
             self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
 
@@ -507,10 +509,7 @@ class Explorer(pn.viewable.Viewer):
         lesson = get_lesson(self.settings.lesson)
         prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
         if prior:
-            try:
-                self.prior.explorer.param.update(**prior)
-            except (ValueError, TypeError) as err:
-                problems.append(f"prior settings refused: {err}")
+            problems += apply_prior_query(self.prior.explorer, prior)
         self._location = location
         if problems:
             self.notice = "Some settings in the link were refused: " + "; ".join(problems)
@@ -554,6 +553,9 @@ class Explorer(pn.viewable.Viewer):
         if self._location is None:
             return
         query = self.settings.query_string()
+        prior = prior_query(self.prior.explorer)
+        if prior:
+            query = f"{query}&{urlencode(prior)}" if query else f"?{urlencode(prior)}"
         if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
             extra = urlencode({"page": "compare", **self.compare.query()})
             query = f"{query}&{extra}" if query else f"?{extra}"

@@ -1191,6 +1191,24 @@ def test_a_huge_number_in_a_link_is_refused_as_written():
     assert settings.train.steps == RunSettings().train.steps  # left as it was
 
 
+def test_bad_prior_values_in_a_link_are_refused_as_written():
+    """`?prior.delta=abc`, `prior.num_layers=99`, an unknown `prior.<name>` and markup are refused one by one, the
+    good values kept; nothing is drawn from the refused ones."""
+    from panel.util import parse_query
+
+    from dashboard.prior import apply_prior_query
+    from engine.models.dkp import PriorExplorer
+
+    explorer = PriorExplorer()
+    query = parse_query("?prior.delta=abc&prior.num_layers=99&prior.alpha=2&prior.%3Cb%3Ex=1&prior.seed=" + "9" * 400)
+    problems = apply_prior_query(explorer, {k.partition(".")[2]: v for k, v in query.items()})
+    assert len(problems) == 4, problems
+    text = " | ".join(problems)
+    assert "prior.delta='abc' refused" in text and "prior.num_layers=99 refused" in text, text
+    assert "'prior.<b>x': not a prior setting" in text and all(len(p) < 300 for p in problems), text
+    assert explorer.delta == PriorExplorer().delta and explorer.num_layers == 2 and explorer.alpha == 2.0
+
+
 def _bad_plugin(tmp_path, source):
     """`invlab plugins` as a real process with a plugin package `broken-plugin` (module `broken`) installed into a
     temporary folder on PYTHONPATH."""
