@@ -404,6 +404,9 @@ LINES = [
     Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
     Line("serve-max-memory-nan", ["serve", "--max-memory-mb", "nan"], 2, ("--max-memory-mb", "finite")),
     Line("serve-max-memory-inf", ["serve", "--max-memory-mb", "inf"], 2, ("--max-memory-mb", "finite")),
+    Line("serve-max-steps-per-s-negative", ["serve", "--max-steps-per-s", "-1"], 2,
+         ("--max-steps-per-s", "at least 0")),
+    Line("serve-max-steps-per-s-nan", ["serve", "--max-steps-per-s", "nan"], 2, ("--max-steps-per-s", "finite")),
     # sweeps
     Line("sweep-too-many-seeds", ["sweep", "--dry-run", "--seeds", "100000000", "--vary", "data.subset=10"], 2,
          ("100,000,000 runs", "10,000")),
