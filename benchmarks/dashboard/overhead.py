@@ -286,8 +286,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=None, help="Timed steps per repetition (default 200).")
     parser.add_argument("--warmup", type=int, default=10, help="Untimed steps at the start of each repetition.")
     args = parser.parse_args(argv)  # each arm gives torch `--threads` on its own training thread
-    repeats = args.repeats or (2 if args.quick else 5)
-    steps = args.steps or (60 if args.quick else 200)
+    args.quick = args.quick or args.smoke
+    repeats = args.repeats or (1 if args.smoke else 2 if args.quick else 5)
+    steps = args.steps or (5 if args.smoke else 60 if args.quick else 200)
+    if args.smoke:
+        args.warmup = min(args.warmup, 2)
 
     t_start = time.perf_counter()
     print(f"threads {args.threads}, {repeats} interleaved repetitions of {steps} timed steps "
