@@ -24,6 +24,7 @@ from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
+from .closing import connected, settle_writes
 from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
@@ -495,7 +496,12 @@ class Explorer(pn.viewable.Viewer):
         stays free for the other pages)."""
         if self._closes_with is not doc:
             self._closes_with = doc
-            doc.on_session_destroyed(lambda ctx: self.close(wait=False))
+            doc.on_session_destroyed(lambda ctx: self._session_ended(doc))
+
+    def _session_ended(self, doc) -> None:
+        """The tab went: stop training and ticking, and settle the page's last messages quietly."""
+        self.close(wait=False)
+        settle_writes(doc)
 
     def read_location(self, location) -> None:
         """Take the configuration from the URL once, then keep the URL following the settings."""
@@ -572,6 +578,9 @@ class Explorer(pn.viewable.Viewer):
 
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
+        if not connected(self._doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
+            settle_writes(self._doc)  # what was in flight when it closed fails quietly
+            return
         if self._heartbeat is not None and self._heartbeat.silent():
             log.info("the notebook showing the explorer is gone: closing it")
             self.close()

@@ -1,0 +1,45 @@
+"""A closed tab's last messages end quietly: a websocket write that failed because the tab went is retrieved, so
+asyncio never reports it as "Task exception was never retrieved"."""
+import asyncio
+import gc
+
+from bokeh.document import Document
+from panel.io import document as panel_document
+from tornado.websocket import WebSocketClosedError
+
+from dashboard.closing import connected, settle_writes
+
+
+def _unretrieved_reports(settle: bool) -> list[str]:
+    reports = []
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda loop, context: reports.append(context["message"]))
+    doc = Document()
+
+    async def write():
+        raise WebSocketClosedError()
+
+    async def scenario():
+        failed = asyncio.ensure_future(write())  # a write to a tab that has just closed
+        await asyncio.sleep(0)
+        pending = asyncio.ensure_future(write())  # one still under way when the page's tick notices
+        panel_document._WRITE_FUTURES[doc] = [failed, pending]
+        await asyncio.sleep(0)
+        if settle:
+            assert settle_writes(doc) == 2
+        await asyncio.sleep(0)
+        panel_document._WRITE_FUTURES.pop(doc, None)  # what Panel does when it destroys the document
+
+    loop.run_until_complete(scenario())
+    gc.collect()
+    loop.close()
+    return reports
+
+
+def test_writes_to_a_closed_tab_are_reported_unless_settled():
+    assert any("never retrieved" in r for r in _unretrieved_reports(settle=False))  # what the server log showed
+    assert _unretrieved_reports(settle=True) == []
+
+
+def test_a_document_outside_a_server_counts_as_connected():
+    assert connected(Document())
