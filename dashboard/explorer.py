@@ -24,7 +24,7 @@ from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
-from .closing import connected, settle_writes
+from .closing import connected, settle_writes, write_quietly
 from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
@@ -496,6 +496,7 @@ class Explorer(pn.viewable.Viewer):
         stays free for the other pages)."""
         if self._closes_with is not doc:
             self._closes_with = doc
+            write_quietly()  # a tab that closes mid-message leaves no traceback in the server's log
             doc.on_session_destroyed(lambda ctx: self._session_ended(doc))
 
     def _session_ended(self, doc) -> None:
