@@ -59,6 +59,14 @@ class PriorPanel(pn.viewable.Viewer):
         widgets["seed"] = {"type": pn.widgets.IntInput}  # a seed is a label, not a quantity: typed, not slid
         self.controls = pn.Param(self.explorer, parameters=list(CONTROLS), widgets=widgets, show_name=False, width=300)
         self.explorer.param.watch(self._on_change, list(CONTROLS))
+        self.explorer.param.watch(self._delta_on_slider, "delta")
+
+    def _delta_on_slider(self, event) -> None:
+        """A δ off the slider's steps (from a link) joins its values, so the slider shows what is drawn."""
+        slider = self.controls._widgets.get("delta")
+        if slider is not None and event.new not in slider.options:
+            slider.options = _with(list(slider.options), event.new)
+            slider.value = event.new
 
     def activate(self) -> None:
         """Draw for the first time (called when the tab is shown)."""

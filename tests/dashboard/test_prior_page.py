@@ -67,3 +67,10 @@ def test_a_slider_move_updates_the_plots_in_place_and_is_busy_meanwhile(monkeypa
     gram = panel.panes["top_gram"]
     image = gram.source.data["image"][0]
     assert gram.mapper.low <= image.min() and gram.mapper.high >= image.max()  # the colour bar spans the new matrix
+
+
+def test_a_link_delta_between_the_sliders_steps_is_shown_on_the_slider():
+    panel = PriorPanel(PriorExplorer(size=60, num_points=30, num_panels=1))
+    assert apply_prior_query(panel.explorer, {"delta": "4"}) == []
+    slider = panel.controls._widgets["delta"]
+    assert panel.explorer.delta == 4.0 and slider.value == 4.0 and 4.0 in slider.options
