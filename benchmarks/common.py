@@ -1,5 +1,5 @@
-"""What every benchmark script shares: its `--quick` and `--threads` flags, a timed training run that logs its
-progress to stderr, and its ending, one JSON object as the last line of output with the machine it ran on (cores,
+"""What every benchmark script shares: its `--quick`, `--smoke` and `--threads` flags, a timed training run that logs
+its progress to stderr, and its ending, one JSON object as the last line of output with the machine it ran on (cores,
 torch threads, load average: what says how far a timing can be trusted on a shared machine).
 """
 from __future__ import annotations
@@ -23,19 +23,24 @@ THREADS = int(os.environ.get("INVLAB_THREADS", "1"))
 
 def arguments(doc: str, *, quick: str | None = None, threads: int | None | bool = THREADS) -> argparse.ArgumentParser:
     """A parser described by the first paragraph of the script's docstring, with `--quick` (when `quick` says what
-    it shrinks) and `--threads`, torch's CPU threads: `THREADS` by default, None for torch's choice, False for no
-    such flag (a script that runs no torch itself)."""
+    it shrinks) and `--smoke` (the smallest run: it only shows that the script starts and ends, in seconds; its
+    figures mean nothing; implies `--quick`), and `--threads`, torch's CPU threads: `THREADS` by default, None for
+    torch's choice, False for no such flag (a script that runs no torch itself)."""
     p = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
     if quick is not None:
         p.add_argument("--quick", action="store_true", help=quick)
+        p.add_argument("--smoke", action="store_true", help="the smallest run, seconds long: shows the script starts "
+                                                            "and ends (its figures mean nothing); implies --quick")
     if threads is not False:
         p.add_argument("--threads", type=int, default=threads, help="torch CPU threads (default: %(default)s)")
     return p
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Parse the flags and give torch the `--threads` asked for."""
+    """Parse the flags (`--smoke` sets `quick` too) and give torch the `--threads` asked for."""
     args = parser.parse_args(argv)
+    if getattr(args, "smoke", False):
+        args.quick = True
     if getattr(args, "threads", None):
         import torch
 

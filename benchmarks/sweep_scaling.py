@@ -40,6 +40,8 @@ def main(argv=None) -> dict:
     p.add_argument("--runs", type=int, default=8)
     p.add_argument("--workers", type=int, default=None, help="local workers (default: one per core)")
     args = parse(p, argv)
+    if args.smoke:
+        args.runs = min(args.runs, 2)
     load_before = os.getloadavg()[0]
     spec = equal_runs(args.runs, args.quick)
     workers = args.workers or os.cpu_count() or 1

@@ -24,11 +24,13 @@ from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
+from .closing import connected, settle_writes, write_quietly
 from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
-from .prior import PriorPanel
+from .prior import URL_KEYS as PRIOR_URL_KEYS
+from .prior import PriorPanel, apply_prior_query, prior_query
 from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
@@ -373,6 +375,7 @@ class Explorer(pn.viewable.Viewer):
         self.prior = self._prior_page()
         self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
         self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
+        self.prior.explorer.param.watch(lambda *_: self._update_location(), list(PRIOR_URL_KEYS))
         if not self._store_wanted:
             self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
 
@@ -511,7 +514,13 @@ class Explorer(pn.viewable.Viewer):
         stays free for the other pages)."""
         if self._closes_with is not doc:
             self._closes_with = doc
-            doc.on_session_destroyed(lambda ctx: self.close(wait=False))
+            write_quietly()  # a tab that closes mid-message leaves no traceback in the server's log
+            doc.on_session_destroyed(lambda ctx: self._session_ended(doc))
+
+    def _session_ended(self, doc) -> None:
+        """The tab went: stop training and ticking, and settle the page's last messages quietly."""
+        self.close(wait=False)
+        settle_writes(doc)
 
     def read_location(self, location) -> None:
         """Take the configuration from the URL once, then keep the URL following the settings."""
@@ -525,10 +534,7 @@ class Explorer(pn.viewable.Viewer):
         lesson = get_lesson(self.settings.lesson)
         prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
         if prior:
-            try:
-                self.prior.explorer.param.update(**prior)
-            except (ValueError, TypeError) as err:
-                problems.append(f"prior settings refused: {err}")
+            problems += apply_prior_query(self.prior.explorer, prior)
         self._location = location
         if problems:
             self.notice = "Some settings in the link were refused: " + "; ".join(problems)
@@ -574,6 +580,9 @@ class Explorer(pn.viewable.Viewer):
         if self._location is None:
             return
         query = self.settings.query_string()
+        prior = prior_query(self.prior.explorer)
+        if prior:
+            query = f"{query}&{urlencode(prior)}" if query else f"?{urlencode(prior)}"
         if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
             extra = urlencode({"page": "compare", **self.compare.query()})
             query = f"{query}&{extra}" if query else f"?{extra}"
@@ -592,6 +601,9 @@ class Explorer(pn.viewable.Viewer):
     def tick(self) -> None:
         """The periodic update: stream the training thread's new points and views into the page; a notebook that stopped
         sending signs of life closes the explorer."""
+        if not connected(self._doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
+            settle_writes(self._doc)  # what was in flight when it closed fails quietly
+            return
         if self._heartbeat is not None and self._heartbeat.silent():
             log.info("the notebook showing the explorer is gone: closing it")
             self.close()

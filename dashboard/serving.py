@@ -44,7 +44,9 @@ def running_server(args, *, cwd, env, log_path: Path, probe_url: str, what: str,
             deadline = time.time() + timeout
             while True:
                 try:
-                    if urllib.request.urlopen(probe_url, timeout=5).status == 200:
+                    # a page can take tens of seconds to render on a loaded machine; a probe given up early would
+                    # leave its session rendering and ask for another, so the server never catches up
+                    if urllib.request.urlopen(probe_url, timeout=max(5.0, deadline - time.time())).status == 200:
                         break
                 except OSError:
                     if proc.poll() is not None or time.time() > deadline:

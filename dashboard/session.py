@@ -7,12 +7,15 @@ closes the run store it was given to own when it ends. It never touches Bokeh: n
 outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
 values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step.
-A server-wide semaphore caps how many sessions train at once; a session waiting for a slot is "queued" and
-says why. The test subset is evaluated by wall time (every `eval_interval` seconds, and once as soon as a run
-starts), so a slow family shows a test-error point early and a fast one does not spend its time evaluating.
+A server-wide cap limits how many sessions train at once (a session waiting for a slot is "queued" and says
+why), and every step, of a run or a single "+1 Step", is taken in a fair turn and paced (`scheduling`), so one
+page's training never holds another page's click behind it; a single step needs no run slot. The test subset is
+evaluated by wall time (every `eval_interval` seconds, and once as soon as a run starts), so a slow family shows a
+test-error point early and a fast one does not spend its time evaluating.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import queue
@@ -31,32 +34,12 @@ from engine.train.checkpoint import load_checkpoint
 from engine.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
+from .scheduling import TrainingSlots, default_slots
+
+__all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
 
 
-def _default_cap() -> int:
-    try:
-        return max(1, int(os.environ.get("INVLAB_MAX_TRAINING", os.cpu_count() or 1)))
-    except ValueError:
-        return os.cpu_count() or 1
-
-
-class TrainingSlots:
-    """The server-wide cap on concurrently training sessions."""
-
-    def __init__(self, cap: int):
-        self.cap = cap
-        self._sem = threading.BoundedSemaphore(cap)
-
-    def acquire(self, timeout: float) -> bool:
-        """Take a training slot, waiting up to `timeout` seconds; whether one was taken."""
-        return self._sem.acquire(timeout=timeout)
-
-    def release(self) -> None:
-        """Give a training slot back."""
-        self._sem.release()
-
-
-SLOTS = TrainingSlots(_default_cap())
+SLOTS = default_slots()
 
 
 def threads_per_session() -> int:
@@ -73,7 +56,7 @@ def threads_per_session() -> int:
 def set_training_cap(cap: int) -> None:
     """Change the cap for sessions created from now on (`invlab serve --max-training N`)."""
     global SLOTS
-    SLOTS = TrainingSlots(max(1, int(cap)))
+    SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s)
 
 
 @dataclass
@@ -440,7 +423,8 @@ class TrainingSession(param.Parameterized):
             self._set(state="converged" if trainer.converged else "finished")
             return
         slots = self._slots or SLOTS
-        if not slots.acquire(timeout=0):
+        single = max_steps is not None  # "+1 Step" (or a re-solve): a few steps in turns, no run slot
+        if not single and not slots.acquire(timeout=0):
             self._set(state="queued", tone="warning",
                       message=f"waiting for a training slot: another session is training on this server, which trains "
                               f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
@@ -457,10 +441,11 @@ class TrainingSession(param.Parameterized):
             self._set(state="running", message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
             stop = threading.Event() if max_steps is not None else self._pause
+            gate = self._step_gate(slots, stop)
             last_views = 0.0
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
-            for snap in trainer.run(steps=remaining, every=every, stop=stop):
+            for snap in trainer.run(steps=remaining, every=every, stop=stop, step_gate=gate):
                 self.steps_done = trainer.step_count
                 self._do_between_steps()
                 now = time.perf_counter()
@@ -483,7 +468,21 @@ class TrainingSession(param.Parameterized):
             self._publish(force_views=True)
             self._set(step=trainer.step_count, state="converged" if converged else "finished" if done else "paused")
         finally:
-            slots.release()
+            if not single:
+                slots.release()
+
+    def _step_gate(self, slots: TrainingSlots, stop: threading.Event):
+        """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
+        last = [-math.inf]
+
+        @contextlib.contextmanager
+        def gate():
+            slots.pace(last[0], stop)
+            with slots.turns.turn():
+                last[0] = time.perf_counter()
+                yield
+
+        return gate
 
     def _publish(self, force_views: bool = False) -> None:
         """Copy new history points (and, when due, a snapshot with views) into the outbox."""

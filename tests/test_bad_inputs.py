@@ -404,6 +404,9 @@ LINES = [
     Line("serve-max-training-zero", ["serve", "--max-training", "0"], 2, ("--max-training",)),
     Line("serve-max-memory-nan", ["serve", "--max-memory-mb", "nan"], 2, ("--max-memory-mb", "finite")),
     Line("serve-max-memory-inf", ["serve", "--max-memory-mb", "inf"], 2, ("--max-memory-mb", "finite")),
+    Line("serve-max-steps-per-s-negative", ["serve", "--max-steps-per-s", "-1"], 2,
+         ("--max-steps-per-s", "at least 0")),
+    Line("serve-max-steps-per-s-nan", ["serve", "--max-steps-per-s", "nan"], 2, ("--max-steps-per-s", "finite")),
     # sweeps
     Line("sweep-too-many-seeds", ["sweep", "--dry-run", "--seeds", "100000000", "--vary", "data.subset=10"], 2,
          ("100,000,000 runs", "10,000")),
@@ -1196,6 +1199,24 @@ def test_a_huge_number_in_a_link_is_refused_as_written():
     assert steps.startswith("train.steps=1e+308 refused") and "000000000" not in steps, steps
     assert subset.startswith("train.log_every=999") and "…" in subset and len(subset) < 300, subset
     assert settings.train.steps == RunSettings().train.steps  # left as it was
+
+
+def test_bad_prior_values_in_a_link_are_refused_as_written():
+    """`?prior.delta=abc`, `prior.num_layers=99`, an unknown `prior.<name>` and markup are refused one by one, the
+    good values kept; nothing is drawn from the refused ones."""
+    from panel.util import parse_query
+
+    from dashboard.prior import apply_prior_query
+    from engine.models.dkp import PriorExplorer
+
+    explorer = PriorExplorer()
+    query = parse_query("?prior.delta=abc&prior.num_layers=99&prior.alpha=2&prior.%3Cb%3Ex=1&prior.seed=" + "9" * 400)
+    problems = apply_prior_query(explorer, {k.partition(".")[2]: v for k, v in query.items()})
+    assert len(problems) == 4, problems
+    text = " | ".join(problems)
+    assert "prior.delta='abc' refused" in text and "prior.num_layers=99 refused" in text, text
+    assert "'prior.<b>x': not a prior setting" in text and all(len(p) < 300 for p in problems), text
+    assert explorer.delta == PriorExplorer().delta and explorer.num_layers == 2 and explorer.alpha == 2.0
 
 
 def _bad_plugin(tmp_path, source):

@@ -20,13 +20,27 @@ from ..common import arguments, emit, log, timed_run
 
 
 def parser(doc: str, steps: int, models: list[str]) -> argparse.ArgumentParser:
-    p = arguments(doc)
+    p = arguments(doc, quick="100 steps on a tenth of the data (the figures are rough)")
     p.add_argument("--models", default=",".join(models), help=f"comma-separated subset of {','.join(models)}")
     p.add_argument("--steps", type=int, default=steps, help="optimiser steps per model")
     p.add_argument("--lr", type=float, default=0.01, help="Adam's learning rate")
     p.add_argument("--eval-every", type=int, default=500, help="report test metrics every this many steps")
     p.add_argument("--seed", type=int, default=0)
     return p
+
+
+def shrink(args, data: dict) -> dict:
+    """`--quick` / `--smoke`: fewer steps and a smaller `data` (its `source_options`), returned as a new dict."""
+    if not args.quick:
+        return data
+    options = dict(data.get("source_options") or {})
+    fraction = 0.05 if args.smoke else 0.1
+    for key in ("num_train", "num_test"):
+        if key in options:
+            options[key] = max(20, int(options[key] * fraction))
+    args.steps = min(args.steps, 2 if args.smoke else 100)
+    args.eval_every = min(args.eval_every, args.steps)
+    return {**data, "source_options": options}
 
 
 def adam(args) -> dict:

@@ -18,7 +18,7 @@ Adam (learning rate 0.01, minibatches of 100):
 from __future__ import annotations
 
 from ..common import parse
-from .common import finish, parser, run_models
+from .common import finish, parser, run_models, shrink
 
 MODELS = ["grey-weighted", "colour-patch", "multi-channel", "multi-channel-full", "additive", "rbf"]
 
@@ -29,6 +29,7 @@ def main(argv=None):
     args = parse(p, argv)
     data = {"dataset": "photo-patches", "seed": args.seed,
             "source_options": {"num_train": 1000, "num_test": 500, "patch_size": 16}}
+    data = shrink(args, data)
     conv = {"patch_size": 3, "num_inducing": args.M}
     runs = {
         "grey-weighted": ("conv-weighted", conv),

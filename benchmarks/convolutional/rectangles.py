@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..common import parse
-from .common import adam, finish, parser, run_model
+from .common import adam, finish, parser, run_model, shrink
 
 MODELS = ["invariant", "weighted", "rbf"]
 
@@ -61,6 +61,7 @@ def main(argv=None):
     args = parse(p, argv)
     data = {"dataset": "rectangles", "seed": args.seed, "source_options": {"num_train": 1200, "num_test": 2000,
                                                                                "min_side_gap": args.min_gap}}
+    data = shrink(args, data)
     conv = {"patch_size": 3, "num_inducing": 16, "inducing_init": "noise"}
     train = adam(args)
     runs = {

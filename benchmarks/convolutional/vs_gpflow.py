@@ -305,7 +305,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks.convolutional.vs_gpflow needs GPflow and TensorFlow ({err}); install the peers extra: "
               "pip install -e '.[peers]'  (gpflow, tensorflow-cpu, tensorflow-probability, tf-keras)", file=sys.stderr)
         return 2
-    config = BenchmarkConfig(steps=8, repeats=3, warmup_steps=2) if args.quick else BenchmarkConfig()
+    args.quick = args.quick or args.smoke
+    config = (BenchmarkConfig(steps=2, repeats=1, warmup_steps=1) if args.smoke else
+              BenchmarkConfig(steps=8, repeats=3, warmup_steps=2) if args.quick else BenchmarkConfig())
     config.threads = args.threads
     if args.steps:
         config.steps = args.steps

@@ -20,11 +20,13 @@ last `click` / `keydown` (they cross shadow roots), and a watcher armed just bef
 `page.wait_for_function` waits for that record. No Python-side sleeps enter a figure.
 
 Measured with one page, then with three pages at once (three browser contexts in one Chromium, each training);
-with three pages the actions go round the pages, so every action happens while the two others train.
+with three pages the actions go round the pages, so every action happens while the two others train. With
+`--pages N` (a classroom, e.g. 20), then N pages at once: two train and are timed as above, the others sit on the
+Lessons page and on the deep kernel prior page (every other one), whose δ slider they move once a round.
 Per action, p50 and p95 in milliseconds; `p95_ms_one_page` and `p95_ms_three_pages` are the p95 of the slowest
-action (targets: < 300 ms and < 1000 ms); `p95_all_ms_*` pool every action.
+action (targets: < 300 ms and < 1000 ms; `p95_ms_classroom` < 1500 ms); `p95_all_ms_*` pool every action.
 
-    python -m benchmarks.dashboard.latency [--quick] [--rounds N] [--root DIR]
+    python -m benchmarks.dashboard.latency [--quick | --smoke] [--rounds N] [--pages N] [--root DIR]
 
 `--root` serves another checkout (e.g. an exported older commit, for a before/after). The last line printed
 is one JSON object.
@@ -42,7 +44,7 @@ from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
 from ..common import arguments, emit
 from .overhead import show_training_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: benchmarks/dashboard/latency.py -> .
 # three pages at once: none of them may be treated as a background tab whose timers are throttled
 LATENCY_ARGS = CHROMIUM_ARGS + ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
                                 "--disable-backgrounding-occluded-windows"]
@@ -122,7 +124,8 @@ HELPERS_JS = r"""() => {
 
 def served(root: Path, workdir: Path, max_training: int):
     """`python -m engine serve` from `root` on a free port with its own data directory; yields the page's URL."""
-    return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root)
+    return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root,
+                           timeout=600.0)  # a first page on a loaded machine can take minutes
 
 
 class Page:
@@ -239,15 +242,47 @@ def summary(samples: dict[str, list[float]]) -> dict:
             "p95_all_ms": round(percentile(pooled, 0.95), 1)}
 
 
-def run_with(browser, url: str, count: int, rounds: int, timeout_s: float) -> tuple[dict, list[str]]:
+class Onlooker:
+    """A page of the class that does not train: on the Lessons page, or on the prior page moving δ now and then."""
+
+    def __init__(self, browser, url: str, prior: bool):
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda err: self.errors.append(str(err)))
+        self.page.goto(url, timeout=300_000)
+        self.prior = prior
+        tab = "Deep kernel prior" if prior else "Lessons"
+        self.page.locator(".bk-tab", has_text=tab).first.click(timeout=300_000)
+        self.high = False
+
+    def act(self) -> None:
+        """On the prior page: move δ to an end of its slider (alternately)."""
+        if self.prior:
+            with contextlib.suppress(Exception):
+                self.page.locator(".noUi-handle:visible").first.press("Home" if self.high else "End", timeout=5000)
+                self.high = not self.high
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def run_with(browser, url: str, count: int, rounds: int, timeout_s: float,
+             onlookers: int = 0) -> tuple[dict, list[str]]:
+    others = [Onlooker(browser, url, prior=k % 2 == 1) for k in range(onlookers)]
     pages = [Page(browser, url, timeout_s) for _ in range(count)]
     try:
         for page in pages:
             page.start_training()
-        samples = measure(pages, rounds)
+        samples = {a: [] for a in ACTIONS}
+        for _ in range(rounds):
+            for other in others:
+                other.act()
+            for action, values in measure(pages, 1).items():
+                samples[action] += values
     finally:
-        errors = [e for p in pages for e in p.errors]
-        for page in pages:
+        errors = [e for p in pages + others for e in p.errors]
+        for page in pages + others:
             page.close()
     return summary(samples), errors
 
@@ -262,11 +297,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser = arguments(__doc__, quick="3 rounds with one page, 1 round per page with three.", threads=False)
     parser.add_argument("--rounds", type=int, default=None, help="Rounds of every action per page (default 10 / 4).")
     parser.add_argument("--root", type=Path, default=ROOT, help="The checkout to serve (default: this one).")
+    parser.add_argument("--pages", type=int, default=0,
+                        help="Also measure a classroom of this many pages (2 training, the others on the Lessons "
+                             "and prior pages); e.g. 20. Default: no classroom.")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="Seconds an effect may take before it counts as lost.")
     args = parser.parse_args(argv)
-    rounds_one = args.rounds or (3 if args.quick else 10)
-    rounds_three = args.rounds or (1 if args.quick else 4)
+    args.quick = args.quick or args.smoke
+    rounds_one = args.rounds or (1 if args.smoke else 3 if args.quick else 10)
+    rounds_three = 0 if args.smoke else args.rounds or (1 if args.quick else 4)  # --smoke: one page, one round
     chromium = chromium_path()
     if chromium is None:
         raise SystemExit("benchmarks.dashboard.latency needs Chromium (Debian's /usr/bin/chromium, or INVLAB_CHROMIUM)")
@@ -274,18 +313,30 @@ def main(argv: list[str] | None = None) -> dict:
 
     t_start = time.perf_counter()
     print(f"serving {args.root}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="invlab-latency-") as tmp, served(args.root.resolve(), Path(tmp), 3) as url:
+    training = max(3, 2 if args.pages else 0)
+    with tempfile.TemporaryDirectory(prefix="invlab-latency-") as tmp, \
+            served(args.root.resolve(), Path(tmp), training) as url:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=LATENCY_ARGS)
             try:
                 print("one page:", flush=True)
                 one, errors_one = run_with(browser, url, 1, rounds_one, args.timeout)
-                print("three pages:", flush=True)
-                three, errors_three = run_with(browser, url, 3, rounds_three, args.timeout)
+                three, errors_three = {"p95_worst_action_ms": None, "p95_all_ms": None, "actions": {}}, []
+                if rounds_three:
+                    print("three pages:", flush=True)
+                    three, errors_three = run_with(browser, url, 3, rounds_three, args.timeout)
+                classroom, errors_class = {"p95_worst_action_ms": None, "p95_all_ms": None, "actions": {}}, []
+                if args.pages:
+                    print(f"a classroom of {args.pages} pages, 2 training:", flush=True)
+                    classroom, errors_class = run_with(browser, url, 2, max(1, rounds_three), args.timeout,
+                                                       onlookers=max(0, args.pages - 2))
             finally:
                 browser.close()
     print_table("one page", one)
-    print_table("three pages", three)
+    if rounds_three:
+        print_table("three pages", three)
+    if args.pages:
+        print_table(f"classroom of {args.pages}", classroom)
     result = {
         "benchmark": "dashboard_latency",
         "p95_ms_one_page": one["p95_worst_action_ms"],
@@ -294,7 +345,10 @@ def main(argv: list[str] | None = None) -> dict:
         "p95_all_ms_three_pages": three["p95_all_ms"],
         "one_page": one["actions"],
         "three_pages": three["actions"],
-        "page_errors": len(errors_one) + len(errors_three),
+        "p95_ms_classroom": classroom["p95_worst_action_ms"],
+        "classroom_pages": args.pages,
+        "classroom": classroom["actions"],
+        "page_errors": len(errors_one) + len(errors_three) + len(errors_class),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
     return emit(result)

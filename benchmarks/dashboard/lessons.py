@@ -336,13 +336,18 @@ def _clean(obj):
 
 
 def main(argv=None) -> dict:
-    parser = arguments(__doc__)
+    parser = arguments(__doc__, quick="the first lesson only, with a 20 s budget (--smoke: the prior lesson, which "
+                                      "trains nothing)")
     parser.add_argument("--lesson", action="append", choices=sorted(BY_KEY), help="only these lessons (repeatable)")
     parser.add_argument("--seconds", type=float, default=60.0, help="wall-clock budget per lesson")
     parser.add_argument("--first", type=float, default=20.0, help="at most this long for a comparison's first run")
     parser.add_argument("--page", action="store_true",
                         help="also run the comparison lessons in the served page (headless Chromium)")
     args = parse(parser, argv)
+    if args.quick:
+        args.lesson = args.lesson or ["prior" if args.smoke else LESSONS[0].key]
+        args.seconds = min(args.seconds, 5.0 if args.smoke else 20.0)
+        args.first = min(args.first, args.seconds)
     result = {"benchmark": "lessons", "threads": args.threads, "budget_s": args.seconds, "lessons": {}}
     rows = []
     for lesson in LESSONS:

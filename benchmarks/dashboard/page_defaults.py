@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--eval-interval", type=float, default=2.0, help="Seconds between the page's evaluations.")
     args = parse(parser, argv)
     repeats = args.repeats or (1 if args.quick else 3)
-    steps = args.steps or (20 if args.quick else 50)
-    families = args.family or model_names()
+    steps = args.steps or (2 if args.smoke else 20 if args.quick else 50)
+    families = args.family or (["svgp"] if args.smoke else model_names())
     if args.dataset:
         families = [f for f in families if suits(f, args.dataset)]
     warm_up()

@@ -74,7 +74,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="rounds, each method once per round (default 3)")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     args = parser.parse_args(argv)
-    rows = args.rows or (100_000 if args.quick else 1_000_000)
+    if args.smoke:
+        args.repeats = 1
+    rows = args.rows or (2_000 if args.smoke else 100_000 if args.quick else 1_000_000)
     load_before = os.getloadavg()[0]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
     with tempfile.TemporaryDirectory() as tmp:

@@ -48,7 +48,7 @@ def main(argv=None) -> dict:
                         help="c in M = c·√N (GWI); the SVGP gets the same M.")
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated subset of: " + ", ".join(ROWS))
     args = parse(parser, argv)
-    seeds, steps = (2, 300) if args.quick else (args.seeds, args.steps)
+    seeds, steps = (1, 5) if args.smoke else (2, 300) if args.quick else (args.seeds, args.steps)
     wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
     unknown = sorted(set(wanted) - set(ROWS))
     if unknown:

@@ -28,8 +28,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--reference-fit", default="robust", choices=["robust", "evidence"])
     args = parse(parser, argv)
     page = page_run_config("gwi")
-    seeds = 2 if args.quick else args.seeds
-    steps = 200 if args.quick else page.train["steps"]
+    seeds = 1 if args.smoke else 2 if args.quick else args.seeds
+    steps = 5 if args.smoke else 200 if args.quick else page.train["steps"]
     rows: dict[str, list[dict]] = {"gwi (page default)": [], "svgp (same M)": []}
     for seed in range(seeds):
         data = {**page.data, "seed": seed}

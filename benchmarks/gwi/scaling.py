@@ -130,9 +130,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--max-exact-seconds", type=float, default=600.0,
                         help="Skip exact-GP sizes predicted (N³ extrapolation) to take longer per step than this.")
     args = parse(parser, argv)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([500, 1000, 2000] if args.quick
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([200, 400] if args.smoke else
+                                                                         [500, 1000, 2000] if args.quick
                                                                          else [1000, 4000, 16000])
-    repeats = args.repeats or (12 if args.quick else 30)
+    repeats = args.repeats or (3 if args.smoke else 12 if args.quick else 30)
     gwi_t, build_t, exact_t, Ms, skipped, steppers = {}, {}, {}, {}, {}, {}
     gwi_stepper(*synthetic(sizes[0]), args.batch, args.num_spectrum)[0]()  # first-call costs are not N's
     for N in sizes:

@@ -75,7 +75,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--draws", type=int, default=50)
     parser.add_argument("--steps", type=int, default=1000)
     args = parse(parser, argv)
-    draws, steps = (10, 100) if args.quick else (args.draws, args.steps)
+    draws, steps = (2, 5) if args.smoke else (10, 100) if args.quick else (args.draws, args.steps)
     sizes = [10, 25, 50, 100, 200]
     model, X = trained_model(steps)
     full, trained = estimates(model, X, sizes, draws)

@@ -168,7 +168,7 @@ def main(argv=None) -> dict:
     p = arguments(__doc__, quick="fewer grid rows and repetitions")
     args = parse(p, argv)
     keep_freed_cpu_memory()  # as the trainer does
-    rows, reps = (8, 5) if args.quick else (60, 41)
+    rows, reps = (4, 1) if args.smoke else (8, 5) if args.quick else (60, 41)
     result = {"experiment": "likelihood_quadrature", "accuracy": accuracy(rows), "time_ratio": {
         **call_cost(reps), **step_cost(reps)}}
     return emit(result)

@@ -60,7 +60,7 @@ def main(argv=None) -> dict:
                    help="auto: float64 on the CPU, float32 on the GPU")
     args = parse(p, argv)
     if args.quick:
-        args.num_inducing, args.batch_size, args.repeats, args.warmup = 50, 32, 5, 1
+        args.num_inducing, args.batch_size, args.repeats, args.warmup = 50, 32, 1 if args.smoke else 5, 1
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     result = {"benchmark": "invariant_scaling", "num_inducing": args.num_inducing, "batch_size": args.batch_size,
               "threads": args.threads, "dtype": args.dtype}

@@ -85,7 +85,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
     args = parse(parser, argv)
     device = resolve_device(args.device)
-    reps = 9 if args.quick else 41
+    reps = 1 if args.smoke else 9 if args.quick else 41
     results = {}
     for n in (16, 64):
         r = measure(100, n, reps, device)

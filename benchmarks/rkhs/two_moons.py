@@ -50,7 +50,7 @@ def main(argv=None) -> dict:
     parser = arguments(__doc__, quick="5 repetitions instead of 20")
     parser.add_argument("--reps", type=int, default=None)
     args = parse(parser, argv)
-    reps = args.reps or (5 if args.quick else 20)
+    reps = args.reps or (1 if args.smoke else 5 if args.quick else 20)
     t0 = time.perf_counter()
     out = {"benchmark": "rkhs_two_moons", "repetitions": reps, "sigma": 0.25, "lambda": 1.0, "labelled": 2,
            "unlabelled": 198, "test_points": 1000}
@@ -70,7 +70,7 @@ def main(argv=None) -> dict:
     for name, whiten in (("whitened", True), ("alpha_eq11", False)):
         _, model = make(0, 1.0, whiten=whiten)
         t = time.perf_counter()
-        trace = model.fit(max_iter=300 if args.quick else 3000)
+        trace = model.fit(max_iter=20 if args.smoke else 300 if args.quick else 3000)
         solver[name] = {"iterations": len(trace) - 1, "objective": trace[-1]["objective"],
                         "seconds": time.perf_counter() - t, "eq11_products": (not whiten) and model.gram.fast}
         print(f"solver {name:10s}: {len(trace) - 1} iterations, objective {trace[-1]['objective']:.10f}, "

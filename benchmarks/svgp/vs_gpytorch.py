@@ -371,7 +371,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=None)
     args = parse(parser, argv)
 
-    config = BenchmarkConfig(steps=60, repeats=3, warmup_steps=3) if args.quick else BenchmarkConfig()
+    config = (BenchmarkConfig(steps=3, repeats=1, warmup_steps=1) if args.smoke else
+              BenchmarkConfig(steps=60, repeats=3, warmup_steps=3) if args.quick else BenchmarkConfig())
     if args.steps is not None:
         config.steps = args.steps
     if args.repeats is not None:

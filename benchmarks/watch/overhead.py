@@ -77,7 +77,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions (default: %(default)s)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the loop runs")
     args = parse(parser, argv)
-    steps, repeats = (100, 1) if args.quick else (args.steps, args.repeats)
+    steps, repeats = (10, 1) if args.smoke else (100, 1) if args.quick else (args.steps, args.repeats)
     import os
 
     import torch

@@ -41,7 +41,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     parser.add_argument("--num-procs", type=int_flag("--num-procs"), default=1,
                         help="Worker processes (0 = one per core).")
     parser.add_argument("--max-training", type=int_flag("--max-training", 1), default=None,
-                        help="Sessions allowed to train at once per process (default: number of CPU cores).")
+                        help="Pages allowed to train at once per process (default: one per core up to 4 cores, "
+                        "then cores − 4: cores are kept for the server thread).")
+    parser.add_argument("--max-steps-per-s", type=float, default=None, metavar="R",
+                        help="Steps a second each training page may take (default 25; 0: no cap). Lower it on a "
+                        "busy server so that every page's clicks are answered quickly.")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
     parser.add_argument("--admin", action="append", default=[], metavar="USER",
                         help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
@@ -72,6 +76,10 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     env = {}
     if args.max_training is not None:
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
+    if args.max_steps_per_s is not None:
+        if not math.isfinite(args.max_steps_per_s) or args.max_steps_per_s < 0:
+            raise ConfigError(f"--max-steps-per-s must be a finite number, at least 0, not {args.max_steps_per_s}")
+        env["INVLAB_MAX_STEPS_PER_S"] = format(args.max_steps_per_s, "g")
     for flag, var, value in (("--max-points", "INVLAB_MAX_POINTS", args.max_points),
                              ("--max-inducing", "INVLAB_MAX_INDUCING", args.max_inducing),
                              ("--max-memory-mb", "INVLAB_MAX_MEMORY_MB", args.max_memory_mb)):

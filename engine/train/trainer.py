@@ -40,6 +40,7 @@ import math
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 
 import torch
 
@@ -321,8 +322,12 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
             self._steps_per_sec = (self.step_count - s_prev) / (now - t_prev)
         self._rate = (now, self.step_count)
 
-    def run(self, steps: int | None = None, every: int | None = None, stop: threading.Event | None = None):
-        """Run `steps` more steps (default: up to the configured total), yielding a Snapshot every `every` steps."""
+    def run(self, steps: int | None = None, every: int | None = None, stop: threading.Event | None = None,
+            step_gate: Callable[[], contextlib.AbstractContextManager] | None = None):
+        """Run `steps` more steps (default: up to the configured total), yielding a Snapshot every `every` steps.
+
+        `step_gate()`, when given, is entered around each step: a server uses it to take turns with other trainers
+        and to pace its steps."""
         tc = self.tc
         steps = max(tc.steps - self.step_count, 0) if steps is None else int(steps)
         every = every or tc.log_every
@@ -338,7 +343,11 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
                 if stop is not None and stop.is_set():
                     self._set_status("paused")
                     break
-                terms = self._step()
+                if step_gate is None:
+                    terms = self._step()
+                else:
+                    with step_gate():
+                        terms = self._step()
                 n = self.step_count
                 if self.converged:  # the L-BFGS solve is done: more steps would not change it
                     self._log(terms)

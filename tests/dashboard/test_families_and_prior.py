@@ -77,7 +77,7 @@ def test_prior_page_is_drawn_when_first_shown_and_follows_its_sliders(tmp_path):
                 "prior_functions_gp", "prior_functions_1", "top_gram"} <= set(prior.panes)
 
         def smallest_iw_eigenvalue():
-            return float(prior.panes["inverse_wishart_eigenvalues"].pipe.data.values.min())
+            return float(prior.panes["inverse_wishart_eigenvalues"].view.values.min())
 
         widgets = prior.controls._widgets
         release(widgets["delta"], 1.0)
@@ -86,19 +86,19 @@ def test_prior_page_is_drawn_when_first_shown_and_follows_its_sliders(tmp_path):
         large = smallest_iw_eigenvalue()
         # IW(δI, δ + N + 1) with N = 400: smallest eigenvalue ≈ δ/(√(δ+N) + √N)², ≈ 6e-4 at δ = 1, ≈ 0.3 at δ = 1000
         assert small < 0.01 < 0.1 < large
-        assert prior.panes["inverse_wishart_eigenvalues"].pipe.data.title.endswith("δ = 1000")
+        assert prior.panes["inverse_wishart_eigenvalues"].view.title.endswith("δ = 1000")
 
         release(widgets["alpha"], 0.0)
-        plain = prior.panes["residual_wishart_eigenvalues"].pipe.data.values.min()
+        plain = prior.panes["residual_wishart_eigenvalues"].view.values.min()
         release(widgets["alpha"], 3.0)
-        residual = prior.panes["residual_wishart_eigenvalues"].pipe.data
+        residual = prior.panes["residual_wishart_eigenvalues"].view
         # W = (ξ/√N + αI)/√(1+α²): singular values of ξ/√N fill [0, 2], so α = 3 lifts the smallest eigenvalue of WWᵀ
         # from ≈ 0 to ≈ (3 − 2)²/10 = 0.1
         assert "α = 3" in residual.title and plain < 0.01 and residual.values.min() > 0.05
 
         release(widgets["num_layers"], 3)
-        assert prior.panes["prior_functions_1"].pipe.data.title.startswith("3-layer")
-        assert prior.panes["top_gram"].pipe.data.title.startswith("G_3")
+        assert prior.panes["prior_functions_1"].view.title.startswith("3-layer")
+        assert prior.panes["top_gram"].view.title.startswith("G_3")
     finally:
         e.close()
 
@@ -106,7 +106,7 @@ def test_prior_page_is_drawn_when_first_shown_and_follows_its_sliders(tmp_path):
 def test_prior_page_keeps_its_pictures_when_a_redraw_fails(monkeypatch):
     panel = PriorPanel(PriorExplorer(size=60, num_points=30, num_panels=2))
     panel.activate()
-    before = panel.panes["inverse_wishart_eigenvalues"].pipe.data
+    before = panel.panes["inverse_wishart_eigenvalues"].view
 
     def broken():
         raise RuntimeError("linalg.cholesky: the matrix is not positive-definite")
@@ -114,11 +114,11 @@ def test_prior_page_keeps_its_pictures_when_a_redraw_fails(monkeypatch):
     monkeypatch.setattr(panel.explorer, "views", broken)
     panel.explorer.delta = 3.0  # a slider move that fails to draw
     assert panel.alert.visible and "not positive-definite" in pane_text(panel.alert)
-    assert panel.panes["inverse_wishart_eigenvalues"].pipe.data is before
+    assert panel.panes["inverse_wishart_eigenvalues"].view is before
     monkeypatch.undo()
     panel.explorer.delta = 4.0
     assert not panel.alert.visible and panel.error == ""
-    assert panel.panes["inverse_wishart_eigenvalues"].pipe.data.title.endswith("δ = 4")
+    assert panel.panes["inverse_wishart_eigenvalues"].view.title.endswith("δ = 4")
 
 
 def test_fewer_panels_remove_their_pictures():

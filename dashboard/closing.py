@@ -1,0 +1,92 @@
+"""What a served page does when its tab goes: its periodic work stops sending, and the messages that were in
+flight when the websocket closed are settled quietly instead of ending as tracebacks in the server's log.
+
+Panel writes a document's changes to its websocket as asyncio futures that it awaits on the next tick; when the tab
+closes between the write and that tick, or the session is destroyed first, a future fails with tornado's
+`WebSocketClosedError` and nobody retrieves it ("Task exception was never retrieved"). Worse, when the socket
+turns out closed between the three or more frames of one message, the frames written so far are lost with the error.
+`write_quietly()` makes Panel write through `dispatch_quietly`, which stops at a closed socket and marks every frame's
+outcome as retrieved (Panel still awaits them and logs a one-line warning); `connected(doc)` tells the page's ticks
+whether anyone is still listening; once no one is, `settle_writes(doc)` retrieves the outcomes of the document's
+writes still in flight, before Panel drops them with the document.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def connected(doc) -> bool:
+    """Whether a browser is still connected to `doc`'s session (True outside a server: a notebook, a test)."""
+    context = getattr(doc, "session_context", None)
+    session = getattr(context, "_session", None)
+    if session is None:
+        return True
+    return not session.destroyed and session.connection_count > 0
+
+
+def _retrieve(future) -> None:
+    if future.cancelled():
+        return
+    err = future.exception()  # retrieved: asyncio no longer reports it when the future is collected
+    if err is not None:
+        log.debug("a message to a closed page was dropped: %s", type(err).__name__)
+
+
+def settle_writes(doc) -> int:
+    """Retrieve (now, or when they finish) the outcomes of `doc`'s websocket writes still pending in Panel; returns
+    how many there were. Called once the tab is gone: Panel cancels what is left when it destroys the document, but
+    a write that already failed stays failed, and unretrieved, after a cancel."""
+    try:
+        from panel.io import document as panel_document
+    except ImportError:  # pragma: no cover — Panel is what serves the page
+        return 0
+    pending = []
+    for table in ("_WRITE_FUTURES", "_write_tasks"):
+        pending += list(getattr(panel_document, table, {}).get(doc, None) or [])
+    for future in pending:
+        if isinstance(future, asyncio.Future):
+            if future.done():
+                _retrieve(future)
+            else:
+                future.add_done_callback(_retrieve)
+    return len(pending)
+
+
+def dispatch_quietly(conn, events=None, msg=None) -> list:
+    """Panel's `dispatch_tornado` (write one message's frames to a connection's websocket, return their futures),
+    except that a socket found closed part-way stops the writing instead of raising (which lost the frames already
+    written), and every frame's outcome is retrieved when it is done."""
+    from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+    socket = conn._socket
+    ws_conn = getattr(socket, "ws_connection", False)
+    if not ws_conn or ws_conn.is_closing():
+        return []
+    if msg is None:
+        if not events:
+            return []
+        msg = conn.protocol.create("PATCH-DOC", events)
+    frames = [(msg.header_json, False), (msg.metadata_json, False), (msg.content_json, False)]
+    for buffer in msg._buffers:
+        frames += [(json.dumps(buffer.ref), False), (buffer.to_bytes(), True)]
+    futures = []
+    for payload, binary in frames:
+        try:
+            futures.append(WebSocketHandler.write_message(socket, payload, binary=binary))
+        except WebSocketClosedError:  # the tab went while this message was being written
+            break
+    for future in futures:
+        future.add_done_callback(_retrieve)
+    return futures
+
+
+def write_quietly() -> None:
+    """Make Panel write every document's changes through `dispatch_quietly` (once per process)."""
+    from panel.io import document as panel_document
+
+    if panel_document.dispatch_tornado is not dispatch_quietly:
+        panel_document.dispatch_tornado = dispatch_quietly

@@ -1,0 +1,78 @@
+"""Pages share the server fairly: a single step on a paused page needs no run slot, steps are taken in turns handed
+out first come first served, and the server's limits (pages training at once, steps/s each) follow its cores and its
+flags."""
+import threading
+import time
+
+from dashboard.scheduling import FairTurns, ServerPace, TrainingSlots
+from dashboard.session import TrainingSession
+from engine.cli.serve import serve_command
+from engine.train import RunConfig
+
+
+def small(steps=100_000):
+    return RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
+                     train={"steps": steps, "eval_every": 0, "log_every": 5, "batch_size": 64})
+
+
+def wait_for(condition, what, timeout=120.0):
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_a_single_step_on_a_paused_page_is_taken_while_another_page_holds_the_only_slot():
+    slots = TrainingSlots(1)
+    a = TrainingSession(small(), slots=slots)
+    b = TrainingSession(small(), slots=slots)
+    try:
+        a.start()
+        wait_for(lambda: a.state == "running" and a.step >= 2, "the first page to train")
+        states = []
+        b.param.watch(lambda e: states.append(e.new), "state")
+        b.step_once()
+        wait_for(lambda: b.step == 1 and b.state == "paused", "the paused page's single step")
+        assert a.state == "running"  # the other page kept its slot and went on training meanwhile
+        assert "queued" not in states and "waiting for a training slot" not in b.message
+        b.step_once()
+        wait_for(lambda: b.step == 2, "a second single step")
+        assert a.state == "running"
+    finally:
+        a.stop(), b.stop()
+
+
+def test_turns_are_handed_out_first_come_first_served():
+    turns = FairTurns(1)
+    order = []
+    turns.acquire()  # a training thread in its step
+    waiting = threading.Thread(target=lambda: (turns.acquire(), order.append("waiting page"), turns.release()))
+    waiting.start()
+    wait_for(lambda: turns.waiting == 1, "the second thread to queue")
+    turns.release()  # the training thread's step ends ...
+    turns.acquire()  # ... and it asks again at once: it goes behind the page already waiting
+    order.append("training page")
+    turns.release()
+    waiting.join(10)
+    assert order == ["waiting page", "training page"]
+
+
+def test_pace_waits_for_the_steps_per_second_cap_and_pause_cuts_it_short():
+    slots = TrainingSlots(1, max_steps_per_s=0.001)  # one step every 1000 s
+    stop = threading.Event()
+    stop.set()
+    start = time.perf_counter()
+    slots.pace(time.perf_counter(), stop)  # Pause pressed: no wait
+    assert time.perf_counter() - start < 100  # far below the 1000 s the cap would ask for
+    TrainingSlots(1).pace(time.perf_counter())  # no cap: returns at once
+
+
+def test_server_limits_have_defaults_for_a_laptop_and_a_class_server_and_follow_the_flags():
+    laptop, server = ServerPace.for_cores(2), ServerPace.for_cores(16)
+    assert laptop.max_training == 2 and server.max_training == 12
+    assert laptop.max_steps_per_s > 0 and server.max_steps_per_s > 0
+    pace = ServerPace.from_env({"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "7.5"})
+    assert (pace.max_training, pace.max_steps_per_s) == (3, 7.5)
+    assert ServerPace.from_env({"INVLAB_MAX_STEPS_PER_S": "0"}).max_steps_per_s == 0  # no cap
+    _, env = serve_command(["--max-training", "2", "--max-steps-per-s", "12"])
+    assert env["INVLAB_MAX_TRAINING"] == "2" and env["INVLAB_MAX_STEPS_PER_S"] == "12"
