@@ -232,3 +232,25 @@ def test_regression_shows_test_predictions_against_the_truth_in_the_targets_unit
         assert not plot["legend_inside"]
         poll(lambda: not off_chart(page), timeout=10)
         assert not errors, errors
+
+
+def test_colour_inducing_patches_are_drawn_in_colour_and_say_how_many_are_shown(served_app):
+    """Issue 26, defect 9: a conv-colour page draws its inducing patches as a colour image whose title says "32 of
+    40", and its weight map says what its values are (the learned v_p, w_p = s·v_p)."""
+    query = ("?model=conv-colour&data.dataset=photo-patches&model.num_inducing=40&data.subset=80&data.test_subset=40"
+             "&train.batch_size=20&train.steps=100000")
+    with browser_page() as (page, errors):
+        start(page, query, served_app)
+        poll(lambda: "32 of 40" in " ".join(page_texts(page)), timeout=150)
+        poll(lambda: "Learned patch weights v_p over positions" in " ".join(page_texts(page)), timeout=60)
+        descriptions = lambda: " ".join(page.locator(".invlab-view-description").all_inner_texts())  # noqa: E731
+        poll(lambda: "w_p = s·v_p" in descriptions() and "colours of the channels" in descriptions(), timeout=60)
+        kinds = page.evaluate("""() => {
+          const out = [];
+          for (const doc of Bokeh.documents)
+            for (const m of doc._all_models.values())
+              if (m.glyph && (m.glyph.type === "ImageRGBA" || m.glyph.type === "Image")) out.push(m.glyph.type);
+          return out;
+        }""")
+        assert "ImageRGBA" in kinds, kinds  # the patches: an RGB picture (the weight map is the colour-mapped Image)
+        assert not errors, errors
