@@ -74,6 +74,18 @@ def set_training_cap(cap: int) -> None:
     SLOTS = TrainingSlots(max(1, int(cap)))
 
 
+class _Interruption:
+    """The `stop` a training loop polls between steps: the session's `_interrupted()` (for a run of a given number
+    of steps, only a queued command ends it early: its own Step/Resolve press set the pause)."""
+
+    def __init__(self, session: "TrainingSession", steps_only: bool):
+        self.session, self.steps_only = session, steps_only
+
+    def is_set(self) -> bool:
+        s = self.session
+        return (s._redirects > 0 or not s._alive) if self.steps_only else s._interrupted()
+
+
 @dataclass
 class Update:
     """What the server thread takes from the session at each tick."""
@@ -111,6 +123,8 @@ class TrainingSession(param.Parameterized):
         self._commands: queue.Queue = queue.Queue()
         self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
         self._pause = threading.Event()
+        self._redirects = 0  # queued commands that end a running training loop (reset, open, step), not yet taken
+        self._redirects_lock = threading.Lock()
         self._alive = True
         self._lock = threading.Lock()  # guards the outbox
         self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -140,9 +154,20 @@ class TrainingSession(param.Parameterized):
             return self._thread
 
     # -- commands (any thread) -----------------------------------------------------------------------------------
+    REDIRECTS = ("reset", "open", "step", "steps")  # commands that end a running training loop
+
     def _command(self, command: str, arg=None) -> None:
+        if command in self.REDIRECTS:
+            with self._redirects_lock:
+                self._redirects += 1
         self._commands.put((command, arg))
         self._ensure_thread()
+
+    def _interrupted(self) -> bool:
+        """Whether a running training loop must end now: Pause was pressed, or a command that replaces or
+        redirects the run waits in the queue. A Start given after a Reset clears the pause but not the Reset, so
+        the old run still stops and the new one trains (not the old one on to its end)."""
+        return self._pause.is_set() or self._redirects > 0 or not self._alive
 
     def start(self) -> None:
         self._pause.clear()
@@ -258,6 +283,9 @@ class TrainingSession(param.Parameterized):
                 if self._following:
                     self._follow()
                 continue
+            if command in self.REDIRECTS:
+                with self._redirects_lock:
+                    self._redirects -= 1
             self._following = self.followed_health = None  # any command ends following a run another process writes
             try:
                 self._do_between_steps()
@@ -420,7 +448,7 @@ class TrainingSession(param.Parameterized):
                               f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
                               "or pauses")
             while not slots.acquire(timeout=0.2):
-                if self._pause.is_set() and max_steps is None or not self._alive:
+                if self._interrupted() and (max_steps is None or self._redirects > 0 or not self._alive):
                     self._set(state="paused", message="", tone="info")
                     return
         try:
@@ -430,7 +458,7 @@ class TrainingSession(param.Parameterized):
                 self._truncate_on_start = None
             self._set(state="running", message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
-            stop = threading.Event() if max_steps is not None else self._pause
+            stop = _Interruption(self, steps_only=max_steps is not None)
             last_views = 0.0
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
