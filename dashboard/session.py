@@ -31,6 +31,7 @@ from engine.train.checkpoint import load_checkpoint
 from engine.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
+from .run_layout import curve_layout
 
 
 def _default_cap() -> int:
@@ -96,6 +97,7 @@ class Update:
     run_label: str = ""
     config: RunConfig | None = None  # the new run's configuration (with new_run)
     tunables: list | None = None  # the model's live-settable values (engine Tunables), with a snapshot
+    layout: tuple[str, ...] = ()  # the new run's metric names (with new_run): its curves are laid out before data
 
 
 class TrainingSession(param.Parameterized):
@@ -134,6 +136,7 @@ class TrainingSession(param.Parameterized):
         self._new_run = False
         self._run_label = ""
         self._run_config: RunConfig | None = None
+        self._layout: tuple[str, ...] = ()
         self._runs = 0
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
         self._thread: threading.Thread | None = None
@@ -258,7 +261,8 @@ class TrainingSession(param.Parameterized):
     def drain(self) -> Update:
         with self._lock:
             update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
-                            self._run_label, self._run_config if self._new_run else None, self._tunables)
+                            self._run_label, self._run_config if self._new_run else None, self._tunables,
+                            self._layout if self._new_run else ())
             self._outbox = defaultdict(lambda: ([], []))
             self._snapshot, self._new_run, self._tunables = None, False, None
         return update
@@ -426,12 +430,14 @@ class TrainingSession(param.Parameterized):
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1
+        task = self.trainer.dataset.task if self.trainer is not None else None
+        layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
         with self._lock:
             self._outbox = defaultdict(lambda: ([], []))
             for name, (steps, values) in (history or {}).items():
                 self._outbox[name] = (list(steps), list(values))
             self._cursor = {}
-            self._new_run, self._run_label, self._run_config = True, label, config
+            self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
 
     def _train(self, max_steps: int | None = None) -> None:
         trainer = self.trainer
