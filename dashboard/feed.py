@@ -58,6 +58,7 @@ class LiveFeed:
     def drain(self, on_new_run) -> Update:
         """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data."""
         started = time.perf_counter()
+        notebook_roots = self._hold_notebook_documents()
         update = self.session.drain()
         building = 0.0
         with batched_recompute(pn.state.curdoc) as attach_new_models:
@@ -75,7 +76,7 @@ class LiveFeed:
             if update.snapshot is not None:
                 self.last_snapshot = update.snapshot
                 self._show_views(update.snapshot.views)
-        self._push_to_notebook()
+        self._push_to_notebook(notebook_roots)
         # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
         self._pace(time.perf_counter() - started - building)
         return update
@@ -95,7 +96,8 @@ class LiveFeed:
             pending = (self._pending_main if main else self._pending_extra).setdefault(metric, ([], []))
             pending[0].extend(steps)
             pending[1].extend(values)
-            urgent = urgent or (main and metric not in self.curves.buffers)
+            buffer = self.curves.buffers.get(metric)
+            urgent = urgent or (main and (buffer is None or len(buffer.data) == 0))  # a curve's first points
         now = time.perf_counter()
         sends = []
         if urgent or now - self._last_main >= self.MAIN_EVERY:
@@ -134,12 +136,26 @@ class LiveFeed:
                 self.views_area.remove(self.view_panes.pop(name).panel)
         return created
 
-    def _push_to_notebook(self) -> None:
-        """In a notebook, send the tick's changes of the curves now (a served page's document sends its own)."""
+    def _hold_notebook_documents(self) -> list[str]:
+        """In a notebook, the root ids of the outputs showing this feed, their documents held so that every change
+        of this tick (new plots included) waits for `_push_to_notebook`. (An unheld notebook document hands the
+        events of a layout change made outside a cell or comm message to no one: the page would never get the new
+        plots, and later data would refer to models it does not know.) Nothing under a server."""
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
-            return
-        roots = {ref for pane in self.curves.plots.values() for ref in list(pane._models)}
+            return []
+        roots = []
+        for ref in list(self.curves.layout._models):
+            entry = pn.state._views.get(ref)
+            if entry is not None and entry[3] is not None:  # (viewable, root, document, comm)
+                if not entry[2].callbacks.hold_value:
+                    entry[2].hold("combine")
+                roots.append(ref)
+        return roots
+
+    @staticmethod
+    def _push_to_notebook(roots: list[str]) -> None:
+        """In a notebook, send the tick's changes now (a served page's document sends its own)."""
         if roots:
             from panel.io.notebook import push_on_root
 
