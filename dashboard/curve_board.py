@@ -1,4 +1,6 @@
-"""The live training curves: one bounded `hv.streams.Buffer` per logged metric, previous runs overlaid faintly."""
+"""The live training curves: one streamed Bokeh plot per logged metric (`curve_plot.CurvePlot`), laid out when the
+run's layout is known, previous runs overlaid faintly; the points themselves are kept in a bounded
+`hv.streams.Buffer` per metric (what the CSV download and readers of `buffers[metric].data` get)."""
 from __future__ import annotations
 
 import io
@@ -9,39 +11,21 @@ import pandas as pd
 import panel as pn
 import param
 
-from .plot_style import (
-    FRAME_HEIGHT,
-    FRAME_WIDTH,
-    _legend_opts,
-    metric_spec,
-    shows_curve,
-    to_display,
-    wrap_label,
-    y_limits,
-)
+from .curve_plot import CurvePlot, ema
+from .plot_style import shows_curve
 
-
-def ema(values: np.ndarray, alpha: float) -> np.ndarray:
-    """Exponential moving average with smoothing α ∈ [0, 1) (0 = raw), bias-corrected at the start."""
-    if alpha <= 0 or len(values) == 0:
-        return values
-    out = np.empty_like(values, dtype=np.float64)
-    acc, weight = 0.0, 0.0
-    for i, v in enumerate(values):
-        acc = alpha * acc + (1 - alpha) * v
-        weight = alpha * weight + (1 - alpha)
-        out[i] = acc / weight
-    return out
+__all__ = ["CurveBoard", "ema"]
 
 
 class CurveBoard(param.Parameterized):
-    """Live curves of the trainer's history: one bounded Buffer per metric, previous runs overlaid faintly.
+    """Live curves of the trainer's history: one plot per metric, previous runs overlaid faintly.
 
-    Curves are drawn in the units of `METRICS` (errors in %), labelled in words, rescaled to their data on
-    every update with a minimum y-span; previous runs carry the label `archive(label)` was given (what
-    differs between runs), wrapped in a legend beside the plot. Metrics whose `Metric.curve` is False
-    (learned ranges, the W2 parts: a model view shows them) and names passed to `hide` get no plot of their
-    own; their data is still kept for the CSV download.
+    `prepare(metrics)` creates the plots of a run's layout before any of its data arrives (a metric not named
+    there gets its plot on its first points); `send` streams points into them. Curves are drawn in the units of
+    `METRICS` (errors in %), labelled in words, rescaled to their data with a minimum y-span; previous runs carry
+    the label `archive(label)` was given (what differs between runs), wrapped in a legend beside the plot.
+    Metrics whose `Metric.curve` is False (learned ranges, the W2 parts: a model view shows them) and names passed
+    to `hide` get no plot of their own; their data is still kept for the CSV download.
     """
 
     logy = param.Boolean(default=False, doc="Logarithmic y axis (of |value| for negative quantities such as the ELBO).")
@@ -51,15 +35,15 @@ class CurveBoard(param.Parameterized):
 
     PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")),
               ("Test NLPD", ("test_nlpd",)))
-    COLOURS = ("#7f7f7f", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")  # previous runs, oldest first
+    MAIN = ("elbo", "loss", "test_error", "test_rmse", "test_nlpd")  # the first row, in this order
 
     def __init__(self, length: int = 20_000, **params):
         super().__init__(**params)
         self.length = length
         self.buffers: dict[str, hv.streams.Buffer] = {}
         self.previous: list[tuple[str, dict[str, pd.DataFrame]]] = []  # (label, metric → frame)
-        self.previous_pipe = hv.streams.Pipe(data=[])
-        self.plots = {}
+        self.plots: dict[str, pn.pane.Bokeh] = {}  # metric → the pane showing its CurvePlot's figure
+        self.curve_plots: dict[str, CurvePlot] = {}
         self.hidden: set[str] = set()
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
         self.extra_layout = pn.FlexBox(sizing_mode="stretch_width")
@@ -73,86 +57,92 @@ class CurveBoard(param.Parameterized):
         for metric in metrics:
             self.hidden.add(metric)
             pane = self.plots.pop(metric, None)
+            self.curve_plots.pop(metric, None)
             if pane is not None:
                 for layout in (self.layout, self.extra_layout):
                     if pane in layout.objects:
                         layout.remove(pane)
 
-    def buffer(self, metric: str) -> hv.streams.Buffer:
-        """The bounded stream of (step, value) points of `metric`, made (with its plot, if shown) on first use."""
+    def prepare(self, metrics) -> bool:
+        """Create the plots (and buffers) of a run's layout, before its first data: `metrics` are the names the run
+        will log. Plots of names no longer in the layout stay (their previous runs are still worth seeing) unless
+        hidden. True if any plot was created."""
+        created = False
+        for metric in sorted(metrics, key=self._order):
+            created = self._ensure(metric) or created
+        return created
+
+    def _order(self, metric: str):
+        return (self.MAIN.index(metric) if metric in self.MAIN else len(self.MAIN), metric)
+
+    def _ensure(self, metric: str) -> bool:
         if metric not in self.buffers:
             frame = pd.DataFrame({"step": np.zeros(0, dtype=np.int64), metric: np.zeros(0)})
             self.buffers[metric] = hv.streams.Buffer(frame, length=self.length, index=False)
-            if self.shows(metric):
-                self._add_plot(metric)
+        if metric in self.plots or not self.shows(metric):
+            return False
+        self._add_plot(metric)
+        return True
+
+    def buffer(self, metric: str) -> hv.streams.Buffer:
+        """The bounded store of `metric`'s points of this run (created with its plot if it has none yet)."""
+        self._ensure(metric)
         return self.buffers[metric]
 
     def _add_plot(self, metric: str) -> None:
-        params = hv.streams.Params(self, ["logy", "smoothing", "show_previous"])
-
-        def render(data, logy, smoothing, show_previous, _previous=None, metric=metric):
-            return self._render(metric, data, logy, smoothing, show_previous)
-
-        dmap = hv.DynamicMap(render, streams=[self.buffers[metric], params,
-                                              self.previous_pipe.rename(data="_previous")])
-        pane = pn.pane.HoloViews(dmap, linked_axes=False, name=metric, sizing_mode="fixed")  # side by side in the row
+        plot = CurvePlot(metric, length=self.length, logy=self.logy, smoothing=self.smoothing)
+        plot.show = self.show_previous
+        plot.show_previous(self._previous_of(metric))
+        self.curve_plots[metric] = plot
+        pane = pn.pane.Bokeh(plot.figure, name=metric, sizing_mode="fixed")  # side by side in the row
         self.plots[metric] = pane
-        main = {names[0] for _, names in self.PANELS} | {"test_rmse"}
-        (self.layout if metric in main else self.extra_layout).append(pane)
-
-    def _render(self, metric, data, logy, smoothing, show_previous):
-        spec = metric_spec(metric)
-        steps = np.asarray(data["step"], dtype=np.float64)
-        values = to_display(metric, data[metric])
-        negative = logy and np.nanmin(values, initial=1.0) <= 0  # e.g. the ELBO: plot |value| on a log axis
-        transform = np.abs if negative else (lambda v: v)
-        # the column keeps the metric's name (what tests and the CSV read); the axis shows words and units
-        label = hv.Dimension(metric, label=f"|{spec.label}|" if negative else spec.label)
-        layers, drawn = [], []
-        if show_previous:
-            for i, (run_label, frames) in enumerate(self.previous[-5:]):
-                if metric in frames and len(frames[metric]):
-                    f = frames[metric]
-                    y = transform(ema(to_display(metric, f[metric].to_numpy()), smoothing))
-                    drawn.append(y)
-                    layers.append(hv.Curve((f["step"].to_numpy(), y), "step", label, label=wrap_label(run_label)).opts(
-                        alpha=0.6, line_dash="dashed", line_width=1.5, color=self.COLOURS[i % len(self.COLOURS)]))
-        current = transform(values)
-        drawn.append(current)
-        if len(steps) < 50:  # sparse series (test metrics): show the points themselves too
-            layers.append(hv.Scatter((steps, current), "step", label).opts(color="#1f77b4", size=5))
-        if smoothing > 0:
-            layers.append(hv.Curve((steps, current), "step", label, label="raw").opts(alpha=0.25, color="#1f77b4"))
-            layers.append(hv.Curve((steps, transform(ema(values, smoothing))), "step", label, label="this run").opts(
-                color="#1f77b4", line_width=2))
+        if metric in self.MAIN:
+            index = sum(1 for m in self.MAIN[:self.MAIN.index(metric)] if m in self.plots
+                        and self.plots[m] in self.layout.objects)
+            self.layout.insert(index, pane)
         else:
-            layers.append(hv.Curve((steps, current), "step", label, label="this run").opts(color="#1f77b4",
-                                                                                            line_width=2))
-        element_opts = dict(framewise=True, logy=logy)
-        ylim = None if logy else y_limits(drawn, spec.min_span)
-        if ylim is not None:
-            element_opts["ylim"] = ylim
-        return hv.Overlay(layers).opts(
-            hv.opts.Curve(frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, tools=["hover"], **element_opts),
-            hv.opts.Scatter(**element_opts),
-            hv.opts.Overlay(title=spec.title, **_legend_opts()))
+            self.extra_layout.append(pane)
+
+    def _previous_of(self, metric: str) -> list:
+        return [(label, frames[metric]["step"].to_numpy(), frames[metric][metric].to_numpy())
+                for label, frames in self.previous if metric in frames and len(frames[metric])]
+
+    @param.depends("logy", watch=True)
+    def _switch_axis(self) -> None:
+        for metric, plot in self.curve_plots.items():  # a new figure: a Bokeh axis cannot change its scale
+            data = self.buffers[metric].data
+            plot.rebuild(self.logy, data["step"].to_numpy(), data[metric].to_numpy())
+            self.plots[metric].object = plot.figure
+
+    @param.depends("smoothing", "show_previous", watch=True)
+    def _restyle(self) -> None:
+        for metric, plot in self.curve_plots.items():
+            data = self.buffers[metric].data
+            plot.restyle(self.smoothing, self.show_previous, data["step"].to_numpy(), data[metric].to_numpy())
 
     def send(self, metric: str, steps, values) -> None:
-        """Append the points `steps`, `values` to `metric`'s curve."""
-        if len(steps):
-            self.buffer(metric).send(pd.DataFrame({"step": np.asarray(steps, dtype=np.int64),
-                                                   metric: np.asarray(values, dtype=np.float64)}))
+        """Append `metric`'s new points (logged units): kept in its buffer and streamed to its plot."""
+        if not len(steps):
+            return
+        steps = np.asarray(steps, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        self.buffer(metric).send(pd.DataFrame({"step": steps, metric: values}))
+        plot = self.curve_plots.get(metric)
+        if plot is not None:
+            plot.extend(steps, values)
 
     def archive(self, label: str) -> None:
         """Keep the current run's curves as a faint overlay labelled `label` (say what differs between the runs,
-        e.g. "lr 0.05, rotate 90°"; long labels wrap in the legend) and clear the live buffers for a new run."""
+        e.g. "lr 0.05, rotate 90°"; long labels wrap in the legend) and clear the live lines for a new run."""
         frames = {m: b.data.copy() for m, b in self.buffers.items() if len(b.data)}
         if frames:
             self.previous.append((label, frames))
         for b in self.buffers.values():
             b.clear()
-        self.previous_pipe.send(list(self.previous))
-
+        for metric, plot in self.curve_plots.items():
+            plot.clear()
+            if frames:
+                plot.show_previous(self._previous_of(metric))
     def to_csv(self) -> io.StringIO:
         """All curves of this session (previous runs and the current one) as long-format CSV."""
         rows = []

@@ -11,6 +11,7 @@ The same object works under `panel serve`, in a notebook cell and with `pn.serve
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from urllib.parse import urlencode
@@ -76,6 +77,7 @@ class Explorer(pn.viewable.Viewer):
         self.status = StatusBar()
         self.learned_controls: dict[str, LearnedValueControl] = {}
         self._doc = None
+        self._kernel_loop = None  # in a notebook: the kernel's event loop, which runs the ticks
         self._heartbeat = None  # set when shown in a notebook: the page's sign of life
         self._location = None
         self._applying_run_config = False
@@ -327,6 +329,11 @@ class Explorer(pn.viewable.Viewer):
                 doc.add_next_tick_callback(self._status_from_session)
             except Exception:  # noqa: BLE001 — the document is gone (session closed): nothing to show
                 pass
+        elif self._kernel_loop is not None and self._kernel_loop.is_running():
+            # A notebook: Panel pushes every change over the kernel's comm at once, so a change made on this thread
+            # would race the tick's own pushes (interleaved messages, models the page never gets): the kernel's
+            # event loop applies it instead.
+            self._kernel_loop.call_soon_threadsafe(self._status_from_session)
         elif doc is None:
             self._status_from_session()
 
@@ -604,6 +611,11 @@ class Explorer(pn.viewable.Viewer):
         if not connected(self._doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
             settle_writes(self._doc)  # what was in flight when it closed fails quietly
             return
+        if self._kernel_loop is None and (self._doc is None or self._doc.session_context is None):
+            try:
+                self._kernel_loop = asyncio.get_running_loop()
+            except RuntimeError:  # ticked by hand (tests, scripts): no loop to hand changes to
+                pass
         if self._heartbeat is not None and self._heartbeat.silent():
             log.info("the notebook showing the explorer is gone: closing it")
             self.close()

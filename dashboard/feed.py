@@ -1,8 +1,10 @@
 """LiveFeed: the periodic tick that drains a TrainingSession into the page's curves and views.
 
 Runs on the server thread (or the notebook kernel's loop), a few times a second however fast training
-goes. New plots are attached to the document before data is streamed into them; secondary curves go
-out every few seconds; the tick's period stretches with its own cost (never more than `max_period_ms`)
+goes. A new run's curves are laid out when the run is built (`Update.layout`), before any of its data; the
+points then go out as `ColumnDataSource.stream` appends (in a notebook, pushed at the end of the tick). Plots that
+are still new are attached to the document before data is streamed into them; secondary curves go out every few
+seconds; the tick's period stretches with its own cost (never more than `max_period_ms`)
 so a busy page never starves the event loop nor falls seconds behind.
 """
 from __future__ import annotations
@@ -59,14 +61,17 @@ class LiveFeed:
     def drain(self, on_new_run) -> Update:
         """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data."""
         started = time.perf_counter()
+        notebook_roots = self._hold_notebook_documents()
         update = self.session.drain()
         building = 0.0
         with batched_recompute(pn.state.curdoc) as attach_new_models:
+            created = False
             if update.new_run:
                 self._pending_main, self._pending_extra = {}, {}
                 on_new_run(update)
+                created = self.curves.prepare(update.layout)  # every curve of the run, before its data
             sends = self._curves_to_send(update)
-            if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run):
+            if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run) or created:
                 attach_new_models()  # before any data is streamed into the new plots
             building = time.perf_counter() - started
             for metric, steps, values in sends:
@@ -74,6 +79,7 @@ class LiveFeed:
             if update.snapshot is not None:
                 self.last_snapshot = update.snapshot
                 self._show_views(update.snapshot.views)
+        self._push_to_notebook(notebook_roots)
         # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
         self._pace(time.perf_counter() - started - building)
         return update
@@ -84,7 +90,7 @@ class LiveFeed:
 
         Every send redraws its plot in the browser, so batching is what keeps several pages on one server
         responsive; a second's delay on a curve is invisible next to a status that lags."""
-        has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers
+        has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers or "elbo" in update.layout
         urgent = update.new_run or (update.snapshot is not None and update.snapshot.status != "running")
         for metric, (steps, values) in update.points.items():
             if metric == "loss" and has_elbo:
@@ -93,7 +99,8 @@ class LiveFeed:
             pending = (self._pending_main if main else self._pending_extra).setdefault(metric, ([], []))
             pending[0].extend(steps)
             pending[1].extend(values)
-            urgent = urgent or (main and metric not in self.curves.buffers)
+            buffer = self.curves.buffers.get(metric)
+            urgent = urgent or (main and (buffer is None or len(buffer.data) == 0))  # a curve's first points
         now = time.perf_counter()
         sends = []
         if urgent or now - self._last_main >= self.MAIN_EVERY:
@@ -131,6 +138,32 @@ class LiveFeed:
             for name in stale:  # a new run of another family: its views replace the old ones
                 self.views_area.remove(self.view_panes.pop(name).panel)
         return created
+
+    def _hold_notebook_documents(self) -> list[str]:
+        """In a notebook, the root ids of the outputs showing this feed, their documents held so that every change
+        of this tick (new plots included) waits for `_push_to_notebook`. (An unheld notebook document hands the
+        events of a layout change made outside a cell or comm message to no one: the page would never get the new
+        plots, and later data would refer to models it does not know.) Nothing under a server."""
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            return []
+        roots = []
+        for ref in list(self.curves.layout._models):
+            entry = pn.state._views.get(ref)
+            if entry is not None and entry[3] is not None:  # (viewable, root, document, comm)
+                if not entry[2].callbacks.hold_value:
+                    entry[2].hold("combine")
+                roots.append(ref)
+        return roots
+
+    @staticmethod
+    def _push_to_notebook(roots: list[str]) -> None:
+        """In a notebook, send the tick's changes now (a served page's document sends its own)."""
+        if roots:
+            from panel.io.notebook import push_on_root
+
+            for ref in roots:
+                push_on_root(ref)
 
     def _show_views(self, views) -> None:
         for name, view in views.items():

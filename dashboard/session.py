@@ -30,10 +30,11 @@ import torch
 
 from engine.errors import InvlabError, NonFiniteLossError
 from engine.train import RunConfig, RunStore, Trainer
-from engine.train.checkpoint import load_checkpoint
 from engine.train.health import Health
 
-from .follow import FOLLOW_SECONDS, RunFollower, gaps_as_nan
+from .follow import FOLLOW_SECONDS, RunFollower
+from .opened_runs import OpenedRuns
+from .run_layout import curve_layout
 from .scheduling import TrainingSlots, default_slots
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
@@ -59,6 +60,18 @@ def set_training_cap(cap: int) -> None:
     SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s)
 
 
+class _Interruption:
+    """The `stop` a training loop polls between steps: the session's `_interrupted()` (for a run of a given number
+    of steps, only a queued command ends it early: its own Step/Resolve press set the pause)."""
+
+    def __init__(self, session: "TrainingSession", steps_only: bool):
+        self.session, self.steps_only = session, steps_only
+
+    def is_set(self) -> bool:
+        s = self.session
+        return (s._redirects > 0 or not s._alive) if self.steps_only else s._interrupted()
+
+
 @dataclass
 class Update:
     """What the server thread takes from the session at each tick."""
@@ -69,9 +82,10 @@ class Update:
     run_label: str = ""
     config: RunConfig | None = None  # the new run's configuration (with new_run)
     tunables: list | None = None  # the model's live-settable values (engine Tunables), with a snapshot
+    layout: tuple[str, ...] = ()  # the new run's metric names (with new_run): its curves are laid out before data
 
 
-class TrainingSession(param.Parameterized):
+class TrainingSession(OpenedRuns, param.Parameterized):
     """One browser session's training: a daemon thread around an `engine.train.Trainer`, driven by commands (start,
     pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
     read-only params."""
@@ -99,6 +113,8 @@ class TrainingSession(param.Parameterized):
         self._commands: queue.Queue = queue.Queue()
         self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
         self._pause = threading.Event()
+        self._redirects = 0  # queued commands that end a running training loop (reset, open, step), not yet taken
+        self._redirects_lock = threading.Lock()
         self._alive = True
         self._lock = threading.Lock()  # guards the outbox
         self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -108,6 +124,7 @@ class TrainingSession(param.Parameterized):
         self._new_run = False
         self._run_label = ""
         self._run_config: RunConfig | None = None
+        self._layout: tuple[str, ...] = ()
         self._runs = 0
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
         self._thread: threading.Thread | None = None
@@ -128,9 +145,20 @@ class TrainingSession(param.Parameterized):
             return self._thread
 
     # -- commands (any thread) -----------------------------------------------------------------------------------
+    REDIRECTS = ("reset", "open", "step", "steps")  # commands that end a running training loop
+
     def _command(self, command: str, arg=None) -> None:
+        if command in self.REDIRECTS:
+            with self._redirects_lock:
+                self._redirects += 1
         self._commands.put((command, arg))
         self._ensure_thread()
+
+    def _interrupted(self) -> bool:
+        """Whether a running training loop must end now: Pause was pressed, or a command that replaces or
+        redirects the run waits in the queue. A Start given after a Reset clears the pause but not the Reset, so
+        the old run still stops and the new one trains (not the old one on to its end)."""
+        return self._pause.is_set() or self._redirects > 0 or not self._alive
 
     def start(self) -> None:
         """Start or continue training in the session's thread."""
@@ -231,7 +259,8 @@ class TrainingSession(param.Parameterized):
         run's label and config, the tunables) as one `Update`."""
         with self._lock:
             update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
-                            self._run_label, self._run_config if self._new_run else None, self._tunables)
+                            self._run_label, self._run_config if self._new_run else None, self._tunables,
+                            self._layout if self._new_run else ())
             self._outbox = defaultdict(lambda: ([], []))
             self._snapshot, self._new_run, self._tunables = None, False, None
         return update
@@ -256,6 +285,9 @@ class TrainingSession(param.Parameterized):
                 if self._following:
                     self._follow()
                 continue
+            if command in self.REDIRECTS:
+                with self._redirects_lock:
+                    self._redirects -= 1
             self._following = self.followed_health = None  # any command ends following a run another process writes
             try:
                 self._do_between_steps()
@@ -312,107 +344,16 @@ class TrainingSession(param.Parameterized):
         self._set(state="idle", step=0)
         self._publish(force_views=True)
 
-    def _open(self, run_id: int) -> None:
-        """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one.
-
-        Nothing stored is changed by opening: metrics logged after the checkpoint are dropped only when the
-        user continues training (they would be replaced by the new steps)."""
-        if self.store is None:
-            raise InvlabError("this session has no run store to open runs from")
-        self._set(state="building", message="", tone="info")
-        record = self.store.get_run(run_id)
-        config = RunConfig.from_json(record.config)
-        if self.limits is not None:
-            self.limits.check(config)
-        history = self.store.metrics(run_id)
-        writer = self.store.live_writer(run_id)  # another process trains it: two writers would garble the run
-        latest = None if writer else self.store.latest_checkpoint(run_id)
-        if latest is None:
-            self.config, self.trainer = config, None
-            if writer:  # its points are drawn as that process writes them (`_follow`)
-                self._following, self.followed_health = RunFollower(self.store, run_id), None
-                history, _ = self._following.read()
-            self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
-            self._show_stored_views((self._following or RunFollower(self.store, run_id)).read_views(record))
-            why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
-                   "writes them; it is not continued here"
-                   if writer else "it has no checkpoint to continue from")
-            self._set(state="idle", step=record.step, tone="info",
-                      message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
-                              f"its curves are shown; {why}, so Start trains a new run with its settings")
-            if writer:  # judged on what it stored so far, not only once new points arrive
-                self._judge_followed()
-            return
-        step, path = latest
-        trainer = Trainer(config, store=self.store, run_id=run_id)
-        trainer.load_state(load_checkpoint(path, map_location=trainer.device))
-        for name, (steps, values) in history.items():
-            kept = [i for i, s in enumerate(steps) if s <= step]
-            trainer.history[name] = ([steps[i] for i in kept], [values[i] for i in kept])
-        self.config, self.trainer = config, trainer
-        self._truncate_on_start = (run_id, step) if record.step > step else None
-        self._begin_run(f"stored run {run_id}", config)
-        done = step >= trainer.tc.steps
-        self._set(state="finished" if done else "paused", step=step, tone="info",
-                  message=f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it"))
-        self._publish(force_views=True)
-
-    def _follow(self) -> None:
-        """Draw the points another process wrote to the run this page follows since the last look; when that
-        process has stopped writing it, say how the run ended and stop following."""
-        try:
-            new, record = self._following.read()
-            views = self._following.read_views(record)
-        except InvlabError as err:
-            self._following = self.followed_health = None
-            self._set(message=str(err), tone="error")
-            return
-        with self._lock:
-            for name, (steps, values) in new.items():
-                old_steps, old_values = self._outbox[name]
-                self._outbox[name] = (old_steps + steps, old_values + values)
-        self._show_stored_views(views)
-        if record.status != "running":
-            self._following = self.followed_health = None
-            ended = f" ({record.message})" if record.message else ""
-            self._set(step=record.step, tone="error" if record.status == "failed" else "info",
-                      message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
-                              "curves are shown, and Start trains a new run with its settings")
-        else:
-            if new:  # judged again only when points arrived
-                self._judge_followed()
-            if record.step != self.step:
-                self._set(step=record.step)
-
-    def _show_stored_views(self, snapshot) -> None:
-        """Hand a stored run's views (a `Snapshot`, or None when none are new) to the page with the next drain."""
-        if snapshot is not None:
-            with self._lock:
-                self._snapshot = snapshot
-
-    def _judge_followed(self) -> None:
-        """Put the followed run's health verdict (`followed_health`) in the message while it is not ok."""
-        health = self._following.health(self.config)
-        if health == self.followed_health:
-            return
-        was_bad = self.followed_health is not None and self.followed_health.state not in ("ok", "converged")
-        self.followed_health = health
-        run_id = self._following.run_id
-        if health.state not in ("ok", "converged"):
-            self._set(tone="error" if health.state == "collapsed" else "warning",
-                      message=f"stored run {run_id}, trained by another process, is {health.state}: {health.hint}")
-        elif was_bad:  # it recovered: the warning goes
-            self._set(tone="info", message=f"stored run {run_id} is trained by another process, whose new points are "
-                                           "drawn as it writes them; its training looks healthy again")
-
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
         self._runs += 1
+        task = self.trainer.dataset.task if self.trainer is not None else None
+        layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
         with self._lock:
             self._outbox = defaultdict(lambda: ([], []))
             for name, (steps, values) in (history or {}).items():
                 self._outbox[name] = (list(steps), list(values))
             self._cursor = {}
-            self._new_run, self._run_label, self._run_config = True, label, config
+            self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
 
     def _train(self, max_steps: int | None = None) -> None:
         trainer = self.trainer
@@ -430,7 +371,7 @@ class TrainingSession(param.Parameterized):
                               f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
                               "or pauses")
             while not slots.acquire(timeout=0.2):
-                if self._pause.is_set() and max_steps is None or not self._alive:
+                if self._interrupted() and (max_steps is None or self._redirects > 0 or not self._alive):
                     self._set(state="paused", message="", tone="info")
                     return
         try:
@@ -440,7 +381,7 @@ class TrainingSession(param.Parameterized):
                 self._truncate_on_start = None
             self._set(state="running", message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
-            stop = threading.Event() if max_steps is not None else self._pause
+            stop = _Interruption(self, steps_only=max_steps is not None)
             gate = self._step_gate(slots, stop)
             last_views = 0.0
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()

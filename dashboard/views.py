@@ -1,7 +1,8 @@
 """Renderers: one per diagnostic view type (engine.diagnostics), and the pane that streams a view to the page.
 
-A renderer owns an `hv.streams.Pipe` (or `Buffer` for the curves) and a DynamicMap fed by it; the
-server thread calls `update(view)` with plain numpy data and HoloViews ships the change to the browser.
+A `ViewPane` owns an `hv.streams.Pipe` and a DynamicMap fed by it, made once with the view's first data; the
+server thread calls `update(view)` with plain numpy data and HoloViews updates the same plot's data in the browser.
+The live training curves are Bokeh sources streamed point by point (`curve_board`, `curve_plot`).
 Nothing here touches the engine's tensors or runs on the training thread.
 
 The renderers live by job: `map_views` (image grids, heatmaps, fields), `chart_views` (spectra, model curves, scatters),

@@ -12,9 +12,9 @@ same wall-clock interval as the session (once when a repetition starts, then eve
 Arm "dashboard": the same configuration inside an `Explorer`, served in-process with
 `pn.serve(..., threaded=True)` on 127.0.0.1, with Debian's headless Chromium (driven by Playwright, launched
 with the same flags as tests/browser) showing the page. The session's daemon thread trains; the server thread's
-periodic callback (`Explorer.tick`, at the page's tick period) drains the session and streams points into the
-`hv.streams.Buffer`s, and a snapshot with views (K_uu spectrum, inducing inputs, hyper-parameters) goes out
-every `view_interval` seconds — exactly what a user watching the dashboard gets.
+periodic callback (`Explorer.tick`, at the page's tick period) drains the session and appends the new points to the
+curves' Bokeh `ColumnDataSource`s (`stream`), and a snapshot with views (K_uu spectrum, inducing inputs,
+hyper-parameters) goes out every `view_interval` seconds — exactly what a user watching the dashboard gets.
 
 Both arms use the same number of torch intra-op threads (`--threads`, default 1: what a session gets on a
 2-core machine; the session thread takes it from `INVLAB_TORCH_THREADS`). Each arm keeps one model across its
@@ -32,9 +32,9 @@ CPU milliseconds per step. On a machine with more runnable work than cores (`run
 training thread, so the ratio there is lower than on a quiet machine with a core to spare; compare ratios only
 between runs with similar load.
 
-Latency: the server clock when `tick()` hands the ELBO points up to step k to the Buffer, against the page's
+Latency: the server clock when `tick()` hands the ELBO points up to step k to the curve board, against the page's
 clock (same machine) when the ELBO ColumnDataSource in the browser first holds step k (a 10 ms poller in the
-page). This covers HoloViews' re-render, Bokeh's serialisation, the websocket and BokehJS applying the change.
+page). This covers the board's update, Bokeh's serialisation, the websocket and BokehJS applying the change.
 
 Run `python -m benchmarks.dashboard.overhead [--quick] [--threads N]`. The last line printed is one JSON object.
 """
@@ -161,7 +161,7 @@ class DashboardArm:
         os.environ["INVLAB_TORCH_THREADS"] = str(threads)  # read by the session thread when it starts
         dashboard.session.Trainer = timed_trainer_class()  # the session builds its Trainer from this name
         pn.extension()
-        self.sent: list[tuple[int, float]] = []  # (last ELBO step handed to the Buffer, server ms)
+        self.sent: list[tuple[int, float]] = []  # (last ELBO step handed to the curve board, server ms)
         holder = {}
 
         def app():

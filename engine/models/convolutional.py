@@ -41,7 +41,7 @@ from ..kernels.convolutional import Convolutional, MultiChannelConvolutional, We
 from ..likelihoods import Likelihood, build_likelihood
 from .base import DataInfo
 from .config import RobustMaxLikelihoodParams, WhitenParams
-from .registry import ModelSpec
+from .registry import ELBO_TERMS, ModelSpec
 from .svgp import SVGP
 from .variational import Q_COVARIANCES, BlockVariational  # noqa: F401 (BlockVariational: re-export)
 
@@ -350,17 +350,17 @@ _PATCH_KERNEL_LIVE = (("lengthscale", "kernel.base.lengthscale"), ("variance", "
 SPECS = (
     ModelSpec("conv-invariant", ConvolutionalConfig, build_conv_invariant,
               "Translation-invariant convolutional GP with inducing patches (van der Wilk et al. 2017)",
-              image_only=True, live=_PATCH_KERNEL_LIVE),
+              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS),
     ModelSpec("conv-weighted", WeightedConvolutionalConfig, build_conv_weighted,
               "Weighted convolutional GP: learnable patch weights (van der Wilk et al. 2017)",
-              image_only=True, live=_PATCH_KERNEL_LIVE),
+              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS),
     ModelSpec("conv-weighted-rbf", WeightedRBFConfig, build_conv_weighted_rbf,
               "Weighted convolutional + RBF GP: inducing patches and inducing images, block-diagonal K_uu",
               image_only=True,
               live=(("lengthscale", "kernel.parts.1.base.lengthscale"), ("variance", "kernel.parts.1.base.variance"),
                     ("rbf_lengthscale", "kernel.parts.0.lengthscale"), ("rbf_variance", "kernel.parts.0.variance"),
-                    ("noise_variance", "likelihood.variance"))),
+                    ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS),
     ModelSpec("conv-colour", ColourConvolutionalConfig, build_conv_colour,
               "Convolutional GP for colour images: colour-patch, multi-channel or additive (van der Wilk et al. 2017)",
-              image_only=True, live=(("noise_variance", "likelihood.variance"),)),
+              image_only=True, live=(("noise_variance", "likelihood.variance"),), terms=ELBO_TERMS),
 )

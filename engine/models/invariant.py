@@ -38,7 +38,7 @@ from ..transforms.base import SymmetricRange, UniformRange
 from .base import DataInfo, Terms, Tunable, tunable
 from .conditionals import orbit_moments
 from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams, kernel_options
-from .registry import ModelSpec
+from .registry import ELBO_TERMS, ModelSpec
 from .svgp import SVGP
 
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
@@ -299,7 +299,7 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
 SPEC = ModelSpec("invariant", InvariantConfig, build_invariant,
                  "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)",
                  live=(("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
-                       ("noise_variance", "likelihood.variance")))
+                       ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS)
 
 
 __all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant"]

@@ -31,6 +31,12 @@ class ModelSpec:
     # a factory for the family's prior explorer: a param object with `.views() -> dict[str, View]` whose parameters
     # are its controls (the dashboard's prior page); None when the family has none
     prior_explorer: Callable[[], param.Parameterized] | None = None
+    # the parts of its loss the family logs every step (besides `loss`), so a page lays out their curves before the
+    # first step; empty: they are learned from the first step's log
+    terms: tuple[str, ...] = ()
+
+
+ELBO_TERMS = ("elbo", "expected_log_lik", "kl")  # what a variational family logs every step
 
 
 REGISTRY: dict[str, ModelSpec] = {}

@@ -29,7 +29,7 @@ from ..linalg import BlockFactors, block_cholesky, whitened_solve
 from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
 from .conditionals import marginals, whitened_projections
 from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams, kernel_options
-from .registry import ModelSpec
+from .registry import ELBO_TERMS, ModelSpec
 from .variational import build_variational
 
 
@@ -258,4 +258,4 @@ LIVE = (("lengthscale", "kernel.lengthscale"), ("variance", "kernel.variance"),
         ("noise_variance", "likelihood.variance"))
 
 SPEC = ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)",
-                 live=LIVE)
+                 live=LIVE, terms=ELBO_TERMS)

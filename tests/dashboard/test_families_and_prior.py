@@ -34,7 +34,7 @@ def test_convolutional_family_shows_its_patch_grid_and_weight_map(tmp_path, wait
     try:
         e.start()
         wait_until(lambda: ({"inducing_patches", "patch_weights"} <= set(e.view_panes)
-                            and "test_error" in e.curves.buffers), e)
+                            and "test_error" in e.curves.buffers and len(e.curves.buffers["test_error"].data)), e)
         e.pause()
         wait_until(lambda: e.session.state == "paused", e)
         grid = e.view_panes["inducing_patches"].pipe.data

@@ -33,7 +33,8 @@ def test_a_dataframe_trains_on_its_target_with_metrics_in_its_units(tmp_path, wa
         assert e.settings.data.source_options == {"target": "price"}
         assert e.settings.data.dataset in e.data_group.controls["dataset"].box.options
         e.start()
-        wait_until(lambda: e.session.trainer is not None and "test_rmse" in e.curves.buffers, e)
+        wait_until(lambda: e.session.trainer is not None and "test_rmse" in e.curves.buffers
+                   and len(e.curves.buffers["test_rmse"].data), e)
         trainer = e.session.trainer
         assert trainer.dataset.task == "regression" and trainer.dataset.X_train.shape[1] == 2
         assert trainer.dataset.y_mean == pytest.approx(np.mean(1000.0 + 50.0 * a[:len(trainer.dataset.y_train)]),

@@ -34,8 +34,16 @@ def ranges(plot):
     return h["x_range"].start, h["x_range"].end, h["y_range"].start, h["y_range"].end
 
 
+class BoardPlot:
+    """A board's Bokeh figure for one metric, read like a HoloViews plot (`state`, `handles`): what the page shows."""
+
+    def __init__(self, figure):
+        self.state = figure
+        self.handles = {"x_range": figure.x_range, "y_range": figure.y_range}
+
+
 def board_plot(board, metric):
-    return RENDERER.get_plot(board.plots[metric].object)
+    return BoardPlot(board.plots[metric].object)
 
 
 # -- one table of labels and units -------------------------------------------------------------------------------

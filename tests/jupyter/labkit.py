@@ -388,3 +388,36 @@ def screenshot_plot_outputs(page, path_for) -> list[str]:
         paths.append(path_for(len(paths)))
         panel.screenshot(path=paths[-1])
     return paths
+
+
+# Points held by the page's Bokeh plot `model_id` (the largest of its glyphs' data sources): None when the page has
+# no such model (it was never sent, or a later message referred to it before it arrived).
+PLOT_POINTS_JS = """(ids) => {
+  const out = {};
+  for (const id of ids) {
+    out[id] = null;
+    for (const doc of (window.Bokeh ? Bokeh.documents : [])) {
+      const m = doc.get_model_by_id(id);
+      if (!m) continue;
+      let n = 0;
+      for (const r of (m.renderers || [])) {
+        const data = r.data_source && r.data_source.data;
+        if (!data) continue;
+        for (const col of Object.values(data)) n = Math.max(n, col.length || 0);
+      }
+      out[id] = n;
+    }
+  }
+  return out;
+}"""
+
+
+def plot_points(page, model_ids: list[str]) -> dict[str, int | None]:
+    """{Bokeh model id: the points its plot holds in the page (None: the page does not have it)}."""
+    return page.evaluate(PLOT_POINTS_JS, model_ids)
+
+
+# In the kernel: {Bokeh model id of a plot of the run's layout shown in the notebook: what it shows}.
+LAYOUT_PLOTS = """{m.id: name for name, pane in list(explorer.curves.plots.items())
+   + [(k, v.body) for k, v in explorer.view_panes.items() if v.dmap is not None]
+ for (m, _) in list(pane._models.values())}"""

@@ -15,7 +15,7 @@ from ...kernels.gram import GRAM_KERNELS, GramKernel, InputAffine, NNGPKernel, b
 from ...likelihoods import Likelihood, build_likelihood, resolve_likelihood
 from ..base import DataInfo
 from ..config import InducingParams, LikelihoodParams, VariationalParams
-from ..registry import ModelSpec
+from ..registry import ELBO_TERMS, ModelSpec
 from ..svgp import SVGP
 from .layers import GlobalInducingOutput, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
 from .model import DeepKernelProcess
@@ -172,13 +172,13 @@ _NOISE_LIVE = (("noise_variance", "likelihood.variance"),)
 SPECS = (
     ModelSpec("diwp", DIWPConfig, build_dkp,
               "Deep inverse Wishart process, doubly-stochastic inducing-point inference (Aitchison et al. 2021)",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
     ModelSpec("nngp", NNGPConfig, build_dkp,
               "NNGP: the deep kernel stack as deterministic transforms (the DIWP's δ → ∞ limit)",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
     ModelSpec("dkp_svgp", DKPSVGPConfig, build_dkp_svgp,
               "Plain SVGP whose kernel is the deep kernel stack (NNGP kernel); the DIWP's SVGP baseline",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
 )
 
 __all__ = ["GramKernelParams", "GramKernelConfig", "NNGPConfig", "DIWPConfig", "DKPSVGPConfig", "build_dkp",

@@ -404,4 +404,5 @@ def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInf
 
 SPEC = ModelSpec("gwi", GWIConfig, build_gwi,
                  "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
-                 "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),))
+                 "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),),
+                 terms=("expected_log_lik", "w2") + W2_PARTS)

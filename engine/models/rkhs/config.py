@@ -144,5 +144,6 @@ LIVE = (("nu", "nu"), ("lam", "lam"))  # config parameter → fixed value the da
 
 SPEC = ModelSpec("rkhs", RKHSConfig, build_rkhs,
                  "Kernel machine with invariances as linear functionals on an RKHS (Zhang, Lee & Teh 2013)",
-                 tasks=("classification", "regression"), optimizer="lbfgs", live=LIVE)
+                 tasks=("classification", "regression"), optimizer="lbfgs", live=LIVE,
+                 terms=("data_loss", "invariance_loss", "norm"))
 
