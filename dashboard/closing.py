@@ -6,9 +6,11 @@ closes between the write and that tick, or the session is destroyed first, a fut
 `WebSocketClosedError` and nobody retrieves it ("Task exception was never retrieved"). Worse, when the socket
 turns out closed between the three or more frames of one message, the frames written so far are lost with the error.
 `write_quietly()` makes Panel write through `dispatch_quietly`, which stops at a closed socket and marks every frame's
-outcome as retrieved (Panel still awaits them and logs a one-line warning); `connected(doc)` tells the page's ticks
-whether anyone is still listening; once no one is, `settle_writes(doc)` retrieves the outcomes of the document's
-writes still in flight, before Panel drops them with the document.
+outcome as retrieved (Panel still awaits them and logs a one-line warning), and makes Bokeh drop a change the browser
+sent just before its tab closed, or a second close of the same socket (both failed with an AssertionError on the
+detached session); `connected(doc)` tells
+the page's ticks whether anyone is still listening; once no one is, `settle_writes(doc)` retrieves the outcomes of
+the document's writes still in flight, before Panel drops them with the document.
 """
 from __future__ import annotations
 
@@ -84,9 +86,49 @@ def dispatch_quietly(conn, events=None, msg=None) -> list:
     return futures
 
 
+def patch_from_attached(message, connection):
+    """Bokeh's handling of a browser's change (PATCH-DOC), except that a change arriving on a connection whose tab
+    has closed (Bokeh has already detached its session) is dropped, instead of failing with an AssertionError and a
+    traceback in the log: there is no page left to apply it to."""
+    if getattr(connection, "_session", None) is None:
+        log.debug("a change from a closed page was dropped")
+        return _nothing()  # Bokeh awaits what a handler returns
+    return connection.session._handle_patch(message, connection)
+
+
+async def _nothing() -> None:
+    return None
+
+
+def close_once(handler) -> None:
+    """Bokeh's `WSHandler.on_close`, except that a second close of the same websocket (tornado may report one
+    when the socket's read loop ends after Bokeh has already let the connection go) does nothing instead of failing
+    on the detached session."""
+    connection = getattr(handler, "connection", None)
+    if connection is not None and getattr(connection, "_session", None) is None:
+        return
+    _bokeh_on_close(handler)
+
+
+_bokeh_on_close = None
+
+
 def write_quietly() -> None:
-    """Make Panel write every document's changes through `dispatch_quietly` (once per process)."""
+    """Make Panel write every document's changes through `dispatch_quietly`, and Bokeh drop changes from closed
+    tabs (`patch_from_attached`) and close each websocket once (`close_once`); once per process, for connections
+    opened from then on."""
+    global _bokeh_on_close
+    from bokeh.server.session import ServerSession
+    from bokeh.server.views.ws import WSHandler
     from panel.io import document as panel_document
 
     if panel_document.dispatch_tornado is not dispatch_quietly:
         panel_document.dispatch_tornado = dispatch_quietly
+    if getattr(ServerSession.patch, "__func__", None) is not _patch_classmethod.__func__:
+        ServerSession.patch = _patch_classmethod
+    if WSHandler.on_close is not close_once:
+        _bokeh_on_close = WSHandler.on_close
+        WSHandler.on_close = close_once
+
+
+_patch_classmethod = classmethod(lambda cls, message, connection: patch_from_attached(message, connection))

@@ -213,10 +213,10 @@ class Page:
 ACTIONS = ("pause", "step", "start", "lr", "range")
 
 
-def measure(pages: list[Page], rounds: int) -> dict[str, list[float]]:
-    """`rounds` of every action on every page in turn (the others keep training)."""
+def measure(pages: list[Page], rounds: int, first: int = 0) -> dict[str, list[float]]:
+    """`rounds` of every action on every page in turn (the others keep training); `first` numbers the rounds."""
     samples = {a: [] for a in ACTIONS}
-    for r in range(rounds):
+    for r in range(first, first + rounds):
         for i, page in enumerate(pages):
             for action in ACTIONS:
                 ms = getattr(page, action)()
@@ -275,10 +275,10 @@ def run_with(browser, url: str, count: int, rounds: int, timeout_s: float,
         for page in pages:
             page.start_training()
         samples = {a: [] for a in ACTIONS}
-        for _ in range(rounds):
+        for r in range(rounds):
             for other in others:
                 other.act()
-            for action, values in measure(pages, 1).items():
+            for action, values in measure(pages, 1, first=r).items():
                 samples[action] += values
     finally:
         errors = [e for p in pages + others for e in p.errors]

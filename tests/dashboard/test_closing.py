@@ -7,7 +7,14 @@ from bokeh.document import Document
 from panel.io import document as panel_document
 from tornado.websocket import WebSocketClosedError
 
-from dashboard.closing import connected, dispatch_quietly, settle_writes
+from dashboard.closing import (
+    close_once,
+    connected,
+    dispatch_quietly,
+    patch_from_attached,
+    settle_writes,
+    write_quietly,
+)
 
 
 def _unretrieved_reports(settle: bool) -> list[str]:
@@ -92,3 +99,20 @@ def _reports_of(dispatch) -> tuple[list[str], list]:
 def test_a_tab_closing_mid_message_loses_no_frame_to_the_log():
     assert any("never retrieved" in r for r in _reports_of(panel_document.dispatch_tornado))  # Panel's own
     assert _reports_of(dispatch_quietly) == []
+
+
+def test_a_change_from_a_closed_tab_is_dropped_not_failed(monkeypatch):
+    from bokeh.server.session import ServerSession
+
+    monkeypatch.setattr(ServerSession, "patch", ServerSession.__dict__["patch"])  # put back after the test
+    monkeypatch.setattr(panel_document, "dispatch_tornado", panel_document.dispatch_tornado)
+    from bokeh.server.views.ws import WSHandler
+
+    monkeypatch.setattr(WSHandler, "on_close", WSHandler.on_close)
+    detached = type("Conn", (), {"_session": None})()  # Bokeh detaches a connection's session when its tab closes
+    assert asyncio.run(patch_from_attached(object(), detached)) is None  # awaited by Bokeh: nothing to do
+    write_quietly()
+    assert asyncio.run(ServerSession.patch(object(), detached)) is None  # what Bokeh's protocol handler now calls
+    handler = type("Handler", (), {"connection": detached, "close_code": None, "close_reason": None})()
+    assert WSHandler.on_close is close_once
+    close_once(handler)  # a second close of a socket whose session is gone: nothing, no AssertionError
