@@ -38,6 +38,14 @@ from .user_data import config_with_data, data_choices
 log = logging.getLogger(__name__)
 
 SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
+SIDEBAR_WIDTH = 340  # px: the controls column
+# The sidebar's five tabs fit its width side by side (narrower padding); with larger fonts (presenter zoom) they wrap
+# onto a second row instead of scrolling out of sight.
+SIDEBAR_TABS_CSS = """
+.bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }
+.bk-header { overflow: visible; }
+.bk-tab { padding: 6px 7px !important; }
+"""
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
@@ -388,7 +396,7 @@ class Explorer(pn.viewable.Viewer):
                     "Model": "model" in shown or any(k.startswith("model.") for k in shown),
                     "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
             tabs = [tab for tab in tabs if keep.get(tab.name, True)]
-        return pn.Tabs(*tabs, dynamic=False, width=340)
+        return pn.Tabs(*tabs, dynamic=False, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
 
     def _teacher_controls(self) -> set[str] | None:
         """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
