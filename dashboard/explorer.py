@@ -215,7 +215,7 @@ class Explorer(pn.viewable.Viewer):
     def _status_from_settings(self) -> None:
         if self.session.trainer is None and not self._run_started:
             self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
-        self.status.learning_rate = self.settings.train.learning_rate
+        self.status.param.update(learning_rate=self.settings.train.learning_rate, total=int(self.settings.train.steps))
 
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
@@ -233,6 +233,13 @@ class Explorer(pn.viewable.Viewer):
             if self.session.trainer is not None:
                 self.session.reset(config)
             self.status.param.update(state="building", message="", tone="info")
+        elif self.session.state == "finished" and self.session.trainer is not None \
+                and self.session.step >= self.session.trainer.tc.steps:
+            steps = self.session.trainer.tc.steps
+            self.status.param.update(message=f"This run has finished its {steps} steps: raise Steps on the "
+                                     "Optimisation tab and press ▶ Start to train on, or press ↺ Reset for a new run.",
+                                     tone="info")
+            return
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")
         self.session.start()

@@ -41,3 +41,49 @@ def test_every_sidebar_tab_fits_at_projector_and_laptop_widths(served_app):
             tab(page, "Data").click()
             poll(lambda: page.locator(".bk-input-group", has_text="Dataset").first.is_visible(), timeout=10)
             assert not errors, errors
+
+
+def status_height(page) -> float:
+    return page.locator(".invlab-status").first.evaluate("e => e.getBoundingClientRect().height")
+
+
+def test_the_status_line_keeps_its_height_and_says_step_n_of_m_and_time_left(served_app):
+    """Past step 100 (and with the invariant family's longer line) the status used to wrap onto another line and
+    push every plot down; it keeps one height and says how far the run is."""
+    link = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=2"
+            "&data.subset=150&data.test_subset=60&data.rotate=90&train.batch_size=32&train.steps=5000")
+    for width, height in ((1440, 900), (768, 1024)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + link)
+            poll(lambda: field(page, "state") == "idle")
+            idle = status_height(page)
+            assert "of 5000" in page.locator(".invlab-status").first.inner_text()
+            page.get_by_role("button", name="▶ Start").click()
+            poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 120, timeout=150)
+            assert abs(status_height(page) - idle) < 1, (width, idle, status_height(page))
+            text = page.locator(".invlab-status").first.inner_text()
+            assert re.search(r"step \d+ of 5000", text), text
+            poll(lambda: re.search(r"\d+ (s|min)", field(page, "left")), timeout=20)  # time left, from the rate
+            page.get_by_role("button", name="❚❚ Pause").click()
+            poll(lambda: field(page, "state") == "paused")
+            assert abs(status_height(page) - idle) < 1
+            assert not errors, errors
+
+
+def test_start_on_a_finished_run_says_what_to_do(served_app):
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL + "&train.steps=20")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "finished" and field(page, "step") == "20", timeout=120)
+        page.get_by_role("button", name="▶ Start").click()
+        poll(lambda: "finished" in field(page, "message"), timeout=10)
+        message = field(page, "message")
+        assert "Reset" in message and "Steps" in message, message
+        # doing what it says trains on: more steps, then Start
+        tab(page, "Optimisation").click()
+        steps = page.locator(".bk-input-group", has_text="Steps").locator("input").first
+        steps.fill("40")
+        steps.press("Enter")
+        page.get_by_role("button", name="▶ Start").click()
+        poll(lambda: field(page, "state") == "finished" and field(page, "step") == "40", timeout=120)
+        assert not errors, errors
