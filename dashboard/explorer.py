@@ -33,6 +33,7 @@ from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
+from .theme_switch import ThemeSwitch, is_parked, park, session_theme
 from .user_data import config_with_data, data_choices
 
 log = logging.getLogger(__name__)
@@ -364,6 +365,7 @@ class Explorer(pn.viewable.Viewer):
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
         self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
         self.lessons = LessonCards()
+        self.theme_switch = ThemeSwitch(self._switch_theme)
         self.url_field = pn.widgets.TextInput(value="", visible=False)
         self.url_field.jscallback(value="""
             const url = window.location.pathname + cb_obj.value + window.location.hash;
@@ -432,7 +434,8 @@ class Explorer(pn.viewable.Viewer):
         curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, self.plugin_note,
+        main = pn.Column(self.url_field, self.theme_switch.field, self.lesson_pane, run_bar, self.status,
+                         self.notice_pane, self.plugin_note,
                          curve_opts,
                          self.curves.layout, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
@@ -492,6 +495,7 @@ class Explorer(pn.viewable.Viewer):
         if self._closed:
             return
         self.feed.start(self.tick)
+        self.theme_switch.ready(session_theme())
         if pn.state.curdoc is not None:
             self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
@@ -508,13 +512,33 @@ class Explorer(pn.viewable.Viewer):
         stays free for the other pages)."""
         if self._closes_with is not doc:
             self._closes_with = doc
-            doc.on_session_destroyed(lambda ctx: self.close(wait=False))
+            doc.on_session_destroyed(lambda ctx, doc=doc: self._page_ended(doc))
+
+    def _page_ended(self, doc) -> None:
+        """A page showing this explorer went away: close, unless the explorer has moved on to a newer page (or waits
+        for one: a theme change; it closes itself if that page never comes)."""
+        if self._closes_with is doc and not is_parked(self):
+            self.close(wait=False)
+
+    def _switch_theme(self, theme: str) -> str:
+        """The user flipped the theme switch: set this explorer aside for the page the browser reloads into."""
+        self.feed.stop()  # the new page's own periodic update takes over
+        self.theme_switch.theme = theme
+        return park(self)
+
+    def resume_page(self) -> None:
+        """Be shown again on a new page (the reload of a theme change): the new page's link is read again (same
+        settings) and its document gets the periodic updates."""
+        self.feed.stop()
+        self._location = None
+        self._doc = None
 
     def read_location(self, location) -> None:
         """Take the configuration from the URL once, then keep the URL following the settings."""
         if self._location is location:
             return
         self._location = None  # no URL writes while the link is being read
+        self.theme_switch.theme = session_theme()
         query = location.query_params
         problems = self.settings.apply_query(query)
         problems += self._refuse_oversize_link()
@@ -572,6 +596,8 @@ class Explorer(pn.viewable.Viewer):
         if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
             extra = urlencode({"page": "compare", **self.compare.query()})
             query = f"{query}&{extra}" if query else f"?{extra}"
+        if self.theme_switch.theme != "default":  # a reload keeps the theme
+            query = f"{query}&theme={self.theme_switch.theme}" if query else f"?theme={self.theme_switch.theme}"
         self.url_field.value = query
 
     def close(self, wait: bool = True) -> None:

@@ -87,3 +87,35 @@ def test_start_on_a_finished_run_says_what_to_do(served_app):
         page.get_by_role("button", name="▶ Start").click()
         poll(lambda: field(page, "state") == "finished" and field(page, "step") == "40", timeout=120)
         assert not errors, errors
+
+
+def background_is_dark(page) -> bool:
+    try:
+        rgb = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    except Exception:  # noqa: BLE001 — the page is reloading
+        return False
+    values = [int(v) for v in re.findall(r"\d+", rgb)[:3]]
+    return len(values) == 3 and sum(values) < 3 * 100
+
+
+def test_the_theme_switch_keeps_the_running_demo(served_app):
+    """The header's theme switch used to reload the page into a new session: step 0, no curves, and a notice
+    'theme: not a setting'. The running run, its curves and its settings stay; the page turns dark."""
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL + "&train.learning_rate=0.02&train.steps=100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "running" and column_length(page, "elbo") >= 3)
+        step, points = int(field(page, "step")), column_length(page, "elbo")
+        assert not background_is_dark(page)
+        page.locator("#theme-switch").click()
+        poll(lambda: background_is_dark(page), timeout=60)
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) > step, timeout=60)
+        poll(lambda: column_length(page, "elbo") >= points, timeout=30)  # the curves so far, not a new run
+        assert "lr 0.02" in page.locator(".invlab-status").first.inner_text()
+        assert "not a setting" not in page.evaluate(TEXT)
+        poll(lambda: "theme=dark" in page.evaluate("() => window.location.href"))  # a reload keeps the theme
+        page.reload()
+        poll(lambda: background_is_dark(page), timeout=60)
+        poll(lambda: field(page, "state") in ("idle", "running"))
+        assert "not a setting" not in page.evaluate(TEXT)
+        assert not errors, errors
