@@ -646,6 +646,9 @@ class Explorer(pn.viewable.Viewer):
         self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
         self._rebuild_learned_controls()
         self._refresh_runs()
+        if self._doc is not None and self._doc.session_context is not None:
+            # again once this tick's batch of new plots is attached: a change made while it is held can be lost
+            self._doc.add_next_tick_callback(self._status_from_settings)
 
     def _adopt(self, config: RunConfig) -> None:
         """Show an opened run's settings in the controls (without asking for a Reset)."""
@@ -659,6 +662,7 @@ class Explorer(pn.viewable.Viewer):
         finally:
             self._applying_run_config = False
         self.notice = ""
+        self._status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
         self._update_location()
 
     def _rebuild_learned_controls(self) -> None:
