@@ -28,6 +28,7 @@ from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
 from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
+from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sidebar_tabs, training_page
 from .prior import PriorPanel
 from .safe_text import markdown_text
 from .session import TrainingSession
@@ -39,14 +40,6 @@ from .user_data import config_with_data, data_choices
 log = logging.getLogger(__name__)
 
 SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
-SIDEBAR_WIDTH = 340  # px: the controls column
-# The sidebar's five tabs fit its width side by side (narrower padding); with larger fonts (presenter zoom) they wrap
-# onto a second row instead of scrolling out of sight.
-SIDEBAR_TABS_CSS = """
-.bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }
-.bk-header { overflow: visible; }
-.bk-tab { padding: 6px 7px !important; }
-"""
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
@@ -61,6 +54,8 @@ class Explorer(pn.viewable.Viewer):
     with logins. Display it in a notebook cell, or serve it with `pn.serve` / `panel serve`."""
 
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
+    presenter = param.Boolean(default=False, doc="Presenter mode: the page drawn larger (fonts, lines, plots) for a "
+                                                 "projector; `presenter=1` in a link.")
 
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
                  store: RunStore | None | bool = True, tick_ms: int = 500, view_interval: float = 2.0,
@@ -405,7 +400,7 @@ class Explorer(pn.viewable.Viewer):
                     "Model": "model" in shown or any(k.startswith("model.") for k in shown),
                     "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
             tabs = [tab for tab in tabs if keep.get(tab.name, True)]
-        return pn.Tabs(*tabs, dynamic=False, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
+        return sidebar_tabs(tabs)
 
     def _teacher_controls(self) -> set[str] | None:
         """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
@@ -434,15 +429,19 @@ class Explorer(pn.viewable.Viewer):
         curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
+        curve_opts.append(pn.widgets.Checkbox.from_param(self.param.presenter, label="presenter (larger page)"))
         main = pn.Column(self.url_field, self.theme_switch.field, self.lesson_pane, run_bar, self.status,
                          self.notice_pane, self.plugin_note,
                          curve_opts,
                          self.curves.layout, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
-        layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
+        self.key_views = KeyViewPlacer(main, self.curves.layout, self.feed.views_area,
+                                       key_view_names(get_lesson(self.settings.lesson)))
+        layout = training_page(self.controls(), main)
         self._show_lesson()
         self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
+                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width",
+                             styles=presenter_styles(self.presenter))
         self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
@@ -540,6 +539,8 @@ class Explorer(pn.viewable.Viewer):
         self._location = None  # no URL writes while the link is being read
         self.theme_switch.theme = session_theme()
         query = location.query_params
+        if "presenter" in query:
+            self.presenter = str(query["presenter"]).lower() in ("1", "true")
         problems = self.settings.apply_query(query)
         problems += self._refuse_oversize_link()
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
@@ -596,6 +597,8 @@ class Explorer(pn.viewable.Viewer):
         if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
             extra = urlencode({"page": "compare", **self.compare.query()})
             query = f"{query}&{extra}" if query else f"?{extra}"
+        if self.presenter:
+            query = f"{query}&presenter=1" if query else "?presenter=1"
         if self.theme_switch.theme != "default":  # a reload keeps the theme
             query = f"{query}&theme={self.theme_switch.theme}" if query else f"?theme={self.theme_switch.theme}"
         self.url_field.value = query
@@ -620,6 +623,8 @@ class Explorer(pn.viewable.Viewer):
             if update.tunables is not None:
                 self._show_learned(update.tunables)
             self._status_from_snapshot(self.feed.last_snapshot)
+            if getattr(self, "key_views", None) is not None:
+                self.key_views.place(self.feed.view_panes)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("dashboard update failed")
             self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
@@ -719,6 +724,12 @@ class Explorer(pn.viewable.Viewer):
             return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
 
         self.runs_select.options = {label(r): r.id for r in runs}
+
+    @param.depends("presenter", watch=True)
+    def _show_presenter(self) -> None:
+        if getattr(self, "pages", None) is not None:
+            self.pages.styles = presenter_styles(self.presenter)
+        self._update_location()
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:

@@ -119,3 +119,46 @@ def test_the_theme_switch_keeps_the_running_demo(served_app):
         poll(lambda: field(page, "state") in ("idle", "running"))
         assert "not a setting" not in page.evaluate(TEXT)
         assert not errors, errors
+
+
+ROTATION_SECOND_RUN = ("?lesson=rotation&model=invariant&model.augmentation=rotation&model.likelihood=gaussian"
+                       "&model.num_inducing=10&model.num_samples=2&model.init_rotation=5&data.rotate=90"
+                       "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=5000")
+
+
+def test_the_lessons_key_view_is_at_the_top(served_app):
+    """Lesson 1's key plot (the learned rotation range) used to sit ~1,500 px below the fold at 1440×900."""
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + ROTATION_SECOND_RUN)
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        title = page.get_by_text("Augmentation ranges over training").first
+        poll(lambda: title.count() > 0 and title.is_visible(), timeout=120)
+        poll(lambda: title.bounding_box()["y"] + 300 < 900, timeout=20)  # its plot is on the first screen
+        assert not errors, errors
+
+
+def test_narrow_screens_stack_the_controls_above_the_plots(served_app):
+    for width, height in ((390, 844), (768, 1024)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + SMALL)
+            poll(lambda: field(page, "state") == "idle")
+            start = page.get_by_role("button", name="▶ Start").bounding_box()
+            sidebar = tab(page, "Runs").bounding_box()
+            status = page.locator(".invlab-status").first.bounding_box()
+            assert start["y"] > sidebar["y"] + sidebar["height"], (width, start, sidebar)  # below, not beside
+            assert status["x"] + status["width"] <= width, (width, status)  # nothing runs off the screen
+            assert not errors, errors
+
+
+def test_presenter_zoom_enlarges_the_page_and_is_a_link_flag(served_app):
+    with browser_page(1920, 1080) as (page, errors):
+        page.goto(served_app + SMALL)
+        poll(lambda: field(page, "state") == "idle")
+        normal = page.locator(".invlab-status").first.bounding_box()["height"]
+        page.locator(".bk-Checkbox", has_text="presenter").locator("input").first.click()
+        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        poll(lambda: "presenter=1" in page.evaluate("() => window.location.href"), timeout=20)
+        page.goto(served_app + SMALL + "&presenter=1")
+        poll(lambda: field(page, "state") == "idle")
+        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        assert not errors, errors
