@@ -12,8 +12,6 @@ The same object works under `panel serve`, in a notebook cell and with `pn.serve
 from __future__ import annotations
 
 import logging
-import sqlite3
-from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -24,26 +22,25 @@ from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
-from .compare import ComparePage
-from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .controls import LearnedValueControl
+from .explorer_location import PageLocation
+from .explorer_page import ExplorerPage
+from .explorer_runs import StoredRuns
 from .feed import LiveFeed
-from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
-from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sidebar_tabs, training_page
-from .prior import PriorPanel
+from .lessons import compare_for_family, get_lesson
+from .page_layout import presenter_styles
 from .safe_text import markdown_text
 from .session import TrainingSession
-from .settings import RunSettings, describe_difference, family_defaults
+from .settings import RunSettings, describe_difference
 from .status import StatusBar
-from .theme_switch import ThemeSwitch, is_parked, park, session_theme
-from .user_data import config_with_data, data_choices
+from .user_data import config_with_data
 
 log = logging.getLogger(__name__)
 
-SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
-class Explorer(pn.viewable.Viewer):
+class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
     """The lab in one object: controls, live training, curves and views, lessons, the prior page and Compare.
 
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
@@ -95,28 +92,6 @@ class Explorer(pn.viewable.Viewer):
         self._status_from_settings()
         if run is not None:
             self.open_stored_run(int(run))
-
-    # -- the run store -------------------------------------------------------------------------------------------------
-    @property
-    def store(self) -> RunStore | None:
-        """The run store, opened on first use; None without one (or when it cannot be opened: the notice says why)."""
-        if self._store_wanted:
-            self._store_wanted = False
-            try:
-                self._store = RunStore(owner=self.user, admin=self.admin)
-            except InvlabError as err:
-                self._store_problem(str(err))
-            except (OSError, sqlite3.Error) as err:
-                self._store_problem(f"the run store in the data directory cannot be opened ({type(err).__name__}: "
-                                    f"{err}); point INVLAB_DATA at a writable directory (or move a damaged runs.sqlite "
-                                    "aside) and restart the server")
-            if self._store is not None:
-                self.session.store, self.session.owns_store = self._store, True
-        return self._store
-
-    def _store_problem(self, text: str) -> None:
-        log.error("run store: %s", text)
-        self.notice = f"Runs are not saved: {text}. Training works; stored runs cannot be listed or opened."
 
     # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
     @property
@@ -283,34 +258,6 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
 
-    def open_run(self, *_):
-        run_id = self.runs_select.value
-        if run_id is None:
-            self.notice = "no stored run selected"
-            return
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
-
-    def open_run_link(self, raw) -> None:
-        """`?run=ID` in the link: open that stored run on Training (refused, with the reason, when it is not a number
-        or belongs to another user of a server with logins)."""
-        if raw in (None, ""):
-            return
-        if not str(raw).isdigit():
-            self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
-            return
-        self.open_stored_run(int(raw))
-
-    def open_stored_run(self, run_id: int) -> None:
-        """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
-        self._refresh_runs()
-        if run_id in self.runs_select.options.values():
-            self.runs_select.value = run_id
-        if hasattr(self, "pages"):
-            self.pages.active = 0
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
-
     # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
@@ -337,136 +284,6 @@ class Explorer(pn.viewable.Viewer):
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 
-    # -- widgets and layout --------------------------------------------------------------------------------------------
-    def _build_widgets(self) -> None:
-        self.buttons = {
-            "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
-            "pause": pn.widgets.Button(label="❚❚ Pause", color="primary", width=90),
-            "step": pn.widgets.Button(label="+1 Step", width=80),
-            "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
-            "save": pn.widgets.Button(label="Save checkpoint", width=140),
-        }
-        for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
-                        ("save", self.save_checkpoint)):
-            self.buttons[key].on_click(fn)
-        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=280)
-        self.open_button = pn.widgets.Button(label="Open run", width=100)
-        self.open_button.on_click(self.open_run)
-        self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
-                                                label="Download curves (CSV)", color="light", width=220)
-        self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
-        self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
-                                          name="Invariance")
-        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
-        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
-        self.lessons = LessonCards()
-        self.theme_switch = ThemeSwitch(self._switch_theme)
-        self.url_field = pn.widgets.TextInput(value="", visible=False)
-        self.url_field.jscallback(value="""
-            const url = window.location.pathname + cb_obj.value + window.location.hash;
-            if (url !== window.location.pathname + window.location.search + window.location.hash)
-              window.history.replaceState(window.history.state, "", url);""")
-        self.prior = self._prior_page()
-        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
-        self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
-        if not self._store_wanted:
-            self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
-
-    def _prior_page(self):
-        """The prior explorer of the family that has one (found through the model registry)."""
-        from engine.models import REGISTRY
-
-        for spec in REGISTRY.values():
-            factory = getattr(spec, "prior_explorer", None)
-            if factory is not None:
-                return PriorPanel(factory())
-        return PriorPanel()
-
-    def controls(self) -> pn.Tabs:
-        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
-        self.family_select = family
-        self.data_group = data_controls(self.settings.data, data_choices(self.limits))
-        self.train_group = optimisation_controls(self.settings.train)
-        tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
-                self.train_group,
-                pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
-        shown = self._teacher_controls()
-        if shown is not None:  # teacher mode: only the controls the lesson needs
-            family.visible = "model" in shown
-            for section, group in (("data", self.data_group), ("train", self.train_group)):
-                self._hide_controls(section, group, shown)
-            self._hide_controls("model", self.model_group[0], shown)
-            keep = {"Data": any(k.startswith("data.") for k in shown),
-                    "Model": "model" in shown or any(k.startswith("model.") for k in shown),
-                    "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
-            tabs = [tab for tab in tabs if keep.get(tab.name, True)]
-        return sidebar_tabs(tabs)
-
-    def _teacher_controls(self) -> set[str] | None:
-        """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
-        lesson = get_lesson(self.settings.lesson)
-        return visible_controls(lesson) if self.settings.teacher and lesson is not None else None
-
-    @staticmethod
-    def _hide_controls(section: str, group, shown: set[str]) -> None:
-        for name, control in getattr(group, "controls", {}).items():
-            control.layout.visible = f"{section}.{name}" in shown
-
-    def _rebuild_model_controls(self) -> None:
-        old = self.model_group[0] if len(self.model_group) else None
-        group = model_controls(self.settings.model_config)
-        shown = self._teacher_controls()
-        if shown is not None:
-            self._hide_controls("model", group, shown)
-        self.model_group[:] = [group]
-        if old is not None and hasattr(old, "close"):
-            old.close()  # its controls stop following the previous family's config
-
-    def __panel__(self):
-        if pn.state.location is not None and self._location is None:
-            self.read_location(pn.state.location)  # before anything is drawn: the link's family and controls
-        run_bar = pn.Row(*(self.buttons[k] for k in ("start", "pause", "step", "reset")))
-        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
-                            pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
-                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        curve_opts.append(pn.widgets.Checkbox.from_param(self.param.presenter, label="presenter (larger page)"))
-        main = pn.Column(self.url_field, self.theme_switch.field, self.lesson_pane, run_bar, self.status,
-                         self.notice_pane, self.plugin_note,
-                         curve_opts,
-                         self.curves.layout, self.feed.views_area, self.curves.extra_layout,
-                         sizing_mode="stretch_width")
-        self.key_views = KeyViewPlacer(main, self.curves.layout, self.feed.views_area,
-                                       key_view_names(get_lesson(self.settings.lesson)))
-        layout = training_page(self.controls(), main)
-        self._show_lesson()
-        self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width",
-                             styles=presenter_styles(self.presenter))
-        self.pages.param.watch(self._on_page, "active")
-        query = pn.state.location.query_params if pn.state.location is not None else {}
-        if query.get("page") == "prior":
-            self.pages.active = 2
-            self.prior.activate()
-        elif query.get("page") == "compare":
-            self.pages.active = 3
-        elif pn.state.location is not None and not query:
-            self.pages.active = 1  # a bare link lands on the lessons
-        pn.state.onload(self._on_load)
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
-            # holds goes with it.
-            self._close_with(pn.state.curdoc)
-        return self.pages
-
-    def _on_page(self, event) -> None:
-        if event.new == 2:
-            self.prior.activate()
-        elif event.new == 3:
-            self.compare.activate()
-            self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
-            self.compare.refresh_sweeps()
-        self._update_location()
-
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
         (see dashboard.notebook)."""
@@ -479,129 +296,6 @@ class Explorer(pn.viewable.Viewer):
             if entry[0] is view:
                 notebook.track(self, ref)
         return bundle
-
-    def _show_lesson(self) -> None:
-        lesson = get_lesson(self.settings.lesson)
-        if lesson is None:
-            self.lesson_pane.visible = False
-            return
-        self.lesson_pane.object = f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}"
-        self.lesson_pane.visible = True
-
-    # -- server-side lifecycle -----------------------------------------------------------------------------------------
-    def _on_load(self) -> None:
-        self._doc = pn.state.curdoc
-        if self._closed:
-            return
-        self.feed.start(self.tick)
-        self.theme_switch.ready(session_theme())
-        if pn.state.curdoc is not None:
-            self._close_with(pn.state.curdoc)  # the tab went away: stop training
-        if pn.state.location is not None:
-            self.read_location(pn.state.location)
-            self.open_run_link(pn.state.location.query_params.get("run"))
-            if pn.state.location.query_params.get("page") == "compare":
-                problems = self.compare.read_query(pn.state.location.query_params)
-                if problems:
-                    self.notice = "Some settings in the link were refused: " + "; ".join(problems)
-        self._refresh_runs()
-
-    def _close_with(self, doc) -> None:
-        """Close when `doc`'s session is destroyed, without waiting for the training thread (the server thread
-        stays free for the other pages)."""
-        if self._closes_with is not doc:
-            self._closes_with = doc
-            doc.on_session_destroyed(lambda ctx, doc=doc: self._page_ended(doc))
-
-    def _page_ended(self, doc) -> None:
-        """A page showing this explorer went away: close, unless the explorer has moved on to a newer page (or waits
-        for one: a theme change; it closes itself if that page never comes)."""
-        if self._closes_with is doc and not is_parked(self):
-            self.close(wait=False)
-
-    def _switch_theme(self, theme: str) -> str:
-        """The user flipped the theme switch: set this explorer aside for the page the browser reloads into."""
-        self.feed.stop()  # the new page's own periodic update takes over
-        self.theme_switch.theme = theme
-        return park(self)
-
-    def resume_page(self) -> None:
-        """Be shown again on a new page (the reload of a theme change): the new page's link is read again (same
-        settings) and its document gets the periodic updates."""
-        self.feed.stop()
-        self._location = None
-        self._doc = None
-
-    def read_location(self, location) -> None:
-        """Take the configuration from the URL once, then keep the URL following the settings."""
-        if self._location is location:
-            return
-        self._location = None  # no URL writes while the link is being read
-        self.theme_switch.theme = session_theme()
-        query = location.query_params
-        if "presenter" in query:
-            self.presenter = str(query["presenter"]).lower() in ("1", "true")
-        problems = self.settings.apply_query(query)
-        problems += self._refuse_oversize_link()
-        prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
-        lesson = get_lesson(self.settings.lesson)
-        prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
-        if prior:
-            try:
-                self.prior.explorer.param.update(**prior)
-            except (ValueError, TypeError) as err:
-                problems.append(f"prior settings refused: {err}")
-        self._location = location
-        if problems:
-            self.notice = "Some settings in the link were refused: " + "; ".join(problems)
-        self._update_location()
-
-    def _refuse_oversize_link(self) -> list[str]:
-        """Under a server's limits, put back the defaults of the link's settings that make the run too large (or
-        read a folder outside the allowed ones); one message per refusal."""
-        problems = []
-        for _ in range(len(SIZE_KEYS) + 1):
-            if self.limits is None:
-                break
-            try:
-                self.limits.check(self.run_config())
-                break
-            except InvlabError as err:
-                defaults = family_defaults(self.settings.model)
-                reverted = []
-                for key in getattr(err, "keys", []):
-                    section, _, name = key.partition(".")
-                    obj = self.settings.section(section)
-                    if name not in obj.param:
-                        continue
-                    default = defaults[section].get(name, obj.param[name].default)
-                    if getattr(obj, name) != default:
-                        setattr(obj, name, default)
-                        reverted.append(key)
-                problems.append(str(err))
-                if not reverted:
-                    break
-        return problems
-
-    def sync_location(self, location) -> None:  # the name notebooks and older code use
-        self.read_location(location)
-
-    def _update_location(self) -> None:
-        """Write the settings into the address bar (replacing the entry: the history is not flooded).
-
-        Panel's Location defers browser-side URL writes until the document reports idle, which after a layout
-        change may never come; a hidden field whose changes run `history.replaceState` does it at once."""
-        if self._location is None:
-            return
-        query = self.settings.query_string()
-        if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
-            extra = urlencode({"page": "compare", **self.compare.query()})
-            query = f"{query}&{extra}" if query else f"?{extra}"
-        if self.presenter:
-            query = f"{query}&presenter=1" if query else "?presenter=1"
-        if self.theme_switch.theme != "default":  # a reload keeps the theme
-            query = f"{query}&theme={self.theme_switch.theme}" if query else f"?theme={self.theme_switch.theme}"
-        self.url_field.value = query
 
     def close(self, wait: bool = True) -> None:
         """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
@@ -655,21 +349,6 @@ class Explorer(pn.viewable.Viewer):
             # again once this tick's batch of new plots is attached: a change made while it is held can be lost
             self._doc.add_next_tick_callback(self._status_from_settings)
 
-    def _adopt(self, config: RunConfig) -> None:
-        """Show an opened run's settings in the controls (without asking for a Reset)."""
-        self._applying_run_config = True
-        try:
-            self.settings.model = config.model
-            for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
-                obj = self.settings.section(section)
-                obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
-            self._rebuild_model_controls()
-        finally:
-            self._applying_run_config = False
-        self.notice = ""
-        self._status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
-        self._update_location()
-
     def _rebuild_learned_controls(self) -> None:
         trainer = self.session.trainer
         self.learned_controls = {}
@@ -704,26 +383,6 @@ class Explorer(pn.viewable.Viewer):
         for name, ctl in self.learned_controls.items():
             if name in values:
                 ctl.show(values[name])
-
-    def _refresh_runs(self) -> None:
-        if self.store is None:
-            return
-        try:
-            runs = self.store.list_runs(limit=100)
-        except InvlabError as err:
-            self.notice = str(err)
-            return
-        except sqlite3.Error as err:
-            self._store_problem(f"the run store {self.store.path} cannot be read ({type(err).__name__}: {err}); it "
-                                "was left untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the "
-                                "server to start a new store")
-            return
-        by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
-        def label(r) -> str:  # a watched loop's run by its own name first
-            named = f"{r.name}: " if r.name else ""
-            return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
-
-        self.runs_select.options = {label(r): r.id for r in runs}
 
     @param.depends("presenter", watch=True)
     def _show_presenter(self) -> None:
