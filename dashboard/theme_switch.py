@@ -69,6 +69,23 @@ def claim(token: str | None, user: str | None = None):
     return explorer
 
 
+GONE = ("the page this link changed the theme of has closed (or the link was used already), so this is a new page: "
+        "its run, if it had started, is under Runs → Stored runs")
+
+
+def page_for(token: str | None, user: str | None, make):
+    """The Explorer for a page opened with `resume=token`: the one set aside by the theme switch, ready for its new
+    page, or `make()` (a new one) with a notice saying why the old one is not there."""
+    explorer = claim(token, user)
+    if explorer is not None:
+        explorer.resume_page()
+        return explorer
+    explorer = make()
+    if token:
+        explorer.notice = GONE
+    return explorer
+
+
 def _expire(token: str) -> None:
     with _lock:
         explorer = _parked.pop(token, None)
