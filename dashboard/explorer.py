@@ -191,6 +191,8 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
         self.store  # noqa: B018 — opened before the first run is built
+        if self.notice.startswith("This run has finished"):
+            self.notice = ""  # said at the last Start; this one may train on (more steps)
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
                 self.session.step == 0 and self.session.state in ("idle", "failed"):
             try:
@@ -207,9 +209,8 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         elif self.session.state == "finished" and self.session.trainer is not None \
                 and self.session.step >= self.session.trainer.tc.steps:
             steps = self.session.trainer.tc.steps
-            self.status.param.update(message=f"This run has finished its {steps} steps: raise Steps on the "
-                                     "Optimisation tab and press ▶ Start to train on, or press ↺ Reset for a new run.",
-                                     tone="info")
+            self.notice = (f"This run has finished its {steps} steps: raise Steps on the Optimisation tab and press "
+                           "▶ Start to train on, or press ↺ Reset for a new run.")
             return
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")

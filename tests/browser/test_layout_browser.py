@@ -76,8 +76,9 @@ def test_start_on_a_finished_run_says_what_to_do(served_app):
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
         poll(lambda: field(page, "state") == "finished" and field(page, "step") == "20", timeout=120)
         page.get_by_role("button", name="▶ Start").click()
-        poll(lambda: "finished" in field(page, "message"), timeout=10)
-        message = field(page, "message")
+        notice = page.get_by_text("This run has finished its 20 steps").first
+        poll(lambda: notice.count() > 0 and notice.is_visible(), timeout=10)
+        message = notice.inner_text()
         assert "Reset" in message and "Steps" in message, message
         # doing what it says trains on: more steps, then Start
         tab(page, "Optimisation").click()
