@@ -9,6 +9,7 @@ import panel as pn
 from dashboard import Explorer, csp
 from dashboard.limits import ServerLimits
 from dashboard.safe_text import markdown_text, notify
+from dashboard.theme_switch import page_for
 from engine.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
@@ -23,7 +24,9 @@ def page():
     try:
         limits = ServerLimits.from_env()
         user = pn.state.user  # the logged-in user under --basic-auth or OAuth; None without logins
-        return Explorer(limits=limits, user=user, admin=user in limits.admins)
+        resume = (pn.state.session_args or {}).get("resume", [b""])[0].decode("utf-8", "replace")
+        # the same page after a theme change: its run goes on
+        return page_for(resume, user, lambda: Explorer(limits=limits, user=user, admin=user in limits.admins))
     except InvlabError as err:
         text = str(err)
     except OSError as err:

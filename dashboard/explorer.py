@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
-from urllib.parse import urlencode
 
 import panel as pn
 import param
@@ -25,26 +23,26 @@ from engine.plugins import failure_lines
 from engine.train import RunConfig, RunStore
 
 from . import notebook
-from .closing import connected, settle_writes, write_quietly
-from .compare import ComparePage
-from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .closing import connected, settle_writes
+from .controls import LearnedValueControl
+from .explorer_location import PageLocation
+from .explorer_page import ExplorerPage
+from .explorer_runs import StoredRuns
 from .feed import LiveFeed
-from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
-from .prior import URL_KEYS as PRIOR_URL_KEYS
-from .prior import PriorPanel, apply_prior_query, prior_query
+from .lessons import compare_for_family, get_lesson
+from .page_layout import presenter_styles
 from .safe_text import markdown_text
 from .session import TrainingSession
-from .settings import RunSettings, describe_difference, family_defaults
+from .settings import RunSettings, describe_difference
 from .status import StatusBar
-from .user_data import config_with_data, data_choices
+from .user_data import config_with_data
 
 log = logging.getLogger(__name__)
 
-SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
-class Explorer(pn.viewable.Viewer):
+class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
     """The lab in one object: controls, live training, curves and views, lessons, the prior page and Compare.
 
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
@@ -55,6 +53,8 @@ class Explorer(pn.viewable.Viewer):
     with logins. Display it in a notebook cell, or serve it with `pn.serve` / `panel serve`."""
 
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
+    presenter = param.Boolean(default=False, doc="Presenter mode: the page drawn larger (fonts, lines, plots) for a "
+                                                 "projector; `presenter=1` in a link.")
 
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
                  store: RunStore | None | bool = True, tick_ms: int = 500, view_interval: float = 2.0,
@@ -95,28 +95,6 @@ class Explorer(pn.viewable.Viewer):
         self._status_from_settings()
         if run is not None:
             self.open_stored_run(int(run))
-
-    # -- the run store -------------------------------------------------------------------------------------------------
-    @property
-    def store(self) -> RunStore | None:
-        """The run store, opened on first use; None without one (or when it cannot be opened: the notice says why)."""
-        if self._store_wanted:
-            self._store_wanted = False
-            try:
-                self._store = RunStore(owner=self.user, admin=self.admin)
-            except InvlabError as err:
-                self._store_problem(str(err))
-            except (OSError, sqlite3.Error) as err:
-                self._store_problem(f"the run store in the data directory cannot be opened ({type(err).__name__}: "
-                                    f"{err}); point INVLAB_DATA at a writable directory (or move a damaged runs.sqlite "
-                                    "aside) and restart the server")
-            if self._store is not None:
-                self.session.store, self.session.owns_store = self._store, True
-        return self._store
-
-    def _store_problem(self, text: str) -> None:
-        log.error("run store: %s", text)
-        self.notice = f"Runs are not saved: {text}. Training works; stored runs cannot be listed or opened."
 
     # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
     @property
@@ -220,13 +198,15 @@ class Explorer(pn.viewable.Viewer):
     def _status_from_settings(self) -> None:
         if self.session.trainer is None and not self._run_started:
             self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
-        self.status.learning_rate = self.settings.train.learning_rate
+        self.status.param.update(learning_rate=self.settings.train.learning_rate, total=int(self.settings.train.steps))
 
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
         """Start (or continue) training: the Start button. A new configuration is validated first; a refused one shows
         its message on the page."""
         self.store  # noqa: B018 — opened before the first run is built
+        if self.notice.startswith("This run has finished"):
+            self.notice = ""  # said at the last Start; this one may train on (more steps)
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
                 self.session.step == 0 and self.session.state in ("idle", "failed"):
             try:
@@ -240,6 +220,12 @@ class Explorer(pn.viewable.Viewer):
             if self.session.trainer is not None:
                 self.session.reset(config)
             self.status.param.update(state="building", message="", tone="info")
+        elif self.session.state == "finished" and self.session.trainer is not None \
+                and self.session.step >= self.session.trainer.tc.steps:
+            steps = self.session.trainer.tc.steps
+            self.notice = (f"This run has finished its {steps} steps: raise Steps on the Optimisation tab and press "
+                           "▶ Start to train on, or press ↺ Reset for a new run.")
+            return
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")
         self.session.start()
@@ -291,35 +277,6 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
 
-    def open_run(self, *_):
-        """Open the run chosen under Runs → Open run: its settings and curves, continued from its latest checkpoint."""
-        run_id = self.runs_select.value
-        if run_id is None:
-            self.notice = "no stored run selected"
-            return
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
-
-    def open_run_link(self, raw) -> None:
-        """`?run=ID` in the link: open that stored run on Training (refused, with the reason, when it is not a number
-        or belongs to another user of a server with logins)."""
-        if raw in (None, ""):
-            return
-        if not str(raw).isdigit():
-            self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
-            return
-        self.open_stored_run(int(raw))
-
-    def open_stored_run(self, run_id: int) -> None:
-        """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
-        self._refresh_runs()
-        if run_id in self.runs_select.options.values():
-            self.runs_select.value = run_id
-        if hasattr(self, "pages"):
-            self.pages.active = 0
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
-
     # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
@@ -351,133 +308,6 @@ class Explorer(pn.viewable.Viewer):
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 
-    # -- widgets and layout --------------------------------------------------------------------------------------------
-    def _build_widgets(self) -> None:
-        self.buttons = {
-            "start": pn.widgets.Button(label="▶ Start", color="success", width=90),
-            "pause": pn.widgets.Button(label="❚❚ Pause", color="primary", width=90),
-            "step": pn.widgets.Button(label="+1 Step", width=80),
-            "reset": pn.widgets.Button(label="↺ Reset", color="warning", width=80),
-            "save": pn.widgets.Button(label="Save checkpoint", width=140),
-        }
-        for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
-                        ("save", self.save_checkpoint)):
-            self.buttons[key].on_click(fn)
-        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=280)
-        self.open_button = pn.widgets.Button(label="Open run", width=100)
-        self.open_button.on_click(self.open_run)
-        self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
-                                                label="Download curves (CSV)", color="light", width=220)
-        self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
-        self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
-                                          name="Invariance")
-        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
-        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
-        self.lessons = LessonCards()
-        self.url_field = pn.widgets.TextInput(value="", visible=False)
-        self.url_field.jscallback(value="""
-            const url = window.location.pathname + cb_obj.value + window.location.hash;
-            if (url !== window.location.pathname + window.location.search + window.location.hash)
-              window.history.replaceState(window.history.state, "", url);""")
-        self.prior = self._prior_page()
-        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
-        self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
-        self.prior.explorer.param.watch(lambda *_: self._update_location(), list(PRIOR_URL_KEYS))
-        if not self._store_wanted:
-            self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
-
-    def _prior_page(self):
-        """The prior explorer of the family that has one (found through the model registry)."""
-        from engine.models import REGISTRY
-
-        for spec in REGISTRY.values():
-            factory = getattr(spec, "prior_explorer", None)
-            if factory is not None:
-                return PriorPanel(factory())
-        return PriorPanel()
-
-    def controls(self) -> pn.Tabs:
-        """The control tabs (Data, Model, Invariance, Optimisation, Runs), widgets built from the settings'
-        parameters."""
-        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
-        self.family_select = family
-        self.data_group = data_controls(self.settings.data, data_choices(self.limits))
-        self.train_group = optimisation_controls(self.settings.train)
-        tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
-                self.train_group,
-                pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
-        shown = self._teacher_controls()
-        if shown is not None:  # teacher mode: only the controls the lesson needs
-            family.visible = "model" in shown
-            for section, group in (("data", self.data_group), ("train", self.train_group)):
-                self._hide_controls(section, group, shown)
-            self._hide_controls("model", self.model_group[0], shown)
-            keep = {"Data": any(k.startswith("data.") for k in shown),
-                    "Model": "model" in shown or any(k.startswith("model.") for k in shown),
-                    "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
-            tabs = [tab for tab in tabs if keep.get(tab.name, True)]
-        return pn.Tabs(*tabs, dynamic=False, width=340)
-
-    def _teacher_controls(self) -> set[str] | None:
-        """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
-        lesson = get_lesson(self.settings.lesson)
-        return visible_controls(lesson) if self.settings.teacher and lesson is not None else None
-
-    @staticmethod
-    def _hide_controls(section: str, group, shown: set[str]) -> None:
-        for name, control in getattr(group, "controls", {}).items():
-            control.layout.visible = f"{section}.{name}" in shown
-
-    def _rebuild_model_controls(self) -> None:
-        old = self.model_group[0] if len(self.model_group) else None
-        group = model_controls(self.settings.model_config)
-        shown = self._teacher_controls()
-        if shown is not None:
-            self._hide_controls("model", group, shown)
-        self.model_group[:] = [group]
-        if old is not None and hasattr(old, "close"):
-            old.close()  # its controls stop following the previous family's config
-
-    def __panel__(self):
-        if pn.state.location is not None and self._location is None:
-            self.read_location(pn.state.location)  # before anything is drawn: the link's family and controls
-        run_bar = pn.Row(*(self.buttons[k] for k in ("start", "pause", "step", "reset")))
-        curve_opts = pn.Row(pn.widgets.Checkbox.from_param(self.curves.param.logy, label="log y"),
-                            pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
-                            pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
-        main = pn.Column(self.url_field, self.lesson_pane, run_bar, self.status, self.notice_pane, self.plugin_note,
-                         curve_opts,
-                         self.curves.layout, self.feed.views_area, self.curves.extra_layout,
-                         sizing_mode="stretch_width")
-        layout = pn.Row(self.controls(), main, sizing_mode="stretch_width", name="Training")
-        self._show_lesson()
-        self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
-        self.pages.param.watch(self._on_page, "active")
-        query = pn.state.location.query_params if pn.state.location is not None else {}
-        if query.get("page") == "prior":
-            self.pages.active = 2
-            self.prior.activate()
-        elif query.get("page") == "compare":
-            self.pages.active = 3
-        elif pn.state.location is not None and not query:
-            self.pages.active = 1  # a bare link lands on the lessons
-        pn.state.onload(self._on_load)
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
-            # holds goes with it.
-            self._close_with(pn.state.curdoc)
-        return self.pages
-
-    def _on_page(self, event) -> None:
-        if event.new == 2:
-            self.prior.activate()
-        elif event.new == 3:
-            self.compare.activate()
-            self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
-            self.compare.refresh_sweeps()
-        self._update_location()
-
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
         (see dashboard.notebook)."""
@@ -490,110 +320,6 @@ class Explorer(pn.viewable.Viewer):
             if entry[0] is view:
                 notebook.track(self, ref)
         return bundle
-
-    def _show_lesson(self) -> None:
-        lesson = get_lesson(self.settings.lesson)
-        if lesson is None:
-            self.lesson_pane.visible = False
-            return
-        self.lesson_pane.object = f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}"
-        self.lesson_pane.visible = True
-
-    # -- server-side lifecycle -----------------------------------------------------------------------------------------
-    def _on_load(self) -> None:
-        self._doc = pn.state.curdoc
-        if self._closed:
-            return
-        self.feed.start(self.tick)
-        if pn.state.curdoc is not None:
-            self._close_with(pn.state.curdoc)  # the tab went away: stop training
-        if pn.state.location is not None:
-            self.read_location(pn.state.location)
-            self.open_run_link(pn.state.location.query_params.get("run"))
-            if pn.state.location.query_params.get("page") == "compare":
-                problems = self.compare.read_query(pn.state.location.query_params)
-                if problems:
-                    self.notice = "Some settings in the link were refused: " + "; ".join(problems)
-        self._refresh_runs()
-
-    def _close_with(self, doc) -> None:
-        """Close when `doc`'s session is destroyed, without waiting for the training thread (the server thread
-        stays free for the other pages)."""
-        if self._closes_with is not doc:
-            self._closes_with = doc
-            write_quietly()  # a tab that closes mid-message leaves no traceback in the server's log
-            doc.on_session_destroyed(lambda ctx: self._session_ended(doc))
-
-    def _session_ended(self, doc) -> None:
-        """The tab went: stop training and ticking, and settle the page's last messages quietly."""
-        self.close(wait=False)
-        settle_writes(doc)
-
-    def read_location(self, location) -> None:
-        """Take the configuration from the URL once, then keep the URL following the settings."""
-        if self._location is location:
-            return
-        self._location = None  # no URL writes while the link is being read
-        query = location.query_params
-        problems = self.settings.apply_query(query)
-        problems += self._refuse_oversize_link()
-        prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
-        lesson = get_lesson(self.settings.lesson)
-        prior = {**prior_settings(lesson), **prior} if lesson is not None else prior
-        if prior:
-            problems += apply_prior_query(self.prior.explorer, prior)
-        self._location = location
-        if problems:
-            self.notice = "Some settings in the link were refused: " + "; ".join(problems)
-        self._update_location()
-
-    def _refuse_oversize_link(self) -> list[str]:
-        """Under a server's limits, put back the defaults of the link's settings that make the run too large (or
-        read a folder outside the allowed ones); one message per refusal."""
-        problems = []
-        for _ in range(len(SIZE_KEYS) + 1):
-            if self.limits is None:
-                break
-            try:
-                self.limits.check(self.run_config())
-                break
-            except InvlabError as err:
-                defaults = family_defaults(self.settings.model)
-                reverted = []
-                for key in getattr(err, "keys", []):
-                    section, _, name = key.partition(".")
-                    obj = self.settings.section(section)
-                    if name not in obj.param:
-                        continue
-                    default = defaults[section].get(name, obj.param[name].default)
-                    if getattr(obj, name) != default:
-                        setattr(obj, name, default)
-                        reverted.append(key)
-                problems.append(str(err))
-                if not reverted:
-                    break
-        return problems
-
-    def sync_location(self, location) -> None:  # the name notebooks and older code use
-        """Read the page's settings from a Panel `Location` (the URL's query); the name notebooks use for
-        `read_location`."""
-        self.read_location(location)
-
-    def _update_location(self) -> None:
-        """Write the settings into the address bar (replacing the entry: the history is not flooded).
-
-        Panel's Location defers browser-side URL writes until the document reports idle, which after a layout
-        change may never come; a hidden field whose changes run `history.replaceState` does it at once."""
-        if self._location is None:
-            return
-        query = self.settings.query_string()
-        prior = prior_query(self.prior.explorer)
-        if prior:
-            query = f"{query}&{urlencode(prior)}" if query else f"?{urlencode(prior)}"
-        if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
-            extra = urlencode({"page": "compare", **self.compare.query()})
-            query = f"{query}&{extra}" if query else f"?{extra}"
-        self.url_field.value = query
 
     def close(self, wait: bool = True) -> None:
         """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
@@ -625,6 +351,8 @@ class Explorer(pn.viewable.Viewer):
             if update.tunables is not None:
                 self._show_learned(update.tunables)
             self._status_from_snapshot(self.feed.last_snapshot)
+            if getattr(self, "key_views", None) is not None:
+                self.key_views.place(self.feed.view_panes)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("dashboard update failed")
             self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
@@ -651,20 +379,9 @@ class Explorer(pn.viewable.Viewer):
         self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
         self._rebuild_learned_controls()
         self._refresh_runs()
-
-    def _adopt(self, config: RunConfig) -> None:
-        """Show an opened run's settings in the controls (without asking for a Reset)."""
-        self._applying_run_config = True
-        try:
-            self.settings.model = config.model
-            for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
-                obj = self.settings.section(section)
-                obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
-            self._rebuild_model_controls()
-        finally:
-            self._applying_run_config = False
-        self.notice = ""
-        self._update_location()
+        if self._doc is not None and self._doc.session_context is not None:
+            # again once this tick's batch of new plots is attached: a change made while it is held can be lost
+            self._doc.add_next_tick_callback(self._status_from_settings)
 
     def _rebuild_learned_controls(self) -> None:
         trainer = self.session.trainer
@@ -701,25 +418,11 @@ class Explorer(pn.viewable.Viewer):
             if name in values:
                 ctl.show(values[name])
 
-    def _refresh_runs(self) -> None:
-        if self.store is None:
-            return
-        try:
-            runs = self.store.list_runs(limit=100)
-        except InvlabError as err:
-            self.notice = str(err)
-            return
-        except sqlite3.Error as err:
-            self._store_problem(f"the run store {self.store.path} cannot be read ({type(err).__name__}: {err}); it "
-                                "was left untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the "
-                                "server to start a new store")
-            return
-        by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
-        def label(r) -> str:  # a watched loop's run by its own name first
-            named = f"{r.name}: " if r.name else ""
-            return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
-
-        self.runs_select.options = {label(r): r.id for r in runs}
+    @param.depends("presenter", watch=True)
+    def _show_presenter(self) -> None:
+        if getattr(self, "pages", None) is not None:
+            self.pages.styles = presenter_styles(self.presenter)
+        self._update_location()
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:

@@ -50,12 +50,17 @@ class OpenedRuns:
         for name, (steps, values) in history.items():
             kept = [i for i, s in enumerate(steps) if s <= step]
             trainer.history[name] = ([steps[i] for i in kept], [values[i] for i in kept])
+        if hasattr(trainer.model, "restore_history"):  # e.g. the learned ranges over training
+            trainer.model.restore_history(trainer.history, step)
         self.config, self.trainer = config, trainer
         self._truncate_on_start = (run_id, step) if record.step > step else None
         self._begin_run(f"stored run {run_id}", config)
         done = step >= trainer.tc.steps
-        self._set(state="finished" if done else "paused", step=step, tone="info",
-                  message=f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it"))
+        message = f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it")
+        if record.step > step:  # say what continuing costs: the steps after the checkpoint were never saved
+            message += (f" — its last checkpoint is at step {step}, so the {record.step - step} steps after it (to "
+                        f"step {record.step}) cannot be continued; Start replaces them")
+        self._set(state="finished" if done else "paused", step=step, tone="info", message=message)
         self._publish(force_views=True)
 
     def _follow(self) -> None:

@@ -30,7 +30,9 @@ from .defaults import FAMILY_DEFAULTS, PAGE_TRAIN
 load_plugins()  # installed plugins register their families, kernels and orbits before the page's selectors exist
 
 SECTIONS = ("data", "model", "train")  # URL prefixes: data.<param>, model.<param>, train.<param>
-FLAGS = ("lesson", "teacher", "page", "sweep", "run")  # page-level keys in the URL that are not run settings
+# page-level keys in the URL that are not run settings (theme: the template's light/dark; resume: a page handed over to
+# its reload by the theme switch; presenter: larger fonts and lines for a projector)
+FLAGS = ("lesson", "teacher", "page", "sweep", "run", "theme", "resume", "presenter")
 
 
 def family_defaults(family: str) -> dict[str, dict]:

@@ -1,8 +1,11 @@
-"""StatusBar: what the run is doing, in one line of the page, driven by params.
+"""StatusBar: what the run is doing, in three lines of fixed height, driven by params.
 
-Commands set it at once (a click shows its effect before the training thread has acted); the live feed
-fills in the figures (step rate, jitter, condition number) as snapshots arrive. Each cell carries a
-`data-field` attribute, so tests and benchmarks read what a person reads.
+The first line says where the run is (state, what is trained, step N of M, time left), the second the figures
+(step rate, device, learning rate, jitter, condition number), the third the message of the moment. Each line keeps
+its height whatever it holds (a longer text is cut with an ellipsis and shown whole on hover), so the plots below
+never move. Commands set it at once (a click shows its effect before the training thread has acted); the live feed
+fills in the figures as snapshots arrive. Each cell carries a `data-field` attribute, so tests and benchmarks read
+what a person reads.
 """
 from __future__ import annotations
 
@@ -19,6 +22,23 @@ STATE_COLOURS = {"idle": "#666", "building": "#9a6a00", "queued": "#9a6a00", "ru
 TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 
+LINE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;height:1.45em;line-height:1.45em"
+
+MESSAGE = "white-space:normal;overflow-y:auto;height:2.9em;line-height:1.45em"  # two lines; a longer message scrolls
+
+
+def time_left(seconds: float | None) -> str:
+    """A duration in words for the status line: '45 s', '3 min 20 s', '2 h 5 min'; '–' when unknown."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "–"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
 def _fmt(x, spec: str) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
@@ -29,7 +49,8 @@ class StatusBar(pn.viewable.Viewer):
     state = param.String(default="idle", doc="idle, building, queued, running, paused, finished, converged, or a "
                                              "health verdict (collapsed, stalled, diverging), or failed.")
     run = param.String(default="", doc="What is being trained, e.g. 'invariant on digits'.")
-    step = param.Integer(default=0)
+    step = param.Integer(default=0, doc="Optimiser steps taken by the run shown.")
+    total = param.Integer(default=0, doc="The run's configured number of steps (0: not known).")
     steps_per_sec = param.Number(default=float("nan"), allow_None=True)
     device = param.String(default="–")
     dtype = param.String(default="–")
@@ -48,27 +69,38 @@ class StatusBar(pn.viewable.Viewer):
     def _render(self, *_):
         self.pane.object = self.html()
 
+    def seconds_left(self) -> float | None:
+        """Seconds until the run reaches its total at the current step rate; None unless it is training."""
+        rate = self.steps_per_sec
+        if self.state != "running" or not self.total or rate is None or not math.isfinite(rate) or rate <= 0:
+            return None
+        return max(self.total - self.step, 0) / rate
+
     def html(self) -> str:
         """The status line as HTML (every value escaped)."""
         colour = STATE_COLOURS.get(self.state, "#666")
         running = self.state == "running"
-        cells = [
+        total = f' of <span data-field="total">{self.total}</span>' if self.total else ""
+        where = [
             f'<b style="color:{colour}" data-field="state">{html_text(self.state)}</b>',
             f'<span data-field="run">{html_text(self.run)}</span>' if self.run else "",
-            f'step <b data-field="step">{self.step}</b>',
+            f'step <b data-field="step">{self.step}</b>{total}',
+            f'<span data-field="left">{time_left(self.seconds_left())}</span> left',
+        ]
+        figures = [
             f'<span data-field="rate">{_fmt(self.steps_per_sec if running else float("nan"), ".1f")}</span> steps/s',
             f'{html_text(self.device)} · {html_text(self.dtype)}',
             f'lr <span data-field="lr">{_fmt(self.learning_rate, "g")}</span>',
             f'jitter <span data-field="jitter">{_fmt(self.jitter, ".1e")}</span>',
             f'cond({html_text(self.condition_of)}) <span data-field="condition">{_fmt(self.condition, ".2e")}</span>',
         ]
-        html = " &nbsp;|&nbsp; ".join(c for c in cells if c)
-        if self.message:
-            html += (f'<div data-field="message" data-tone="{self.tone}" style="color:{TONE_COLOURS[self.tone]};'
-                     f'margin-top:4px;white-space:normal">{html_text(self.message)}</div>')
-        else:
-            html += '<div data-field="message" data-tone="info"></div>'
-        return f'<div class="invlab-status" style="font-family:monospace;font-size:13px">{html}</div>'
+        sep = " &nbsp;|&nbsp; "
+        message = html_text(self.message)
+        return (f'<div class="invlab-status" style="font-family:monospace;font-size:var(--invlab-status-size, 13px)">'
+                f'<div style="{LINE}">{sep.join(c for c in where if c)}</div>'
+                f'<div style="{LINE}">{sep.join(figures)}</div>'
+                f'<div data-field="message" data-tone="{self.tone}" title="{message}" '
+                f'style="{MESSAGE};color:{TONE_COLOURS[self.tone]}">{message}</div></div>')
 
     def __panel__(self):
         return self.pane

@@ -170,6 +170,20 @@ class ThinnedHistory:
         if len(self.steps) >= self.capacity:
             self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
 
+    def restore(self, series: dict[str, tuple[list, list]], calls: int) -> None:
+        """Start again from a stored record: `series` maps each name to (steps, values) as a run store keeps them
+        (steps ≤ `calls`), and recording goes on from call `calls` (a run continued from its checkpoint)."""
+        steps = sorted({int(s) for xs, _ in series.values() for s in xs if s <= calls})
+        lookup = {name: dict(zip(xs, ys)) for name, (xs, ys) in series.items()}
+        self.steps, self.values, self.stride, self.calls = [], [], 1, int(calls)
+        for step in steps:
+            row = {name: torch.tensor(float(values[step])) for name, values in lookup.items() if step in values}
+            if len(row) == len(lookup):
+                self.steps.append(step)
+                self.values.append(row)
+        while len(self.steps) >= self.capacity:
+            self.steps, self.values, self.stride = self.steps[::2], self.values[::2], self.stride * 2
+
     def series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Each recorded name's (steps, values) as numpy arrays, for a `Curves` view."""
         if not self.values:

@@ -1371,6 +1371,17 @@ def test_a_view_holding_what_is_not_numbers_is_not_stored_with_a_warning(tmp_pat
         assert list(store.views(run_id).views) == ["fine"]
 
 
+def test_a_theme_change_link_whose_page_has_gone_says_so():
+    from dashboard.theme_switch import GONE, page_for
+
+    class Fresh:
+        notice = ""
+
+    page = page_for("no-such-token", None, Fresh)
+    assert isinstance(page, Fresh) and page.notice == GONE
+    assert page_for("", None, Fresh).notice == ""  # no token: an ordinary new page, nothing to explain
+
+
 def test_the_published_table_lists_every_case():
     """docs/bad_inputs.md is this file as a table: each test id above appears there, and each row here."""
     text = (Path(__file__).parents[1] / "docs" / "bad_inputs.md").read_text()

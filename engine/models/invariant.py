@@ -123,6 +123,13 @@ class InvariantSVGP(SVGP):
         terms.parts.update({f"range.{k}": v for k, v in ranges.items()})
         return terms
 
+    def restore_history(self, history: dict, step: int) -> None:
+        """Take the learned ranges' record back from a stored run's history (its `range.*` metrics up to `step`), so
+        a run continued from a checkpoint shows the ranges over all of its training, not from the checkpoint on."""
+        series = {k.removeprefix("range."): v for k, v in history.items() if k.startswith("range.")}
+        if series:
+            self.range_history.restore(series, step)
+
     # -- what to look at ------------------------------------------------------------------------------------------
     @torch.no_grad()
     def augmentation_samples(self, X: torch.Tensor, y=None, rows: int = 4, S: int = 7, seed: int = 0) -> dg.ImageGrid:

@@ -342,6 +342,9 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
             while self.step_count < end:
                 if stop is not None and stop.is_set():
                     self._set_status("paused")
+                    if self.store is not None:  # a paused run continues from where it paused, not an older step
+                        with contextlib.suppress(OSError, CheckpointError):
+                            self.save_checkpoint()
                     break
                 if step_gate is None:
                     terms = self._step()

@@ -1,0 +1,81 @@
+"""The Training page's layout, for a projector, a laptop and a tablet.
+
+- the controls column beside the plots, stacked above them on a narrow screen (a phone, a tablet held upright);
+- the sidebar's tabs fit its width (they wrap onto a second row rather than scroll out of sight);
+- the current lesson's key view at the top of the plots, outlined, once its first data arrives;
+- a "presenter" zoom (larger fonts, lines and plots for a projector), a control and the link flag `presenter=1`.
+
+The plots themselves (the curves' and views' grids) are laid out by `CurveBoard` and `LiveFeed`; this module only
+places those grids on the page.
+"""
+from __future__ import annotations
+
+import panel as pn
+
+SIDEBAR_WIDTH = 340  # px: the controls column
+MAIN_MIN_WIDTH = 420  # px: below this beside the sidebar, the plots go under the controls instead
+PRESENTER_ZOOM = 1.35  # how much larger the page is drawn in presenter mode
+KEY_OUTLINE = "2px solid #1f6fb5"  # the lesson's key view
+# The sidebar's five tabs fit its width side by side (narrower padding); with larger fonts they wrap onto a second row
+# instead of scrolling out of sight.
+SIDEBAR_TABS_CSS = """
+.bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }
+.bk-header { overflow: visible; }
+.bk-tab { padding: 6px 7px !important; }
+"""
+
+
+def sidebar_tabs(tabs) -> pn.Tabs:
+    """The controls column: `tabs` (Panel objects with names) as tabs that all fit its width."""
+    return pn.Tabs(*tabs, dynamic=False, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
+
+
+def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
+    """The sidebar and the main column side by side, wrapping the main column under the sidebar when the screen is
+    narrower than both."""
+    main.styles = {**(main.styles or {}), "flex": f"1 1 {MAIN_MIN_WIDTH}px", "min-width": "0"}
+    sidebar.styles = {**(sidebar.styles or {}), "flex": "0 0 auto"}
+    return pn.FlexBox(sidebar, main, flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width",
+                      name="Training")
+
+
+def presenter_styles(on: bool) -> dict:
+    """The styles of the page's root for presenter mode on or off."""
+    return {"zoom": str(PRESENTER_ZOOM) if on else "1"}
+
+
+def key_view_names(lesson) -> set[str]:
+    """The names a lesson watches (its key view and its second run's), as metrics or view names."""
+    if lesson is None:
+        return set()
+    return {name for name in (lesson.key_view, lesson.compare_view) if name}
+
+
+def is_key_view(name: str, view, keys: set[str]) -> bool:
+    """Whether the view `name` shows one of `keys` (by its name, or a metric it draws)."""
+    return name in keys or bool(set(getattr(view, "covers", ()) or ()) & keys)
+
+
+class KeyViewPlacer:
+    """Brings the lesson's key view to the top of the plots: the views' grid goes above the curves and the key view
+    first in it, outlined. Call `place(view_panes)` after each update of the views."""
+
+    def __init__(self, main: pn.Column, curves, views, keys: set[str]):
+        self.main, self.curves, self.views, self.keys = main, curves, views, keys
+        self.placed: set[str] = set()
+
+    def place(self, view_panes: dict) -> None:
+        """Move the lesson's key views among `view_panes` (name → pane) to the top of the plots, outlined."""
+        if not self.keys:
+            return
+        for name, pane in view_panes.items():
+            if name in self.placed or not is_key_view(name, pane.pipe.data, self.keys):
+                continue
+            self.placed.add(name)
+            pane.panel.styles = {**(pane.panel.styles or {}), "order": "-1", "outline": KEY_OUTLINE}
+            objects = list(self.main.objects)
+            if self.views in objects and self.curves in objects \
+                    and objects.index(self.views) > objects.index(self.curves):
+                objects.remove(self.views)
+                objects.insert(objects.index(self.curves), self.views)
+                self.main.objects = objects

@@ -1,0 +1,165 @@
+"""The Training page's layout in a real Chromium, as a lecturer sees it on a projector (1920×1080), a laptop
+(1440×900) and a tablet (768×1024): the sidebar's tabs all fit, the status line keeps its height as the run goes
+on and says how far it is, a finished run's Start says what to do, the theme changes without losing the run, a
+presenter zoom, and the lesson's key view at the top (issue 26, items 3, 4 and 10)."""
+import re
+
+from pagekit import TEXT, browser_page, column_length, poll
+
+SIDEBAR_TABS = ("Data", "Model", "Invariance", "Optimisation", "Runs")
+SMALL = "?data.subset=200&data.test_subset=100&model.num_inducing=10"
+
+
+def field(page, name: str) -> str:
+    return page.locator(f".invlab-status [data-field={name}]").first.inner_text()
+
+
+def tab(page, name: str):
+    return page.locator(".bk-tab", has_text=re.compile(f"^{name}$")).first
+
+
+def inside_strip(page, name: str) -> bool:
+    """The tab is drawn whole inside its tab strip (not cut off at the strip's edge nor scrolled out of it)."""
+    return tab(page, name).evaluate("""e => {
+      const r = e.getBoundingClientRect(), s = e.closest('.bk-header').getBoundingClientRect();
+      return r.width > 0 && r.left >= s.left - 0.5 && r.right <= s.right + 0.5
+             && r.top >= s.top - 1.5 && r.bottom <= s.bottom + 1.5;
+    }""")
+
+
+def test_every_sidebar_tab_fits_at_projector_and_laptop_widths(served_app):
+    for width, height in ((1920, 1080), (1440, 900)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + SMALL)
+            poll(lambda: field(page, "state") == "idle")
+            for name in SIDEBAR_TABS:
+                assert inside_strip(page, name), (width, name)
+            tab(page, "Runs").click()
+            poll(lambda: page.get_by_text("Stored runs").first.is_visible(), timeout=10)
+            for name in SIDEBAR_TABS:  # choosing the last tab scrolls nothing out of sight
+                assert inside_strip(page, name), (width, name, "after Runs")
+            tab(page, "Data").click()
+            poll(lambda: page.locator(".bk-input-group", has_text="Dataset").first.is_visible(), timeout=10)
+            assert not errors, errors
+
+
+def status_height(page) -> float:
+    return page.locator(".invlab-status").first.evaluate("e => e.getBoundingClientRect().height")
+
+
+def test_the_status_line_keeps_its_height_and_says_step_n_of_m_and_time_left(served_app):
+    """Past step 100 (and with the invariant family's longer line) the status used to wrap onto another line and
+    push every plot down; it keeps one height and says how far the run is."""
+    link = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=2"
+            "&data.subset=150&data.test_subset=60&data.rotate=90&train.batch_size=32&train.steps=5000")
+    for width, height in ((1440, 900), (768, 1024)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + link)
+            poll(lambda: field(page, "state") == "idle")
+            idle = status_height(page)
+            assert "of 5000" in page.locator(".invlab-status").first.inner_text()
+            page.get_by_role("button", name="▶ Start").click()
+            poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 120, timeout=150)
+            assert abs(status_height(page) - idle) < 1, (width, idle, status_height(page))
+            text = page.locator(".invlab-status").first.inner_text()
+            assert re.search(r"step \d+ of 5000", text), text
+            poll(lambda: re.search(r"\d+ (s|min)", field(page, "left")), timeout=20)  # time left, from the rate
+            page.get_by_role("button", name="❚❚ Pause").click()
+            poll(lambda: field(page, "state") == "paused")
+            assert abs(status_height(page) - idle) < 1
+            assert not errors, errors
+
+
+def test_start_on_a_finished_run_says_what_to_do(served_app):
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL + "&train.steps=20")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "finished" and field(page, "step") == "20", timeout=120)
+        page.get_by_role("button", name="▶ Start").click()
+        notice = page.get_by_text("This run has finished its 20 steps").first
+        poll(lambda: notice.count() > 0 and notice.is_visible(), timeout=10)
+        message = notice.inner_text()
+        assert "Reset" in message and "Steps" in message, message
+        # doing what it says trains on: more steps, then Start
+        tab(page, "Optimisation").click()
+        steps = page.locator(".bk-input-group", has_text="Steps").locator("input").first
+        steps.fill("40")
+        steps.press("Enter")
+        page.get_by_role("button", name="▶ Start").click()
+        poll(lambda: field(page, "state") == "finished" and field(page, "step") == "40", timeout=120)
+        assert not errors, errors
+
+
+def background_is_dark(page) -> bool:
+    try:
+        rgb = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    except Exception:  # noqa: BLE001 — the page is reloading
+        return False
+    values = [int(v) for v in re.findall(r"\d+", rgb)[:3]]
+    return len(values) == 3 and sum(values) < 3 * 100
+
+
+def test_the_theme_switch_keeps_the_running_demo(served_app):
+    """The header's theme switch used to reload the page into a new session: step 0, no curves, and a notice
+    'theme: not a setting'. The running run, its curves and its settings stay; the page turns dark."""
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL + "&train.learning_rate=0.02&train.steps=100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "running" and column_length(page, "elbo") >= 3)
+        step, points = int(field(page, "step")), column_length(page, "elbo")
+        assert not background_is_dark(page)
+        page.locator("#theme-switch").click()
+        poll(lambda: background_is_dark(page), timeout=60)
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) > step, timeout=60)
+        poll(lambda: column_length(page, "elbo") >= points, timeout=30)  # the curves so far, not a new run
+        assert "lr 0.02" in page.locator(".invlab-status").first.inner_text()
+        assert "not a setting" not in page.evaluate(TEXT)
+        poll(lambda: "theme=dark" in page.evaluate("() => window.location.href"))  # a reload keeps the theme
+        page.reload()
+        poll(lambda: background_is_dark(page), timeout=60)
+        poll(lambda: field(page, "state") in ("idle", "running"))
+        assert "not a setting" not in page.evaluate(TEXT)
+        assert not errors, errors
+
+
+ROTATION_SECOND_RUN = ("?lesson=rotation&model=invariant&model.augmentation=rotation&model.likelihood=gaussian"
+                       "&model.num_inducing=10&model.num_samples=2&model.init_rotation=5&data.rotate=90"
+                       "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=5000")
+
+
+def test_the_lessons_key_view_is_at_the_top(served_app):
+    """Lesson 1's key plot (the learned rotation range) used to sit ~1,500 px below the fold at 1440×900."""
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + ROTATION_SECOND_RUN)
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        title = page.get_by_text("Augmentation ranges over training").first
+        poll(lambda: title.count() > 0 and title.is_visible(), timeout=120)
+        poll(lambda: title.bounding_box()["y"] + 300 < 900, timeout=20)  # its plot is on the first screen
+        assert not errors, errors
+
+
+def test_narrow_screens_stack_the_controls_above_the_plots(served_app):
+    for width, height in ((390, 844), (768, 1024)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + SMALL)
+            poll(lambda: field(page, "state") == "idle")
+            start = page.get_by_role("button", name="▶ Start").bounding_box()
+            sidebar = tab(page, "Runs").bounding_box()
+            status = page.locator(".invlab-status").first.bounding_box()
+            assert start["y"] > sidebar["y"] + sidebar["height"], (width, start, sidebar)  # below, not beside
+            assert status["x"] + status["width"] <= width, (width, status)  # nothing runs off the screen
+            assert not errors, errors
+
+
+def test_presenter_zoom_enlarges_the_page_and_is_a_link_flag(served_app):
+    with browser_page(1920, 1080) as (page, errors):
+        page.goto(served_app + SMALL)
+        poll(lambda: field(page, "state") == "idle")
+        normal = page.locator(".invlab-status").first.bounding_box()["height"]
+        page.locator(".bk-Checkbox", has_text="presenter").locator("input").first.click()
+        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        poll(lambda: "presenter=1" in page.evaluate("() => window.location.href"), timeout=20)
+        page.goto(served_app + SMALL + "&presenter=1")
+        poll(lambda: field(page, "state") == "idle")
+        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        assert not errors, errors

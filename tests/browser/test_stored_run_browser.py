@@ -1,0 +1,62 @@
+"""An opened stored run in a real Chromium shows the run as it was stored: its learning rate in the status as in the
+box, its augmentation ranges' history, the step it was paused at, and a continued run's plots go on from that step
+(issue 26, item 5)."""
+import re
+
+from pagekit import browser_page, column_length, page_texts, poll
+
+LINK = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=2"
+        "&data.subset=150&data.test_subset=60&data.rotate=90&train.batch_size=32&train.steps=100000"
+        "&train.learning_rate=0.02")
+
+# The largest x of the augmentation-range history plot (its x axis is the training step); -1 while it has no data.
+RANGE_STEPS = """() => {
+  let top = -1;
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.data) for (const key of Object.keys(m.data))
+        if (key.replace(/_/g, " ") === "training step" && m.data[key].length)
+          top = Math.max(top, ...Array.from(m.data[key]));
+  return top;
+}"""
+
+
+def field(page, name: str) -> str:
+    return page.locator(f".invlab-status [data-field={name}]").first.inner_text()
+
+
+def tab(page, name: str):
+    return page.locator(".bk-tab", has_text=re.compile(f"^{name}$")).first
+
+
+def test_an_opened_paused_run_is_shown_and_continued_as_it_was(served_app):
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + LINK)
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 40
+             and column_length(page, "elbo") >= 3, timeout=150)
+        page.get_by_role("button", name="❚❚ Pause").click()
+        poll(lambda: field(page, "state") == "paused")
+        paused = int(field(page, "step"))
+        # a new page (default learning rate 0.01) opens the paused run from the list
+        page.goto(served_app + "?data.subset=150")
+        poll(lambda: field(page, "state") == "idle")
+        tab(page, "Runs").click()
+        select = page.locator(".bk-input-group", has_text="Stored runs").locator("select").first
+        listed = lambda: [t for t in select.locator("option").all_inner_texts() if f"paused, step {paused}" in t]  # noqa: E731
+        poll(listed)
+        select.select_option(label=listed()[0])
+        page.get_by_role("button", name="Open run").click()
+        poll(lambda: "opened stored run" in field(page, "message"))
+        assert int(field(page, "step")) == paused, field(page, "message")  # the step it was paused at
+        poll(lambda: "invariant on digits" in field(page, "run"), timeout=20)
+        tab(page, "Optimisation").click()
+        box = page.locator(".bk-input-group", has_text="Learning rate").locator("input").first
+        poll(lambda: float(box.input_value()) == 0.02, timeout=10)
+        poll(lambda: field(page, "lr") == "0.02", timeout=10)  # the status says what the box says
+        poll(lambda: any("Augmentation ranges over training" in t for t in page_texts(page)))
+        poll(lambda: page.evaluate(RANGE_STEPS) >= paused - 10, timeout=30)  # its history (logged every 10 steps)
+        page.get_by_role("button", name="▶ Start").click()
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= paused + 20, timeout=150)
+        poll(lambda: page.evaluate(RANGE_STEPS) >= paused + 10, timeout=30)  # goes on from the run's step
+        assert not errors, errors
