@@ -638,6 +638,15 @@ class Explorer(pn.viewable.Viewer):
         self.invariance_group[:] = controls
 
     def _set_learned(self, name, value):
+        setting = {learnable: key for key, learnable in get_model(self.settings.model).live}.get(name)
+        if setting is not None and setting in self.settings.model_config.param:
+            # one quantity, one parameter: the config's value (the Model tab's box, the URL) is set, and setting it
+            # applies it live (re-solving a finished solver)
+            try:
+                setattr(self.settings.model_config, setting, value)
+            except ValueError as err:
+                self.notice = str(err)
+            return
         try:
             self.session.set_value(name, value)
             ctl = self.learned_controls.get(name)
