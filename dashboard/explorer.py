@@ -78,7 +78,8 @@ class Explorer(pn.viewable.Viewer):
         self._location = None
         self._applying_run_config = False
         self._run_started = False
-        self._current_config: RunConfig | None = None  # the configuration of the run the curves show
+        self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
+        self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
         self._closed = False
         self._closes_with = None  # the document whose end closes this explorer
         self.settings.on_change(self._on_settings_change)
@@ -165,9 +166,11 @@ class Explorer(pn.viewable.Viewer):
                 self._rebuild_model_controls()
                 structural.append("model family")
             elif event.obj is self.settings.train and event.name == "learning_rate":
+                self._note_live_change("train.learning_rate", event.new)
                 self.session.set_learning_rate(event.new)
                 self.status.learning_rate = event.new
             elif event.obj is self.settings.model_config and event.name in live:
+                self._note_live_change(f"model.{event.name}", event.new)
                 self._apply_live(live[event.name], event.new)
             elif event.obj is self.settings.train and event.name in ("steps", "eval_every"):
                 self.session.config.train[event.name] = event.new
@@ -179,6 +182,11 @@ class Explorer(pn.viewable.Viewer):
             self._structural_change(structural)
         self._status_from_settings()
         self._update_location()
+
+    def _note_live_change(self, key: str, value) -> None:
+        """Remember a setting applied to the running model, so its curves are later labelled by their course."""
+        if self.session.trainer is not None and self.session.step > 0:
+            self._changes_during_run.append((self.session.step, key, value))
 
     def _apply_live(self, learnable: str, value) -> None:
         if value is None or self.session.trainer is None:
@@ -594,9 +602,11 @@ class Explorer(pn.viewable.Viewer):
 
     def _start_new_run(self, update) -> None:
         old_config, new_config = self._current_config, update.config or self.session.config
-        label = describe_difference(old_config, new_config) if old_config is not None else "previous run"
+        label = (describe_difference(old_config, new_config, changes=self._changes_during_run)
+                 if old_config is not None else "previous run")
         self.curves.archive(label)
-        self._current_config = new_config
+        self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
+        self._changes_during_run = []
         self._run_started = True
         self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
         if update.config is not None and update.config.to_json() != self.run_config().to_json() \
