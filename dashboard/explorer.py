@@ -27,7 +27,14 @@ from . import notebook
 from .compare import ComparePage
 from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
-from .lessons import LessonCards, compare_for_family, get_lesson, prior_settings, visible_controls
+from .lessons import (
+    LessonCards,
+    compare_for_family,
+    get_lesson,
+    prior_settings,
+    steps_markdown,
+    visible_controls,
+)
 from .prior import PriorPanel
 from .safe_text import markdown_text
 from .session import TrainingSession
@@ -355,7 +362,8 @@ class Explorer(pn.viewable.Viewer):
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
-        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
+        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                         css_classes=["invlab-lesson-banner"])
         self.lessons = LessonCards()
         self.url_field = pn.widgets.TextInput(value="", visible=False)
         self.url_field.jscallback(value="""
@@ -472,12 +480,16 @@ class Explorer(pn.viewable.Viewer):
         return bundle
 
     def _show_lesson(self) -> None:
+        """The lesson's banner (title, what it shows, its steps) on the Training and prior pages; in teacher mode the
+        prior page's controls the lesson does not touch are hidden."""
         lesson = get_lesson(self.settings.lesson)
-        if lesson is None:
-            self.lesson_pane.visible = False
-            return
-        self.lesson_pane.object = f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}"
-        self.lesson_pane.visible = True
+        for pane in (self.lesson_pane, self.prior.banner):
+            pane.object = steps_markdown(lesson) if lesson is not None else ""
+            pane.visible = lesson is not None
+        shown = self._teacher_controls()
+        for name, widget in getattr(self.prior.controls, "_widgets", {}).items():
+            if name != "name":
+                widget.visible = shown is None or f"prior.{name}" in shown
 
     # -- server-side lifecycle -----------------------------------------------------------------------------------------
     def _on_load(self) -> None:
