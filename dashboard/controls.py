@@ -196,11 +196,13 @@ class ParamControl(pn.viewable.Viewer):
         self.slider = None
         self.box = self._make_widget(options, width)
         self.message = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)
+        self.note = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)  # why it does not apply
+        self.not_applicable = ""  # the reason shown in `note`, "" while the control applies
         if self.slider is not None:
             row = pn.Row(self.box, self.slider, margin=0)
         else:
             row = self.box
-        self.layout = pn.Column(row, self.message, margin=0)
+        self.layout = pn.Column(row, self.message, self.note, margin=0)
         self._watcher = obj.param.watch(self._follow, [pname])
 
     # widgets ------------------------------------------------------------------------------------------------------
@@ -410,6 +412,20 @@ class ParamControl(pn.viewable.Viewer):
                 w.value = value
         finally:
             self._syncing = False
+
+    def set_applies(self, reason: str = "") -> None:
+        """Disable the control and say under it why it does nothing with the current settings (`reason`), or, with
+        "", enable it again."""
+        if reason == self.not_applicable:
+            return
+        self.not_applicable = reason
+        for w in (self.box, self.slider):
+            if w is not None:
+                w.disabled = bool(reason)
+        self.note.object = (f'<div class="invlab-not-applicable" data-param="{self.pname}" style="color:#57606a;'
+                            f'font-size:12px;line-height:1.3">{html_text("Does not apply: " + reason)}.</div>'
+                            if reason else "")
+        self.note.visible = bool(reason)
 
     # conveniences ------------------------------------------------------------------------------------------------
     @property

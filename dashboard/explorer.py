@@ -36,11 +36,12 @@ from .lessons import (
     visible_controls,
 )
 from .prior import PriorPanel
-from .safe_text import markdown_text
+from .safe_text import html_text, markdown_text
 from .session import TrainingSession
 from .settings import RunSettings, describe_difference, family_defaults
 from .status import StatusBar
 from .user_data import config_with_data, data_choices
+from .words import family_help, family_sentence, not_applicable, orbit_words
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +188,7 @@ class Explorer(pn.viewable.Viewer):
                 structural.append(event.name)
         if structural:
             self._structural_change(structural)
+        self._mark_not_applicable()
         self._status_from_settings()
         self._update_location()
 
@@ -359,6 +361,8 @@ class Explorer(pn.viewable.Viewer):
         self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
                                                 label="Download curves (CSV)", color="light", width=220)
         self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
+        # the chosen family in words, with its paper (the selector's hover help has every family's)
+        self.family_words = pn.pane.HTML("", margin=(0, 10, 6, 10), width=300)
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
@@ -387,11 +391,13 @@ class Explorer(pn.viewable.Viewer):
         return PriorPanel()
 
     def controls(self) -> pn.Tabs:
-        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
+        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family",
+                                              description=family_help(self.settings.param.model.objects))
         self.family_select = family
         self.data_group = data_controls(self.settings.data, data_choices(self.limits))
         self.train_group = optimisation_controls(self.settings.train)
-        tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
+        tabs = [self.data_group, pn.Column(family, self.family_words, self.model_group, name="Model"),
+                self.invariance_group,
                 self.train_group,
                 pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
         shown = self._teacher_controls()
@@ -404,7 +410,20 @@ class Explorer(pn.viewable.Viewer):
                     "Model": "model" in shown or any(k.startswith("model.") for k in shown),
                     "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
             tabs = [tab for tab in tabs if keep.get(tab.name, True)]
+        self._mark_not_applicable()
         return pn.Tabs(*tabs, dynamic=False, width=340)
+
+    def _mark_not_applicable(self) -> None:
+        """Disable, with the reason under each, the controls that do nothing with the current settings (Degree for
+        an RBF kernel, rotation for points, the learning rate of the L-BFGS solver)."""
+        self.family_words.object = ('<div class="invlab-family-words" style="font-size:12px;color:#57606a;'
+                                    f'line-height:1.35">{html_text(family_sentence(self.settings.model))}</div>')
+        reasons = not_applicable(self.settings)
+        groups = {"data": getattr(self, "data_group", None), "train": getattr(self, "train_group", None),
+                  "model": self.model_group[0] if len(self.model_group) else None}
+        for section, group in groups.items():
+            for name, control in getattr(group, "controls", {}).items():
+                control.set_applies(reasons.get(f"{section}.{name}", ""))
 
     def _teacher_controls(self) -> set[str] | None:
         """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
@@ -423,6 +442,7 @@ class Explorer(pn.viewable.Viewer):
         if shown is not None:
             self._hide_controls("model", group, shown)
         self.model_group[:] = [group]
+        self._mark_not_applicable()
         if old is not None and hasattr(old, "close"):
             old.close()  # its controls stop following the previous family's config
 
@@ -649,7 +669,12 @@ class Explorer(pn.viewable.Viewer):
         tunables = [t for t in tunables if t.group == "invariance"]
         if not tunables:
             family = self.session.config.model
-            text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
+            augmentation = self.session.config.model_config.get("augmentation")
+            if augmentation is not None and trainer is not None:  # a finite orbit: say what it is
+                kind = "image" if getattr(trainer.dataset, "image_shape", None) else "points"
+                text = markdown_text(orbit_words(family, augmentation, kind))
+            else:
+                text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
             self.invariance_group[:] = [pn.pane.Markdown(text)]
             return
         controls = []
