@@ -31,6 +31,7 @@ import param
 from bokeh.models import CustomJSTickFormatter
 
 from engine.data import list_datasets
+from engine.errors import InvlabError
 
 from .safe_text import html_text
 
@@ -353,8 +354,8 @@ class ParamControl(pn.viewable.Viewer):
     def _refuse(self, shown, err: Exception | None = None) -> None:
         in_use = getattr(self.obj, self.pname)
         reason = allowed(self.pname, self.p)
-        if err is not None and reason == "a valid value":
-            reason = _plain(str(err))
+        if err is not None and (reason == "a valid value" or isinstance(err, InvlabError)):
+            reason = _plain(str(err))  # the page's own refusal (e.g. more points than the data has) says it best
         shown_text = _g(shown) if not isinstance(shown, str) else shown
         if in_use is None:
             in_use_text = "empty (automatic)"

@@ -164,6 +164,8 @@ class Explorer(pn.viewable.Viewer):
         if self._applying_run_config:
             return
         live = dict(get_model(self.settings.model).live)
+        self._refuse_oversized_subset(events)  # raises (the field explains it) after putting the value back
+        self._clear_field_messages()  # a value was accepted: messages about earlier refused values are stale
         structural = []
         for event in events:
             if event.obj is self.settings and event.name == "model":
@@ -191,6 +193,27 @@ class Explorer(pn.viewable.Viewer):
         self._mark_not_applicable()
         self._status_from_settings()
         self._update_location()
+
+    def _refuse_oversized_subset(self, events) -> None:
+        """A subset larger than the data has is put back at once, and refused with the data's size (the field says
+        so; the URL never carries it)."""
+        for event in events:
+            if event.obj is self.settings.data and event.name in ("subset", "test_subset") and event.new:
+                try:
+                    self.settings.data.load()
+                except InvlabError as err:
+                    if str(event.new) in str(err) and event.name in str(err):
+                        setattr(self.settings.data, event.name, event.old)
+                        raise
+                except Exception:  # noqa: BLE001 — other data problems are the run's to report, when it is built
+                    return
+
+    def _clear_field_messages(self) -> None:
+        for group in (getattr(self, "data_group", None), getattr(self, "train_group", None),
+                      self.model_group[0] if len(self.model_group) else None):
+            for control in getattr(group, "controls", {}).values():
+                if control.error and not control._syncing:
+                    control._show_message("")
 
     def _note_live_change(self, key: str, value) -> None:
         """Remember a setting applied to the running model, so its curves are later labelled by their course."""
@@ -244,6 +267,8 @@ class Explorer(pn.viewable.Viewer):
             self.status.param.update(state="building", message="", tone="info")
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")
+        if self.notice.startswith("Changed ") and "Press Reset" in self.notice and "Start goes on" not in self.notice:
+            self.notice += " ▶ Start goes on with the current run and its settings until then."
         self.session.start()
 
     def _within_limits(self, config: RunConfig) -> bool:
