@@ -25,8 +25,9 @@ from engine.train import RunConfig, RunStore
 
 from . import notebook
 from .compare import ComparePage
-from .controls import LearnedValueControl, data_controls, model_controls, optimisation_controls
+from .controls import data_controls, model_controls, optimisation_controls
 from .feed import LiveFeed
+from .learned_controls import LearnedValueControl
 from .lessons import (
     LessonCards,
     compare_for_family,
@@ -85,6 +86,7 @@ class Explorer(pn.viewable.Viewer):
         self._heartbeat = None  # set when shown in a notebook: the page's sign of life
         self._location = None
         self._applying_run_config = False
+        self._reading_link = False  # True while a link's settings are applied one by one
         self._run_started = False
         self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
         self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
@@ -196,7 +198,10 @@ class Explorer(pn.viewable.Viewer):
 
     def _refuse_oversized_subset(self, events) -> None:
         """A subset larger than the data has is put back at once, and refused with the data's size (the field says
-        so; the URL never carries it)."""
+        so; the URL never carries it). Not while a link is read: its values arrive one by one, and the run built from
+        them says what is wrong with the whole."""
+        if self._reading_link:
+            return
         for event in events:
             if event.obj is self.settings.data and event.name in ("subset", "test_subset") and event.new:
                 try:
@@ -566,7 +571,11 @@ class Explorer(pn.viewable.Viewer):
             return
         self._location = None  # no URL writes while the link is being read
         query = location.query_params
-        problems = self.settings.apply_query(query)
+        self._reading_link = True
+        try:
+            problems = self.settings.apply_query(query)
+        finally:
+            self._reading_link = False
         problems += self._refuse_oversize_link()
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
         lesson = get_lesson(self.settings.lesson)
