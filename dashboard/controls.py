@@ -7,166 +7,43 @@ list of class labels) is explained under the field while the field returns to th
 object (the page's state, synced with the URL) therefore only ever holds valid values, and the widget follows
 it when it changes from elsewhere (a link, a lesson preset, code).
 
-How a parameter is shown, decided from the parameter alone so a new family's config needs no dashboard code:
-
-- a positive `Number` whose bounds (or soft bounds) span ≥ 3 decades — variances, lengthscales, δ, learning
-  rates, jitter, ε: a number box holding the exact value beside a slider over log10 of the value;
-- any other bounded `Number` (angles, fractions, weights): a number box beside a linear slider;
-- a half-bounded or unbounded `Number`, or one that may be empty (`allow_None`: "auto from the data"): the box;
-  empty means None, and a bounded scale keeps its slider;
-- an `Integer` that is a seed, or whose range spans two decades or has no upper end: a number box;
-  a small-range `Integer` (a degree, a layer count): a slider;
-- `Selector`: a drop-down; `ListSelector`: a multi-choice; `Boolean`: a check box; `List`: comma-separated
-  text; `Dict`: JSON text.
+How each parameter is shown is decided in `field_kinds` from the parameter alone.
 """
 from __future__ import annotations
 
 import json
 import logging
 import math
-import time
 
 import panel as pn
 import param
 from bokeh.models import CustomJSTickFormatter
 
 from engine.data import list_datasets
+from engine.errors import InvlabError
 
+from .field_kinds import (  # noqa: F401 — the names other modules and tests read here
+    BOX_FORMAT,
+    BOX_WIDTH,
+    DATA_PARAMS,
+    FULL_WIDTH,
+    LINEAR_FORMAT,
+    LOG_FORMAT,
+    MESSAGE_COLOUR,
+    OPTIMISATION_PARAMS,
+    _g,
+    _label,
+    _nice_step,
+    _round_log,
+    allowed,
+    is_seed,
+    number_scale,
+    span,
+    widget_kind,
+)
 from .safe_text import html_text
 
 log = logging.getLogger(__name__)
-
-# Parameters shown per group; anything else of a config stays reachable through the URL and the CLI.
-DATA_PARAMS = ["dataset", "rotate", "subset", "odd_even", "classes", "test_fraction", "seed"]
-OPTIMISATION_PARAMS = ["learning_rate", "batch_size", "steps", "optimizer", "schedule", "seed", "device", "dtype",
-                       "eval_every", "jitter"]
-
-LOG_DECADES = 3  # a positive number whose range spans this many decades gets a log slider
-INT_BOX_RATIO = 100  # an integer whose range spans this ratio (two decades) is typed, not slid
-BOX_WIDTH, FULL_WIDTH = 105, 300
-MESSAGE_COLOUR = "#c0392b"
-
-# Tick text for a slider: the real value, short (0.001, 1, 3.16e+4), never rounded to 0.
-_SHOW_NUMBER = """
-const v = %s;
-const a = Math.abs(v);
-if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2).replace(/\\.?0+e/, "e");
-return String(Number(v.toPrecision(3)));
-"""
-LOG_FORMAT = _SHOW_NUMBER % "Math.pow(10, tick)"
-# Text in a number box: the value to six significant digits, tiny and huge ones as 1e-6 / 1e12 (Number() reads both).
-BOX_FORMAT = """
-const a = Math.abs(tick);
-if (a !== 0 && (a >= 1e6 || a < 1e-4)) return tick.toExponential(6).replace(/\\.?0+e/, "e").replace("e+", "e");
-return String(Number(tick.toPrecision(6)));
-"""
-LINEAR_FORMAT = _SHOW_NUMBER % "tick"
-
-
-# -- what a parameter needs, from the parameter alone ------------------------------------------------------------------
-def span(p: param.Parameter) -> tuple[float | None, float | None]:
-    """The interval a slider spans: the soft bounds where given (e.g. jitter: 1e-10..0.1 though 0 is allowed),
-    else the hard bounds."""
-    hard = p.bounds or (None, None)
-    soft = getattr(p, "softbounds", None) or (None, None)
-    return (soft[0] if soft[0] is not None else hard[0], soft[1] if soft[1] is not None else hard[1])
-
-
-def is_seed(name: str) -> bool:
-    """Whether a parameter named `name` is a seed (shown in a number box, never on a slider)."""
-    return name == "seed" or name.endswith("_seed") or name.startswith("seed_")
-
-
-def number_scale(p: param.Parameter) -> str | None:
-    """'log', 'linear' or None (a number box alone) for a float parameter."""
-    lo, hi = span(p)
-    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        return None
-    if lo > 0 and math.log10(hi / lo) >= LOG_DECADES - 1e-9:
-        return "log"
-    return "linear"
-
-
-def widget_kind(name: str, p: param.Parameter) -> str:
-    """How the parameter is shown: 'checkbox', 'select', 'list', 'dict', 'int-box', 'int-slider', 'number-box',
-    'log-slider', 'linear-slider' (the two sliders come with a number box for the exact value) or 'multi'."""
-    if isinstance(p, param.Boolean):
-        return "checkbox"
-    if isinstance(p, param.ListSelector):
-        return "multi"
-    if isinstance(p, param.Selector) or (getattr(p, "objects", None) and not isinstance(p, param.List)):
-        return "select"
-    if isinstance(p, param.List):
-        return "list"
-    if isinstance(p, param.Dict):
-        return "dict"
-    if isinstance(p, param.Integer):
-        lo, hi = span(p)
-        if is_seed(name) or lo is None or hi is None or (hi + 1) / (max(lo, 0) + 1) >= INT_BOX_RATIO:
-            return "int-box"
-        return "int-slider"
-    if isinstance(p, param.Number):
-        scale = number_scale(p)
-        return "number-box" if scale is None else f"{scale}-slider"
-    return "text"
-
-
-def _g(x) -> str:
-    """A number as a person writes it: 0.001, 1e-06, 50, 1e+12."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    return str(x) if isinstance(x, int) else format(x, "g")
-
-
-def allowed(name: str, p: param.Parameter) -> str:
-    """What the parameter accepts, in words (shown when a value is refused)."""
-    if isinstance(p, param.Number):
-        whole = isinstance(p, param.Integer)
-        noun = "a whole number" if whole else "a number"
-        lo, hi = p.bounds or (None, None)
-        inc_lo, inc_hi = getattr(p, "inclusive_bounds", (True, True))
-        if lo is not None and hi is not None:
-            text = f"{noun} from {_g(lo)} to {_g(hi)}"
-            if not (inc_lo and inc_hi):
-                text += " (" + " and ".join(
-                    f"not {_g(b)} itself" for b, inc in ((lo, inc_lo), (hi, inc_hi)) if not inc) + ")"
-        elif lo is not None:
-            text = f"{noun} {'≥' if inc_lo else '>'} {_g(lo)}"
-        elif hi is not None:
-            text = f"{noun} {'≤' if inc_hi else '<'} {_g(hi)}"
-        else:
-            text = noun
-        return text + ("; empty = automatic" if p.allow_None else "")
-    if isinstance(p, param.List):
-        item = getattr(p, "item_type", None) or getattr(p, "class_", None)
-        if item is int:
-            return "whole numbers separated by commas, e.g. 4, 9 (empty: all)"
-        return "values separated by commas"
-    if isinstance(p, param.Dict):
-        return "a JSON object, e.g. {\"num_train\": 500}"
-    if getattr(p, "objects", None):
-        return "one of " + ", ".join(map(str, p.objects))
-    return "a valid value"
-
-
-def _label(name: str, p: param.Parameter) -> str:
-    return p.label or name.replace("_", " ").capitalize()
-
-
-def _round_log(x: float) -> float:
-    """A log slider's position as a value with three significant digits (0.0316, not 0.031622776…)."""
-    return float(f"{10.0 ** x:.3g}")
-
-
-def _nice_step(width: float) -> float:
-    """A step of 1, 2 or 5 × 10^k near `width`."""
-    if not (width > 0 and math.isfinite(width)):
-        return 1.0
-    exp = math.floor(math.log10(width))
-    for m in (1, 2, 5, 10):
-        if m * 10 ** exp >= width * 0.999:
-            return float(f"{m * 10 ** exp:.3g}")
-    return 10.0 ** (exp + 1)
 
 
 # -- one parameter ---------------------------------------------------------------------------------------------------
@@ -197,11 +74,13 @@ class ParamControl(pn.viewable.Viewer):
         self.slider = None
         self.box = self._make_widget(options, width)
         self.message = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)
+        self.note = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)  # why it does not apply
+        self.not_applicable = ""  # the reason shown in `note`, "" while the control applies
         if self.slider is not None:
             row = pn.Row(self.box, self.slider, margin=0)
         else:
             row = self.box
-        self.layout = pn.Column(row, self.message, margin=0)
+        self.layout = pn.Column(row, self.message, self.note, margin=0)
         self._watcher = obj.param.watch(self._follow, [pname])
 
     # widgets ------------------------------------------------------------------------------------------------------
@@ -352,8 +231,8 @@ class ParamControl(pn.viewable.Viewer):
     def _refuse(self, shown, err: Exception | None = None) -> None:
         in_use = getattr(self.obj, self.pname)
         reason = allowed(self.pname, self.p)
-        if err is not None and reason == "a valid value":
-            reason = _plain(str(err))
+        if err is not None and (reason == "a valid value" or isinstance(err, InvlabError)):
+            reason = _plain(str(err))  # the page's own refusal (e.g. more points than the data has) says it best
         shown_text = _g(shown) if not isinstance(shown, str) else shown
         if in_use is None:
             in_use_text = "empty (automatic)"
@@ -412,6 +291,20 @@ class ParamControl(pn.viewable.Viewer):
         finally:
             self._syncing = False
 
+    def set_applies(self, reason: str = "") -> None:
+        """Disable the control and say under it why it does nothing with the current settings (`reason`), or, with
+        "", enable it again."""
+        if reason == self.not_applicable:
+            return
+        self.not_applicable = reason
+        for w in (self.box, self.slider):
+            if w is not None:
+                w.disabled = bool(reason)
+        self.note.object = (f'<div class="invlab-not-applicable" data-param="{self.pname}" style="color:#57606a;'
+                            f'font-size:12px;line-height:1.3">{html_text("Does not apply: " + reason)}.</div>'
+                            if reason else "")
+        self.note.visible = bool(reason)
+
     # conveniences ------------------------------------------------------------------------------------------------
     @property
     def value(self):
@@ -439,7 +332,7 @@ class ParamControl(pn.viewable.Viewer):
         return self.layout.visible
 
     @visible.setter
-    def visible(self, shown: bool) -> None:  # teacher mode hides the controls a lesson does not need
+    def visible(self, shown: bool) -> None:
         self.layout.visible = bool(shown)
 
     def close(self) -> None:
@@ -506,102 +399,3 @@ def optimisation_controls(train: param.Parameterized) -> ControlGroup:
     """The Optimisation tab's controls, built from the training config's parameters."""
     return ControlGroup(train, OPTIMISATION_PARAMS, name="Optimisation")
 
-
-# -- a learnable value of the running model --------------------------------------------------------------------------
-class LearnedValueControl(pn.viewable.Viewer):
-    """A control for one `Tunable` of the running model (a range, a variance): its value on the Tunable's
-    interval and scale, and a learn / freeze toggle.
-
-    `on_value(name, value)` is called when the user sets a value, `on_freeze(name, frozen)` when the toggle
-    changes; `show(value)` reflects the model's current value without sending it back.
-    """
-
-    SETTLE_S = 2.0  # after a set, values far from it are taken as older snapshots for this long
-
-    def __init__(self, tunable, on_value, on_freeze, *legacy):
-        super().__init__()
-        if isinstance(tunable, str):  # the old call: (name, value, lo, hi, on_value, on_freeze)
-            from engine.models.base import Tunable
-
-            name, value, lo, hi = tunable, on_value, on_freeze, legacy[0]
-            on_value, on_freeze = legacy[1], legacy[2]
-            tunable = Tunable(name, " ".join(name.split(".")[-2:]).replace("_", " "), float(value), lo, hi)
-        self.tunable = tunable
-        self.tunable_name = tunable.name
-        self._on_value, self._on_freeze = on_value, on_freeze
-        label = tunable.label + (f" ({tunable.unit})" if tunable.unit else "")
-        self.label = label  # in words, with its unit: what the page's notices call it
-        lo, hi = tunable.lo, tunable.hi
-        if tunable.scale == "log" and lo is not None and lo <= 0:
-            lo = None  # a log scale needs a positive interval: type the value instead
-        value = float(tunable.value)
-        if lo is not None and hi is not None and math.isfinite(value):
-            value = min(max(value, lo), hi)
-        holder = type("LearnedValue", (param.Parameterized,), {
-            "value": param.Number(default=value, bounds=(lo, hi), allow_None=False, label=label,
-                                  doc=f"{tunable.label}: the running model's value ({tunable.name}). "
-                                      "Set it here; untick 'learn' to keep it fixed while training goes on.")})
-        self.holder = holder()
-        self._showing = False
-        self._resend = False
-        self._pending = None  # (value the user set, when): snapshots older than the set must not undo it on screen
-        self.control = ParamControl(self.holder, "value", scale=tunable.scale if lo is not None else None,
-                                    label=label)
-        self.learn = pn.widgets.Checkbox(label="learn (untick to freeze)", value=not tunable.frozen, width=200,
-                                         margin=(0, 10, 12, 10), visible=getattr(tunable, "learnable", True))
-        self.holder.param.watch(self._sent, "value")
-        self.learn.param.watch(lambda e: self._on_freeze(self.tunable_name, not e.new), "value")
-        self.panel = pn.Column(self.control, self.learn, margin=0)
-
-    def _sent(self, event) -> None:
-        if not self._showing:
-            self._pending = (event.new, time.monotonic())
-            self._on_value(self.tunable_name, event.new)
-
-    @property
-    def value(self) -> float:
-        """The learnable value as the control holds it, in its own units."""
-        return self.holder.value
-
-    @property
-    def start(self):
-        """The lower end of the value's slider."""
-        return self.holder.param["value"].bounds[0]
-
-    @property
-    def end(self):
-        """The upper end of the value's slider."""
-        return self.holder.param["value"].bounds[1]
-
-    @property
-    def widget(self):
-        """The slider (the box where the value has no interval)."""
-        return self.control.slider or self.control.box
-
-    def show(self, value: float) -> None:
-        """Reflect the model's current value without sending it back."""
-        value = float(value)
-        if not math.isfinite(value):
-            return
-        value = float(f"{value:.4g}")  # 56.74, not 56.7414759…: it changes every tick
-        if self._pending is not None:
-            wanted, since = self._pending
-            if abs(value - wanted) > 0.02 * max(abs(wanted), 1e-12) and time.monotonic() - since < self.SETTLE_S:
-                return  # a snapshot taken before the set reached the model
-            self._pending = None
-            self._resend = True  # the browser may still show what a tick sent while the user typed
-        lo, hi = self.holder.param["value"].bounds
-        value = min(max(value, lo), hi) if lo is not None and hi is not None else value
-        self._showing = self.control._keep_message = True
-        try:
-            self.holder.value = value
-            if self._resend:
-                self._resend = False
-                self.control.resend()
-        except ValueError:
-            pass
-        finally:
-            self._showing = self.control._keep_message = False
-
-    def __panel__(self):
-        return self.panel

@@ -24,11 +24,11 @@ from engine.train import RunConfig, RunStore
 
 from . import notebook
 from .closing import connected, settle_writes
-from .controls import LearnedValueControl
 from .explorer_location import PageLocation
 from .explorer_page import ExplorerPage
 from .explorer_runs import StoredRuns
 from .feed import LiveFeed
+from .learned_controls import LearnedValueControl
 from .lessons import compare_for_family, get_lesson
 from .page_layout import presenter_styles
 from .safe_text import markdown_text
@@ -36,6 +36,7 @@ from .session import TrainingSession
 from .settings import RunSettings, describe_difference
 from .status import StatusBar
 from .user_data import config_with_data
+from .words import orbit_words
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +82,10 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         self._heartbeat = None  # set when shown in a notebook: the page's sign of life
         self._location = None
         self._applying_run_config = False
+        self._reading_link = False  # True while a link's settings are applied one by one
         self._run_started = False
-        self._current_config: RunConfig | None = None  # the configuration of the run the curves show
+        self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
+        self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
         self._closed = False
         self._closes_with = None  # the document whose end closes this explorer
         self.settings.on_change(self._on_settings_change)
@@ -146,6 +149,8 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         if self._applying_run_config:
             return
         live = dict(get_model(self.settings.model).live)
+        self._refuse_oversized_subset(events)  # raises (the field explains it) after putting the value back
+        self._clear_field_messages()  # a value was accepted: messages about earlier refused values are stale
         structural = []
         for event in events:
             if event.obj is self.settings and event.name == "model":
@@ -156,9 +161,11 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
                 self._rebuild_model_controls()
                 structural.append("model family")
             elif event.obj is self.settings.train and event.name == "learning_rate":
+                self._note_live_change("train.learning_rate", event.new)
                 self.session.set_learning_rate(event.new)
                 self.status.learning_rate = event.new
             elif event.obj is self.settings.model_config and event.name in live:
+                self._note_live_change(f"model.{event.name}", event.new)
                 self._apply_live(live[event.name], event.new)
             elif event.obj is self.settings.train and event.name in ("steps", "eval_every"):
                 self.session.config.train[event.name] = event.new
@@ -168,8 +175,38 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
                 structural.append(event.name)
         if structural:
             self._structural_change(structural)
+        self._mark_not_applicable()
         self._status_from_settings()
         self._update_location()
+
+    def _refuse_oversized_subset(self, events) -> None:
+        """A subset larger than the data has is put back at once, and refused with the data's size (the field says
+        so; the URL never carries it). Not while a link is read: its values arrive one by one, and the run built from
+        them says what is wrong with the whole."""
+        if self._reading_link:
+            return
+        for event in events:
+            if event.obj is self.settings.data and event.name in ("subset", "test_subset") and event.new:
+                try:
+                    self.settings.data.load()
+                except InvlabError as err:
+                    if str(event.new) in str(err) and event.name in str(err):
+                        setattr(self.settings.data, event.name, event.old)
+                        raise
+                except Exception:  # noqa: BLE001 — other data problems are the run's to report, when it is built
+                    return
+
+    def _clear_field_messages(self) -> None:
+        for group in (getattr(self, "data_group", None), getattr(self, "train_group", None),
+                      self.model_group[0] if len(self.model_group) else None):
+            for control in getattr(group, "controls", {}).values():
+                if control.error and not control._syncing:
+                    control._show_message("")
+
+    def _note_live_change(self, key: str, value) -> None:
+        """Remember a setting applied to the running model, so its curves are later labelled by their course."""
+        if self.session.trainer is not None and self.session.step > 0:
+            self._changes_during_run.append((self.session.step, key, value))
 
     def _apply_live(self, learnable: str, value) -> None:
         if value is None or self.session.trainer is None:
@@ -228,6 +265,8 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
             return
         elif self.status.state not in ("finished", "converged"):
             self.status.param.update(state="running", message="", tone="info")
+        if self.notice.startswith("Changed ") and "Press Reset" in self.notice and "Start goes on" not in self.notice:
+            self.notice += " ▶ Start goes on with the current run and its settings until then."
         self.session.start()
 
     def _within_limits(self, config: RunConfig) -> bool:
@@ -368,9 +407,11 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
 
     def _start_new_run(self, update) -> None:
         old_config, new_config = self._current_config, update.config or self.session.config
-        label = describe_difference(old_config, new_config) if old_config is not None else "previous run"
+        label = (describe_difference(old_config, new_config, changes=self._changes_during_run)
+                 if old_config is not None else "previous run")
         self.curves.archive(label)
-        self._current_config = new_config
+        self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
+        self._changes_during_run = []
         self._run_started = True
         self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
         if update.config is not None and update.config.to_json() != self.run_config().to_json() \
@@ -390,7 +431,12 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         tunables = [t for t in tunables if t.group == "invariance"]
         if not tunables:
             family = self.session.config.model
-            text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
+            augmentation = self.session.config.model_config.get("augmentation")
+            if augmentation is not None and trainer is not None:  # a finite orbit: say what it is
+                kind = "image" if getattr(trainer.dataset, "image_shape", None) else "points"
+                text = markdown_text(orbit_words(family, augmentation, kind))
+            else:
+                text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
             self.invariance_group[:] = [pn.pane.Markdown(text)]
             return
         controls = []
@@ -401,6 +447,15 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         self.invariance_group[:] = controls
 
     def _set_learned(self, name, value):
+        setting = {learnable: key for key, learnable in get_model(self.settings.model).live}.get(name)
+        if setting is not None and setting in self.settings.model_config.param:
+            # one quantity, one parameter: the config's value (the Model tab's box, the URL) is set, and setting it
+            # applies it live (re-solving a finished solver)
+            try:
+                setattr(self.settings.model_config, setting, value)
+            except ValueError as err:
+                self.notice = str(err)
+            return
         try:
             self.session.set_value(name, value)
             ctl = self.learned_controls.get(name)

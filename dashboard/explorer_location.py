@@ -74,7 +74,11 @@ class PageLocation:
         query = location.query_params
         if "presenter" in query:
             self.presenter = str(query["presenter"]).lower() in ("1", "true")
-        problems = self.settings.apply_query(query)
+        self._reading_link = True
+        try:
+            problems = self.settings.apply_query(query)
+        finally:
+            self._reading_link = False
         problems += self._refuse_oversize_link()
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}
         lesson = get_lesson(self.settings.lesson)

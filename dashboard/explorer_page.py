@@ -6,13 +6,14 @@ import panel as pn
 
 from .compare import ComparePage
 from .controls import data_controls, model_controls, optimisation_controls
-from .lessons import LessonCards, get_lesson, visible_controls
+from .lessons import LessonCards, get_lesson, steps_markdown, visible_controls
 from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sidebar_tabs, training_page
 from .prior import URL_KEYS as PRIOR_URL_KEYS
 from .prior import PriorPanel
-from .safe_text import markdown_text
+from .safe_text import html_text
 from .theme_switch import ThemeSwitch
 from .user_data import data_choices
+from .words import family_help, family_sentence, not_applicable
 
 
 class ExplorerPage:
@@ -35,10 +36,13 @@ class ExplorerPage:
         self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
                                                 label="Download curves (CSV)", color="light", width=220)
         self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
+        # the chosen family in words, with its paper (the selector's hover help has every family's)
+        self.family_words = pn.pane.HTML("", margin=(0, 10, 6, 10), width=300)
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
         self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
-        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width")
+        self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                         css_classes=["invlab-lesson-banner"])
         self.lessons = LessonCards()
         self.theme_switch = ThemeSwitch(self._switch_theme)
         self.url_field = pn.widgets.TextInput(value="", visible=False)
@@ -66,12 +70,13 @@ class ExplorerPage:
     def controls(self) -> pn.Tabs:
         """The control tabs (Data, Model, Invariance, Optimisation, Runs), widgets built from the settings'
         parameters; teacher mode keeps only the controls the lesson needs."""
-        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family")
+        family = pn.widgets.Select.from_param(self.settings.param.model, label="Model family",
+                                              description=family_help(self.settings.param.model.objects))
         self.family_select = family
         self.data_group = data_controls(self.settings.data, data_choices(self.limits))
         self.train_group = optimisation_controls(self.settings.train)
-        tabs = [self.data_group, pn.Column(family, self.model_group, name="Model"), self.invariance_group,
-                self.train_group,
+        tabs = [self.data_group, pn.Column(family, self.family_words, self.model_group, name="Model"),
+                self.invariance_group, self.train_group,
                 pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
         shown = self._teacher_controls()
         if shown is not None:  # teacher mode: only the controls the lesson needs
@@ -83,7 +88,20 @@ class ExplorerPage:
                     "Model": "model" in shown or any(k.startswith("model.") for k in shown),
                     "Optimisation": any(k.startswith("train.") for k in shown), "Invariance": True, "Runs": False}
             tabs = [tab for tab in tabs if keep.get(tab.name, True)]
+        self._mark_not_applicable()
         return sidebar_tabs(tabs)
+
+    def _mark_not_applicable(self) -> None:
+        """Disable, with the reason under each, the controls that do nothing with the current settings (Degree for
+        an RBF kernel, rotation for points, the learning rate of the L-BFGS solver)."""
+        self.family_words.object = ('<div class="invlab-family-words" style="font-size:12px;color:#57606a;'
+                                    f'line-height:1.35">{html_text(family_sentence(self.settings.model))}</div>')
+        reasons = not_applicable(self.settings)
+        groups = {"data": getattr(self, "data_group", None), "train": getattr(self, "train_group", None),
+                  "model": self.model_group[0] if len(self.model_group) else None}
+        for section, group in groups.items():
+            for name, control in getattr(group, "controls", {}).items():
+                control.set_applies(reasons.get(f"{section}.{name}", ""))
 
     def _teacher_controls(self) -> set[str] | None:
         """The controls teacher mode keeps ("model", "data.rotate", …), or None when not in teacher mode."""
@@ -102,6 +120,7 @@ class ExplorerPage:
         if shown is not None:
             self._hide_controls("model", group, shown)
         self.model_group[:] = [group]
+        self._mark_not_applicable()
         if old is not None and hasattr(old, "close"):
             old.close()  # its controls stop following the previous family's config
 
@@ -151,9 +170,13 @@ class ExplorerPage:
         self._update_location()
 
     def _show_lesson(self) -> None:
+        """The lesson's banner (title, what it shows, its steps) on the Training and prior pages; in teacher mode the
+        prior page's controls the lesson does not touch are hidden."""
         lesson = get_lesson(self.settings.lesson)
-        if lesson is None:
-            self.lesson_pane.visible = False
-            return
-        self.lesson_pane.object = f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}"
-        self.lesson_pane.visible = True
+        for pane in (self.lesson_pane, self.prior.banner):
+            pane.object = steps_markdown(lesson) if lesson is not None else ""
+            pane.visible = lesson is not None
+        shown = self._teacher_controls()
+        for name, widget in getattr(self.prior.controls, "_widgets", {}).items():
+            if name != "name":
+                widget.visible = shown is None or f"prior.{name}" in shown

@@ -1,8 +1,10 @@
 """Lessons: presets a lecturer opens as a link, each with two or three sentences on what to press and what to watch.
 
-A `Lesson` is a preset of URL-style settings (`model`, `data.<param>`, `model.<param>`, `train.<param>`; the prior
+A `Lesson` is data: a preset of URL-style settings (`model`, `data.<param>`, `model.<param>`, `train.<param>`; the prior
 lesson uses `page=prior` and `prior.<param>`), the view whose data shows its effect, the controls a teacher keeps
-visible (`teacher=1` hides the rest) and, for lessons that compare two runs, the settings of the second run. Sizes
+visible (`teacher=1` hides the rest), for lessons that compare two runs the settings of the second run, and its
+`Step`s: the control to touch, the expected effect, the view to watch and how the page shows the effect. The card,
+the banner on each page the lesson touches, teacher mode and the tests all read these steps. Sizes
 are chosen so that each lesson shows its effect within a minute on a 2-core CPU with one torch thread
 (`python -m benchmarks.dashboard.lessons` measures it). `LessonCards` is the landing view: one card per lesson,
 each a link to its preset.
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 import panel as pn
 import param
 
-from .safe_text import html_text
+from .safe_text import html_text, markdown_text
 
 # Keys of a lesson's settings that are not run configuration: which page opens, and the prior explorer's sliders.
 PAGE_KEY = "page"
@@ -25,18 +27,56 @@ CONFIG_PREFIXES = ("data.", "model.", "train.")
 
 
 @dataclass(frozen=True)
+class Step:
+    """One thing a lesson asks for, as data: the card, the page's lesson banner, teacher mode and the tests read it.
+
+    `control` is what to touch: "start" / "reset" (the buttons), "model" (the family selector) or a setting
+    ("model.nu", "prior.delta"), found on the tab `tab` under the label `label`, and set to `value`. `effect` says
+    what happens and `watch` names the view that shows it (a curve metric or a view name). `check` says how the page
+    shows that the effect happened: ("points", metric) a curve gets points, ("view", name) a view is drawn,
+    ("previous", label) a previous run's dashed curve labelled `label`, ("below", metric, x) the curve's last value
+    (as plotted) falls below x, ("text", words) the page says `words`."""
+
+    says: str  # what the card tells the user to do, e.g. "Press ▶ Start"
+    effect: str  # what happens, e.g. "a plain GP trains and its ELBO climbs"
+    control: str  # "start", "reset", "model", or a setting "model.nu" / "prior.delta"
+    watch: str = ""  # the curve metric or view name to look at
+    value: object = None  # the value to choose or set
+    tab: str = ""  # the page's tab holding the control ("Model", "Invariance"; "" for the buttons)
+    label: str = ""  # the control's label on the page
+    check: tuple = ()  # how the page shows the effect (see the class doc); default: `watch` gets data
+
+    @property
+    def words(self) -> str:
+        """The step as the card and the banner word it: "Press ▶ Start: a plain GP trains and its ELBO climbs."."""
+        return f"{self.says}: {self.effect}."
+
+    @property
+    def expect(self) -> tuple:
+        """The check, with the default filled in: a curve metric gets points, a view name gets drawn."""
+        if self.check:
+            return self.check
+        return ("view", self.watch) if self.watch in VIEW_NAMES else ("points", self.watch)
+
+
+# key views that are views (plots, tables) rather than curves of the training history
+VIEW_NAMES = ("patch_weights", "decision_function", "inverse_wishart_eigenvalues", "augmentation_samples")
+
+
+@dataclass(frozen=True)
 class Lesson:
-    """One lesson card: its key (`?lesson=KEY`), title, two or three sentences (what to press, what to watch, what
-    it shows), the settings it opens the lab with, the view or curve that shows its effect, and the controls
-    teacher mode leaves visible."""
+    """A preset plus its steps. `text`: one or two sentences on what the lesson shows; `steps`: what to do, in
+    order, each with its expected effect (see `Step`)."""
+
     key: str            # used in links: ?lesson=<key>
     title: str
-    text: str           # 2–3 sentences: what to press, what to watch, what it shows
+    text: str           # 1–2 sentences: what the lesson shows
     settings: dict      # URL-style keys → values: {"model": "invariant", "data.rotate": 90, ...}
     key_view: str       # curve metric (a `trainer.history` key) or view name that must get data
-    controls: tuple = ()  # controls left visible in teacher mode: "model" (the family) or "data.x" / "model.x" / ...
+    controls: tuple = ()  # controls left visible in teacher mode besides the steps' own: "data.x" / "model.x" / ...
     compare: dict = field(default_factory=dict)  # settings of the second run, for lessons that compare two runs
     compare_view: str = ""  # what the second run adds to watch (a metric or view name), when it differs from key_view
+    steps: tuple = ()  # the `Step`s, in order
 
     @property
     def page(self) -> str:
@@ -55,14 +95,26 @@ class Lesson:
         return base
 
 
+START = "Press ▶ Start"
+RESET = "Press ↺ Reset"
+
+
+def _switch(family: str, what: str) -> Step:
+    return Step(f"Choose Model family → {family} on the Model tab", f"{what}; the page asks for a Reset",
+                "model", value=family, tab="Model", label="Model family",
+                check=("text", "Press Reset to apply"))
+
+
+def _reset(previous: str) -> Step:
+    return Step(RESET, f"the first run's curves stay as dashed lines labelled {previous}; the new model waits for "
+                "Start", "reset", watch="elbo", check=("previous", previous))
+
+
 LESSONS: list[Lesson] = [
     Lesson(
         key="rotation",
         title="Learn rotation invariance on rotated digits",
-        text=("Every digit is turned by up to ±90°. Press ▶ Start to train a plain GP; when it finishes, choose "
-              "Model family → invariant and press ↺ Reset (the plain run stays as a dashed line). Watch the learned "
-              "rotation range climb from 5° towards 90° within seconds and the invariant model's ELBO overtake the "
-              "plain one: the marginal likelihood finds the symmetry itself."),
+        text="Every digit is turned by up to ±90°. The marginal likelihood finds the symmetry itself.",
         settings={"model": "svgp", "data.dataset": "digits", "data.rotate": 90.0, "data.subset": 400,
                   "data.test_subset": 300, "model.likelihood": "gaussian", "model.num_inducing": 40,
                   "train.batch_size": 100, "train.learning_rate": 0.03, "train.steps": 400,
@@ -70,60 +122,89 @@ LESSONS: list[Lesson] = [
         compare={"model": "invariant", "model.augmentation": "rotation", "model.likelihood": "gaussian",
                  "model.num_inducing": 40, "model.num_samples": 6, "model.init_rotation": 5.0},
         key_view="elbo", compare_view="range.rotation",
-        controls=("model", "data.rotate", "model.init_rotation", "model.num_samples", "train.learning_rate"),
+        controls=("data.rotate", "model.init_rotation", "model.num_samples", "train.learning_rate"),
+        steps=(
+            Step(START, "a plain GP trains and its ELBO climbs", "start", watch="elbo"),
+            _switch("invariant", "a GP that averages over rotations of each digit"),
+            _reset("svgp"),
+            Step(START, "the learned rotation range climbs from 5° towards 90° within seconds and the invariant "
+                 "model's ELBO overtakes the dashed plain one", "start", watch="range.rotation"),
+        ),
     ),
     Lesson(
         key="symmetry",
         title="The marginal likelihood prefers the symmetric model",
-        text=("The target is symmetric, f(x1, x2) = f(x2, x1). Press ▶ Start to fit a plain GP; when it finishes, "
-              "choose Model family → invariant (the swap orbit) and press ↺ Reset. Within seconds the invariant "
-              "model's ELBO climbs far above the dashed plain one and its test RMSE drops below it: the evidence "
-              "rewards the right symmetry, not just the fit."),
+        text=("The target is symmetric, f(x1, x2) = f(x2, x1). The evidence rewards the right symmetry, not just "
+              "the fit."),
         settings={"model": "svgp", "data.dataset": "symmetric-2d", "model.num_inducing": 30,
                   "train.batch_size": 0, "train.learning_rate": 0.05, "train.steps": 800},
         compare={"model": "invariant", "model.augmentation": "permutations", "model.num_inducing": 30},
         key_view="elbo", compare_view="test_rmse",
-        controls=("model", "model.num_inducing", "train.learning_rate"),
+        controls=("model.num_inducing", "train.learning_rate"),
+        steps=(
+            Step(START, "a plain GP fits the data and its ELBO climbs", "start", watch="elbo"),
+            _switch("invariant", "a GP summed over the swap orbit {(x1, x2), (x2, x1)}"),
+            _reset("svgp"),
+            Step(START, "within seconds the invariant model's ELBO climbs far above the dashed plain one and its "
+                 "test RMSE drops below it", "start", watch="test_rmse"),
+        ),
     ),
     Lesson(
         key="patches",
         title="Convolutional GPs see patches",
-        text=("Tall or wide rectangles, told apart by a GP that sums one function over every 3×3 patch. Press "
-              "▶ Start: the test error falls below 5 % within seconds, and the inducing patches show which corners "
-              "vote tall and which wide. When it finishes, choose Model family → conv-weighted and press ↺ Reset: "
-              "with a weight per patch position its error drops lower still, and the patch-weight map shows where "
-              "it looks."),
+        text=("Tall or wide rectangles, told apart by a GP that sums one function over every 3×3 patch. The "
+              "inducing patches show which corners vote tall and which wide."),
         settings={"model": "conv-invariant", "data.dataset": "rectangles",
                   "data.source_options": {"num_train": 400, "num_test": 400},
                   "model.num_inducing": 16, "train.batch_size": 50, "train.learning_rate": 0.03,
                   "train.steps": 400, "train.eval_size": 400},
         compare={"model": "conv-weighted", "model.num_inducing": 16},
         key_view="test_error", compare_view="patch_weights",
-        controls=("model", "model.patch_size", "model.num_inducing", "train.learning_rate"),
+        controls=("model.patch_size", "model.num_inducing", "train.learning_rate"),
+        steps=(
+            Step(START, "the test error falls below 5 % within seconds", "start", watch="test_error"),
+            _switch("conv-weighted", "a weight for each patch position"),
+            _reset("conv-invariant"),
+            Step(START, "its error drops lower still, and the patch-weight map shows where it looks", "start",
+                 watch="patch_weights"),
+        ),
     ),
     Lesson(
         key="functional",
         title="Invariance as a functional: two moons from two labels",
-        text=("Only two points carry labels; the other 198 only say where the data lies. Press ▶ Start with "
-              "ν = 0: the solver draws a boundary half-way between the two labels, cutting both moons. Now drag "
-              "the ν slider up to 1: the gradient functionals at the unlabelled points penalise change along the "
-              "data, and the re-solved boundary moves into the gap between the moons (test error about 20 % → 0 %)."),
+        text=("Only two points carry labels; the other 198 only say where the data lies. Gradient functionals at "
+              "the unlabelled points penalise change along the data."),
         settings={"model": "rkhs", "data.dataset": "two-moons", "data.seed": 1,
                   "data.source_options": {"noise": 0.05}, "model.labelled": 2,
                   "model.sigma": 0.25, "model.nu": 0.0, "model.functionals": "gradient", "train.steps": 200},
         key_view="decision_function",
-        controls=("model.nu", "model.lam", "model.sigma"),
+        controls=("model.lam", "model.sigma"),
+        steps=(
+            Step(START + " (ν = 0)", "the solver draws a boundary half-way between the two labels, cutting both "
+                 "moons", "start", watch="decision_function"),
+            Step("Set the invariance weight ν to 1 on the Invariance tab", "the solver re-solves and the boundary "
+                 "moves into the gap between the moons (test error about 20 % → 0 %)", "model.nu", value=1.0,
+                 tab="Invariance", label="invariance weight ν", watch="test_error",
+                 check=("below", "test_error", 5.0)),
+        ),
     ),
     Lesson(
         key="prior",
         title="Deep kernel priors: δ and α",
-        text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I. Set δ to 1000, then "
-              "drag it down to 10: the inverse Wishart's eigenvalues spread from one decade to four and the prior "
-              "functions vary more, yet the smallest stays a hundred times above the Wishart's near-zero ones. "
-              "Raise α past 1: the identity in a residual layer lifts those near-zero eigenvalues."),
+        text=("Each histogram counts the eigenvalues of one random 400×400 matrix with mean I; δ starts at 1000. "
+              "The smaller δ, the more random every layer."),
         settings={PAGE_KEY: "prior", "prior.delta": 1000.0, "prior.alpha": 0.0},
         key_view="inverse_wishart_eigenvalues",
-        controls=("prior.delta", "prior.alpha", "prior.num_layers"),
+        controls=("prior.num_layers",),
+        steps=(
+            Step("Drag δ down to 10", "the inverse Wishart's eigenvalues spread from one decade to four and the "
+                 "prior functions vary more, yet the smallest stays a hundred times above the Wishart's near-zero "
+                 "ones", "prior.delta", value=10.0, label="δ (log scale)", watch="inverse_wishart_eigenvalues",
+                 check=("text", "δ = 10")),
+            Step("Raise α to 2", "the identity in a residual layer lifts the Wishart's near-zero eigenvalues",
+                 "prior.alpha", value=2.0, label="Alpha", watch="residual_wishart_eigenvalues",
+                 check=("text", "α = 2")),
+        ),
     ),
 ]
 
@@ -205,9 +286,19 @@ def compare_for_family(lesson: Lesson | None, family: str) -> dict:
 
 
 def visible_controls(lesson: Lesson) -> set[str]:
-    """What teacher mode keeps visible: the lesson's `controls` ("model" is the family selector; the rest are
-    "data.x" / "model.x" / "train.x" / "prior.x" names). Everything else among the controls is hidden."""
-    return set(lesson.controls)
+    """What teacher mode keeps visible: the controls the lesson's steps touch and its `controls` ("model" is the
+    family selector; the rest are "data.x" / "model.x" / "train.x" / "prior.x" names). Everything else among the
+    controls is hidden."""
+    touched = {step.control for step in lesson.steps if step.control not in ("start", "reset")}
+    return touched | set(lesson.controls)
+
+
+def steps_markdown(lesson: Lesson) -> str:
+    """The lesson's banner on every page it touches: its title, what it shows and its numbered steps (Markdown,
+    every word escaped)."""
+    lines = [f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}", ""]
+    lines += [f"{i}. {markdown_text(step.words)}" for i, step in enumerate(lesson.steps, 1)]
+    return "\n".join(lines)
 
 
 def control_hidden(lesson: Lesson | None, name: str) -> bool:
@@ -224,7 +315,9 @@ CARD_CSS = """
   display: flex; flex-direction: column; font-size: 15px; line-height: 1.45; color: #1f2328; }
 .invlab-lesson h3 { margin: 0 0 6px 0; font-size: 17px; color: #2f4f6f; }
 .invlab-lesson .invlab-lesson-meta { font-size: 13px; color: #57606a; margin-bottom: 8px; }
-.invlab-lesson p { margin: 0 0 12px 0; flex: 1; }
+.invlab-lesson p { margin: 0 0 6px 0; }
+.invlab-lesson ol.invlab-steps { margin: 0 0 12px 0; padding-left: 20px; flex: 1; }
+.invlab-lesson ol.invlab-steps li { margin-bottom: 4px; }
 .invlab-lesson a.invlab-open { align-self: flex-start; background: #2f4f6f; color: #fff; text-decoration: none;
   padding: 6px 14px; border-radius: 6px; font-weight: 600; }
 .invlab-lesson a.invlab-open:hover { background: #1f3a56; }
@@ -244,10 +337,12 @@ def lesson_meta(lesson: Lesson) -> str:
 def card_html(lesson: Lesson, base: str = "", teacher: bool = False) -> str:
     """A lesson's card as HTML: title, meta line, text and an "Open lesson" link (every text escaped)."""
     href = html_text(base + lesson_query(lesson, teacher=teacher))
+    steps = "".join(f"<li>{html_text(step.words)}</li>" for step in lesson.steps)
     return (f'<div class="invlab-lesson" data-lesson="{html_text(lesson.key)}">'
             f"<h3>{html_text(lesson.title)}</h3>"
             f'<div class="invlab-lesson-meta">{html_text(lesson_meta(lesson))}</div>'
             f"<p>{html_text(lesson.text)}</p>"
+            f"<ol class=\"invlab-steps\">{steps}</ol>"
             f'<a class="invlab-open" href="{href}" target="_top">Open lesson</a></div>')
 
 

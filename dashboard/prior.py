@@ -44,6 +44,9 @@ class PriorPanel(pn.viewable.Viewer):
         self.views_area = pn.FlexBox(sizing_mode="stretch_width")  # a grid over the page's width
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False)
         self.spinner = pn.indicators.LoadingSpinner(value=False, visible=False, size=24, label="drawing…")
+        # the open lesson's title and steps, as on the Training page (set by the page; hidden without a lesson)
+        self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                    css_classes=["invlab-lesson-banner"])
         self.redraws = 0
         self._active = False
         self._pending = False  # a redraw is scheduled on the server's next tick
@@ -131,7 +134,7 @@ class PriorPanel(pn.viewable.Viewer):
             "first layer). Large δ approaches the deterministic NNGP; small δ makes every layer more random.",
             max_width=900)
         return pn.Row(pn.Column(self.controls, self.spinner, self.alert, width=320),
-                      pn.Column(intro, self.views_area, sizing_mode="stretch_width"),
+                      pn.Column(self.banner, intro, self.views_area, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width", name="Deep kernel prior")
 
 

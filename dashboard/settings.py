@@ -266,20 +266,57 @@ class RunSettings(param.Parameterized):
 SHORT_NAMES = {"learning_rate": "lr", "num_inducing": "M", "num_samples": "S", "batch_size": "batch"}
 
 
-def describe_difference(old: RunConfig, new: RunConfig, limit: int = 3) -> str:
-    """What `old` was, in the words that tell it apart from `new` (a legend label for a previous run's curves)."""
+def _text(value) -> str:
+    """A setting's value as a legend says it: 0.03, 90, rotation."""
+    return format(value, "g") if isinstance(value, float) else encode(value)
+
+
+def _shown(key: str, value) -> str:
+    """A setting as a legend says it: "lr 0.03", "rotate 90", "augmentation rotation"."""
+    return f"{SHORT_NAMES.get(key, key.replace('_', ' '))} {_text(value)}"
+
+
+def _follows_family(section: str, key: str, old: RunConfig, new: RunConfig) -> bool:
+    """True when a data / train setting differs only because each run's family has its own page default for it
+    (the user touched it in neither run)."""
+    part = {"data": "data", "train": "train"}.get(section)
+    if part is None or old.model == new.model:
+        return False
+    def default(family: str):
+        obj = DataConfig if part == "data" else TrainConfig
+        return family_defaults(family)[part].get(key, obj.param[key].default if key in obj.param else None)
+    a, b = getattr(old, section).get(key), getattr(new, section).get(key)
+    return _same(a, default(old.model)) and _same(b, default(new.model))
+
+
+def describe_difference(old: RunConfig, new: RunConfig, limit: int = 3, changes=()) -> str:
+    """What `old` was, in the words that tell it apart from `new` (a legend label for a previous run's curves).
+
+    `old` is the run's configuration when it started; `changes` are the settings changed while it ran, as
+    (step, "section.key", value) with section data / model / train ("train.learning_rate"): a setting changed
+    mid-run is told by its course ("lr 0.03→0.01 at step 120") unless it ended, and stayed all along, equal to the
+    new run's value. Settings that only followed each family's defaults are left out."""
     parts = []
     if old.model != new.model:
         parts.append(old.model)
+    sections = {"data": "data", "model": "model_config", "train": "train"}
+    during: dict[tuple[str, str], list] = {}
+    for step, dotted, value in changes:
+        section, _, key = dotted.partition(".")
+        during.setdefault((sections.get(section, section), key), []).append((step, value))
     for section in ("data", "model_config", "train"):
         a, b = getattr(old, section) or {}, getattr(new, section) or {}
         if section == "model_config" and old.model != new.model:
             continue  # another family: its own settings say little next to its name
         for key in sorted(set(a) | set(b)):
-            if key in a and not _same(a.get(key), b.get(key)):
-                value = a[key]
-                shown = format(value, "g") if isinstance(value, float) else encode(value)
-                parts.append(f"{SHORT_NAMES.get(key, key.replace('_', ' '))} {shown}")
+            course = during.get((section, key), [])
+            if key not in a or _follows_family(section, key, old, new):
+                continue
+            if course and not all(_same(v, b.get(key)) for v in [a[key]] + [v for _, v in course]):
+                parts.append(_shown(key, a[key]) + "".join(
+                    f"→{_text(v)} at step {step}" for step, v in course))
+            elif not course and not _same(a.get(key), b.get(key)):
+                parts.append(_shown(key, a[key]))
     if not parts:
         return "same settings"
     return ", ".join(parts[:limit]) + (" …" if len(parts) > limit else "")

@@ -1147,6 +1147,22 @@ def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
             explorer.close()
 
 
+def test_a_subset_beyond_the_data_is_refused_in_its_field():
+    from dashboard import Explorer
+
+    explorer = Explorer(store=None)
+    try:
+        explorer.settings.data.subset = 200
+        explorer.controls()
+        subset = explorer.data_group.controls["subset"]
+        assert not subset.apply(99999999)
+        assert explorer.settings.data.subset == 200 and "99999999" not in explorer.to_query()
+        assert subset.error.startswith("Subset can't be 99999999: subset=99999999 but 'digits' has only ")
+        assert subset.error.endswith("(0 keeps all). Kept 200.")
+    finally:
+        explorer.close()
+
+
 def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
     from engine.train.checkpoint import CheckpointError, load_checkpoint
 

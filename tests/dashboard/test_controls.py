@@ -7,13 +7,13 @@ import param
 import pytest
 
 from dashboard.controls import (
-    LearnedValueControl,
     ParamControl,
     data_controls,
     model_controls,
     optimisation_controls,
     param_controls,
 )
+from dashboard.learned_controls import LearnedValueControl
 from engine.data import DataConfig, list_datasets
 from engine.models import REGISTRY
 from engine.models.base import Tunable

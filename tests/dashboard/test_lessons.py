@@ -27,14 +27,27 @@ TRAINING = [lesson for lesson in LESSONS if lesson.page == "training"]
 PRIOR = [lesson for lesson in LESSONS if lesson.page == "prior"]
 
 
-def test_four_to_six_lessons_with_unique_keys_and_short_texts():
+def test_four_to_six_lessons_with_unique_keys_short_texts_and_steps():
     assert 4 <= len(LESSONS) <= 6
     assert len({lesson.key for lesson in LESSONS}) == len(LESSONS)
     for lesson in LESSONS:
         assert re.fullmatch(r"[a-z][a-z0-9-]*", lesson.key)
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", lesson.text.strip()) if s]
-        assert 2 <= len(sentences) <= 4, (lesson.key, sentences)  # "two or three sentences" (a colon may join two)
-        assert len(lesson.text) < 520, lesson.key
+        assert 1 <= len(sentences) <= 2, (lesson.key, sentences)  # what it shows; the steps say what to do
+        assert 2 <= len(lesson.steps) <= 5, lesson.key
+        for step in lesson.steps:
+            assert step.expect[0] in ("points", "view", "previous", "below", "text"), step
+            assert step.control in ("start", "reset", "model") or step.label, step  # a setting is found by its label
+
+
+def test_a_second_model_after_reset_waits_for_start_and_the_card_says_so():
+    """Reset builds the second model and waits: every step after a Reset that is to train presses Start."""
+    for lesson in LESSONS:
+        controls = [step.control for step in lesson.steps]
+        for i, control in enumerate(controls):
+            if control == "reset":
+                assert controls[i + 1] == "start", lesson.key
+                assert "waits for Start" in lesson.steps[i].words
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
@@ -101,8 +114,11 @@ def test_teacher_controls_name_real_parameters(lesson):
     for name in lesson.controls:
         assert _known(lesson, name), f"{lesson.key}: {name!r} is not a real parameter"
         assert name != "model.name"
+    touched = {step.control for step in lesson.steps if step.control not in ("start", "reset")}
+    for name in touched - {"model"}:
+        assert _known(lesson, name), f"{lesson.key}: a step touches {name!r}, not a real parameter"
     visible = visible_controls(lesson)
-    assert visible == set(lesson.controls)
+    assert visible == set(lesson.controls) | touched  # what the steps touch stays visible
     assert not control_hidden(lesson, lesson.controls[0])
     assert control_hidden(lesson, "train.jitter") and not control_hidden(None, "train.jitter")
 

@@ -119,6 +119,17 @@ def test_previous_runs_are_labelled_by_what_differs():
     assert describe_difference(a, a) == "same settings"
 
 
+def test_a_setting_changed_while_a_run_went_on_is_labelled_by_its_course():
+    a = RunConfig(model="svgp", train={"learning_rate": 0.03})
+    b = RunConfig(model="svgp", train={"learning_rate": 0.01})
+    changed = [(12, "train.learning_rate", 0.01)]
+    assert describe_difference(a, b, changes=changed) == "lr 0.03→0.01 at step 12"
+    # changed mid-run and the new run starts from the old value: the old run still differed
+    assert describe_difference(a, a, changes=changed) == "lr 0.03→0.01 at step 12"
+    # changed and changed back to the new run's value all along: nothing differed
+    assert describe_difference(b, b, changes=[(3, "train.learning_rate", 0.01)]) == "same settings"
+
+
 def test_a_switch_keeps_training_settings_the_user_chose():
     s = RunSettings()
     s.train.batch_size = 100  # a lesson's or a user's choice, not the page's default

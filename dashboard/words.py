@@ -1,0 +1,110 @@
+"""Words a student understands: each model family named and explained in a sentence with its paper, the help of the
+family selector, why a control does not apply to the current settings, and what a finite orbit is.
+
+Data, not layout: the controls and the Explorer read these texts; a family a plugin adds falls back to its registry
+description."""
+from __future__ import annotations
+
+from engine.models import REGISTRY
+
+# Papers, cited by authors, year and title.
+VDW_2018 = "van der Wilk, Bauer, John & Hensman (2018), “Learning Invariances using the Marginal Likelihood”"
+VDW_2017 = "van der Wilk, Rasmussen & Hensman (2017), “Convolutional Gaussian Processes”"
+ZHANG_2013 = ("Zhang, Lee & Teh (2013), “Learning with Invariance via Linear Functionals on Reproducing Kernel "
+              "Hilbert Space”")
+AITCHISON_2021 = "Aitchison, Yang & Ober (2021), “Deep Kernel Processes”"
+WILD_2022 = ("Wild, Hu & Sejdinovic (2022), “Generalized Variational Inference in Function Spaces: Gaussian "
+             "Measures meet Bayesian Deep Learning”")
+HENSMAN_2013 = "Hensman, Fusi & Lawrence (2013), “Gaussian Processes for Big Data”"
+
+# family → (its name in words, one sentence on what it is, the paper)
+FAMILY_WORDS: dict[str, tuple[str, str, str]] = {
+    "svgp": ("sparse variational GP", "a plain Gaussian process fitted through a few inducing points", HENSMAN_2013),
+    "invariant": ("invariant GP", "a GP whose kernel averages over transformed copies of each input (rotations, "
+                  "swaps), with the amount of transformation learned by the marginal likelihood", VDW_2018),
+    "conv-invariant": ("convolutional GP", "one function summed over every patch of an image, so a pattern counts "
+                       "wherever it appears", VDW_2017),
+    "conv-weighted": ("weighted convolutional GP", "the convolutional GP with a learned weight for each patch "
+                      "position", VDW_2017),
+    "conv-weighted-rbf": ("weighted convolutional + RBF GP", "the weighted convolutional GP plus a whole-image RBF "
+                          "part", VDW_2017),
+    "conv-colour": ("convolutional GP for colour images", "the convolutional GP over colour patches, per channel or "
+                    "added across channels", VDW_2017),
+    "diwp": ("deep inverse Wishart process", "a deep kernel process: each layer's Gram matrix is drawn from an "
+             "inverse Wishart around the previous one", AITCHISON_2021),
+    "nngp": ("NNGP (deep kernel, no randomness)", "the deep kernel stack as fixed transforms: the deep inverse "
+             "Wishart process as δ → ∞", AITCHISON_2021),
+    "dkp_svgp": ("SVGP with a deep (NNGP) kernel", "a sparse variational GP whose kernel is the deep kernel stack: "
+                 "the deep kernel process's baseline", AITCHISON_2021),
+    "rkhs": ("kernel machine with invariance functionals", "a kernel solver that penalises change along the data "
+             "(gradients, transformations) as linear functionals, solved by L-BFGS", ZHANG_2013),
+    "gwi": ("Gaussian Wasserstein inference", "a sparse GP fitted in function space to a reference GP by the "
+            "2-Wasserstein distance", WILD_2022),
+}
+
+
+def family_label(name: str) -> str:
+    """The family as the selector lists it: "invariant — invariant GP"."""
+    words = FAMILY_WORDS.get(name)
+    return f"{name} — {words[0]}" if words else name
+
+
+def family_sentence(name: str) -> str:
+    """One sentence on a family: what it is and which paper it follows."""
+    words = FAMILY_WORDS.get(name)
+    if words is None:
+        spec = REGISTRY.get(name)
+        return f"{name}: {getattr(spec, 'description', '') or 'a model family added by a plugin'}."
+    return f"{name} — {words[0]}: {words[1]} ({words[2]})."
+
+
+def family_help(names) -> str:
+    """The family selector's hover help: what the choice is, then a sentence per family."""
+    return ("Model family: which kind of model is trained. " + " ".join(family_sentence(n) for n in names))
+
+
+# -- controls that do not apply --------------------------------------------------------------------------------------
+def not_applicable(settings) -> dict[str, str]:
+    """Controls that do nothing with the current settings, as {"model.degree": reason, ...}; `settings` is the page's
+    `RunSettings`."""
+    from engine import kernels
+    from engine.data.sources import resolve as resolve_source
+    from engine.errors import InvlabError
+    from engine.models import get_model
+
+    out: dict[str, str] = {}
+    config = settings.model_config
+    kernel = getattr(config, "kernel", None)
+    if kernel is not None and kernel in kernels.REGISTRY.parts:
+        own = set(kernels.REGISTRY.get(kernel).options.values())
+        others = {p for part in kernels.REGISTRY.parts.values() for p in part.options.values()} - own
+        for name in sorted(others):
+            if name in config.param:
+                owner = next(part.name for part in kernels.REGISTRY.parts.values() if name in part.options.values())
+                out[f"model.{name}"] = f"only the {owner} kernel has this setting; the kernel is {kernel}"
+    try:
+        source = resolve_source(settings.data.dataset)
+        if source.kind != "image":
+            out["data.rotate"] = (f"rotation turns images; {settings.data.dataset} holds {source.kind}, "
+                                  "not images")
+    except InvlabError:
+        pass
+    optimizer = settings.train.optimizer
+    if (get_model(settings.model).optimizer if optimizer == "auto" else optimizer) == "lbfgs":
+        out["train.learning_rate"] = ("the L-BFGS solver finds its own step length by a line search; the "
+                                      "learning rate only scales its first trial step")
+    return out
+
+
+def orbit_words(family: str, augmentation: str, kind: str) -> str:
+    """What a run's finite orbit is, and that it has no ranges (Markdown-free text): for a family whose invariance
+    has nothing to set."""
+    from engine.transforms import REGISTRY as TRANSFORMS
+
+    if augmentation == "auto":
+        augmentation = "rotation" if kind == "image" else "permutations"
+    part = TRANSFORMS.parts.get(augmentation)
+    what = (part.factory.__doc__ or "").strip().rstrip(".") if part is not None else augmentation
+    extra = " — for two inputs, the swap (x1, x2) ↔ (x2, x1)" if augmentation == "permutations" else ""
+    return (f"The {family} model sums over a fixed finite orbit, {augmentation}: {what.lower()}{extra}. A finite "
+            "orbit is used whole, so there are no ranges to learn or set here.")

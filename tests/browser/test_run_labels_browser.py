@@ -1,0 +1,76 @@
+"""Previous-run labels in a real Chromium: the dashed curve of a previous run is labelled by what really differed
+from the run now drawn, changes made while it ran included, and never by a setting the user did not touch."""
+import re
+
+from dashboard.lessons import get_lesson, lesson_query
+from pagekit import browser_page, poll
+
+# The legend text of every dashed line (a previous run's curve) in the page's Bokeh documents, once each.
+DASHED_LABELS = """() => {
+  const out = new Set();
+  const dashed = (d) => {
+    const v = d && typeof d === "object" && "value" in d ? d.value : d;
+    return Array.isArray(v) ? v.length > 0 : (typeof v === "string" && v !== "" && v !== "solid");
+  };
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.label && typeof m.label === "object" && typeof m.label.value === "string" && m.renderers)
+        for (const r of m.renderers)
+          if (r.glyph && dashed(r.glyph.line_dash)) out.add(m.label.value);
+  return [...out];
+}"""
+
+
+def previous_labels(page) -> list[str]:
+    """The labels of the previous runs' dashed curves, as the legend shows them (wrapped lines joined; the
+    predictions plot's dashed reference line y = x left out)."""
+    labels = (" ".join(text.split()) for text in page.evaluate(DASHED_LABELS))
+    return [t for t in labels if t != "y = x"]
+
+
+def field(page, label: str):
+    return page.locator(".bk-input-group", has_text=re.compile(r"^\s*" + re.escape(label))).first.locator("input").first
+
+
+def step(page) -> int:
+    cell = page.locator("[data-field=step]").first
+    text = cell.inner_text().strip() if cell.count() else "0"
+    return int(text) if text.isdigit() else 0
+
+
+SMALL = ("?model=svgp&data.subset=200&data.test_subset=100&model.num_inducing=10&train.batch_size=50"
+         "&train.steps=100000&train.learning_rate=0.03")
+
+
+def test_a_rate_changed_mid_run_labels_the_previous_run(served_app):
+    with browser_page() as (page, errors):
+        page.goto(served_app + SMALL)
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: step(page) >= 5, timeout=120)
+        page.locator(".bk-tab", has_text="Optimisation").first.click()
+        box = field(page, "Learning rate")
+        box.fill("0.01")
+        box.press("Enter")
+        poll(lambda: page.locator("[data-field=lr]").first.inner_text().strip() == "0.01", timeout=20)
+        page.get_by_role("button", name="↺ Reset").click()
+        labels = poll(lambda: previous_labels(page), timeout=120)
+        assert not any("same settings" in t for t in labels), labels
+        assert any("lr 0.03" in t for t in labels), labels
+        assert not errors, errors
+
+
+def test_a_family_switch_is_labelled_by_the_family_alone(served_app):
+    """Lesson 2: after the plain run, the invariant family; the dashed line says "svgp", not settings that only
+    followed the family's defaults."""
+    lesson = get_lesson("symmetry")
+    with browser_page() as (page, errors):
+        page.goto(served_app + lesson_query(lesson).replace("train.steps=800", "train.steps=30"))
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: step(page) >= 5, timeout=120)
+        page.locator(".bk-tab", has_text=re.compile(r"^\s*Model\s*$")).first.click()
+        family = page.locator(".bk-input-group", has_text="Model family").locator("select").first
+        family.select_option("invariant")
+        page.get_by_role("button", name="↺ Reset").click()
+        labels = poll(lambda: previous_labels(page), timeout=120)
+        assert labels == ["svgp"], labels
+        assert not errors, errors
