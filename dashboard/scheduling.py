@@ -115,9 +115,9 @@ class TrainingSlots:
         """Give the run slot back (the page's run stopped, finished or was reset)."""
         self._sem.release()
 
-    def pace(self, last_start: float, stop: threading.Event | None = None) -> None:
+    def pace(self, last_start: float, stop=None) -> None:
         """Wait until a step begun at `last_start` (perf_counter seconds) leaves room for the next under the
-        steps/s cap; returns at once when `stop` is set."""
+        steps/s cap; returns at once when `stop` (anything with `wait(timeout)`, e.g. a threading.Event) is set."""
         if not self.max_steps_per_s:
             return
         wait = last_start + 1.0 / self.max_steps_per_s - time.perf_counter()

@@ -71,6 +71,16 @@ class _Interruption:
         s = self.session
         return (s._redirects > 0 or not s._alive) if self.steps_only else s._interrupted()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds (the steps/s pacing) for the loop to be told to end; whether it was."""
+        end = time.perf_counter() + timeout
+        while not self.is_set():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return False
+            time.sleep(min(left, 0.02))
+        return True
+
 
 @dataclass
 class Update:
@@ -412,7 +422,7 @@ class TrainingSession(OpenedRuns, param.Parameterized):
             if not single:
                 slots.release()
 
-    def _step_gate(self, slots: TrainingSlots, stop: threading.Event):
+    def _step_gate(self, slots: TrainingSlots, stop):
         """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
         last = [-math.inf]
 
