@@ -74,7 +74,10 @@ class ParamControl(pn.viewable.Viewer):
         self.slider = None
         self.box = self._make_widget(options, width)
         self.message = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)
-        self.note = pn.pane.HTML("", visible=False, margin=(0, 10, 4, 10), width=width)  # why it does not apply
+        # why it does not apply (a widget, not a pane: its text changes without a new pane model on the page)
+        self.note = pn.widgets.StaticText(value="", visible=False, margin=(0, 10, 4, 10), width=width,
+                                          css_classes=["invlab-not-applicable"],
+                                          styles={"color": "#57606a", "font-size": "12px", "line-height": "1.3"})
         self.not_applicable = ""  # the reason shown in `note`, "" while the control applies
         if self.slider is not None:
             row = pn.Row(self.box, self.slider, margin=0)
@@ -300,9 +303,7 @@ class ParamControl(pn.viewable.Viewer):
         for w in (self.box, self.slider):
             if w is not None:
                 w.disabled = bool(reason)
-        self.note.object = (f'<div class="invlab-not-applicable" data-param="{self.pname}" style="color:#57606a;'
-                            f'font-size:12px;line-height:1.3">{html_text("Does not apply: " + reason)}.</div>'
-                            if reason else "")
+        self.note.value = html_text(f"Does not apply: {reason}.") if reason else ""  # a Bokeh Div shows HTML
         self.note.visible = bool(reason)
 
     # conveniences ------------------------------------------------------------------------------------------------

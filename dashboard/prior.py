@@ -43,7 +43,9 @@ class PriorPanel(pn.viewable.Viewer):
         self.panes: dict[str, PriorPlot] = {}
         self.views_area = pn.FlexBox(sizing_mode="stretch_width")  # a grid over the page's width
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False)
-        self.spinner = pn.indicators.LoadingSpinner(value=False, visible=False, size=24, label="drawing…")
+        # a plain "drawing…" line: Panel's LoadingSpinner loads its stylesheet from a CDN, which an offline class lacks
+        self.spinner = pn.pane.HTML('<span class="invlab-busy" style="color:#57606a;font-size:13px">⏳ drawing…</span>',
+                                    visible=False, margin=(0, 10))
         # the open lesson's title and steps, as on the Training page (set by the page; hidden without a lesson)
         self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                     css_classes=["invlab-lesson-banner"])
@@ -79,7 +81,7 @@ class PriorPanel(pn.viewable.Viewer):
 
     @param.depends("busy", watch=True)
     def _show_busy(self) -> None:
-        self.spinner.param.update(value=self.busy, visible=self.busy)
+        self.spinner.visible = self.busy
 
     def _on_change(self, *events) -> None:
         if not self._active:

@@ -7,8 +7,10 @@ first run finishes: the comparison's family, ↺ Reset, ▶ Start). After `--set
 page as a small PNG (palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
 
     python -m dashboard.screenshot [--lesson rotation] [--out PATH] [--width 1200 --height 800]
+    python -m dashboard.screenshot --family gwi --out docs/images/families/gwi.png
 
-By default it rewrites the README's picture, dashboard/screenshots/lesson.png.
+By default it rewrites the README's picture, dashboard/screenshots/lesson.png. `--family NAME` opens the Training
+page on that model family's defaults instead of a lesson (the documentation's family pages show these).
 """
 from __future__ import annotations
 
@@ -163,7 +165,7 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
 
     title = key_view_title(lesson)
     with tempfile.TemporaryDirectory(prefix="invlab-shot-") as tmp, serve(Path(tmp)) as url:
-        link = url + lesson_query(lesson, teacher=teacher)
+        link = url + (lesson_query(lesson, teacher=teacher) if lesson.key in BY_KEY else family_query(lesson))
         log(f"opening {link}")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=executable(), args=CHROMIUM_ARGS)
@@ -204,12 +206,27 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
     return out
 
 
+def family_lesson(family: str, key_view: str = "elbo") -> Lesson:
+    """A lesson-shaped preset for `take` that opens the Training page on model family `family` with its defaults and
+    waits for curve `key_view`; it is not one of the page's lessons (its link names no lesson)."""
+    return Lesson(key=f"family:{family}", title=family, text="", settings={"model": family}, key_view=key_view)
+
+
+def family_query(lesson: Lesson) -> str:
+    """The link of a `family_lesson`: its settings alone ("?model=gwi")."""
+    from urllib.parse import urlencode
+
+    return "?" + urlencode(lesson.settings)
+
+
 def main(argv=None) -> int:
     """`python -m dashboard.screenshot`: take a lesson's screenshot (the README's by default); returns the exit
     status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY),
                         help="which lesson (default: %(default)s)")
+    parser.add_argument("--family", default=None,
+                        help="open the Training page on this model family's defaults instead of a lesson")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "screenshots" / "lesson.png",
                         help="PNG to write (default: the README's, %(default)s)")
     parser.add_argument("--width", type=int, default=1200)
@@ -221,7 +238,8 @@ def main(argv=None) -> int:
                         help="do not go on to the lesson's second run (by default: switch family, Reset, Start)")
     args = parser.parse_args(argv)
     try:
-        take(BY_KEY[args.lesson], args.out, width=args.width, height=args.height, settle=args.settle,
+        lesson = family_lesson(args.family) if args.family else BY_KEY[args.lesson]
+        take(lesson, args.out, width=args.width, height=args.height, settle=args.settle,
              timeout=args.timeout, teacher=args.teacher, compare=args.compare)
     except (RuntimeError, TimeoutError) as err:
         print(f"screenshot: {err}", file=sys.stderr)

@@ -89,7 +89,7 @@ def test_the_wheel_carries_the_notebooks_type_markers_and_metadata(built):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any(n.startswith("tests/") for n in names)
     assert "License-Expression: MIT" in meta and "Author: The Invariance Lab developers" in meta
-    assert "Project-URL: Changelog," in meta
+    assert "Project-URL" not in meta  # no address until the project has a public home
     for extra in ("dashboard", "lab", "sweeps"):
         assert f"Provides-Extra: {extra}" in meta
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]

@@ -5,7 +5,7 @@ import re
 from dashboard.lessons import get_lesson, lesson_query
 from pagekit import browser_page, poll
 
-# The legend text of every dashed line (a previous run's curve) in the page's Bokeh documents, once each.
+# The legend text of every dashed line shown (a previous run's curve) in the page's Bokeh documents, once each.
 DASHED_LABELS = """() => {
   const out = new Set();
   const dashed = (d) => {
@@ -14,9 +14,10 @@ DASHED_LABELS = """() => {
   };
   for (const doc of Bokeh.documents)
     for (const m of doc._all_models.values())
-      if (m.label && typeof m.label === "object" && typeof m.label.value === "string" && m.renderers)
+      if (m.label && typeof m.label === "object" && typeof m.label.value === "string" && m.renderers
+          && m.visible !== false)  // a legend item the plot shows (a streamed plot keeps unused ones hidden)
         for (const r of m.renderers)
-          if (r.glyph && dashed(r.glyph.line_dash)) out.add(m.label.value);
+          if (r.glyph && r.visible !== false && dashed(r.glyph.line_dash)) out.add(m.label.value);
   return [...out];
 }"""
 

@@ -13,7 +13,7 @@ def reason_under(page, label: str) -> str:
     if not titles:
         return ""
     top = titles[0].bounding_box()["y"]
-    for note in page.locator(".invlab-not-applicable").all():
+    for note in page.get_by_text(re.compile(r"^\s*Does not apply: ")).all():  # the control's note
         n = note.bounding_box() if note.is_visible() else None
         if n and 0 < n["y"] - top < 110:
             return note.inner_text()

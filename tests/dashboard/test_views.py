@@ -311,9 +311,9 @@ def test_prior_delta_slider_is_logarithmic_and_plots_share_the_width():
     assert ratios.max() < 0.25  # evenly spread in log δ: every decade gets about six stops
     assert panel.views_area.sizing_mode == "stretch_width"
     panel.activate()
-    before = {k: p.pipe.data for k, p in panel.panes.items()}
+    before = {k: p.view for k, p in panel.panes.items()}
     panel.explorer.alpha = 2.5
-    assert [k for k, p in panel.panes.items() if p.pipe.data is not before[k]] == ["residual_wishart_eigenvalues"]
+    assert [k for k, p in panel.panes.items() if p.view is not before[k]] == ["residual_wishart_eigenvalues"]
     torch.manual_seed(0)
 
 
