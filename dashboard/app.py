@@ -9,7 +9,7 @@ import panel as pn
 from dashboard import Explorer, csp
 from dashboard.limits import ServerLimits
 from dashboard.safe_text import markdown_text, notify
-from dashboard.theme_switch import page_for
+from dashboard.theme_switch import page_for, session_theme
 from engine.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
@@ -44,9 +44,20 @@ class Fast(pn.theme.Fast):
     _resources = {kind: files for kind, files in pn.theme.Fast._resources.items() if kind != "font"}
 
 
+def _checked_theme() -> str:
+    """The link's `?theme=` if it is one of the template's themes, else "default"; the template reads the request's
+    own argument too, and an unknown one (any text a link carries) would stop the page from being built."""
+    theme = session_theme()
+    args = pn.state.session_args
+    if args is not None and "theme" in args:
+        args["theme"] = [theme.encode()]
+    return theme
+
+
 pn.template.FastListTemplate(
     title="Invariance Lab",
     main=[page()],
     header_background="#2f4f6f",
     design=Fast,
+    theme=_checked_theme(),  # a link's ?theme= is one of the template's themes or ignored, never handed on as it came
 ).servable()

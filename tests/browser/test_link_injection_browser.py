@@ -63,8 +63,12 @@ def test_crafted_links_run_no_script_and_inject_nothing(served_app):
         for what, query in links:
             page.goto(f"{served_app}?{query}")
             # the refusals are shown ...
-            text = poll(lambda: (lambda t: t if "Some settings in the link were refused" in t else None)(
-                page.evaluate(TEXT)), timeout=60)
+            try:
+                text = poll(lambda: (lambda t: t if "Some settings in the link were refused" in t else None)(
+                    page.evaluate(TEXT)), timeout=60)
+            except AssertionError:
+                shown = page.evaluate(TEXT)[-600:]
+                raise AssertionError(f"{what}: no refusal shown; the page says {shown!r}") from None
             ran = page.evaluate("() => window.__xss")
             injected = page.evaluate(INJECTED)
             assert ran == [] and dialogs == [] and injected == [], (what, ran, dialogs, injected)
