@@ -3,30 +3,8 @@ from the run now drawn, changes made while it ran included, and never by a setti
 import re
 
 from dashboard.lessons import get_lesson, lesson_query
+from lessonkit import previous_labels
 from pagekit import browser_page, poll
-
-# The legend text of every dashed line shown (a previous run's curve) in the page's Bokeh documents, once each.
-DASHED_LABELS = """() => {
-  const out = new Set();
-  const dashed = (d) => {
-    const v = d && typeof d === "object" && "value" in d ? d.value : d;
-    return Array.isArray(v) ? v.length > 0 : (typeof v === "string" && v !== "" && v !== "solid");
-  };
-  for (const doc of Bokeh.documents)
-    for (const m of doc._all_models.values())
-      if (m.label && typeof m.label === "object" && typeof m.label.value === "string" && m.renderers
-          && m.visible !== false)  // a legend item the plot shows (a streamed plot keeps unused ones hidden)
-        for (const r of m.renderers)
-          if (r.glyph && r.visible !== false && dashed(r.glyph.line_dash)) out.add(m.label.value);
-  return [...out];
-}"""
-
-
-def previous_labels(page) -> list[str]:
-    """The labels of the previous runs' dashed curves, as the legend shows them (wrapped lines joined; the
-    predictions plot's dashed reference line y = x left out)."""
-    labels = (" ".join(text.split()) for text in page.evaluate(DASHED_LABELS))
-    return [t for t in labels if t != "y = x"]
 
 
 def field(page, label: str):
