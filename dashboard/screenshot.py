@@ -206,7 +206,7 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
     return out
 
 
-def family_lesson(family: str, key_view: str = "elbo") -> Lesson:
+def family_lesson(family: str, key_view: str = "loss") -> Lesson:
     """A lesson-shaped preset for `take` that opens the Training page on model family `family` with its defaults and
     waits for curve `key_view`; it is not one of the page's lessons (its link names no lesson)."""
     return Lesson(key=f"family:{family}", title=family, text="", settings={"model": family}, key_view=key_view)
@@ -227,6 +227,7 @@ def main(argv=None) -> int:
                         help="which lesson (default: %(default)s)")
     parser.add_argument("--family", default=None,
                         help="open the Training page on this model family's defaults instead of a lesson")
+    parser.add_argument("--watch", default="loss", help="with --family: the curve to wait for (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "screenshots" / "lesson.png",
                         help="PNG to write (default: the README's, %(default)s)")
     parser.add_argument("--width", type=int, default=1200)
@@ -238,7 +239,7 @@ def main(argv=None) -> int:
                         help="do not go on to the lesson's second run (by default: switch family, Reset, Start)")
     args = parser.parse_args(argv)
     try:
-        lesson = family_lesson(args.family) if args.family else BY_KEY[args.lesson]
+        lesson = family_lesson(args.family, args.watch) if args.family else BY_KEY[args.lesson]
         take(lesson, args.out, width=args.width, height=args.height, settle=args.settle,
              timeout=args.timeout, teacher=args.teacher, compare=args.compare)
     except (RuntimeError, TimeoutError) as err:

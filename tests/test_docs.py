@@ -107,7 +107,9 @@ def test_the_other_pages_are_built_from_the_repository(site):
     assert "pip install 'invariance-lab[dashboard]'" in start  # and how a pip user installs by need
     assert (site / "_images" / "lesson.png").exists() and "lesson.png" in (site / "dashboard.html").read_text()
     for family in ("invariant", "convolutional", "rkhs", "gwi", "dkp", "svgp"):
-        assert (site / "families" / f"{family}.html").exists()
+        page = (site / "families" / f"{family}.html").read_text()
+        shown = re.findall(r'<img[^>]+src="\.\./(_images/[^"]+)"', page)  # each family page has its figure
+        assert shown and all((site / src).is_file() for src in shown), family
 
 
 def test_the_site_loads_nothing_from_another_host(site):
