@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from tests.helpers.cli import run_main
+
 
 def invlab(*args, data_dir, timeout=300):
     env = dict(os.environ, INVLAB_DATA=str(data_dir))
@@ -42,17 +44,6 @@ def test_train_on_digits_then_list_and_resume(data_dir):
     assert "resuming run 1 at step 40 of 50" in more.stderr
     assert "| step 50 |" in more.stdout
 
-
-def run_main(capsys, *args):
-    """The CLI in-process (same code path as the console script, without a new interpreter per call)."""
-    from engine.cli import main
-
-    try:
-        code = main(list(args))
-    except SystemExit as exit_:  # argparse's --help
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_bad_values_are_refused_with_the_parameter_named(capsys):

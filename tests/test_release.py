@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_main
+
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def run_main(capsys, *args):
-    """The CLI in-process, as the console script runs it: (exit status, stdout, stderr)."""
-    from engine.cli import main
-
-    try:
-        code = main(list(args))
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def project_version() -> str:

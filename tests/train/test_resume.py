@@ -13,17 +13,7 @@ import torch
 
 from engine.train import RunConfig, RunStore, RunStoreError, Trainer
 from engine.train.checkpoint import CheckpointError, load_checkpoint
-
-
-def run_main(capsys, *args):
-    from engine.cli import main
-
-    try:
-        code = main(list(args))
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.helpers.cli import run_main
 
 
 def svgp_config(train_device, **train):
