@@ -30,6 +30,7 @@ from .explorer_runs import StoredRuns
 from .feed import LiveFeed
 from .learned_controls import LearnedValueControl
 from .lessons import compare_for_family, get_lesson
+from .notebook_view import NotebookView
 from .page_layout import presenter_styles
 from .safe_text import markdown_text
 from .session import TrainingSession
@@ -353,7 +354,7 @@ class Explorer(StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
         notebook.extension("tabulator")  # the Compare page's run table
         if self._heartbeat is None:
             self._heartbeat = notebook.Heartbeat()
-        view = notebook.NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
+        view = NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
         bundle = view._repr_mimebundle_(include, exclude)
         for ref, entry in list(pn.state._views.items()):
             if entry[0] is view:

@@ -60,13 +60,14 @@ def test_the_status_line_keeps_its_height_and_says_step_n_of_m_and_time_left(ser
             assert "of 5000" in page.locator(".invlab-status").first.inner_text()
             page.get_by_role("button", name="▶ Start").click()
             poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 120, timeout=150)
-            assert abs(status_height(page) - idle) < 1, (width, idle, status_height(page))
+            poll(lambda: abs(status_height(page) - idle) < 1, timeout=10)  # one line's height, not two
             text = page.locator(".invlab-status").first.inner_text()
             assert re.search(r"step \d+ of 5000", text), text
             poll(lambda: re.search(r"\d+ (s|min)", field(page, "left")), timeout=20)  # time left, from the rate
             page.get_by_role("button", name="❚❚ Pause").click()
             poll(lambda: field(page, "state") == "paused")
-            assert abs(status_height(page) - idle) < 1
+            # the line may be re-drawn as the pause lands (a moment with no box); it settles at the idle height
+            poll(lambda: abs(status_height(page) - idle) < 1, timeout=10)
             assert not errors, errors
 
 
