@@ -164,3 +164,41 @@ def test_presenter_zoom_enlarges_the_page_and_is_a_link_flag(served_app):
         poll(lambda: field(page, "state") == "idle")
         poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
         assert not errors, errors
+
+
+# JavaScript: [left, top, width] of each curve plot drawn, and the width of the row they are laid out in.
+CURVE_BOXES = """() => {
+  const out = [];
+  let row = 0;
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.classList && el.classList.contains('bk-Figure')) {
+        const r = el.getBoundingClientRect();
+        const box = el.parentElement && el.parentElement.parentElement;
+        if (r.width > 0 && box && getComputedStyle(box).display === 'flex') {
+          out.push([r.left, r.top, r.width]);
+          row = Math.max(row, box.getBoundingClientRect().width);
+        }
+      }
+    }
+  };
+  walk(document);
+  return [out, row];
+}"""
+
+
+def test_the_curves_share_the_width_two_or_three_to_a_row(served_app):
+    """The curves used to keep a fixed width, leaving a third of a laptop's row and half a tablet's empty: now as
+    many as fit share each row, and the first row (ELBO, test error, test NLPD) fills its width."""
+    for (width, height), per_row in (((1920, 1080), 3), ((1440, 900), 2), ((768, 1024), 1)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app + SMALL)
+            page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+            poll(lambda: column_length(page, "test_error") >= 1, timeout=120)
+            boxes, row = page.evaluate(CURVE_BOXES)
+            first = sorted(b for b in boxes if abs(b[1] - min(t for _, t, _ in boxes)) < 2)
+            assert len(first) == per_row, (width, first)
+            used = first[-1][0] + first[-1][2] - first[0][0]
+            assert used >= 0.95 * row, (width, used, row)
+            assert not errors, errors
