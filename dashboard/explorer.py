@@ -5,7 +5,7 @@
 - `TrainingSession` (session.py): the training thread;
 - `LiveFeed` (feed.py): the periodic tick that streams curves and views into the page;
 - controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py), the Compare page for
-  sweeps (compare.py).
+  sweeps (compare/).
 
 The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
