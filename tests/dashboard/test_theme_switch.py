@@ -32,20 +32,3 @@ def test_an_unclaimed_explorer_is_closed(monkeypatch):
         time.sleep(0.02)
     assert explorer.closed and not theme_switch.is_parked(explorer)
 
-
-def test_a_link_with_an_unknown_theme_says_so():
-    """`?theme=purple` opened the default theme without a word; the notice now names it and the themes there are."""
-    from panel.io.location import Location
-
-    from dashboard import Explorer
-
-    explorer = Explorer(store=False)
-    try:
-        explorer.read_location(Location(search="?theme=purple&train.learning_rate=0.02"))
-        assert "theme: 'purple' is not one of default, dark" in explorer.notice
-        assert explorer.train.learning_rate == 0.02  # the rest of the link still applies
-        explorer.notice = ""
-        explorer.read_location(Location(search="?theme=dark"))
-        assert explorer.notice == ""
-    finally:
-        explorer.close()
