@@ -222,8 +222,8 @@ class AugmentationParams(param.Parameterized):
     augmentation = param.Selector(default="auto", objects=transforms.augmentation_names(),
                                   doc="What f is made insensitive to (any registered augmentation or orbit). auto: "
                                       "rotation for images, coordinate permutations for vectors. rotation/affine/"
-                                      "deformation have learnable ranges; rot90/flips/permutations/cyclic_shifts are "
-                                      "finite orbits.")
+                                      "deformation have learnable ranges; rot90/flips/permutations/sign_flips/"
+                                      "cyclic_shifts are finite orbits; identity is no invariance (the plain SVGP).")
     num_samples = param.Integer(default=8, bounds=(2, 1024),
                                 doc="S, augmented samples per input and step (capped at the orbit size; S = orbit size "
                                     "is exact).")

@@ -2,8 +2,8 @@
 
 - densities with learnable ranges: `AffineAugmentation` (presets `rotation_only`, `all_affine`),
   `LocalDeformation`;
-- finite orbits (sampled without replacement): `Rot90Orbit`, `FlipOrbit`, `PermutationOrbit`,
-  `CyclicShiftOrbit`.
+- finite orbits (sampled without replacement): `Rot90Orbit`, `FlipOrbit`, `PermutationOrbit`, `SignFlipOrbit`,
+  `CyclicShiftOrbit`, and `IdentityOrbit` (no invariance: the baseline of `invlab discover`).
 
 All share `sample(X, S) -> [N, S, ...]`. They are chosen by name from one registry, `REGISTRY`; the built-ins
 register through the same `register` decorator a user's augmentation does:
@@ -25,10 +25,11 @@ from ..registry import Registry
 from .affine import AFFINE_PARAMETERS, AffineAugmentation, all_affine, inverse_affine_matrices, rotation_only, warp
 from .base import Augmentation, FiniteOrbit, SymmetricRange, UniformRange
 from .deformation import LocalDeformation
-from .orbits import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit
+from .orbits import CyclicShiftOrbit, FlipOrbit, IdentityOrbit, PermutationOrbit, Rot90Orbit, SignFlipOrbit
 
 __all__ = ["Augmentation", "FiniteOrbit", "UniformRange", "SymmetricRange", "AffineAugmentation", "rotation_only",
            "all_affine", "LocalDeformation", "Rot90Orbit", "FlipOrbit", "PermutationOrbit", "CyclicShiftOrbit",
+           "IdentityOrbit", "SignFlipOrbit",
            "AFFINE_PARAMETERS", "build_augmentation", "inverse_affine_matrices", "warp", "register", "REGISTRY",
            "augmentation_names"]
 
@@ -86,6 +87,18 @@ def flips(input_shape):
 def permutations(input_shape):
     """All permutations of the coordinates of vector inputs."""
     return PermutationOrbit(input_shape[-1])
+
+
+@register("sign_flips", builtin=True, inputs=("vector",))
+def sign_flips(input_shape):
+    """Every sign pattern of the coordinates of vector inputs (f even in each coordinate)."""
+    return SignFlipOrbit(input_shape[-1])
+
+
+@register("identity", builtin=True, inputs=("image", "vector"))
+def identity(input_shape):
+    """No invariance: the one-element orbit {x} (the invariant GP is then the plain SVGP)."""
+    return IdentityOrbit()
 
 
 @register("cyclic_shifts", builtin=True, inputs=("image",))

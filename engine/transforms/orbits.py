@@ -1,4 +1,5 @@
-"""Finite orbits: the rot90 group, flips, coordinate permutations and cyclic shifts (paper 000 sec. 4.1).
+"""Finite orbits: the rot90 group, flips, coordinate permutations, sign flips, cyclic shifts and the one-element
+identity orbit (paper 000 sec. 4.1).
 
 Each is a `FiniteOrbit` with P elements, element 0 the identity. `sample(X, S)` draws S of them without
 replacement per input (appendix B.1 re-weights the estimators for this); S = P gives the exact orbit.
@@ -135,3 +136,51 @@ class CyclicShiftOrbit(FiniteOrbit):
         source = X.reshape(N, 1, C, H * W).expand(N, S, C, H * W)
         return source.gather(3, flat).reshape(N, S, C, H, W)
 
+
+
+class IdentityOrbit(FiniteOrbit):
+    """{x}: the one-element orbit. An invariant GP with it is the plain SVGP (the sum over the orbit is k itself), built
+    by the same code as every invariant candidate: the `none` baseline that `invlab discover` compares against."""
+
+    image_only = False
+    orbit_size = 1
+
+    def check_input(self, X):
+        """Any inputs of at least two dimensions ([N, D] vectors or [N, C, H, W] images) are accepted."""
+        if X.dim() < 2:
+            raise ShapeError(f"IdentityOrbit needs a batch of inputs [N, ...]; got shape {tuple(X.shape)}")
+
+    def apply(self, X, index):
+        """Each input repeated for every (identity) element of `index` [N, S]: [N, S, ...]."""
+        N, S = index.shape
+        return X[:, None].expand(N, S, *X.shape[1:])
+
+
+class SignFlipOrbit(FiniteOrbit):
+    """All 2^D sign patterns of the coordinates of vector inputs [N, D] (D ≤ 8): functions even in every coordinate,
+    f(x1, ..., xD) = f(±x1, ..., ±xD). Element k flips coordinate d when bit d of k is set (element 0 the identity)."""
+
+    image_only = False
+    MAX_DIM = 8  # 2^8 = 256 elements
+
+    def __init__(self, dim: int):
+        super().__init__()
+        if not 1 <= dim <= self.MAX_DIM:
+            raise ConfigError(f"all sign flips of D={dim} coordinates is 2^D elements; use D ≤ {self.MAX_DIM}")
+        self.dim = int(dim)
+
+    @property
+    def orbit_size(self) -> int:
+        """P = 2^D."""
+        return 2 ** self.dim
+
+    def check_input(self, X):
+        """Refuse inputs that are not vectors [N, D] of the dimension the orbit was built for (ShapeError)."""
+        if X.dim() != 2 or X.shape[1] != self.dim:
+            raise ShapeError(f"SignFlipOrbit was built for vectors [N, {self.dim}]; got shape {tuple(X.shape)}")
+
+    def apply(self, X, index):
+        """The sign patterns `index` [N, S] applied to each vector: [N, S, D]."""
+        bits = torch.arange(self.dim, device=X.device)  # [D]
+        signs = 1.0 - 2.0 * ((index[..., None] >> bits) & 1).to(X.dtype)  # [N, S, D]
+        return X[:, None, :] * signs
