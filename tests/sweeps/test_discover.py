@@ -1,0 +1,86 @@
+"""`invlab discover` on data with a known symmetry: the swap-symmetric regression ranks permutations first, the same
+inputs with a target that is not symmetric rank no invariance first, rotated digits rank rotation above none with a
+learned range near the true one; every run is stored as one sweep, and the command's `--json` line parses."""
+import json
+
+import numpy as np
+import pytest
+
+from engine.sweeps.discover import plan_candidates, run_candidates
+from engine.sweeps.discover_report import discover_report
+from engine.train import RunStore
+from tests.helpers.cli import run_main
+
+SWAP_DATA = {"dataset": "symmetric-2d", "seed": 0, "source_options": {"num_train": 60, "num_test": 100}}
+SMALL = {"model_config": {"num_inducing": 15}, "train": {"batch_size": 0, "learning_rate": 0.03}}
+
+
+def test_a_swap_symmetric_regression_ranks_permutations_first_on_a_local_cluster(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates(SWAP_DATA, seeds=2, steps=150, **SMALL)
+    assert plan.names[0] == "none" and {"permutations", "sign_flips"} <= set(plan.names)
+    assert "rotation" in plan.skipped and "images" in plan.skipped["rotation"]
+    told = []
+    sweep_id = run_candidates(plan, store, n_workers=1, on_result=lambda *a: told.append(a))
+
+    runs = store.sweep_runs(sweep_id)
+    assert len(runs) == len(told) == 2 * len(plan.names) and all(r.status == "finished" for r in runs)
+    assert sorted((c, s) for c, s, *_ in told) == sorted((c, s) for c in plan.names for s in (0, 1))
+    report = discover_report(store, sweep_id)
+    assert report.ranking[0].candidate == "permutations" and not report.partial
+    assert report.ranking[0].log_bf > report.ranking[0].log_bf_sd > 0
+    assert report.verdict.startswith("invariant under permutations (log BF")
+    assert report.budget["steps"] == 150 and report.budget["seeds"] == [0, 1]
+
+
+def test_the_same_inputs_with_a_target_that_is_not_symmetric_rank_none_first(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(60, 2))
+    y = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1] + 0.05 * rng.normal(size=60)  # neither swap- nor sign-symmetric
+    path = tmp_path / "lopsided.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="x1,x2,y", comments="")
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150, **SMALL)
+    report = discover_report(store, run_candidates(plan, store, serial=True))
+    assert report.ranking[0].candidate == "none", [(c.candidate, c.elbo_mean) for c in report.ranking]
+    assert report.verdict.startswith("no invariance beats none")
+    assert all(c.log_bf < 0 for c in report.ranking if c.candidate != "none")
+
+
+def test_rotated_digits_rank_rotation_above_none_with_the_learned_range_near_the_true_one(tmp_path):
+    data = {"dataset": "digits", "rotate": 90, "seed": 0, "subset": 300, "test_subset": 200}
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates(data, seeds=1, steps=250, orbits=["rotation"],
+                           model_config={"num_samples": 4, "num_predict_samples": 8})
+    assert plan.names == ["none", "rotation"] and plan.candidates[1].ranges == ["rotation"]
+    report = discover_report(store, run_candidates(plan, store, serial=True))
+    rotation, none = report.row("rotation"), report.row("none")
+    assert report.ranking[0] is rotation and rotation.log_bf > 0
+    learned = rotation.learned["rotation"]
+    assert abs(learned["mean"] - 90.0) < 20.0  # the data's angles are U[−90°, 90°]
+    assert learned["steps"][-1] == 250 and learned["values"][0] < learned["values"][-1] - 20  # its path, up from 30°
+    assert report.verdict.startswith(f"rotation-invariant up to ±{learned['mean']:.0f}°")
+    assert "one seed per candidate" in " ".join(report.notes)
+    assert none.test_error[0] is not None and rotation.seconds > 0
+
+
+def test_the_command_prints_the_ranking_writes_the_report_and_ends_with_a_json_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path))
+    code, out, err = run_main(capsys, "discover", "--dataset", "symmetric-2d", "--source-option", "num_train=40",
+                              "--seeds", "1", "--steps", "60", "--num-inducing", "8", "--batch-size", "0",
+                              "--serial", "--json", "--report", str(tmp_path / "r.html"))
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    ranking = json.loads(lines[-1])["ranking"]
+    assert sorted(r["candidate"] for r in ranking) == ["none", "permutations", "sign_flips"]
+    assert {"candidate", "elbo_mean", "elbo_sd", "log_bf", "learned"} <= set(ranking[0])
+    assert any(line.startswith("verdict: ") for line in lines) and f"report: {tmp_path / 'r.html'}" in lines
+    assert "<table" in (tmp_path / "r.html").read_text()
+    code, out, _ = run_main(capsys, "sweeps", "--json")  # one stored sweep, like any other
+    assert code == 0 and "discover symmetric-2d" in out
+
+
+@pytest.mark.parametrize("flags", [["--serial", "--workers", "2"]])
+def test_serial_with_workers_is_a_usage_error(flags, capsys):
+    code, _, err = run_main(capsys, "discover", "--dataset", "digits", *flags)
+    assert code == 2 and "--serial" in err
