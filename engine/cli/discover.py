@@ -63,8 +63,9 @@ def _data(args) -> dict:
     return data
 
 
-def print_report(report, out=sys.stdout) -> None:
-    """The report for a terminal: status, the ranked table, the verdict and the notes."""
+def print_report(report, out=None) -> None:
+    """The report for a terminal (`out`, default stdout): status, the ranked table, the verdict and the notes."""
+    out = out if out is not None else sys.stdout
     from ..sweeps.discover_html import table_rows
 
     headers, rows = table_rows(report)

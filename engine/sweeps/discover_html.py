@@ -9,6 +9,7 @@ import html
 import math
 from pathlib import Path
 
+from .discover import NONE
 from .discover_report import CandidateResult, DiscoverReport
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
@@ -43,9 +44,10 @@ def table_rows(report: DiscoverReport) -> tuple[list[str], list[list[str]]]:
     rows = []
     for i, c in enumerate(report.ranking, 1):
         score = (_pm(*c.test_rmse, 3) if regression else _pm(*c.test_error, 1, 100, "%"))
-        rows.append([str(i), c.candidate, str(c.finished), _pm(c.elbo_mean, c.elbo_sd, 1),
-                     _pm(c.log_bf, c.log_bf_sd, 1), _learned_text(c), score, _pm(*c.nlpd, 3),
-                     "-" if c.seconds is None else f"{c.seconds:.1f}", str(len(c.failed)) if c.failed else ""])
+        bf = "0 (baseline)" if c.candidate == NONE else _pm(c.log_bf, c.log_bf_sd, 1)
+        rows.append([str(i), c.candidate, str(c.finished), _pm(c.elbo_mean, c.elbo_sd, 1), bf, _learned_text(c),
+                     score, _pm(*c.nlpd, 3), "-" if c.seconds is None else f"{c.seconds:.1f}",
+                     str(len(c.failed)) if c.failed else ""])
     return headers, rows
 
 

@@ -173,6 +173,9 @@ def _notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: 
     for s, order in orders.items():
         if order != [n for n in overall if n in order]:
             notes.append(f"seeds disagree on the order: seed {s} ranks {' > '.join(order)}")
+    unrun = [c.candidate for c in ranking if not c.finished and not c.failed]
+    if unrun:
+        notes.append(f"not run before the sweep stopped: {', '.join(unrun)}")
     for c in ranking:
         for message in c.failed:
             notes.append(f"{c.candidate} failed ({message}); it is left out of its mean")
@@ -210,11 +213,13 @@ def verdict(ranking: list[CandidateResult]) -> str:
     winners = [c for c in ok if c.candidate != NONE and helps(c)]
     losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c)]
     no_help = (f"; {', '.join(losers)} {'does' if len(losers) == 1 else 'do'} not help" if losers else "")
+    broken = [c.candidate for c in ranking if c.elbo_mean is None and c.failed]
+    failed = f"; {', '.join(broken)} failed (see the notes)" if broken else ""
     if not winners:
         best = next((c for c in ok if c.candidate != NONE), None)
         tail = f" (best: {best.candidate}, {_bf_text(best)})" if best is not None and best.log_bf is not None else ""
-        return "no invariance beats none beyond noise" + tail
-    return f"{_describe(winners[0])} ({_bf_text(winners[0])})" + no_help
+        return "no invariance beats none beyond noise" + tail + failed
+    return f"{_describe(winners[0])} ({_bf_text(winners[0])})" + no_help + failed
 
 
 def is_discover(spec: SweepSpec) -> bool:
