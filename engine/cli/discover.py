@@ -68,7 +68,7 @@ def print_report(report, out=None) -> None:
     out = out if out is not None else sys.stdout
     from ..sweeps.discover_html import table_rows
 
-    headers, rows = table_rows(report)
+    headers, rows = table_rows(report, limit=3)
     state = "partial: " if report.partial else ""
     print(f"discover {report.sweep_id} on {report.dataset}: {state}{report.stored}/{report.total} runs stored",
           file=out)
