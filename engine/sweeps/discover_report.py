@@ -192,9 +192,14 @@ def _describe(c: CandidateResult) -> str:
     return f"invariant under {c.candidate}"
 
 
+def _nats(value: float) -> str:
+    """A number of nats as a reader takes it in: whole above 100, three significant digits below."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def _bf_text(c: CandidateResult) -> str:
-    sd = f" ± {c.log_bf_sd:.2g}" if c.log_bf_sd is not None else ""
-    return f"log BF {c.log_bf:.3g}{sd} over none"
+    sd = f" ± {_nats(c.log_bf_sd)}" if c.log_bf_sd is not None else ""
+    return f"log BF {_nats(c.log_bf)}{sd} over none"
 
 
 def verdict(ranking: list[CandidateResult]) -> str:
