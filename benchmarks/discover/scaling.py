@@ -4,7 +4,8 @@ seeds) trained one run after another in this process, then on a LocalCluster of 
 `speedup` = serial / cluster wall time, the cluster started and warmed apart (`startup_s`, paid once per discover run,
 reported beside it); `speedup_with_startup` counts it in, which is what a user waits for on a cold machine. Target on
 2 cores: `speedup` ≥ 1.6. On a machine other jobs keep busy, wall-clock figures say little; the load average before
-and after is in the JSON line.
+and after is in the JSON line, and `run_s_*` / `run_cpu_s_*` (a run's own seconds and CPU seconds, serially and on
+the workers) show whether a run costs the same on a worker as in one process.
 
     python -m benchmarks.discover.scaling [--quick] [--workers 2] [--seeds 2]
 
@@ -68,6 +69,8 @@ def main(argv=None) -> dict:
         finally:
             cluster.close()
         serial, parallel = discover_report(store, serial_id), discover_report(store, cluster_id)
+        per_run = {name: [store.sweep_info(r.id) for r in store.sweep_runs(sweep)]
+                   for name, sweep in (("serial", serial_id), ("on_workers", cluster_id))}
         store.close()
     assert not serial.partial and not parallel.partial
     log(f"on {args.workers} workers: {cluster_s:.1f} s (+ {startup_s:.1f} s start-up); verdict: {parallel.verdict}")
@@ -77,6 +80,11 @@ def main(argv=None) -> dict:
                  "cluster_s": round(cluster_s, 3), "startup_s": round(startup_s, 3),
                  "speedup": round(serial_s / cluster_s, 3),
                  "speedup_with_startup": round(serial_s / (cluster_s + startup_s), 3),
+                 # each run's own seconds and CPU seconds: whether a run costs the same on a worker as in one process
+                 **{f"run_s_{name}": round(sum(i["seconds"] for i in infos) / runs, 3)
+                    for name, infos in per_run.items()},
+                 **{f"run_cpu_s_{name}": round(sum(i["cpu_seconds"] for i in infos) / runs, 3)
+                    for name, infos in per_run.items()},
                  "same_ranking": same, "verdict": parallel.verdict, "target": {"speedup": 1.6}},
                 load_before=load_before)
 
