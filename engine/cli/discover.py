@@ -25,9 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="Training seeds per candidate (default: 3); the spread over seeds says what is noise.")
     parser.add_argument("--steps", type=int_flag("--steps", 1, 1_000_000), default=300,
                         help="Optimiser steps per run, the same for every candidate (default: 300).")
-    parser.add_argument("--orbit", action="append", metavar="NAME",
+    parser.add_argument("--orbit", action="append", metavar="NAME[:COORDS]",
                         help="Only this registered augmentation or orbit (repeatable); default: every one that "
-                             "applies.")
+                             "applies. A group on named vector coordinates: permutations:0,1 or sign_flips:2.")
     parser.add_argument("--num-inducing", type=int_flag("--num-inducing", 1, 100_000), default=30,
                         help="Inducing points M of every candidate (default: 30).")
     parser.add_argument("--num-samples", type=int_flag("--num-samples", 2, 1024), default=6,

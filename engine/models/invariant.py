@@ -238,6 +238,8 @@ class AugmentationParams(param.Parameterized):
                                     doc="Initial strength of the smooth displacement field in pixels ('deformation').")
     deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
                                           doc="Width in pixels of the Gaussian that smooths the displacement field.")
+    orbit_coordinates = param.String(default="", doc="The vector coordinates that 'permutations' and 'sign_flips' act "
+                                     "on, comma-separated (e.g. '0,1'); empty: all of them.")
     learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
 
 

@@ -36,12 +36,14 @@ SWEEP_PREFIX = "discover "  # a discover sweep's stored name: "discover DATASET"
 
 @dataclass
 class Candidate:
-    """One candidate invariance: its `name` in the report ('none', 'rotation', ...), the registered augmentation it
-    trains with, and the names of its learnable ranges (empty for a finite orbit)."""
+    """One candidate invariance: its `name` in the report ('none', 'rotation', 'permutations:0,1', ...), the
+    registered augmentation it trains with, the names of its learnable ranges (empty for a finite orbit), and the
+    coordinates a named group acts on ('' for all)."""
 
     name: str
     augmentation: str
     ranges: list[str] = field(default_factory=list)
+    coordinates: str = ""
 
 
 @dataclass
@@ -62,9 +64,23 @@ class DiscoverPlan:
         return [c.name for c in self.candidates]
 
 
-def candidate_name(augmentation: str) -> str:
-    """The report's name of a registered augmentation: 'none' for the identity orbit, else its registered name."""
-    return NONE if augmentation == BASELINE else augmentation
+def candidate_name(augmentation: str, coordinates: str | None = None) -> str:
+    """The report's name of a registered augmentation: 'none' for the identity orbit, else its registered name, with
+    the coordinates of a named group after a colon ('permutations:0,1')."""
+    if augmentation == BASELINE:
+        return NONE
+    return f"{augmentation}:{coordinates}" if coordinates else augmentation
+
+
+def point_name(point: dict) -> str:
+    """The candidate a sweep point trains (its `model.augmentation` and `model.orbit_coordinates`)."""
+    return candidate_name(str(point.get("model.augmentation")), point.get("model.orbit_coordinates"))
+
+
+def parse_orbit(text: str) -> tuple[str, str]:
+    """`--orbit NAME` or `NAME:COORDINATES` ('permutations:0,1') as (registered name, coordinates text)."""
+    name, _, coordinates = str(text).partition(":")
+    return name.strip(), coordinates.replace(" ", "")
 
 
 def _inputs(data: dict) -> tuple[str, tuple[int, ...]]:
@@ -86,24 +102,34 @@ def applicable(kind: str, input_shape: tuple[int, ...], orbits: list[str] | None
     from ..parameters import learnables
 
     names = [n for n in transforms.REGISTRY.names() if n not in ("auto", BASELINE)]
+    wanted = [(n, "") for n in names]
     if orbits is not None:
-        unknown = [o for o in orbits if o not in names]
+        wanted = [parse_orbit(o) for o in orbits]
+        unknown = [o for o, (n, _) in zip(orbits, wanted) if n not in names]
         if unknown:
             raise ConfigError(f"--orbit {unknown[0]!r} is not a registered augmentation or orbit; registered: "
                               f"{', '.join(names)}")
-        names = [n for n in names if n in orbits]
+        for o, (n, coordinates) in zip(orbits, wanted):
+            if coordinates and "coordinates" not in transforms.REGISTRY.parts[n].options:
+                takes = [m for m in names if "coordinates" in transforms.REGISTRY.parts[m].options]
+                raise ConfigError(f"--orbit {o!r}: {n} takes no coordinates; groups on named coordinates are "
+                                  f"{', '.join(takes)} (e.g. --orbit permutations:0,1)")
     found, skipped = [], {}
-    for name in names:
+    for name, coordinates in wanted:
         part = transforms.REGISTRY.parts[name]
+        label = candidate_name(name, coordinates)
         if kind not in part.inputs:
-            skipped[name] = f"acts on {' and '.join(i + 's' for i in part.inputs)}, these inputs are {kind}s"
+            skipped[label] = f"acts on {' and '.join(i + 's' for i in part.inputs)}, these inputs are {kind}s"
             continue
         try:
-            built = transforms.build_augmentation(name, input_shape)
+            built = transforms.build_augmentation(name, input_shape, coordinates=coordinates)
         except InvlabError as err:
-            skipped[name] = str(err)
+            skipped[label] = str(err)
             continue
-        found.append(Candidate(name, name, list(built.range_values()) if learnables(built) else []))
+        found.append(Candidate(label, name, list(built.range_values()) if learnables(built) else [], coordinates))
+    if orbits is not None and skipped:  # asked for by name: refused with the reason, not left out in silence
+        label, reason = next(iter(skipped.items()))
+        raise ConfigError(f"--orbit {label} does not apply to these {kind} inputs of shape {input_shape}: {reason}")
     return found, skipped
 
 
@@ -122,8 +148,9 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
     if not found:
         why = "; ".join(f"{n}: {r}" for n, r in skipped.items()) or "none is registered"
         raise ConfigError(f"no candidate invariance applies to {data['dataset']} ({kind} inputs of shape {shape}): "
-                          f"{why}. Register an orbit for such inputs (engine.transforms.register) or use other data")
-    if "augmentation" in (model_config or {}):
+                          f"{why}. Name a group on a few coordinates (--orbit permutations:0,1), register an orbit "
+                          "for such inputs (engine.transforms.register) or use other data")
+    if {"augmentation", "orbit_coordinates"} & set(model_config or {}):
         raise ConfigError("discover chooses the augmentation itself; leave --augmentation out (use --orbit NAME to "
                           "restrict the candidates)")
     candidates = [Candidate(NONE, BASELINE)] + found
@@ -131,15 +158,16 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
     settings = {**DEFAULT_TRAIN, **(train or {}), "steps": int(steps)}
     settings.pop("seed", None)
     base = RunConfig("invariant", copy.deepcopy(data), model, settings)
-    spec = SweepSpec(name=name or f"{SWEEP_PREFIX}{data['dataset']}", base=base,
-                     vary={"model.augmentation": [c.augmentation for c in candidates]}, mode="list",
-                     seeds=seeds)
+    vary = {"model.augmentation": [c.augmentation for c in candidates]}
+    if any(c.coordinates for c in candidates):
+        vary["model.orbit_coordinates"] = [c.coordinates or None for c in candidates]
+    spec = SweepSpec(name=name or f"{SWEEP_PREFIX}{data['dataset']}", base=base, vary=vary, mode="list", seeds=seeds)
     spec.validate()
     return DiscoverPlan(dict(data), kind, shape, candidates, skipped, spec)
 
 
 def _candidate_of(run) -> str:
-    return candidate_name(str(run.point.get("model.augmentation")))
+    return point_name(run.point)
 
 
 def create_sweep(plan: DiscoverPlan, store) -> int:
@@ -238,4 +266,4 @@ def _run_serially(plan: DiscoverPlan, store, sweep_id: int, runs: dict, tell, st
 
 
 __all__ = ["Candidate", "DiscoverPlan", "NONE", "BASELINE", "applicable", "candidate_name", "check_scheduler",
-           "create_sweep", "plan_candidates", "run_candidates"]
+           "create_sweep", "parse_orbit", "plan_candidates", "point_name", "run_candidates"]

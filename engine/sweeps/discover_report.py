@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .discover import NONE, SWEEP_PREFIX, candidate_name
+from .discover import NONE, SWEEP_PREFIX, point_name
 from .spec import SweepSpec
 
 
@@ -100,13 +100,13 @@ def budget_of(spec: SweepSpec) -> dict:
 
 
 def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, CandidateResult], int]:
-    order = [candidate_name(a) for a in spec.vary.get("model.augmentation", [])]
+    order = [point_name(point) for point in spec.points()]
     results = {name: CandidateResult(name) for name in order}
     runs = store.sweep_runs(sweep_id)
     rows: dict[str, list] = {name: [] for name in order}
     for r in runs:
         info = store.sweep_info(r.id)
-        name = candidate_name(str((info.get("point") or {}).get("model.augmentation")))
+        name = point_name(info.get("point") or {})
         result = results.setdefault(name, CandidateResult(name))
         rows.setdefault(name, [])
         result.run_ids.append(r.id)
@@ -229,7 +229,8 @@ def verdict(ranking: list[CandidateResult]) -> str:
 
 def is_discover(spec: SweepSpec) -> bool:
     """Whether a stored sweep was a discover run (it varies only the invariant GP's augmentation)."""
-    return list(spec.vary) == ["model.augmentation"] and spec.base.model == "invariant"
+    return (spec.base.model == "invariant" and "model.augmentation" in spec.vary
+            and set(spec.vary) <= {"model.augmentation", "model.orbit_coordinates"})
 
 
 def discover_report(store, sweep_id: int) -> DiscoverReport:

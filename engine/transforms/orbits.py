@@ -17,6 +17,26 @@ from ..errors import ConfigError, ShapeError
 from .base import FiniteOrbit
 
 
+def parse_coordinates(text: str, dim: int, at_least: int = 1) -> list[int] | None:
+    """The coordinates a group acts on, from text like '0,1' (None for empty text: all of them); refused (ConfigError)
+    unless they are distinct integers in 0..dim−1, at least `at_least` of them."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        coords = [int(c) for c in str(text).split(",") if c.strip()]
+    except ValueError:
+        raise ConfigError(f"orbit coordinates {text!r} must be whole numbers separated by commas, e.g. '0,1'") from None
+    bad = [c for c in coords if not 0 <= c < dim]
+    if bad:
+        raise ConfigError(f"orbit coordinates {text!r} name coordinate {bad[0]}; these inputs have D={dim} "
+                          f"coordinates, 0..{dim - 1}")
+    if len(set(coords)) != len(coords):
+        raise ConfigError(f"orbit coordinates {text!r} name a coordinate twice; give each once")
+    if len(coords) < at_least:
+        raise ConfigError(f"orbit coordinates {text!r}: name at least {at_least} coordinates, e.g. '0,1'")
+    return coords
+
+
 def _gather_elements(elements: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """elements [N, P, ...], index [N, S] → [N, S, ...]."""
     shape = index.shape + elements.shape[2:]
@@ -157,22 +177,32 @@ class IdentityOrbit(FiniteOrbit):
 
 
 class SignFlipOrbit(FiniteOrbit):
-    """All 2^D sign patterns of the coordinates of vector inputs [N, D] (D ≤ 8): functions even in every coordinate,
-    f(x1, ..., xD) = f(±x1, ..., ±xD). Element k flips coordinate d when bit d of k is set (element 0 the identity)."""
+    """All sign patterns of the coordinates of vector inputs [N, D], or of the `coordinates` given (at most 8 of
+    them): functions even in each of them, f(x1, ..., xD) = f(±x1, ..., ±xD). Element k flips the j-th coordinate
+    when bit j of k is set (element 0 the identity)."""
 
     image_only = False
     MAX_DIM = 8  # 2^8 = 256 elements
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, coordinates: list[int] | None = None):
         super().__init__()
-        if not 1 <= dim <= self.MAX_DIM:
-            raise ConfigError(f"all sign flips of D={dim} coordinates is 2^D elements; use D ≤ {self.MAX_DIM}")
         self.dim = int(dim)
+        self.coordinates = list(range(self.dim)) if coordinates is None else [int(c) for c in coordinates]
+        n = len(self.coordinates)
+        if not 1 <= n <= self.MAX_DIM:
+            raise ConfigError(f"all sign flips of D={n} coordinates is 2^D elements; use D ≤ {self.MAX_DIM}, or "
+                              "name the coordinates wanted (e.g. sign_flips:0,1)")
+        signs = torch.ones(2 ** n, self.dim, dtype=torch.float64)  # [P, D]
+        for k in range(2 ** n):
+            for j, c in enumerate(self.coordinates):
+                if k >> j & 1:
+                    signs[k, c] = -1.0
+        self.register_buffer("signs", signs, persistent=False)
 
     @property
     def orbit_size(self) -> int:
-        """P = 2^D."""
-        return 2 ** self.dim
+        """P = 2^(number of coordinates flipped)."""
+        return 2 ** len(self.coordinates)
 
     def check_input(self, X):
         """Refuse inputs that are not vectors [N, D] of the dimension the orbit was built for (ShapeError)."""
@@ -181,6 +211,5 @@ class SignFlipOrbit(FiniteOrbit):
 
     def apply(self, X, index):
         """The sign patterns `index` [N, S] applied to each vector: [N, S, D]."""
-        bits = torch.arange(self.dim, device=X.device)  # [D]
-        signs = 1.0 - 2.0 * ((index[..., None] >> bits) & 1).to(X.dtype)  # [N, S, D]
+        signs = self.signs.to(device=X.device, dtype=X.dtype)[index]  # [N, S, D]
         return X[:, None, :] * signs

@@ -84,3 +84,18 @@ def test_the_command_prints_the_ranking_writes_the_report_and_ends_with_a_json_l
 def test_serial_with_workers_is_a_usage_error(flags, capsys):
     code, _, err = run_main(capsys, "discover", "--dataset", "digits", *flags)
     assert code == 2 and "--serial" in err
+
+
+def test_a_group_on_named_coordinates_is_its_own_candidate(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, size=(60, 3))
+    y = np.sin(2 * X[:, 0]) * np.sin(2 * X[:, 2]) + 0.5 * X[:, 1] + 0.05 * rng.normal(size=60)  # swap 0 ↔ 2 only
+    path = tmp_path / "three.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="")
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=1, steps=150,
+                           orbits=["permutations:0,2", "permutations"], **SMALL)
+    assert plan.names == ["none", "permutations:0,2", "permutations"]
+    report = discover_report(store, run_candidates(plan, store, serial=True))
+    assert report.ranking[0].candidate == "permutations:0,2", [(c.candidate, c.elbo_mean) for c in report.ranking]
+    assert report.row("permutations").log_bf < 0  # all six permutations: not a symmetry of this target
