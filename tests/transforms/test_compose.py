@@ -53,3 +53,21 @@ def test_a_density_composition_draws_each_part_independently_and_trains_both_ran
     assert names[0] == "rotation" and "deformation_rotation" in names and "strength" in names
     wide.sample(X[:8], 3, torch.Generator().manual_seed(5)).sum().backward()
     assert all(r.half_width.raw.grad is not None for r in wide.ranges.values() if hasattr(r, "half_width"))
+
+
+def test_an_invariant_gp_with_a_second_augmentation_trains_both():
+    from engine.sweeps.task import estimator_of, invariance_values
+    from engine.train import RunConfig, Trainer
+
+    config = RunConfig("invariant", {"dataset": "digits", "subset": 60, "rotate": 90},
+                       {"augmentation": "rotation", "then_augmentation": "flips", "num_inducing": 8,
+                        "init_rotation": 30.0}, {"steps": 3, "eval_every": 0})
+    trainer = Trainer(config)
+    list(trainer.run())
+    assert isinstance(trainer.model.augmentation, ComposedAugmentation)
+    ranges, learned = invariance_values(trainer.model)
+    assert list(ranges) == ["rotation"] and learned and ranges["rotation"] != 30.0  # trained through the composition
+    assert "range.rotation" in trainer.history and estimator_of(trainer.model) == "8 samples per input"
+    orbit = RunConfig("invariant", {"dataset": "symmetric-2d"}, {"augmentation": "permutations",
+                                                                 "then_augmentation": "sign_flips"}, {"steps": 1})
+    assert estimator_of(Trainer(orbit).model) == "exact"  # 2 × 4 = 8 elements, all 8 summed
