@@ -13,8 +13,9 @@ from .flags import add_param_flags, collect, int_flag
 HELP = """Fit no invariance (`none`) and every registered augmentation or orbit that applies to the data (images:
 rotation, affine, deformation, rot90, flips, cyclic_shifts; vectors: permutations, sign_flips; plugin orbits alike),
 each with its ranges learned where it has any, over seeds; rank them by the ELBO on the whole training set with the
-log Bayes factor against none. Every candidate gets the same model (the invariant GP), kernel, inducing points,
-samples, steps and learning rate; the runs are stored as one sweep (`invlab compare ID` lists them too)."""
+log Bayes factor against none; then combine the two best that beat none (stage 2). Every candidate gets the same
+model (the invariant GP), kernel, inducing points, samples, steps and learning rate; the runs are stored as one sweep
+(`invlab compare ID` lists them too)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--orbit", action="append", metavar="NAME[:COORDS]",
                         help="Only this registered augmentation or orbit (repeatable); default: every one that "
                              "applies. A group on named vector coordinates: permutations:0,1 or sign_flips:2.")
+    parser.add_argument("--no-combine", action="store_true",
+                        help="Skip stage 2 (by default the two best single candidates that each beat none beyond "
+                             "noise are combined, e.g. rotation+flips, and trained like the others).")
     parser.add_argument("--num-inducing", type=int_flag("--num-inducing", 1, 100_000), default=30,
                         help="Inducing points M of every candidate (default: 30).")
     parser.add_argument("--num-samples", type=int_flag("--num-samples", 2, 1024), default=6,
@@ -100,7 +104,8 @@ def cmd_discover(argv: list[str]) -> int:
         data = _data(args)
         plan = plan_candidates(data, seeds=args.seeds, steps=args.steps, orbits=args.orbit,
                                model_config={"num_inducing": args.num_inducing, "num_samples": args.num_samples},
-                               train={"learning_rate": args.learning_rate, "batch_size": args.batch_size})
+                               train={"learning_rate": args.learning_rate, "batch_size": args.batch_size},
+                               combine=not args.no_combine)
         if not args.serial:
             from ..sweeps.discover import check_scheduler
 

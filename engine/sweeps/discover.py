@@ -25,6 +25,7 @@ from ..train import RunConfig
 from .spec import SweepSpec
 
 NONE = "none"  # the baseline's candidate name
+COMBINED = "+"  # joins the parts of a combined candidate: "rotation+flips"
 BASELINE = "identity"  # the registered orbit that gives it
 DEFAULT_SEEDS = 3
 DEFAULT_STEPS = 300
@@ -73,8 +74,11 @@ def candidate_name(augmentation: str, coordinates: str | None = None) -> str:
 
 
 def point_name(point: dict) -> str:
-    """The candidate a sweep point trains (its `model.augmentation` and `model.orbit_coordinates`)."""
-    return candidate_name(str(point.get("model.augmentation")), point.get("model.orbit_coordinates"))
+    """The candidate a sweep point trains (its `model.augmentation`, `model.orbit_coordinates` and, for a combination,
+    `model.then_augmentation`)."""
+    name = candidate_name(str(point.get("model.augmentation")), point.get("model.orbit_coordinates"))
+    then = point.get("model.then_augmentation")
+    return f"{name}{COMBINED}{then}" if then not in (None, "none") else name
 
 
 def parse_orbit(text: str) -> tuple[str, str]:
@@ -135,12 +139,12 @@ def applicable(kind: str, input_shape: tuple[int, ...], orbits: list[str] | None
 
 def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps: int = DEFAULT_STEPS,
                     orbits: list[str] | None = None, model_config: dict | None = None, train: dict | None = None,
-                    name: str | None = None) -> DiscoverPlan:
+                    name: str | None = None, combine: bool = True) -> DiscoverPlan:
     """The candidates for data config `data` (`{"dataset": "digits", "rotate": 90, ...}`, as `invlab train` takes),
     as a validated sweep: `none` plus every applicable registered augmentation (`orbits`: only those named), each
     trained for `steps` steps over `seeds` (a count or a list). `model_config` / `train` override the shared
-    invariant-GP and training settings (the same for every candidate). No applicable candidate is a ConfigError
-    naming the registered ones and why none applies."""
+    invariant-GP and training settings (the same for every candidate); `combine` leaves room for stage 2 (see
+    `run_candidates`). No applicable candidate is a ConfigError naming the registered ones and why none applies."""
     if not isinstance(data, dict) or not data.get("dataset"):
         raise ConfigError("discover needs a data set: give --dataset NAME (e.g. digits, symmetric-2d, csv:PATH)")
     kind, shape = _inputs(data)
@@ -150,7 +154,7 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
         raise ConfigError(f"no candidate invariance applies to {data['dataset']} ({kind} inputs of shape {shape}): "
                           f"{why}. Name a group on a few coordinates (--orbit permutations:0,1), register an orbit "
                           "for such inputs (engine.transforms.register) or use other data")
-    if {"augmentation", "orbit_coordinates"} & set(model_config or {}):
+    if {"augmentation", "orbit_coordinates", "then_augmentation"} & set(model_config or {}):
         raise ConfigError("discover chooses the augmentation itself; leave --augmentation out (use --orbit NAME to "
                           "restrict the candidates)")
     candidates = [Candidate(NONE, BASELINE)] + found
@@ -161,13 +165,11 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
     vary = {"model.augmentation": [c.augmentation for c in candidates]}
     if any(c.coordinates for c in candidates):
         vary["model.orbit_coordinates"] = [c.coordinates or None for c in candidates]
+    if combine:  # stage 2 appends its combination here, so the single candidates' run keys stay as they are
+        vary["model.then_augmentation"] = [None] * len(candidates)
     spec = SweepSpec(name=name or f"{SWEEP_PREFIX}{data['dataset']}", base=base, vary=vary, mode="list", seeds=seeds)
     spec.validate()
     return DiscoverPlan(dict(data), kind, shape, candidates, skipped, spec)
-
-
-def _candidate_of(run) -> str:
-    return point_name(run.point)
 
 
 def create_sweep(plan: DiscoverPlan, store) -> int:
@@ -204,50 +206,97 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
     """Train every candidate of `plan` over its seeds as one stored sweep (`sweep_id`: the one `create_sweep` stored
     for it; default: a new one); returns the sweep's id.
 
-    On Dask (a LocalCluster of `n_workers`, or `scheduler`'s cluster), or one run after another in this process with
-    `serial=True`. `on_result(candidate, seed, run_id, status, message)` is called from this thread as each run is
-    stored ('finished' or 'failed'; a failed run's message says why, and the others go on); `progress` receives the
-    sweep's `SweepProgress` (Dask only); `stop` ends it early, keeping what finished (the report is then partial).
-    Ctrl-C (KeyboardInterrupt) does the same and propagates."""
+    Stage 2 (when the plan leaves room for it, `plan_candidates(combine=True)`): the two best single candidates that
+    each beat none beyond noise are combined (the first, then the second: `rotation+flips`) and trained over the same
+    seeds with the same budget, in the same sweep; the report keeps the combination only where it beats its first
+    part beyond the seeds' spread. The engine composes two augmentations, so a combination has two parts at most.
+
+    On Dask (a LocalCluster of `n_workers`, started once for both stages, or `scheduler`'s cluster), or one run after
+    another in this process with `serial=True`. `on_result(candidate, seed, run_id, status, message)` is called from
+    this thread as each run is stored ('finished' or 'failed'; a failed run's message says why, and the others go
+    on); `progress` receives the sweep's `SweepProgress` (Dask only); `stop` ends it early, keeping what finished
+    (the report is then partial). Ctrl-C (KeyboardInterrupt) does the same and propagates."""
     from ..train import RunStore
+    from .discover_combine import next_combination, with_combination
 
     store = store if store is not None else RunStore()
-    runs = {run.key: run for run in plan.spec.runs()}
-
-    def tell(key, run_id, status, message):
-        if on_result is not None and key in runs:
-            run = runs[key]
-            on_result(_candidate_of(run), run.seed, run_id, status, message)
-
     if sweep_id is None:
         check_scheduler(scheduler)
         sweep_id = create_sweep(plan, store)
-    if serial:
-        return _run_serially(plan, store, sweep_id, runs, tell, stop, threads)
-    from .execute import run_sweep
+    cluster = None
+    try:
+        if not serial and not scheduler and "model.then_augmentation" in plan.spec.vary:
+            from .execute import local_cluster, require_dask
 
-    def relay(p):
-        event = p.event or {}
-        if event.get("kind") in ("done", "failed"):
-            tell(event.get("key"), event.get("run_id"), "finished" if event["kind"] == "done" else "failed",
-                 event.get("message"))
-        if progress is not None:
-            progress(p)
+            require_dask()
+            cluster = local_cluster(n_workers)  # one cluster for both stages
+            scheduler = cluster.scheduler_address
+        stage = _Stage(store, sweep_id, serial, scheduler, n_workers, on_result, progress, stop, threads)
+        stage.run(plan.spec)
+        if "model.then_augmentation" in plan.spec.vary and not (stop is not None and stop.is_set()):
+            pair = next_combination(store, sweep_id)
+            if pair is not None:
+                plan.spec = with_combination(plan.spec, *pair)
+                plan.candidates.append(Candidate(COMBINED.join(pair), pair[0]))
+                store.update_sweep(sweep_id, spec=plan.spec.to_json(), total=len(plan.spec.runs()))
+                stage.run(plan.spec)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    return sweep_id
 
-    return run_sweep(None, store=store, sweep_id=sweep_id, scheduler=scheduler, n_workers=n_workers, progress=relay,
-                     stop=stop, threads=threads)
+
+@dataclass
+class _Stage:
+    """Runs a (grown) discover spec's missing runs into its sweep, serially or on Dask, telling each stored run."""
+
+    store: object
+    sweep_id: int
+    serial: bool
+    scheduler: str | None
+    n_workers: int | None
+    on_result: object
+    progress: object
+    stop: object
+    threads: int
+
+    def run(self, spec: SweepSpec) -> None:
+        """Train the runs of `spec` that the sweep does not hold yet."""
+        runs = {run.key: run for run in spec.runs()}
+
+        def tell(key, run_id, status, message):
+            if self.on_result is not None and key in runs:
+                run = runs[key]
+                self.on_result(point_name(run.point), run.seed, run_id, status, message)
+
+        if self.serial:
+            _run_serially(spec, self.store, self.sweep_id, runs, tell, self.stop, self.threads)
+            return
+        from .execute import run_sweep
+
+        def relay(p):
+            event = p.event or {}
+            if event.get("kind") in ("done", "failed"):
+                tell(event.get("key"), event.get("run_id"), "finished" if event["kind"] == "done" else "failed",
+                     event.get("message"))
+            if self.progress is not None:
+                self.progress(p)
+
+        run_sweep(None, store=self.store, sweep_id=self.sweep_id, scheduler=self.scheduler, n_workers=self.n_workers,
+                  progress=relay, stop=self.stop, threads=self.threads)
 
 
-def _run_serially(plan: DiscoverPlan, store, sweep_id: int, runs: dict, tell, stop, threads: int) -> int:
-    """Every run in this process, one after another, each stored as it finishes (no Dask)."""
+def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop, threads: int) -> None:
+    """The runs the sweep does not hold yet, in this process, one after another, each stored as it finishes."""
     from .execute import store_result
     from .task import train_run
 
-    seeds = {seed: i for i, seed in enumerate(plan.spec.seeds)}
-    todo = sorted(runs.values(), key=lambda run: seeds.get(run.seed, 0))
+    held = {r.sweep_key for r in store.sweep_runs(sweep_id)}
+    seeds = {seed: i for i, seed in enumerate(spec.seeds)}
+    todo = sorted((run for run in runs.values() if run.key not in held), key=lambda run: seeds.get(run.seed, 0))
     status = "interrupted"
+    store.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
     try:
-        failed = 0
         for run in todo:
             if stop is not None and stop.is_set():
                 break
@@ -256,14 +305,13 @@ def _run_serially(plan: DiscoverPlan, store, sweep_id: int, runs: dict, tell, st
             except (RuntimeError, ValueError, ArithmeticError) as err:  # numerical trouble beyond the trainer's own
                 result = {"status": "failed", "message": f"{type(err).__name__}: {err}", "step": 0}
             run_id, _ = store_result(store, sweep_id, run, result)
-            failed += result["status"] != "finished"
             tell(run.key, run_id, result["status"], result.get("message"))
         else:
-            status = "finished" if not failed else "incomplete"
+            stored = store.sweep_runs(sweep_id)
+            status = "finished" if all(r.status == "finished" for r in stored) else "incomplete"
     finally:
         store.update_sweep(sweep_id, status=status)
-    return sweep_id
 
 
-__all__ = ["Candidate", "DiscoverPlan", "NONE", "BASELINE", "applicable", "candidate_name", "check_scheduler",
-           "create_sweep", "parse_orbit", "plan_candidates", "point_name", "run_candidates"]
+__all__ = ["Candidate", "DiscoverPlan", "NONE", "BASELINE", "COMBINED", "applicable", "candidate_name",
+           "check_scheduler", "create_sweep", "parse_orbit", "plan_candidates", "point_name", "run_candidates"]

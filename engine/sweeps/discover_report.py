@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .discover import NONE, SWEEP_PREFIX, point_name
+from .discover import COMBINED, NONE, SWEEP_PREFIX, point_name
 from .spec import SweepSpec
 
 
@@ -173,6 +173,7 @@ def _notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: 
     for s, order in orders.items():
         if order != [n for n in overall if n in order]:
             notes.append(f"seeds disagree on the order: seed {s} ranks {' > '.join(order)}")
+    notes.extend(_combination_notes(ranking))
     unrun = [c.candidate for c in ranking if not c.finished and not c.failed]
     if unrun:
         notes.append(f"not run before the sweep stopped: {', '.join(unrun)}")
@@ -184,8 +185,10 @@ def _notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: 
 
 def _describe(c: CandidateResult) -> str:
     rotation = c.learned.get("rotation")
+    if rotation is not None and rotation["mean"] is not None and c.candidate == "rotation":
+        return f"rotation-invariant up to ±{rotation['mean']:.0f}°"
     if rotation is not None and rotation["mean"] is not None and len(c.learned) <= 1:
-        return f"{c.candidate}-invariant up to ±{rotation['mean']:.0f}°"
+        return f"invariant under {c.candidate} (rotation up to ±{rotation['mean']:.0f}°)"
     if c.learned:
         shown = ", ".join(f"{k} {v['mean']:.3g}" for k, v in list(c.learned.items())[:3] if v["mean"] is not None)
         return f"invariant under {c.candidate} (learned {shown})"
@@ -202,21 +205,59 @@ def _bf_text(c: CandidateResult) -> str:
     return f"log BF {_nats(c.log_bf)}{sd} over none"
 
 
+def beats(a: CandidateResult, b: CandidateResult | None) -> bool:
+    """Whether `a`'s mean ELBO exceeds `b`'s by more than their seed spread (by anything, with one seed)."""
+    if b is None or a.elbo_mean is None or b.elbo_mean is None:
+        return False
+    noise = spread(a, b)
+    return a.elbo_mean - b.elbo_mean > (noise if noise is not None else 0.0)
+
+
+def combined_parts(name: str) -> list[str]:
+    """The single candidates a combination is made of ('rotation+flips' → ['rotation', 'flips'])."""
+    return name.split(COMBINED)
+
+
+def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
+    rows = {c.candidate: c for c in ranking}
+    notes = []
+    for c in ranking:
+        parts = combined_parts(c.candidate)
+        if len(parts) < 2 or c.elbo_mean is None:
+            continue
+        first = rows.get(parts[0])
+        if first is None or first.elbo_mean is None:
+            continue
+        gain = c.elbo_mean - first.elbo_mean
+        noise = spread(c, first)
+        kept = beats(c, first)
+        notes.append(f"stage 2: {c.candidate} {'improves' if gain > 0 else 'changes'} the ELBO of {parts[0]} by "
+                     f"{gain:.3g} nats" + (f" (seed spread {noise:.3g})" if noise is not None else "") + ": "
+                     + ("kept" if kept else f"not beyond noise, {parts[0]} alone is preferred")
+                     + "; combinations of more than two are not tried")
+    return notes
+
+
 def verdict(ranking: list[CandidateResult]) -> str:
-    """One sentence: the best candidate and its log Bayes factor over none, and which candidates do not help."""
+    """One sentence: the best candidate and its log Bayes factor over none, and which candidates do not help (a
+    combination only wins where it beats its best part beyond noise)."""
     ok = [c for c in ranking if c.elbo_mean is not None]
     if not ok:
         return "no candidate finished: nothing can be said about this data's invariances"
     base = next((c for c in ok if c.candidate == NONE), None)
     if base is None:
         return f"{ok[0].candidate} ranks first, but the baseline none did not finish, so no Bayes factor can be given"
+    rows = {c.candidate: c for c in ok}
 
     def helps(c):
-        noise = spread(c, base)
-        return c.log_bf is not None and c.log_bf > (noise if noise is not None else 0.0)
+        if not beats(c, base):
+            return False
+        parts = combined_parts(c.candidate)
+        return len(parts) < 2 or beats(c, rows.get(parts[0]))
 
     winners = [c for c in ok if c.candidate != NONE and helps(c)]
-    losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c)]
+    losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c)
+              and not (len(combined_parts(c.candidate)) > 1 and beats(c, base))]
     no_help = (f"; {', '.join(losers)} {'does' if len(losers) == 1 else 'do'} not help" if losers else "")
     broken = [c.candidate for c in ranking if c.elbo_mean is None and c.failed]
     failed = f"; {', '.join(broken)} failed (see the notes)" if broken else ""
@@ -230,7 +271,7 @@ def verdict(ranking: list[CandidateResult]) -> str:
 def is_discover(spec: SweepSpec) -> bool:
     """Whether a stored sweep was a discover run (it varies only the invariant GP's augmentation)."""
     return (spec.base.model == "invariant" and "model.augmentation" in spec.vary
-            and set(spec.vary) <= {"model.augmentation", "model.orbit_coordinates"})
+            and set(spec.vary) <= {"model.augmentation", "model.orbit_coordinates", "model.then_augmentation"})
 
 
 def discover_report(store, sweep_id: int) -> DiscoverReport:
@@ -264,4 +305,4 @@ def ranking_json(report: DiscoverReport) -> str:
 
 
 __all__ = ["CandidateResult", "DiscoverReport", "discover_report", "ranking_json", "verdict", "budget_of",
-           "is_discover", "mean_sd", "spread"]
+           "is_discover", "mean_sd", "spread", "beats", "combined_parts"]

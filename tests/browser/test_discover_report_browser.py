@@ -11,7 +11,8 @@ def test_the_report_renders_offline_with_the_ranking_and_escapes_what_the_data_s
     store = RunStore(tmp_path / "runs.sqlite")
     data = {"dataset": "digits", "rotate": 90, "subset": 100, "test_subset": 50}
     plan = plan_candidates(data, seeds=1, steps=30, orbits=["rotation", "flips"],
-                           model_config={"num_inducing": 10, "num_samples": 2, "num_predict_samples": 4})
+                           model_config={"num_inducing": 10, "num_samples": 2, "num_predict_samples": 4},
+                           combine=False)
     report = discover_report(store, run_candidates(plan, store, serial=True))
     report.dataset = "<img src=x onerror=\"document.title='pwned'\">digits"  # as a file name could say
     path = write_report(report, tmp_path / "report.html")

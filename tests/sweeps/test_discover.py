@@ -99,3 +99,25 @@ def test_a_group_on_named_coordinates_is_its_own_candidate(tmp_path):
     report = discover_report(store, run_candidates(plan, store, serial=True))
     assert report.ranking[0].candidate == "permutations:0,2", [(c.candidate, c.elbo_mean) for c in report.ranking]
     assert report.row("permutations").log_bf < 0  # all six permutations: not a symmetry of this target
+
+
+def test_stage_two_combines_the_two_best_single_candidates_and_keeps_the_pair_that_beats_them(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, size=(80, 2))
+    y = np.cos(1.5 * X[:, 0]) * np.cos(1.5 * X[:, 1]) + 0.05 * rng.normal(size=80)  # swap- and sign-symmetric
+    path = tmp_path / "even.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150, **SMALL)
+    told = []
+    sweep_id = run_candidates(plan, store, serial=True, on_result=lambda *a: told.append(a[:2]))
+    report = discover_report(store, sweep_id)
+    best, second = sorted((c for c in report.ranking if c.candidate in ("permutations", "sign_flips")),
+                          key=lambda c: -c.elbo_mean)
+    pair = f"{best.candidate}+{second.candidate}"
+    assert [c.candidate for c in report.ranking][0] == pair and told[-2:] == [(pair, 0), (pair, 1)]
+    assert report.row(pair).elbo_mean - best.elbo_mean > max(report.row(pair).elbo_sd, best.elbo_sd)
+    assert report.verdict.startswith(f"invariant under {pair} (log BF")
+    assert any(note.startswith(f"stage 2: {pair} improves the ELBO of {best.candidate}") and "kept" in note
+               for note in report.notes)
+    assert len(store.sweep_runs(sweep_id)) == report.total == 8 and not report.partial  # one sweep, both stages
