@@ -173,6 +173,13 @@ def _notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: 
     for s, order in orders.items():
         if order != [n for n in overall if n in order]:
             notes.append(f"seeds disagree on the order: seed {s} ranks {' > '.join(order)}")
+    estimators: dict[str, list[str]] = {}
+    for c in ok:
+        estimators.setdefault(c.estimator or "unknown", []).append(c.candidate)
+    if len(estimators) > 1:
+        notes.append("the ELBOs are estimated differently: " + "; ".join(f"{e} for {', '.join(names)}" for e, names in
+                                                                        estimators.items())
+                     + " (a sampled estimate is unbiased, with its own Monte-Carlo noise at one evaluation seed)")
     notes.extend(_combination_notes(ranking))
     unrun = [c.candidate for c in ranking if not c.finished and not c.failed]
     if unrun:
