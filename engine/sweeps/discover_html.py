@@ -122,7 +122,7 @@ def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list
              for label, values in series.items()}
     lines = {label: points for label, points in lines.items() if len(points) >= 2}
     width, height, left, bottom = 260, 160, 46, 30
-    title = f"{candidate}: {name}" + (" (°)" if name.startswith("rotation") else "")
+    title = f"{candidate}: {name}" + (" (°)" if name.split("_")[-1] == "rotation" else "")
     if not lines:
         return f"<div><p>{esc(title)}: no path recorded</p></div>"
     every = [p for points in lines.values() for p in points]

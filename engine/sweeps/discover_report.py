@@ -237,11 +237,15 @@ def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
             continue
         gain = c.elbo_mean - first.elbo_mean
         noise = spread(c, first)
-        kept = beats(c, first)
-        notes.append(f"stage 2: {c.candidate} {'improves' if gain > 0 else 'changes'} the ELBO of {parts[0]} by "
-                     f"{gain:.3g} nats" + (f" (seed spread {noise:.3g})" if noise is not None else "") + ": "
-                     + ("kept" if kept else f"not beyond noise, {parts[0]} alone is preferred")
-                     + "; combinations of more than two are not tried")
+        spread_text = f" (seed spread {noise:.3g})" if noise is not None else ""
+        if beats(c, first):
+            outcome = f"improves the ELBO of {parts[0]} by {gain:.3g} nats{spread_text}: kept"
+        elif beats(first, c):
+            outcome = f"lowers the ELBO of {parts[0]} by {-gain:.3g} nats{spread_text}: {parts[0]} alone is better"
+        else:
+            outcome = (f"changes the ELBO of {parts[0]} by {gain:.3g} nats, within noise{spread_text}: {parts[0]} "
+                       "alone is preferred")
+        notes.append(f"stage 2: {c.candidate} {outcome}; combinations of more than two are not tried")
     return notes
 
 
