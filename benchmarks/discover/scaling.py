@@ -1,5 +1,6 @@
 """`invlab discover` on Dask against serial: the same discover run (rotated digits, every applicable candidate over
-seeds) trained one run after another in this process, then on a LocalCluster of 2 worker processes × 1 thread.
+seeds, then stage 2's combination) trained one run after another in this process, then on a LocalCluster of 2 worker
+processes × 1 thread.
 
 `speedup` = serial / cluster wall time, the cluster started and warmed apart (`startup_s`, paid once per discover run,
 reported beside it); `speedup_with_startup` counts it in, which is what a user waits for on a cold machine. Target on
@@ -43,8 +44,7 @@ def main(argv=None) -> dict:
     if args.smoke:
         args.seeds = 1
     load_before = os.getloadavg()[0]
-    discover = plan(args.quick, args.seeds, args.smoke)
-    runs = len(discover.spec.runs())
+    discover = plan(args.quick, args.seeds, args.smoke)  # each side gets a fresh plan: stage 2 grows the one it runs
     warm = plan(True, 1, smoke=True).spec
     run_serially(warm, threads=1)  # imports and first-touch costs, paid by the workers too
     with tempfile.TemporaryDirectory(prefix="invlab-discover-bench-") as tmp:
@@ -52,7 +52,9 @@ def main(argv=None) -> dict:
         t0 = time.perf_counter()
         serial_id = run_candidates(discover, store, serial=True)
         serial_s = time.perf_counter() - t0
+        runs = len(store.sweep_runs(serial_id))
         log(f"serial: {runs} runs ({', '.join(discover.names)} × {args.seeds} seeds) in {serial_s:.1f} s")
+        discover = plan(args.quick, args.seeds, args.smoke)
 
         t0 = time.perf_counter()
         cluster = local_cluster(args.workers)
@@ -72,7 +74,7 @@ def main(argv=None) -> dict:
         per_run = {name: [store.sweep_info(r.id) for r in store.sweep_runs(sweep)]
                    for name, sweep in (("serial", serial_id), ("on_workers", cluster_id))}
         store.close()
-    assert not serial.partial and not parallel.partial
+    assert not serial.partial and not parallel.partial and len(per_run["on_workers"]) == runs
     log(f"on {args.workers} workers: {cluster_s:.1f} s (+ {startup_s:.1f} s start-up); verdict: {parallel.verdict}")
     same = [c.candidate for c in serial.ranking] == [c.candidate for c in parallel.ranking]
     return emit({"benchmark": "discover_scaling", "runs": runs, "candidates": discover.names, "seeds": args.seeds,
