@@ -151,7 +151,10 @@ def spread(a: CandidateResult, b: CandidateResult) -> float | None:
     return max(sds) if sds else None
 
 
-def _notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: str) -> list[str]:
+def statistics_notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: str) -> list[str]:
+    """What a reader must know to trust the ranking: the budget every candidate had, whether the report is partial,
+    which neighbours are within the seeds' spread, where the seeds disagree on the order, differing estimators, stage
+    2's outcome, candidates not run, and each failure with its reason."""
     notes = [f"every candidate: {budget['steps']} steps of {budget['optimizer']} (learning rate "
              f"{budget['learning_rate']:g}, batch {budget['batch_size'] or 'all'}), M = {budget['num_inducing']} "
              f"inducing points, S = {budget['num_samples']} samples per input (a finite orbit's whole orbit when "
@@ -302,7 +305,7 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
     total = int(record.total or len(spec.vary["model.augmentation"]) * len(spec.seeds))
     finished_or_failed = sum(c.finished + len(c.failed) for c in ranking)
     partial = record.status in ("interrupted", "running") or finished_or_failed < total
-    notes = _notes(ranking, budget, partial, record.status)
+    notes = statistics_notes(ranking, budget, partial, record.status)
     dataset = str(spec.base.data.get("dataset", ""))
     if record.name.startswith(SWEEP_PREFIX):
         dataset = dataset or record.name[len(SWEEP_PREFIX):]
@@ -316,4 +319,4 @@ def ranking_json(report: DiscoverReport) -> str:
 
 
 __all__ = ["CandidateResult", "DiscoverReport", "discover_report", "ranking_json", "verdict", "budget_of",
-           "is_discover", "mean_sd", "spread", "beats", "combined_parts"]
+           "is_discover", "mean_sd", "spread", "beats", "combined_parts", "statistics_notes"]

@@ -121,3 +121,29 @@ def test_stage_two_combines_the_two_best_single_candidates_and_keeps_the_pair_th
     assert any(note.startswith(f"stage 2: {pair} improves the ELBO of {best.candidate}") and "kept" in note
                for note in report.notes)
     assert len(store.sweep_runs(sweep_id)) == report.total == 8 and not report.partial  # one sweep, both stages
+
+
+def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a_candidate_failed():
+    from engine.sweeps.discover_report import CandidateResult, mean_sd, statistics_notes, verdict
+
+    def row(name, elbos, failed=()):
+        c = CandidateResult(name, elbos=dict(enumerate(elbos)), failed=list(failed), finished=len(elbos))
+        c.elbo_mean, c.elbo_sd = mean_sd(elbos)
+        return c
+
+    none, flips, rotation = row("none", [-100.0, -101.0, -99.0]), row("flips", [-99.0, -102.0, -96.0]), \
+        row("rotation", [-50.0, -52.0, -51.0])
+    broken = row("affine", [], ["seed 0: step 1 produced a non-finite loss"])
+    for c in (flips, rotation):
+        c.log_bf, c.log_bf_sd = mean_sd([c.elbos[s] - none.elbos[s] for s in c.elbos])
+    ranking = [rotation, flips, none, broken]
+    budget = {"steps": 10, "optimizer": "adam", "learning_rate": 0.02, "batch_size": 0, "num_inducing": 5,
+              "num_samples": 4, "seeds": [0, 1, 2]}
+    notes = statistics_notes(ranking, budget, partial=False, status="incomplete")
+    assert notes[0].startswith("every candidate: 10 steps of adam (learning rate 0.02, batch all), M = 5")
+    assert any(n.startswith("flips and none are within noise: ELBO difference") for n in notes)
+    assert "seeds disagree on the order: seed 1 ranks rotation > none > flips" in notes
+    assert "affine failed (seed 0: step 1 produced a non-finite loss); it is left out of its mean" in notes
+    assert not any(n.startswith("rotation and flips are within noise") for n in notes)
+    assert verdict(ranking) == ("invariant under rotation (log BF 49 ± 1 over none); flips does not help; affine "
+                                "failed (see the notes)")
