@@ -1363,30 +1363,11 @@ DISCOVER_SMALL = ["discover", "--dataset", "symmetric-2d", "--source-option", "n
 
 @pytest.fixture
 def exploding_orbit():
-    """A registered vector orbit whose second element is NaN: a candidate whose training diverges at its first step
-    (taken out of the registry and the invariant GP's choices afterwards)."""
-    import engine.transforms as transforms
-    from engine.models.invariant import AugmentationParams
+    """A registered vector orbit that diverges at its first step, for the time of one test."""
+    from tests.helpers.orbits import exploding_orbit as registered
 
-    @transforms.register("exploding")
-    class Exploding(transforms.FiniteOrbit):
-        image_only = False
-        orbit_size = 2
-
-        def __init__(self, input_shape):
-            super().__init__()
-
-        def apply(self, X, index):
-            nan = torch.tensor(float("nan"), dtype=X.dtype)
-            return X[:, None] * torch.where(index[..., None] > 0, nan, torch.ones((), dtype=X.dtype))
-
-    yield "exploding"
-    transforms.REGISTRY.parts.pop("exploding")
-    from engine.registry import _subclasses
-
-    for cls in _subclasses(AugmentationParams):
-        if "exploding" in cls.param.augmentation.objects:
-            cls.param.augmentation.objects.remove("exploding")
+    with registered() as name:
+        yield name
 
 
 def test_discover_diverging_candidate(world, capsys, exploding_orbit):

@@ -283,7 +283,7 @@ class _Stage:
                 self.progress(p)
 
         run_sweep(None, store=self.store, sweep_id=self.sweep_id, scheduler=self.scheduler, n_workers=self.n_workers,
-                  progress=relay, stop=self.stop, threads=self.threads)
+                  progress=relay, stop=self.stop, threads=self.threads, rerun_failed=False)
 
 
 def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop, threads: int) -> None:

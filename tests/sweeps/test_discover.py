@@ -147,3 +147,23 @@ def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a
     assert not any(n.startswith("rotation and flips are within noise") for n in notes)
     assert verdict(ranking) == ("invariant under rotation (log BF 49 ± 1 over none); flips does not help; affine "
                                 "failed (see the notes)")
+
+
+def test_on_dask_a_diverging_candidate_fails_once_and_stage_two_still_runs(tmp_path):
+    from tests.helpers.orbits import exploding_orbit
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, size=(80, 2))
+    y = np.cos(1.5 * X[:, 0]) * np.cos(1.5 * X[:, 1]) + 0.05 * rng.normal(size=80)
+    path = tmp_path / "even.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    store = RunStore(tmp_path / "runs.sqlite")
+    with exploding_orbit() as name:
+        plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150,
+                               orbits=["permutations", "sign_flips", name], **SMALL)
+        told = []
+        sweep_id = run_candidates(plan, store, n_workers=1, on_result=lambda *a: told.append((a[0], a[3])))
+    assert told.count((name, "failed")) == 2  # each seed once: stage 2 does not train it again
+    report = discover_report(store, sweep_id)
+    assert any("+" in c.candidate for c in report.ranking) and report.row(name).failed
+    assert len(store.sweep_runs(sweep_id)) == report.total == 10
