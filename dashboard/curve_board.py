@@ -94,7 +94,7 @@ class CurveBoard(param.Parameterized):
         plot.show = self.show_previous
         plot.show_previous(self._previous_of(metric))
         self.curve_plots[metric] = plot
-        pane = pn.pane.Bokeh(plot.figure, name=metric, sizing_mode="fixed")  # side by side in the row
+        pane = pn.pane.Bokeh(plot.figure, name=metric, sizing_mode="stretch_width")  # the figure sets its own flex
         self.plots[metric] = pane
         if metric in self.MAIN:
             index = sum(1 for m in self.MAIN[:self.MAIN.index(metric)] if m in self.plots

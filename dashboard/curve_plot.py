@@ -18,6 +18,9 @@ from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, metric_spec, to_display, wrap
 PREVIOUS_RUNS = 5  # previous runs overlaid, newest last
 COLOURS = ("#7f7f7f", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")  # previous runs, oldest first
 LIVE = "#1f77b4"
+CURVE_MIN_WIDTH = FRAME_WIDTH + 140  # the data area's width and the legend beside it
+# as many to a row as fit, each row's plots sharing its width (two or three columns on a laptop or a projector)
+FLEX_ITEM = {"flex": f"1 1 {CURVE_MIN_WIDTH}px", "width": "auto", "max-width": f"{2 * CURVE_MIN_WIDTH}px"}
 SPARSE = 50  # below this many points the points themselves are drawn too (test metrics are sparse)
 
 
@@ -45,8 +48,9 @@ class CurvePlot:
                                  for _ in range(PREVIOUS_RUNS)]
         self.x_range = Range1d(0, 1)
         self.y_range = DataRange1d() if self.logy else Range1d(0, 1)
-        fig = figure(title=spec.title, x_axis_label="step", y_axis_label=spec.label, frame_width=FRAME_WIDTH,
-                     frame_height=FRAME_HEIGHT, x_range=self.x_range, y_range=self.y_range,
+        fig = figure(title=spec.title, x_axis_label="step", y_axis_label=spec.label, sizing_mode="stretch_width",
+                     min_width=CURVE_MIN_WIDTH, frame_height=FRAME_HEIGHT, styles=FLEX_ITEM, x_range=self.x_range,
+                     y_range=self.y_range,
                      y_axis_type="log" if self.logy else "linear", tools="pan,wheel_zoom,box_zoom,reset,save",
                      toolbar_location="above")
         items = []

@@ -7,6 +7,7 @@ import panel as pn
 from .compare import ComparePage
 from .controls import data_controls, model_controls, optimisation_controls
 from .lessons import LessonCards, get_lesson, steps_markdown, visible_controls
+from .number_guard import NumberBoxGuard
 from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sidebar_tabs, training_page
 from .prior import URL_KEYS as PRIOR_URL_KEYS
 from .prior import PriorPanel
@@ -132,7 +133,8 @@ class ExplorerPage:
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
         curve_opts.append(pn.widgets.Checkbox.from_param(self.param.presenter, label="presenter (larger page)"))
-        main = pn.Column(self.url_field, self.theme_switch.field, self.lesson_pane, run_bar, self.status,
+        main = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
+                         self.lesson_pane, run_bar, self.status,
                          self.notice_pane, self.plugin_note,
                          curve_opts,
                          self.curves.layout, self.feed.views_area, self.curves.extra_layout,

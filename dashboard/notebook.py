@@ -233,22 +233,6 @@ def _inline_later_stylesheets() -> None:
     _wrapped = True
 
 
-# -- the explorer's output ---------------------------------------------------------------------------------------------
-class NotebookView(pn.Column):
-    """The column an `Explorer` is drawn in inside a notebook.
-
-    Bokeh's page sometimes sends back a change Python cannot apply: to a plot model that the last update just
-    replaced, or a glyph colour in a form the Python property refuses. Under `panel serve` such a change is
-    dropped with a line in the server's log; in a notebook Panel would print its traceback under the cell,
-    although nothing is wrong with the dashboard. Here it is dropped and logged too."""
-
-    def _on_msg(self, ref, manager, msg) -> None:
-        try:
-            super()._on_msg(ref, manager, msg)
-        except ValueError as err:  # bokeh's DeserializationError and property validation errors
-            log.debug("a change from the page could not be applied and was dropped: %s", err)
-
-
 # -- closing what a notebook shows ------------------------------------------------------------------------------------
 def _env_float(name: str, default: float) -> float:
     try:

@@ -1465,6 +1465,24 @@ def test_a_theme_change_link_whose_page_has_gone_says_so():
     assert page_for("", None, Fresh).notice == ""  # no token: an ordinary new page, nothing to explain
 
 
+def test_a_link_with_an_unknown_theme_says_so():
+    """`?theme=purple` opened the default theme without a word; the notice now names it and the themes there are."""
+    from panel.io.location import Location
+
+    from dashboard import Explorer
+
+    explorer = Explorer(store=False)
+    try:
+        explorer.read_location(Location(search="?theme=purple&train.learning_rate=0.02"))
+        assert "theme: 'purple' is not one of default, dark" in explorer.notice
+        assert explorer.train.learning_rate == 0.02  # the rest of the link still applies
+        explorer.notice = ""
+        explorer.read_location(Location(search="?theme=dark"))
+        assert explorer.notice == ""
+    finally:
+        explorer.close()
+
+
 def test_the_published_table_lists_every_case():
     """docs/bad_inputs.md is this file as a table: each test id above appears there, and each row here."""
     text = (Path(__file__).parents[1] / "docs" / "bad_inputs.md").read_text()

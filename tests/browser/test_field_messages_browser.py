@@ -70,3 +70,21 @@ def test_a_message_about_an_earlier_bad_value_goes_away(served_app):
         rate.press("Enter")
         poll(lambda: not any("Batch size" in m for m in messages(page)), timeout=30)
         assert not errors, errors
+
+
+def test_letters_typed_into_a_number_box_are_refused_with_a_message_at_the_box(served_app):
+    """Bokeh's number boxes dropped letters without a word; the box now says why, and keeps its number."""
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL)
+        open_tab(page, "Data")
+        box = field(page, "Subset")
+        box.click()
+        box.press("End")
+        box.press_sequentially("x")
+        message = box.evaluate("e => e.validationMessage")
+        assert message == 'Numbers only: "x" cannot be part of a number.', message
+        assert box.input_value() == "200"
+        box.press_sequentially("0")  # an accepted character clears the message
+        assert box.evaluate("e => e.validationMessage") == ""
+        assert box.input_value() == "2000"
+        assert not errors, errors

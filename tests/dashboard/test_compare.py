@@ -244,13 +244,13 @@ def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
 
 
 def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monkeypatch):
-    import dashboard.compare as compare
+    import dashboard.compare.runner as runner
     from engine.errors import ConfigError
 
     def no_cluster(spec, **kwargs):
         raise ConfigError("no Dask scheduler answered at tcp://127.0.0.1:1; start one with `dask scheduler`")
 
-    monkeypatch.setattr(compare, "run_sweep", no_cluster)
+    monkeypatch.setattr(runner, "run_sweep", no_cluster)  # where the sweep's thread looks it up
     store = RunStore(tmp_path / "runs.sqlite")
     page = ComparePage(store=store)
     page.launch_study("symmetric-2d-swap", quick=True)

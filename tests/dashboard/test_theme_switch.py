@@ -31,3 +31,4 @@ def test_an_unclaimed_explorer_is_closed(monkeypatch):
     while not explorer.closed and time.time() < deadline:
         time.sleep(0.02)
     assert explorer.closed and not theme_switch.is_parked(explorer)
+

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from dashboard import notebook
+from dashboard.notebook_view import NotebookView, page_changes
 from dashboard.serving import ROOT
 
 
@@ -113,3 +114,65 @@ def test_every_cdn_stylesheet_of_an_output_is_replaced():
     root = Column(children=[Div(text="x", stylesheets=sheets)])
     assert notebook.inline_stylesheets(root) == 1
     assert sheets[0].url.startswith("data:text/css") and sheets[1].url == "https://example.org/a.css"
+
+
+def _page_message(*events):
+    """A PATCH-DOC message as the page sends it, and a stand-in for the comm manager that assembled it."""
+    from bokeh.protocol import Protocol
+
+    message = Protocol().create("PATCH-DOC", list(events))
+    return {"content": {}}, type("Manager", (), {"assemble": staticmethod(lambda _msg: message)})()
+
+
+def test_an_echo_of_an_older_layout_does_not_detach_the_plot_added_since():
+    """The page sends back every update the kernel sent it. The echo of a layout's children from before the last
+    plot was added must not put the old children back (the new plot would leave the kernel's document and its
+    data would never be sent), nor echoed data be appended twice; a value the user typed still comes through."""
+    import numpy as np
+    import panel as pn
+    from bokeh.document import Document
+    from bokeh.document.events import ColumnsStreamedEvent, ModelChangedEvent
+    from bokeh.plotting import figure
+
+    first, second = figure(), figure()
+    source = second.scatter([0], [0]).data_source
+    layout = pn.FlexBox(pn.pane.Bokeh(first))
+    box = pn.widgets.FloatInput(value=1.0)
+    view = NotebookView(layout, box)
+    doc = Document()
+    root = view.get_root(doc)
+    doc.add_root(root)
+    ref = root.ref["id"]
+    pn.state._views[ref] = (view, root, doc, None)
+    try:
+        flex = layout._models[ref][0]
+        old_children = flex.children
+        layout.append(pn.pane.Bokeh(second))
+        assert second.document is doc
+        points = len(source.data["x"])
+        echo = [ModelChangedEvent(doc, flex, "children", old_children),
+                ColumnsStreamedEvent(doc, source, "data", {"x": np.array([1.0]), "y": np.array([1.0])}, None),
+                ModelChangedEvent(doc, box._models[ref][0], "value", 2.5)]
+        msg, manager = _page_message(*echo)
+        view._apply_msg(ref, manager, msg)
+        assert second.document is doc
+        assert second in flex.children["flex-item"]
+        assert len(source.data["x"]) == points
+        assert box.value == 2.5
+    finally:
+        pn.state._views.pop(ref, None)
+        view._cleanup(root)
+
+
+def test_page_changes_keep_what_the_page_authors():
+    kept = [{"kind": "ModelChanged", "model": {"id": "w"}, "attr": "value", "new": 0.5},
+            {"kind": "ModelChanged", "model": {"id": "r"}, "attr": "start", "new": -3.0},
+            {"kind": "ModelChanged", "model": {"id": "s"}, "attr": "indices", "new": [1, 2]},
+            {"kind": "MessageSent", "msg_type": "bokeh_event",
+             "msg_data": {"name": "button_click", "values": {"type": "map", "entries": [["model", {"id": "b"}]]}}}]
+    dropped = [{"kind": "ModelChanged", "model": {"id": "f"}, "attr": "children", "new": [{"id": "p"}]},
+               {"kind": "ModelChanged", "model": {"id": "t"}, "attr": "tooltips",
+                "new": [{"type": "object", "id": "x"}]},
+               {"kind": "ModelChanged", "model": {"id": "h"}, "attr": "text", "new": "<b>old</b>"},
+               {"kind": "ColumnsStreamed", "model": {"id": "c"}, "attr": "data", "data": {}, "rollover": 10}]
+    assert page_changes(kept + dropped) == kept

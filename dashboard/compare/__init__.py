@@ -1,0 +1,45 @@
+"""The Compare page: sweeps of runs compared by the marginal likelihood (paper 000: the ELBO chooses the invariance).
+
+A sweep is many runs that differ in one or more settings and the seed (`engine.sweeps`). This page
+
+- launches one from the Training page's current settings (a setting, its values, a number of seeds), runs a
+  built-in study (`engine.sweeps.STUDIES`), or opens a stored one (`?page=compare&sweep=ID`);
+- runs it through `run_sweep` on a background thread (`SweepRunner`): Dask does the training, the thread only
+  waits and collects progress, and the page's periodic tick (the same pattern as the Training page's live
+  feed) drains that progress into the page on the server's event loop, so the page never waits for a run;
+- shows a sortable, filterable table of the runs, filled in as they run and finish; the whole-data ELBO and the
+  test error against the swept setting (mean ± sd over seeds); the ELBO curves of all runs grouped by the setting's
+  value; and, when the setting is an invariance range, a line where each learned-range run's range ended;
+- says, visibly, when the runs cannot be compared on one axis (other data, likelihood or estimator).
+
+
+The package, by job: `data` shapes a sweep's comparison into the table's and the plots' values, `plots` draws them,
+`runner` runs the sweep on its background thread, `form` launches and opens sweeps, `live` follows and draws the
+sweep shown, and `page` is the page itself.
+"""
+from __future__ import annotations
+
+from .data import (
+    AXIS_LABELS,
+    RANGE_AXES,
+    AxisData,
+    axis_data,
+    axis_label,
+    field_name,
+    is_learned_run,
+    learned_value,
+    primary_axis,
+    progress_text,
+    series_axes,
+    series_key,
+    value_label,
+)
+from .live import STATE_COLOURS
+from .page import INTRO, LIVE_STATES, ComparePage
+from .plots import PLOT_FRAME, SERIES_COLOURS, against_setting_plot, curves_plot
+from .runner import SweepRunner
+
+__all__ = ["AXIS_LABELS", "INTRO", "LIVE_STATES", "PLOT_FRAME", "RANGE_AXES", "SERIES_COLOURS", "STATE_COLOURS",
+           "AxisData", "ComparePage", "SweepRunner", "against_setting_plot", "axis_data", "axis_label", "curves_plot",
+           "field_name", "is_learned_run", "learned_value", "primary_axis", "progress_text", "series_axes",
+           "series_key", "value_label"]

@@ -1,0 +1,72 @@
+"""The sweep's background thread: `run_sweep` on a daemon thread whose progress the Compare page drains.
+
+Dask does the training; the thread only waits and collects progress reports, and never touches the page.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+
+from engine.errors import InvlabError
+from engine.sweeps import SweepSpec, run_sweep
+from engine.train import RunStore
+
+
+class SweepRunner:
+    """`run_sweep` on a daemon thread; the page drains its progress (`drain()`) from the server thread.
+
+    The thread only waits for Dask and collects `SweepProgress` reports; it never touches the page."""
+
+    def __init__(self, spec: SweepSpec, store: RunStore, *, sweep_id: int | None = None,
+                 scheduler: str | None = None, n_workers: int | None = None):
+        self.spec, self.store = spec, store
+        self.sweep_id = sweep_id
+        self.scheduler, self.n_workers = scheduler or None, n_workers or None
+        self.stop_event = threading.Event()
+        self.error: str | None = None
+        self.finished = False
+        self._lock = threading.Lock()
+        self._progress = None
+        self._events: list[dict] = []
+        self.thread = threading.Thread(target=self._run, name="invlab-sweep", daemon=True)
+
+    def start(self) -> "SweepRunner":
+        """Start the sweep's background thread; returns the runner."""
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ask the sweep to stop: runs in progress are abandoned, finished runs stay stored."""
+        self.stop_event.set()
+
+    def _run(self) -> None:
+        try:
+            sweep_id = run_sweep(self.spec, store=self.store, scheduler=self.scheduler, n_workers=self.n_workers,
+                                 sweep_id=self.sweep_id, progress=self._on_progress, stop=self.stop_event)
+            with self._lock:
+                self.sweep_id = sweep_id
+        except InvlabError as err:
+            with self._lock:
+                self.error = str(err)
+        except BaseException as err:  # noqa: BLE001 — the page shows it; the server stays up
+            traceback.print_exc()
+            with self._lock:
+                self.error = f"{type(err).__name__}: {err}"
+        finally:
+            with self._lock:
+                self.finished = True
+
+    def _on_progress(self, progress) -> None:
+        with self._lock:
+            self._progress = progress
+            if self.sweep_id is None and getattr(progress, "sweep_id", None) is not None:
+                self.sweep_id = progress.sweep_id
+            if progress.event:
+                self._events.append(dict(progress.event))
+
+    def drain(self):
+        """(latest progress or None, events since the last drain, finished, error)."""
+        with self._lock:
+            events, self._events = self._events, []
+            return self._progress, events, self.finished, self.error
+
