@@ -14,19 +14,9 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from .compare import mean_sd
 from .discover import COMBINED, NONE, SWEEP_PREFIX, point_name
 from .spec import SweepSpec
-
-
-def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
-    """Mean and sample standard deviation of the finite values (sd None with fewer than two; both None with none)."""
-    values = [v for v in values if v is not None and math.isfinite(v)]
-    if not values:
-        return None, None
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 @dataclass

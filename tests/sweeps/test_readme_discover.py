@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.readme import run_python_blocks, section_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 TITLE = "Which invariances does my data have?"
 
-
-def section_blocks(title: str) -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text()
-    start = text.index(f"## {title}\n")
-    body = text[start:text.index("\n## ", start + 1)]
-    return re.findall(r"```(python|bash)\n(.*?)```", body, flags=re.S)
 
 
 def test_the_discover_section_runs_as_written(tmp_path, monkeypatch, capsys):
@@ -35,11 +30,6 @@ def test_the_discover_section_runs_as_written(tmp_path, monkeypatch, capsys):
     assert abs(ranking[0]["learned"]["rotation"]["final"] - 90) < 20
     assert "Which invariances does digits have?" in (tmp_path / "discover.html").read_text()
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
-    namespace: dict = {}
-    for kind, code in blocks:
-        if kind == "python":
-            exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_python_blocks(blocks, tmp_path, monkeypatch)
     assert namespace["report"].verdict.startswith("invariant under permutations")
     assert "permutations 1 finished" in capsys.readouterr().out
