@@ -64,6 +64,9 @@ def family_help(names) -> str:
 
 
 # -- controls that do not apply --------------------------------------------------------------------------------------
+COORDINATE_ORBITS = ("permutations", "sign_flips")  # the orbits `orbit_coordinates` restricts
+
+
 def not_applicable(settings) -> dict[str, str]:
     """Controls that do nothing with the current settings, as {"model.degree": reason, ...}; `settings` is the page's
     `RunSettings`."""
@@ -82,6 +85,12 @@ def not_applicable(settings) -> dict[str, str]:
             if name in config.param:
                 owner = next(part.name for part in kernels.REGISTRY.parts.values() if name in part.options.values())
                 out[f"model.{name}"] = f"only the {owner} kernel has this setting; the kernel is {kernel}"
+    if "orbit_coordinates" in config.param:  # the invariant GP's orbits on chosen vector coordinates
+        acting = [a for a in (getattr(config, "augmentation", None), getattr(config, "then_augmentation", None))
+                  if a in COORDINATE_ORBITS]
+        if not acting:
+            out["model.orbit_coordinates"] = (f"only the {' and '.join(COORDINATE_ORBITS)} orbits act on chosen "
+                                              f"coordinates; the augmentation is {config.augmentation}")
     try:
         source = resolve_source(settings.data.dataset)
         if source.kind != "image":

@@ -8,6 +8,7 @@ of stderr starting with `invlab` names the setting. API calls assert the engine'
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import sqlite3
 import sys
@@ -458,6 +459,24 @@ LINES = [
                                    "--test-fraction", "0.3", "--num-inducing", "2", *QUICK], 0,
          ("dropped 1 row",), setup_csv_missing, out=("step 1",)),
     Line("serve-admin-without-logins", ["serve", "--admin", "lecturer"], 2, ("--admin", "--basic-auth")),
+    # discover
+    Line("discover-no-candidates", ["discover", "--dataset", "diabetes", "--serial", "--quiet"], 1,
+         ("no candidate invariance applies to diabetes", "rotation: acts on images", "permutations: all permutations "
+          "of D=10", "sign_flips")),
+    Line("discover-scheduler-unreachable", ["discover", "--dataset", "symmetric-2d", "--scheduler",
+                                            "tcp://127.0.0.1:9", "--quiet"], 1,
+         ("no dask scheduler answered at tcp://127.0.0.1:9", "dask scheduler")),
+    Line("discover-orbit-takes-no-coordinates", ["discover", "--dataset", "digits", "--orbit", "rotation:0,1",
+                                                 "--serial", "--quiet"], 1,
+         ("--orbit 'rotation:0,1': rotation takes no coordinates", "permutations, sign_flips")),
+    Line("discover-orbit-coordinates-out-of-range", ["discover", "--dataset", "symmetric-2d", "--orbit",
+                                                     "permutations:0,5", "--serial", "--quiet"], 1,
+         ("--orbit permutations:0,5 does not apply", "name coordinate 5", "D=2")),
+    Line("discover-orbit-for-images-on-vectors", ["discover", "--dataset", "symmetric-2d", "--orbit", "flips",
+                                                  "--serial", "--quiet"], 1,
+         ("--orbit flips does not apply to these vector inputs", "acts on images")),
+    Line("discover-unknown-orbit", ["discover", "--dataset", "digits", "--orbit", "spin", "--serial", "--quiet"], 1,
+         ("--orbit 'spin' is not a registered augmentation", "rotation")),
     # valid, documented behaviour
     Line("num-inducing-over-n", ["train", "--subset", "40", "--num-inducing", "500", *QUICK], 0,
          ("num_inducing=500", "40 training points"), out=("step 1",)),
@@ -1336,6 +1355,54 @@ def test_sweep_without_dask(world, capsys, monkeypatch):
     assert code == 2 and "invlab sweep: sweeps run on Dask distributed" in err and "Traceback" not in err
     assert "pip install 'invariance-lab[sweeps]'" in err
     assert run_cli(["sweeps", "--json"], capsys)[1] == ""  # nothing stored
+
+
+DISCOVER_SMALL = ["discover", "--dataset", "symmetric-2d", "--source-option", "num_train=30", "--seeds", "1",
+                  "--steps", "20", "--num-inducing", "5", "--serial", "--quiet", "--json"]
+
+
+@pytest.fixture
+def exploding_orbit():
+    """A registered vector orbit that diverges at its first step, for the time of one test."""
+    from tests.helpers.orbits import exploding_orbit as registered
+
+    with registered() as name:
+        yield name
+
+
+def test_discover_diverging_candidate(world, capsys, exploding_orbit):
+    code, out, err = run_cli([*DISCOVER_SMALL, "--orbit", "exploding", "--orbit", "permutations"], capsys)
+    assert code == 1 and "Traceback" not in err + out
+    report = json.loads(out.strip().splitlines()[-1])
+    rows = {r["candidate"]: r for r in report["ranking"]}
+    assert rows["exploding"]["elbo_mean"] is None and "non-finite loss" in rows["exploding"]["failed"][0]
+    assert rows["none"]["seeds"] == rows["permutations"]["seeds"] == 1  # the others went on
+    assert report["ranking"][-1]["candidate"] == "exploding" and "exploding failed" in report["verdict"]
+    assert any(note.startswith("exploding failed (seed 0: step 1 produced a non-finite loss") for note in
+               report["notes"])
+
+
+def test_discover_interrupted(world, capsys, monkeypatch):
+    import engine.sweeps.task as task
+
+    real, calls = task.train_run, []
+
+    def ctrl_c_on_the_third(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(task, "train_run", ctrl_c_on_the_third)
+    code, out, err = run_cli([*DISCOVER_SMALL, "--seeds", "2", "--report", str(world / "r.html")], capsys)
+    assert code == 130 and "Traceback" not in err + out
+    assert "interrupted: the finished candidates are kept; the report is partial" in err
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["partial"] and report["status"] == "interrupted" and report["runs_stored"] == 2
+    assert "partial: 2/6 runs stored" in out
+    assert "Partial report: 2 of 6 runs stored" in (world / "r.html").read_text()
+    code, out, _ = run_cli(["sweeps", "--json"], capsys)
+    assert '"status": "interrupted"' in out
 
 
 def test_lab_without_jupyterlab(world, capsys, monkeypatch):

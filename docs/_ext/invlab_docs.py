@@ -35,7 +35,7 @@ README_LINKS = {"#sweeps": "../../sweeps.md", "#your-own-models": "../../own_dat
                 "docs/bad_inputs.md#your-own-data": "../../bad_inputs.md#your-own-data"}
 README_SECTIONS = ("Two commands", "Installing with pip", "The dashboard", "In JupyterLab", "Serving a class",
                    "Command line", "Sweeps", "Model families", "Data", "Your own data",
-                   "Using the engine from Python", "Your own models")
+                   "Using the engine from Python", "Your own models", "Which invariances does my data have?")
 
 
 def readme_section(title: str) -> str:
@@ -67,11 +67,11 @@ def readme_section(title: str) -> str:
 def readme_fragments() -> None:
     """Write each reused README section to `_generated/readme/` and copy the screenshots it shows."""
     for title in README_SECTIONS:
-        name = title.lower().replace(" ", "_")
+        name = re.sub(r"[^a-z0-9_]", "", title.lower().replace(" ", "_"))
         _write(OUT / "readme" / f"{name}.md", readme_section(title))
     images = OUT / "images"
     images.mkdir(parents=True, exist_ok=True)
-    for png in sorted((ROOT / "dashboard" / "screenshots").glob("*.png")):
+    for png in sorted([*(ROOT / "dashboard" / "screenshots").glob("*.png"), *(ROOT / "docs" / "images").glob("*.png")]):
         if not (images / png.name).exists() or (images / png.name).read_bytes() != png.read_bytes():
             shutil.copyfile(png, images / png.name)
 

@@ -11,6 +11,7 @@ training setup): bounds, choices and docs come from the parameters, never copied
     invlab sweep sweep.toml           # a sweep on Dask (`invlab sweep --help`); --study rotation-choice
     invlab sweeps                     # stored sweeps
     invlab compare 1                  # a sweep's runs by whole-data ELBO
+    invlab discover --dataset digits --rotate 90   # which invariances the data has, by the marginal likelihood
     invlab plugins                    # registered kernels, augmentations and models, and where each came from
     invlab notebooks DIR              # copy the teaching notebooks into DIR
     invlab lab                        # open them in JupyterLab (pip install 'invariance-lab[lab]')
@@ -21,6 +22,7 @@ from __future__ import annotations
 import sys
 
 from .compare import cmd_compare
+from .discover import cmd_discover
 from .fetch import cmd_fetch
 from .flags import GROUPS, add_param_flags, collect, int_flag
 from .notebooks import cmd_lab, cmd_notebooks
@@ -35,8 +37,8 @@ __all__ = ["COMMANDS", "FIXED_ON_RESUME", "GROUPS", "SweepBar", "add_param_flags
            "int_flag", "main", "parse_value", "serve_command", "summary_line", "sweep_spec_from_args"]
 
 COMMANDS = {"train": cmd_train, "runs": cmd_runs, "fetch": cmd_fetch, "serve": cmd_serve, "sweep": cmd_sweep,
-            "sweeps": cmd_sweeps, "compare": cmd_compare, "plugins": cmd_plugins, "notebooks": cmd_notebooks,
-            "lab": cmd_lab}
+            "sweeps": cmd_sweeps, "compare": cmd_compare, "discover": cmd_discover, "plugins": cmd_plugins,
+            "notebooks": cmd_notebooks, "lab": cmd_lab}
 """Each `invlab` subcommand's name and the function that runs it on the rest of the command line."""
 
 

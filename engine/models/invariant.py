@@ -35,6 +35,7 @@ from ..likelihoods.polya_gamma import PolyaGammaLogistic
 from ..parameters import learnables
 from ..transforms import build_augmentation
 from ..transforms.base import SymmetricRange, UniformRange
+from ..transforms.compose import compose
 from .base import DataInfo, Terms, Tunable, tunable
 from .conditionals import orbit_moments
 from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams, kernel_options
@@ -222,8 +223,8 @@ class AugmentationParams(param.Parameterized):
     augmentation = param.Selector(default="auto", objects=transforms.augmentation_names(),
                                   doc="What f is made insensitive to (any registered augmentation or orbit). auto: "
                                       "rotation for images, coordinate permutations for vectors. rotation/affine/"
-                                      "deformation have learnable ranges; rot90/flips/permutations/cyclic_shifts are "
-                                      "finite orbits.")
+                                      "deformation have learnable ranges; rot90/flips/permutations/sign_flips/"
+                                      "cyclic_shifts are finite orbits; identity is no invariance (the plain SVGP).")
     num_samples = param.Integer(default=8, bounds=(2, 1024),
                                 doc="S, augmented samples per input and step (capped at the orbit size; S = orbit size "
                                     "is exact).")
@@ -238,10 +239,17 @@ class AugmentationParams(param.Parameterized):
                                     doc="Initial strength of the smooth displacement field in pixels ('deformation').")
     deformation_smoothness = param.Number(default=3.0, bounds=(0.3, 20.0),
                                           doc="Width in pixels of the Gaussian that smooths the displacement field.")
+    orbit_coordinates = param.String(default="", doc="The vector coordinates that 'permutations' and 'sign_flips' act "
+                                     "on, comma-separated (e.g. '0,1'); empty: all of them.")
+    then_augmentation = param.Selector(default="none", objects=["none"],
+                                       doc="A second augmentation or orbit applied after the first (augmentation "
+                                           "rotation then flips: invariant to both, the ranges of both learned); "
+                                           "none: the first alone.")
     learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
 
 
 transforms.REGISTRY.attach(AugmentationParams, "augmentation")  # registered parts' names and own options
+transforms.REGISTRY.attach(AugmentationParams, "then_augmentation")
 
 
 class InvariantLikelihoodParams(LikelihoodParams):
@@ -283,6 +291,10 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
     options = transforms.REGISTRY.options_of(name, config) if name != "auto" else {
         "rotation": config.init_rotation, "affine": config.init_affine}
     augmentation = build_augmentation(name, input_shape, **options)
+    then = config.then_augmentation
+    if then not in (None, "none"):
+        second = build_augmentation(then, input_shape, **transforms.REGISTRY.options_of(then, config))
+        augmentation = compose(augmentation, second, (name, then))
     if not config.learn_ranges:
         for value in learnables(augmentation).values():
             value.frozen = True

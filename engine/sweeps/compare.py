@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from .spec import SweepSpec
 
 
-def _mean_sd(values: list[float]) -> tuple[float | None, float | None]:
+def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
+    """Mean and sample standard deviation of the finite values (sd None with fewer than two; both None with none)."""
     values = [v for v in values if v is not None and math.isfinite(v)]
     if not values:
         return None, None
@@ -104,13 +105,13 @@ def comparison(store, sweep_id: int) -> Comparison:
     group_rows = []
     for members in groups.values():
         ok = [m for m in members if m["status"] == "finished"]
-        elbo_mean, elbo_sd = _mean_sd([m["full_elbo"] for m in ok])
-        error_mean, error_sd = _mean_sd([m["test_error"] for m in ok])
-        nlpd_mean, nlpd_sd = _mean_sd([m["nlpd"] for m in ok])
-        rmse_mean, rmse_sd = _mean_sd([m["test_rmse"] for m in ok])
+        elbo_mean, elbo_sd = mean_sd([m["full_elbo"] for m in ok])
+        error_mean, error_sd = mean_sd([m["test_error"] for m in ok])
+        nlpd_mean, nlpd_sd = mean_sd([m["nlpd"] for m in ok])
+        rmse_mean, rmse_sd = mean_sd([m["test_rmse"] for m in ok])
         learned = {}
         for name in sorted({k for m in ok for k in m["learned"]}):
-            mean, sd = _mean_sd([m["learned"].get(name) for m in ok])
+            mean, sd = mean_sd([m["learned"].get(name) for m in ok])
             learned[name] = {"mean": mean, "sd": sd}
         group_rows.append({**{a: members[0][a] for a in axes}, "n": len(ok), "failed": len(members) - len(ok),
                            "elbo_mean": elbo_mean, "elbo_sd": elbo_sd, "error_mean": error_mean, "error_sd": error_sd,

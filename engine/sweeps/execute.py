@@ -132,11 +132,12 @@ def _connect(scheduler: str | None, n_workers: int | None, dashboard_address: st
 
 def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, n_workers: int | None = None,
               sweep_id: int | None = None, progress=None, stop: threading.Event | None = None, *,
-              dashboard_address: str | None = None, threads: int = 1) -> int:
+              dashboard_address: str | None = None, threads: int = 1, rerun_failed: bool = True) -> int:
     """Run a sweep (or the missing runs of sweep `sweep_id`) and store every run; returns the sweep's id.
 
     `progress(SweepProgress)` is called from this thread after each event; `stop` (a threading.Event) ends the
-    sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task."""
+    sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task.
+    `rerun_failed=False` leaves the stored failed runs of sweep `sweep_id` alone (only runs it lacks are trained)."""
     require_dask()  # before anything is stored
     from ..train import RunStore
     from ..train.store import HEARTBEAT_SECONDS
@@ -155,7 +156,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     if sweep_id is None:
         sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
     previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
-    finished = {k for k, r in previous.items() if r.status == "finished"}
+    finished = {k for k, r in previous.items() if r.status == "finished" or (r.status == "failed" and not rerun_failed)}
     # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every point
     seeds = {seed: i for i, seed in enumerate(spec.seeds)}
     todo = sorted((run for run in planned if run.key not in finished), key=lambda run: seeds.get(run.seed, 0))

@@ -189,7 +189,7 @@ def _check_data_and_family(config: RunConfig) -> None:
     opts, _ = loader._check_options(source, {**options, **data.get("source_options", {})})
     loader._check_applicable(source, opts)
     spec = config.model_spec()
-    if source.task not in spec.tasks:
+    if source.task != "auto" and source.task not in spec.tasks:  # 'auto' (a file's) is known after loading
         raise ConfigError(f"model {spec.name!r} does not support {source.task} data ({source.name}); it supports "
                           f"{', '.join(spec.tasks)}")
     if spec.image_only and source.kind != "image":

@@ -2,8 +2,8 @@
 
 - densities with learnable ranges: `AffineAugmentation` (presets `rotation_only`, `all_affine`),
   `LocalDeformation`;
-- finite orbits (sampled without replacement): `Rot90Orbit`, `FlipOrbit`, `PermutationOrbit`,
-  `CyclicShiftOrbit`.
+- finite orbits (sampled without replacement): `Rot90Orbit`, `FlipOrbit`, `PermutationOrbit`, `SignFlipOrbit`,
+  `CyclicShiftOrbit`, and `IdentityOrbit` (no invariance: the baseline of `invlab discover`).
 
 All share `sample(X, S) -> [N, S, ...]`. They are chosen by name from one registry, `REGISTRY`; the built-ins
 register through the same `register` decorator a user's augmentation does:
@@ -20,15 +20,26 @@ plotted like the affine ranges. `build_augmentation(name, ...)` makes one from a
 """
 from __future__ import annotations
 
+import itertools
+
 from ..errors import ConfigError
 from ..registry import Registry
 from .affine import AFFINE_PARAMETERS, AffineAugmentation, all_affine, inverse_affine_matrices, rotation_only, warp
 from .base import Augmentation, FiniteOrbit, SymmetricRange, UniformRange
 from .deformation import LocalDeformation
-from .orbits import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit
+from .orbits import (
+    CyclicShiftOrbit,
+    FlipOrbit,
+    IdentityOrbit,
+    PermutationOrbit,
+    Rot90Orbit,
+    SignFlipOrbit,
+    parse_coordinates,
+)
 
 __all__ = ["Augmentation", "FiniteOrbit", "UniformRange", "SymmetricRange", "AffineAugmentation", "rotation_only",
            "all_affine", "LocalDeformation", "Rot90Orbit", "FlipOrbit", "PermutationOrbit", "CyclicShiftOrbit",
+           "IdentityOrbit", "SignFlipOrbit",
            "AFFINE_PARAMETERS", "build_augmentation", "inverse_affine_matrices", "warp", "register", "REGISTRY",
            "augmentation_names"]
 
@@ -82,10 +93,35 @@ def flips(input_shape):
     return FlipOrbit("horizontal")
 
 
-@register("permutations", builtin=True, inputs=("vector",))
-def permutations(input_shape):
-    """All permutations of the coordinates of vector inputs."""
-    return PermutationOrbit(input_shape[-1])
+_COORDINATES = {"coordinates": "orbit_coordinates"}
+
+
+@register("permutations", builtin=True, inputs=("vector",), options=_COORDINATES)
+def permutations(input_shape, coordinates=""):
+    """All permutations of the coordinates of vector inputs (or of those named, e.g. '0,1': the others stay)."""
+    dim = input_shape[-1]
+    coords = parse_coordinates(coordinates, dim, at_least=2)
+    if coords is None:
+        return PermutationOrbit(dim)
+    table = []
+    for perm in itertools.permutations(coords):
+        row = list(range(dim))
+        for c, source in zip(coords, perm):
+            row[c] = source
+        table.append(tuple(row))
+    return PermutationOrbit(dim, table)
+
+
+@register("sign_flips", builtin=True, inputs=("vector",), options=_COORDINATES)
+def sign_flips(input_shape, coordinates=""):
+    """Every sign pattern of the coordinates of vector inputs, or of those named (f even in each of them)."""
+    return SignFlipOrbit(input_shape[-1], parse_coordinates(coordinates, input_shape[-1]))
+
+
+@register("identity", builtin=True, inputs=("image", "vector"))
+def identity(input_shape):
+    """No invariance: the one-element orbit {x} (the invariant GP is then the plain SVGP)."""
+    return IdentityOrbit()
 
 
 @register("cyclic_shifts", builtin=True, inputs=("image",))

@@ -1,4 +1,5 @@
-"""Finite orbits: the rot90 group, flips, coordinate permutations and cyclic shifts (paper 000 sec. 4.1).
+"""Finite orbits: the rot90 group, flips, coordinate permutations, sign flips, cyclic shifts and the one-element
+identity orbit (paper 000 sec. 4.1).
 
 Each is a `FiniteOrbit` with P elements, element 0 the identity. `sample(X, S)` draws S of them without
 replacement per input (appendix B.1 re-weights the estimators for this); S = P gives the exact orbit.
@@ -14,6 +15,26 @@ import torch
 
 from ..errors import ConfigError, ShapeError
 from .base import FiniteOrbit
+
+
+def parse_coordinates(text: str, dim: int, at_least: int = 1) -> list[int] | None:
+    """The coordinates a group acts on, from text like '0,1' (None for empty text: all of them); refused (ConfigError)
+    unless they are distinct integers in 0..dim−1, at least `at_least` of them."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        coords = [int(c) for c in str(text).split(",") if c.strip()]
+    except ValueError:
+        raise ConfigError(f"orbit coordinates {text!r} must be whole numbers separated by commas, e.g. '0,1'") from None
+    bad = [c for c in coords if not 0 <= c < dim]
+    if bad:
+        raise ConfigError(f"orbit coordinates {text!r} name coordinate {bad[0]}; these inputs have D={dim} "
+                          f"coordinates, 0..{dim - 1}")
+    if len(set(coords)) != len(coords):
+        raise ConfigError(f"orbit coordinates {text!r} name a coordinate twice; give each once")
+    if len(coords) < at_least:
+        raise ConfigError(f"orbit coordinates {text!r}: name at least {at_least} coordinates, e.g. '0,1'")
+    return coords
 
 
 def _gather_elements(elements: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -135,3 +156,60 @@ class CyclicShiftOrbit(FiniteOrbit):
         source = X.reshape(N, 1, C, H * W).expand(N, S, C, H * W)
         return source.gather(3, flat).reshape(N, S, C, H, W)
 
+
+
+class IdentityOrbit(FiniteOrbit):
+    """{x}: the one-element orbit. An invariant GP with it is the plain SVGP (the sum over the orbit is k itself), built
+    by the same code as every invariant candidate: the `none` baseline that `invlab discover` compares against."""
+
+    image_only = False
+    orbit_size = 1
+
+    def check_input(self, X):
+        """Any inputs of at least two dimensions ([N, D] vectors or [N, C, H, W] images) are accepted."""
+        if X.dim() < 2:
+            raise ShapeError(f"IdentityOrbit needs a batch of inputs [N, ...]; got shape {tuple(X.shape)}")
+
+    def apply(self, X, index):
+        """Each input repeated for every (identity) element of `index` [N, S]: [N, S, ...]."""
+        N, S = index.shape
+        return X[:, None].expand(N, S, *X.shape[1:])
+
+
+class SignFlipOrbit(FiniteOrbit):
+    """All sign patterns of the coordinates of vector inputs [N, D], or of the `coordinates` given (at most 8 of
+    them): functions even in each of them, f(x1, ..., xD) = f(±x1, ..., ±xD). Element k flips the j-th coordinate
+    when bit j of k is set (element 0 the identity)."""
+
+    image_only = False
+    MAX_DIM = 8  # 2^8 = 256 elements
+
+    def __init__(self, dim: int, coordinates: list[int] | None = None):
+        super().__init__()
+        self.dim = int(dim)
+        self.coordinates = list(range(self.dim)) if coordinates is None else [int(c) for c in coordinates]
+        n = len(self.coordinates)
+        if not 1 <= n <= self.MAX_DIM:
+            raise ConfigError(f"all sign flips of D={n} coordinates is 2^D elements; use D ≤ {self.MAX_DIM}, or "
+                              "name the coordinates wanted (e.g. sign_flips:0,1)")
+        signs = torch.ones(2 ** n, self.dim, dtype=torch.float64)  # [P, D]
+        for k in range(2 ** n):
+            for j, c in enumerate(self.coordinates):
+                if k >> j & 1:
+                    signs[k, c] = -1.0
+        self.register_buffer("signs", signs, persistent=False)
+
+    @property
+    def orbit_size(self) -> int:
+        """P = 2^(number of coordinates flipped)."""
+        return 2 ** len(self.coordinates)
+
+    def check_input(self, X):
+        """Refuse inputs that are not vectors [N, D] of the dimension the orbit was built for (ShapeError)."""
+        if X.dim() != 2 or X.shape[1] != self.dim:
+            raise ShapeError(f"SignFlipOrbit was built for vectors [N, {self.dim}]; got shape {tuple(X.shape)}")
+
+    def apply(self, X, index):
+        """The sign patterns `index` [N, S] applied to each vector: [N, S, D]."""
+        signs = self.signs.to(device=X.device, dtype=X.dtype)[index]  # [N, S, D]
+        return X[:, None, :] * signs

@@ -4,7 +4,6 @@ folders of images standing in for the user's `photos`."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -12,14 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.helpers.readme import run_python_blocks, section_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def section_blocks(title: str) -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text()
-    start = text.index(f"## {title}\n")
-    body = text[start:text.index("\n## ", start + 1)]
-    return re.findall(r"```(python|bash)\n(.*?)```", body, flags=re.S)
 
 
 def photos(folder: Path):
@@ -34,12 +29,7 @@ def photos(folder: Path):
 def test_every_snippet_of_your_own_data_runs(tmp_path, monkeypatch, capsys):
     blocks = section_blocks("Your own data")
     assert [kind for kind, _ in blocks].count("python") >= 3 and any(kind == "bash" for kind, _ in blocks)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
-    namespace: dict = {}
-    for kind, code in blocks:
-        if kind == "python":
-            exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_python_blocks(blocks, tmp_path, monkeypatch)
     explorer = namespace["explorer"]
     try:
         assert explorer.settings.data.dataset.startswith("python:dataframe")

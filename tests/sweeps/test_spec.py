@@ -138,3 +138,11 @@ def test_built_in_studies_plan_what_they_promise():
         assert len(study(name, quick=True).runs()) < len(study(name).runs())
     with pytest.raises(ConfigError, match="rotation-choice"):
         study("nope")
+
+
+def test_a_sweep_over_a_csv_file_whose_task_is_read_from_the_data_validates(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i * 0.5}\n" for i in range(20)))
+    spec = SweepSpec(base=RunConfig("invariant", {"dataset": f"csv:{path}"}, {"num_inducing": 4}, {"steps": 1}),
+                     vary={"model.augmentation": ["permutations", "identity"]}, mode="list")
+    assert len(spec.runs()) == 2  # the task ('auto' until read) is checked by the trainer, after loading

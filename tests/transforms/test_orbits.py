@@ -83,3 +83,55 @@ def test_build_augmentation_names():
         build_augmentation("rotation", (2,))
     with pytest.raises(ConfigError, match="images"):
         build_augmentation("permutations", (1, 4, 4))
+
+
+def test_sign_flip_orbit_is_every_sign_pattern():
+    import itertools
+
+    X = torch.randn(4, 3, generator=torch.Generator().manual_seed(1), dtype=DT)
+    E = build_augmentation("sign_flips", (3,)).elements(X)
+    assert E.shape == (4, 8, 3) and torch.equal(E[:, 0], X)  # element 0 the identity
+    patterns = {tuple(s) for s in itertools.product((1.0, -1.0), repeat=3)}
+    found = {tuple((E[0, k] / X[0]).round().tolist()) for k in range(8)}
+    assert found == patterns  # brute force: all 2^3 sign patterns, each once
+    with pytest.raises(ConfigError, match="D ≤ 8"):
+        build_augmentation("sign_flips", (9,))
+    with pytest.raises(ConfigError, match="images"):
+        build_augmentation("sign_flips", (1, 4, 4))
+
+
+def test_the_identity_orbit_makes_the_invariant_gp_the_plain_svgp():
+    from engine.train import RunConfig, Trainer
+
+    data = {"dataset": "symmetric-2d", "seed": 0, "source_options": {"num_train": 30, "num_test": 20}}
+    train = {"steps": 5, "batch_size": 0, "eval_every": 0, "seed": 3}
+    model = {"num_inducing": 6, "kernel": "rbf"}
+    invariant = Trainer(RunConfig("invariant", data, {**model, "augmentation": "identity"}, train))
+    plain = Trainer(RunConfig("svgp", data, model, train))
+    assert build_augmentation("identity", (1, 4, 4)).orbit_size == 1
+    X = torch.randn(5, 2, dtype=DT)
+    assert torch.equal(build_augmentation("identity", (2,)).sample(X, 4)[:, 0], X)
+    K_inv = invariant.model.kernel.K(invariant.X[:7])
+    K_svgp = plain.model.kernel.K(plain.X[:7])
+    assert torch.allclose(K_inv, K_svgp, atol=1e-12)  # the sum over {x} is k itself
+
+
+def test_a_named_group_acts_on_its_coordinates_only():
+    import itertools
+
+    X = torch.randn(3, 4, generator=torch.Generator().manual_seed(2), dtype=DT)
+    E = build_augmentation("permutations", (4,), coordinates="1,3").elements(X)
+    assert E.shape == (3, 2, 4) and torch.equal(E[:, 0], X)
+    assert torch.equal(E[:, 1], X[:, [0, 3, 2, 1]])  # the swap of coordinates 1 and 3; 0 and 2 stay
+    E = build_augmentation("permutations", (4,), coordinates="0,1,2").elements(X)
+    assert {tuple(e[:3].tolist()) for e in E[0]} == {tuple(X[0, list(p)].tolist())
+                                                      for p in itertools.permutations(range(3))}
+    assert torch.equal(E[:, :, 3], X[:, 3:].expand(3, 6))
+    F = build_augmentation("sign_flips", (4,), coordinates="2").elements(X)
+    assert F.shape == (3, 2, 4) and torch.equal(F[:, 1], X * torch.tensor([1, 1, -1, 1], dtype=DT))
+    wide = build_augmentation("permutations", (12,), coordinates="0,11")  # D beyond 8: a named pair is fine
+    assert wide.orbit_size == 2
+    for text, words in (("0,4", "coordinate 4; these inputs have D=4"), ("1,1", "twice"), ("a,b", "whole numbers"),
+                        ("2", "at least 2")):
+        with pytest.raises(ConfigError, match=words):
+            build_augmentation("permutations", (4,), coordinates=text)

@@ -1,0 +1,1 @@
+"""Benchmarks of `invlab discover` (see README.md here)."""

@@ -1,0 +1,18 @@
+"""Which controls do nothing with the current settings (`dashboard.words.not_applicable`), checked without a
+browser; tests/browser/test_words_browser.py checks how the page shows it."""
+from dashboard.settings import RunSettings
+from dashboard.words import not_applicable
+from engine.train import RunConfig
+
+
+def settings_for(**model) -> RunSettings:
+    config = RunConfig(model="invariant", data={"dataset": "two_moons"}, model_config=model)
+    return RunSettings(config)
+
+
+def test_orbit_coordinates_apply_only_to_the_orbits_that_act_on_coordinates():
+    reason = not_applicable(settings_for(augmentation="rotation"))["model.orbit_coordinates"]
+    assert "permutations and sign_flips" in reason and "rotation" in reason
+    assert "model.orbit_coordinates" not in not_applicable(settings_for(augmentation="permutations"))
+    assert "model.orbit_coordinates" not in not_applicable(settings_for(augmentation="rotation",
+                                                                        then_augmentation="sign_flips"))
