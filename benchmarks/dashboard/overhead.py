@@ -46,9 +46,13 @@ import statistics
 import threading
 import time
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port
+# The steps/s cap of a served page is a server limit for sharing a class server (`dashboard.scheduling`), not a cost
+# of the page: the dashboard arm trains uncapped, as the alone arm does (set before the dashboard is imported).
+os.environ.setdefault("INVLAB_MAX_STEPS_PER_S", "0")
 
-from ..common import arguments, emit
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+
+from ..common import arguments, emit  # noqa: E402
 
 # In the page: record Date.now() when a step first appears in a data source with an `elbo` column.
 INSTALL_POLLER_JS = """() => {
