@@ -12,7 +12,7 @@ from .closing import settle_writes, write_quietly
 from .lessons import get_lesson, prior_settings
 from .prior import apply_prior_query, prior_query
 from .settings import family_defaults
-from .theme_switch import THEMES, is_parked, park, session_theme
+from .theme_switch import THEMES, is_parked, park, session_theme, theme_name
 
 SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 
@@ -81,7 +81,7 @@ class PageLocation:
             self._reading_link = False
         problems += self._refuse_oversize_link()
         if "theme" in query:  # the page opened in the default theme (the template takes only its own)
-            theme = str(query["theme"]).strip("'\"")
+            theme = theme_name(query["theme"])
             if theme not in THEMES:
                 problems.append(f"theme: {theme!r} is not one of {', '.join(THEMES)}")
         prior = {k.partition(".")[2]: v for k, v in query.items() if k.startswith("prior.")}

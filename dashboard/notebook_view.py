@@ -11,7 +11,6 @@ import logging
 import threading
 
 import panel as pn
-from panel.io.model import patch_cds_msg
 
 log = logging.getLogger(__name__)
 
@@ -50,26 +49,24 @@ class NotebookView(pn.Column):
             self._apply_msg(ref, manager, msg)
 
     def _apply_msg(self, ref, manager, msg) -> None:
-        if ref not in pn.state._views:
+        if ref not in pn.state._views:  # the output was closed meanwhile
             return
-        root, doc, comm = pn.state._views[ref][1:]
-        patch_cds_msg(root, msg)
         try:
-            patch = manager.assemble(msg)
-            content = patch.content
-            content["events"] = page_changes(content.get("events", []))
-            if not content["events"]:
-                return
-            held = doc.callbacks.hold_value
-            doc.hold()
-            try:
-                patch.apply_to_document(doc, comm.id if comm else None)
-            finally:
-                doc.unhold()
-                if held:
-                    doc.hold(held)
+            super()._on_msg(ref, _PageAuthored(manager), msg)
         except ValueError as err:  # bokeh's DeserializationError and property validation errors
             log.debug("a change from the page could not be applied and was dropped: %s", err)
+
+
+class _PageAuthored:
+    """The comm manager's assembly of a page's message, keeping only the events the page authored."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def assemble(self, msg):
+        patch = self.manager.assemble(msg)
+        patch.content["events"] = page_changes(patch.content.get("events", []))
+        return patch
 
 
 # What only the kernel writes: a page's message carrying these is an echo of an update the kernel sent.

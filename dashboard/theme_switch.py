@@ -96,9 +96,13 @@ def _expire(token: str) -> None:
 def session_theme() -> str:
     """The theme this page was opened with (`?theme=`), 'default' when none or not one of `THEMES`."""
     args = pn.state.session_args or {}
-    raw = args.get("theme", [b"default"])[0]
-    theme = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)).strip("'\"")
+    theme = theme_name(args.get("theme", [b"default"])[0])
     return theme if theme in THEMES else "default"
+
+
+def theme_name(raw) -> str:
+    """A link's `theme` value as text (bytes decoded, quotes taken off); one of `THEMES` or not."""
+    return (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)).strip("'\"")
 
 
 class ThemeSwitch:
