@@ -52,8 +52,9 @@ class ExplorerPage:
             if (url !== window.location.pathname + window.location.search + window.location.hash)
               window.history.replaceState(window.history.state, "", url);""")
         self.prior = self._prior_page()
-        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run)
-        self.compare.param.watch(lambda *_: self._update_location(), "sweep_id")
+        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run,
+                                   data_choices=lambda: data_choices(self.limits), limits=self.limits)
+        self.compare.param.watch(lambda *_: self._update_location(), ["sweep_id", "discover_shown"])
         self.prior.explorer.param.watch(lambda *_: self._update_location(), list(PRIOR_URL_KEYS))
         if not self._store_wanted:
             self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
@@ -167,15 +168,16 @@ class ExplorerPage:
             self.prior.activate()
         elif event.new == 3:
             self.compare.activate()
+            self.compare.discover.refresh()  # the data box follows the Training page's data
             self.compare.refresh_parameters()  # the settings to vary follow the Training page's configuration
             self.compare.refresh_sweeps()
         self._update_location()
 
     def _show_lesson(self) -> None:
-        """The lesson's banner (title, what it shows, its steps) on the Training and prior pages; in teacher mode the
-        prior page's controls the lesson does not touch are hidden."""
+        """The lesson's banner (title, what it shows, its steps) on the Training, prior and Compare pages; in teacher
+        mode the prior page's controls the lesson does not touch are hidden."""
         lesson = get_lesson(self.settings.lesson)
-        for pane in (self.lesson_pane, self.prior.banner):
+        for pane in (self.lesson_pane, self.prior.banner, self.compare.banner):
             pane.object = steps_markdown(lesson) if lesson is not None else ""
             pane.visible = lesson is not None
         shown = self._teacher_controls()

@@ -30,7 +30,8 @@ CONFIG_PREFIXES = ("data.", "model.", "train.")
 class Step:
     """One thing a lesson asks for, as data: the card, the page's lesson banner, teacher mode and the tests read it.
 
-    `control` is what to touch: "start" / "reset" (the buttons), "model" (the family selector) or a setting
+    `control` is what to touch: "start" / "reset" (the Training page's buttons), "discover" (the Compare page's
+    ▶ Discover), "open" (the Discover ranking's row of candidate `value`), "model" (the family selector) or a setting
     ("model.nu", "prior.delta"), found on the tab `tab` under the label `label`, and set to `value`. `effect` says
     what happens and `watch` names the view that shows it (a curve metric or a view name). `check` says how the page
     shows that the effect happened: ("points", metric) a curve gets points, ("view", name) a view is drawn,
@@ -39,7 +40,7 @@ class Step:
 
     says: str  # what the card tells the user to do, e.g. "Press ▶ Start"
     effect: str  # what happens, e.g. "a plain GP trains and its ELBO climbs"
-    control: str  # "start", "reset", "model", or a setting "model.nu" / "prior.delta"
+    control: str  # "start", "reset", "discover", "open", "model", or a setting "model.nu" / "prior.delta"
     watch: str = ""  # the curve metric or view name to look at
     value: object = None  # the value to choose or set
     tab: str = ""  # the page's tab holding the control ("Model", "Invariance"; "" for the buttons)
@@ -61,6 +62,10 @@ class Step:
 
 # key views that are views (plots, tables) rather than curves of the training history
 VIEW_NAMES = ("patch_weights", "decision_function", "inverse_wishart_eigenvalues", "augmentation_samples")
+# controls that are buttons or clicks rather than settings: teacher mode has nothing of theirs to keep visible
+BUTTONS = ("start", "reset", "discover", "open")
+# the Compare page's Discover study: its ranking is a lesson's key view there
+DISCOVER_VIEW = "discover_ranking"
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class Lesson:
 
     @property
     def page(self) -> str:
-        """Which page the lesson opens on: "training" or "prior"."""
+        """Which page the lesson opens on: "training", "prior" or "compare"."""
         return self.settings.get(PAGE_KEY, "training")
 
     def compare_settings(self) -> dict:
@@ -206,6 +211,25 @@ LESSONS: list[Lesson] = [
                  check=("text", "α = 2")),
         ),
     ),
+    Lesson(
+        key="discover",
+        title="Which symmetry does this data have?",
+        text=("Every digit is turned by up to ±90°, and nothing tells the lab so. Discover fits one invariant GP per "
+              "candidate symmetry and ranks them by the marginal likelihood."),
+        settings={PAGE_KEY: "compare", "model": "invariant", "data.dataset": "digits", "data.rotate": 90.0,
+                  "data.subset": 300, "data.test_subset": 300},
+        key_view=DISCOVER_VIEW,
+        controls=("data.rotate", "data.subset"),
+        steps=(
+            Step("Press ▶ Discover on the Compare page", "none and six candidate symmetries train on Dask, then the "
+                 "best two combined, and the ranking fills in as each finishes; within about a minute the verdict reads rotation-invariant up to about ±90°, "
+                 "hundreds of nats above none", "discover", watch=DISCOVER_VIEW, label="▶ Discover",
+                 check=("text", "rotation-invariant up to")),
+            Step("Click rotation in the ranking", "its run opens on the Training page, where the learned rotation "
+                 "range climbs from 30° to about 90°", "open", value="rotation", label="ranking",
+                 watch="range.rotation"),
+        ),
+    ),
 ]
 
 BY_KEY: dict[str, Lesson] = {lesson.key: lesson for lesson in LESSONS}
@@ -289,7 +313,7 @@ def visible_controls(lesson: Lesson) -> set[str]:
     """What teacher mode keeps visible: the controls the lesson's steps touch and its `controls` ("model" is the
     family selector; the rest are "data.x" / "model.x" / "train.x" / "prior.x" names). Everything else among the
     controls is hidden."""
-    touched = {step.control for step in lesson.steps if step.control not in ("start", "reset")}
+    touched = {step.control for step in lesson.steps if step.control not in BUTTONS}
     return touched | set(lesson.controls)
 
 
@@ -328,6 +352,8 @@ def lesson_meta(lesson: Lesson) -> str:
     """One line under the title: the page or the family and dataset it opens, and what the comparison switches to."""
     if lesson.page == "prior":
         return "Deep kernel prior page"
+    if lesson.page == "compare":
+        return f"Compare page: Discover on {lesson.settings.get('data.dataset', 'digits')}"
     family = lesson.settings.get("model", "svgp")
     dataset = lesson.settings.get("data.dataset", "digits")
     then = lesson.compare.get("model")

@@ -85,6 +85,8 @@ def key_view_title(lesson: Lesson) -> str | None:
     engine with the lesson's settings (the prior explorer, or one training step). None when it is a curve."""
     from .lessons import prior_explorer, run_config
 
+    if lesson.page == "compare":
+        return None  # the Discover ranking: ready when its verdict is drawn (`key_view_ready`)
     if lesson.page == "prior":
         explorer = prior_explorer(lesson.settings)
         explorer.size, explorer.num_points = 20, 20  # titles do not depend on the sizes
@@ -100,7 +102,11 @@ def key_view_title(lesson: Lesson) -> str | None:
 
 def key_view_ready(page, lesson: Lesson, title: str | None, points: int) -> bool:
     """A curve's data source holds `points` values, or a view's title (up to its first "=") is on the page: its
-    pane exists once the view's first data has arrived."""
+    pane exists once the view's first data has arrived. The Discover ranking is ready when every candidate is
+    ranked and the verdict is drawn."""
+    if lesson.page == "compare":
+        verdict = page.locator(".invlab-discover-verdict").first
+        return verdict.count() > 0 and "Verdict:" in verdict.inner_text() and "Partial" not in verdict.inner_text()
     if title is not None:
         stem = title.split("=")[0]  # the view's name, without the values that follow in its title (δ = 20)
         texts = page.evaluate(PAGE_TEXTS)
@@ -180,6 +186,8 @@ def take(lesson: Lesson, out: Path, *, width: int = 1200, height: int = 800, set
                         tab.wait_for(timeout=timeout * 1000)
                         if "bk-active" not in (tab.get_attribute("class") or ""):
                             tab.click()  # the page did not open it from `page=prior`: open it as a visitor would
+                    elif lesson.page == "compare":
+                        page.get_by_role("button", name="▶ Discover").click(timeout=timeout * 1000)
                     else:
                         page.get_by_role("button", name="▶ Start").click(timeout=timeout * 1000)
                     wait_for(lambda: key_view_ready(page, lesson, title, points), timeout,

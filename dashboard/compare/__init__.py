@@ -1,6 +1,9 @@
-"""The Compare page: sweeps of runs compared by the marginal likelihood (paper 000: the ELBO chooses the invariance).
+"""The Compare page: runs compared by the marginal likelihood, which chooses the invariance (van der Wilk, Bauer, John
+& Hensman, "Learning Invariances using the Marginal Likelihood", 2018, arXiv:1808.05563).
 
-A sweep is many runs that differ in one or more settings and the seed (`engine.sweeps`). This page
+Its Discover study (`discover.DiscoverStudy`, `?page=compare&discover=ID`) ranks the candidate invariances of a
+data set as they train. A sweep is many runs that differ in one or more settings and the seed (`engine.sweeps`).
+This page
 
 - launches one from the Training page's current settings (a setting, its values, a number of seeds), runs a
   built-in study (`engine.sweeps.STUDIES`), or opens a stored one (`?page=compare&sweep=ID`);
@@ -14,8 +17,8 @@ A sweep is many runs that differ in one or more settings and the seed (`engine.s
 
 
 The package, by job: `data` shapes a sweep's comparison into the table's and the plots' values, `plots` draws them,
-`runner` runs the sweep on its background thread, `form` launches and opens sweeps, `live` follows and draws the
-sweep shown, and `page` is the page itself.
+`runner` runs the sweep (or the study) on its background thread, `discover` is the Discover study, `form` launches
+and opens sweeps, `live` follows and draws the sweep shown, and `page` is the page itself.
 """
 from __future__ import annotations
 
@@ -34,12 +37,13 @@ from .data import (
     series_key,
     value_label,
 )
+from .discover import DiscoverStudy
 from .live import STATE_COLOURS
 from .page import INTRO, LIVE_STATES, ComparePage
 from .plots import PLOT_FRAME, SERIES_COLOURS, against_setting_plot, curves_plot
 from .runner import SweepRunner
 
 __all__ = ["AXIS_LABELS", "INTRO", "LIVE_STATES", "PLOT_FRAME", "RANGE_AXES", "SERIES_COLOURS", "STATE_COLOURS",
-           "AxisData", "ComparePage", "SweepRunner", "against_setting_plot", "axis_data", "axis_label", "curves_plot",
-           "field_name", "is_learned_run", "learned_value", "primary_axis", "progress_text", "series_axes",
-           "series_key", "value_label"]
+           "AxisData", "ComparePage", "DiscoverStudy", "SweepRunner", "against_setting_plot", "axis_data", "axis_label",
+           "curves_plot", "field_name", "is_learned_run", "learned_value", "primary_axis", "progress_text",
+           "series_axes", "series_key", "value_label"]

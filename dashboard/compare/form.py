@@ -9,6 +9,7 @@ import param
 
 from engine.errors import InvlabError
 from engine.sweeps import SweepSpec, study
+from engine.sweeps.discover_report import is_discover
 
 from ..safe_text import markdown_text
 from ..settings import coerce
@@ -146,6 +147,9 @@ class SweepForm:
         if self.runner is not None and not self.runner.finished:
             self._form_error("a sweep is running: stop it first (■ Stop), or wait for it to finish")
             return
+        if self.discover.running():
+            self._form_error("the Discover study is running: ■ Stop discover first, or wait for it to finish")
+            return
         self._form_error("")
         try:
             planned = spec.runs()
@@ -217,6 +221,12 @@ class SweepForm:
             self.sweeps_select.value = int(sweep_id)
         self.stop_button.disabled = True
         self.refresh()
+        try:
+            discover = is_discover(SweepSpec.from_json(record.spec))
+        except InvlabError:
+            discover = False
+        if discover and self.discover.show(int(sweep_id)):
+            self.discover_changed()  # its ranking shows in the Discover study too
 
     def _record_text(self, record) -> str:
         stored = sum(r.status == "finished" for r in self.store.sweep_runs(record.id))

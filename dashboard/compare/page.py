@@ -18,6 +18,7 @@ from engine.train import RunStore
 from .. import notebook
 from ..settings import RunSettings
 from .data import AxisData, field_name
+from .discover import DiscoverStudy
 from .form import SweepForm
 from .live import SweepFollowing
 from .plots import against_setting_plot, curves_plot
@@ -25,13 +26,17 @@ from .runner import SweepRunner
 
 INTRO = (
     "## Compare runs: the marginal likelihood chooses the invariance\n"
-    "Each run of a sweep fits the **same data** with one setting changed, over a few seeds. The ELBO over the whole "
-    "training set is a lower bound on the log marginal likelihood: how well the model *as a whole* — its "
-    "invariance included — explains the data, without looking at the test set. Paper 000's point, shown here: "
-    "on digits rotated by up to ±90°, the ELBO against a fixed rotation range peaks near 90°, and a run that "
-    "learns its range ends near there (the dashed line). Higher is better; the bars are ± one standard deviation "
-    "over seeds. Runs are only compared on one axis when they share data, likelihood and estimator. Click a run in "
-    "the table to open it on the Training page."
+    "The ELBO over the whole training set is a lower bound on the log marginal likelihood: how well the model *as a "
+    "whole*, its invariance included, explains the data, without looking at the test set (van der Wilk, Bauer, John "
+    "& Hensman, \"Learning Invariances using the Marginal Likelihood\", 2018, arXiv:1808.05563). Higher is better. "
+    "Runs are only compared when they share data, likelihood and estimator."
+)
+SWEEPS = (
+    "### Sweeps: one setting changed\n"
+    "Each run of a sweep fits the **same data** with one setting changed, over a few seeds. On digits rotated by up "
+    "to ±90°, the ELBO against a fixed rotation range peaks near 90°, and a run that learns its range ends near "
+    "there (the dashed line). The bars are ± one standard deviation over seeds. Click a run in the table to open it "
+    "on the Training page."
 )
 
 LIVE_STATES = ("starting", "running", "stopping…")
@@ -46,6 +51,7 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
     message = param.String(default="", doc="Progress, or what went wrong, in words.")
     n_workers = param.Integer(default=0, bounds=(0, 64), doc="Dask workers on this machine (0: one per core).")
     scheduler = param.String(default="", doc="Address of a running Dask scheduler (empty: a cluster on this machine).")
+    discover_shown = param.Integer(default=None, allow_None=True, doc="The Discover study's sweep shown (its id).")
 
     @property
     def store(self) -> RunStore | None:
@@ -59,7 +65,8 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
 
     def __init__(self, settings: RunSettings | None = None,
                  store: RunStore | Callable[[], RunStore | None] | None = None, *,
-                 on_open_run: Callable[[int], None] | None = None, tick_ms: int = 1000, **params):
+                 on_open_run: Callable[[int], None] | None = None, tick_ms: int = 1000,
+                 data_choices: Callable[[], list[str]] | None = None, limits=None, **params):
         super().__init__(**params)
         self.settings = settings if settings is not None else RunSettings()
         self.store = store  # a RunStore, or a function giving one (the Explorer's, opened when first needed)
@@ -78,7 +85,10 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
         self._active = False  # its contents are drawn (the tab has been shown)
         if pn.state.curdoc is not None and not notebook.in_notebook():
             pn.extension("tabulator")  # a served page built without it (`pn.serve(Explorer)`) still draws the table
+        self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                    css_classes=["invlab-lesson-banner"])  # a lesson's steps (set by the Explorer)
         self._build_widgets()
+        self.discover = DiscoverStudy(self, data_choices=data_choices, limits=limits)
         self.param.watch(self._show_state, ["state", "message", "sweep_id"])
         self._show_state()
 
@@ -163,33 +173,58 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
     # -- the URL and the session ---------------------------------------------------------------------------------------
     def read_query(self, query: dict) -> list[str]:
         """`sweep=ID` in the link opens that stored sweep; returns what was refused."""
+        problems = self._read_discover(query.get("discover"))
         raw = query.get("sweep")
         if raw in (None, ""):
-            return []
+            return problems
         try:
             sweep_id = parse_id(raw, "sweep")
         except ConfigError as err:
-            return [f"sweep={shorten(str(raw))!r} refused: {err}"]
+            return problems + [f"sweep={shorten(str(raw))!r} refused: {err}"]
         self.open_sweep(sweep_id)
-        return [self.form_error_text] if self.form_error.visible else []
+        return problems + ([self.form_error_text] if self.form_error.visible else [])
+
+    def _read_discover(self, raw) -> list[str]:
+        """`discover=ID` in the link shows that stored Discover study's ranking; returns what was refused."""
+        if raw in (None, ""):
+            return []
+        try:
+            sweep_id = parse_id(raw, "discover")
+        except ConfigError as err:
+            return [f"discover={shorten(str(raw))!r} refused: {err}"]
+        self.activate()
+        return [] if self.discover.show(sweep_id) else [self.discover.error_text]
 
     def query(self) -> dict[str, str]:
-        """What this page puts in the link: `sweep=ID` once a sweep is open, else nothing."""
-        return {"sweep": str(self.sweep_id)} if self.sweep_id is not None else {}
+        """What this page puts in the link: `sweep=ID` once a sweep is open and `discover=ID` once a Discover study
+        is shown, else nothing."""
+        out = {"sweep": str(self.sweep_id)} if self.sweep_id is not None else {}
+        if self.discover.sweep_id is not None:
+            out["discover"] = str(self.discover.sweep_id)
+        return out
+
+    def busy(self) -> bool:
+        """Whether a sweep launched from this page is running (the Discover study waits for it)."""
+        return self.runner is not None and not self.runner.finished
+
+    def discover_changed(self) -> None:
+        """The Discover study shows another sweep: the link follows (the Explorer watches `discover_shown`)."""
+        self.discover_shown = self.discover.sweep_id
 
     def close(self) -> None:
         """The browser session ended: stop following and stop the sweep (finished runs stay stored)."""
         self._stop_ticking()
         if self.runner is not None and not self.runner.finished:
             self.runner.stop()
+        self.discover.close()
 
     # -- layout --------------------------------------------------------------------------------------------------------
     def __panel__(self):
         """The page: its introduction at once, the rest when the tab is first shown (`activate`), so a session that
         never opens it does not pay for drawing its table and plots."""
         if self._layout is None:
-            self._layout = pn.Column(pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), sizing_mode="stretch_width",
-                                     name="Compare")
+            self._layout = pn.Column(self.banner, pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+                                     sizing_mode="stretch_width", name="Compare")
             if self._active:
                 self._layout[:] = self._contents()
         return self._layout
@@ -214,7 +249,8 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
                           self.scheduler_input, name="Workers")
         launch = pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
-        return [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), launch, self.form_error,
+        return [self.banner, pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), self.discover,
+                pn.pane.Markdown(SWEEPS, sizing_mode="stretch_width"), launch, self.form_error,
                 pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
                 self.not_comparable,
                 self.table, plots]

@@ -100,6 +100,12 @@ def do(page, step: Step) -> None:
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
     elif step.control == "reset":
         page.get_by_role("button", name="↺ Reset").click()
+    elif step.control == "discover":
+        page.get_by_role("button", name=step.label).click(timeout=90_000)
+    elif step.control == "open":  # the ranking's row of candidate `value` (its candidate cell says exactly that)
+        cell = page.locator(".invlab-discover-table .tabulator-cell[tabulator-field=candidate]",
+                            has_text=re.compile(r"^\s*" + re.escape(step.value) + r"\s*$")).first
+        cell.click(timeout=60_000)
     elif step.control == "model":
         open_tab(page, step.tab)
         page.locator(".bk-input-group", has_text=step.label).locator("select").first.select_option(step.value)

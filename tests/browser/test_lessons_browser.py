@@ -42,6 +42,15 @@ def test_lesson_card_opens_its_preset_and_its_key_view_gets_data(served_app, les
         if lesson.page == "prior":
             tab = page.locator(".bk-tab", has_text="Deep kernel prior").first
             poll(lambda: "bk-active" in (tab.get_attribute("class") or ""))
+        elif lesson.page == "compare":  # the Discover study on the lesson's data, every candidate ticked
+            tab = page.locator(".bk-tab", has_text="Compare").first
+            poll(lambda: "bk-active" in (tab.get_attribute("class") or ""))
+            poll(lambda: select_value(page, "Data set") == lesson.settings["data.dataset"], timeout=60)
+            ticked = page.locator(".invlab-discover-candidates input[type=checkbox]")
+            poll(lambda: ticked.count() >= 6 and all(ticked.nth(i).is_checked() for i in range(ticked.count())))
+            assert "rotation" in page.locator(".invlab-discover-candidates").inner_text()
+            assert not errors, errors
+            return  # the walk (test_lesson_walk_browser) presses ▶ Discover and waits for the ranking
         else:
             poll(lambda: select_value(page, "Model family") == lesson.settings["model"])
             if "data.dataset" in lesson.settings:

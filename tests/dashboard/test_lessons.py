@@ -5,6 +5,7 @@ import re
 import pytest
 
 from dashboard.lessons import (
+    BUTTONS,
     LESSONS,
     LessonCards,
     card_html,
@@ -38,6 +39,7 @@ def test_four_to_six_lessons_with_unique_keys_short_texts_and_steps():
         for step in lesson.steps:
             assert step.expect[0] in ("points", "view", "previous", "below", "text"), step
             assert step.control in ("start", "reset", "model") or step.label, step  # a setting is found by its label
+            assert step.control != "open" or step.value, step  # the ranking's row to click
 
 
 def test_a_second_model_after_reset_waits_for_start_and_the_card_says_so():
@@ -114,7 +116,7 @@ def test_teacher_controls_name_real_parameters(lesson):
     for name in lesson.controls:
         assert _known(lesson, name), f"{lesson.key}: {name!r} is not a real parameter"
         assert name != "model.name"
-    touched = {step.control for step in lesson.steps if step.control not in ("start", "reset")}
+    touched = {step.control for step in lesson.steps if step.control not in BUTTONS}
     for name in touched - {"model"}:
         assert _known(lesson, name), f"{lesson.key}: a step touches {name!r}, not a real parameter"
     visible = visible_controls(lesson)

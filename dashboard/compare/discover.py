@@ -1,0 +1,374 @@
+"""The Compare page's Discover study: which invariances does this data have?
+
+A data box (the Training page's data by default, or any data set the page may read), the candidate invariances that
+apply to it (ticked by default), seeds and steps, and ▶ Discover. The candidates train on Dask as one stored sweep
+(`engine.sweeps.discover.run_candidates` on a `DiscoverRunner` thread), and the ranking by whole-training-set ELBO
+(`engine.sweeps.discover_report`) fills in as each run is stored: mean ± sd over seeds, the log Bayes factor against
+no invariance, the learned ranges, test figures, the verdict and the notes on the statistics. A click on a candidate
+opens its run on the Training page; the report downloads as the same self-contained HTML file `invlab discover`
+writes. The method is the marginal-likelihood selection of invariances of van der Wilk, Bauer, John & Hensman,
+"Learning Invariances using the Marginal Likelihood" (NeurIPS 2018, arXiv:1808.05563).
+"""
+from __future__ import annotations
+
+import io
+import logging
+
+import pandas as pd
+import panel as pn
+
+from engine.errors import InvlabError
+from engine.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
+from engine.sweeps.discover_html import bayes_factor_svg, report_html, table_rows
+from engine.sweeps.discover_report import discover_report
+from engine.train import RunConfig
+
+from ..safe_text import html_text, markdown_text
+from .data import progress_text
+from .runner import DiscoverRunner
+
+log = logging.getLogger("dashboard.compare")
+
+HEADING = (
+    "### Discover: which invariances does this data have?\n"
+    "One invariant GP per candidate symmetry, each with the same kernel, inducing points, likelihood and training "
+    "budget, ranked by the ELBO over the whole training set (a lower bound on the log marginal likelihood): the "
+    "difference from **none** (no invariance) estimates the log Bayes factor. Learned ranges end where the data "
+    "supports them. Click a candidate to open its run on the Training page."
+)
+DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a spread and keep a class demo short
+COLUMNS = ["#", "candidate", "status", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
+           "test error", "NLPD", "s / run"]
+
+
+class DiscoverStudy(pn.viewable.Viewer):
+    """The Discover study of the Compare page `page` (see the module's doc): it reads the page's settings (the
+    Training page's data), store, Dask workers and scheduler, and opens runs through the page."""
+
+    def __init__(self, page, *, data_choices=None, limits=None):
+        super().__init__()
+        self.page = page
+        self.limits = limits  # a server's ServerLimits: data sets outside its directories or too large are refused
+        self._choices = data_choices or (lambda: [])
+        self.plan = None  # the DiscoverPlan of the data box, or of the study running
+        self.report = None  # the latest DiscoverReport read from the store
+        self.sweep_id: int | None = None
+        self.runner: DiscoverRunner | None = None
+        self.state, self.message = "idle", ""
+        self._picked = False  # the user chose a data set here: it no longer follows the Training page's
+        self._callback = None
+        self.data_box = pn.widgets.Select(label="Data set", options=[], width=300)
+        self.data_words = pn.pane.HTML("", width=300, margin=(0, 10), css_classes=["invlab-discover-data"])
+        self.candidates = pn.widgets.CheckBoxGroup(label="Candidates", options=[], value=[], inline=True,
+                                                   css_classes=["invlab-discover-candidates"])
+        self.candidate_words = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        self.seeds = pn.widgets.IntInput(label="Seeds", value=DEFAULT_SEEDS, start=1, end=10, width=110)
+        self.steps = pn.widgets.IntInput(label="Steps per run", value=300, start=10, end=20000, step=50, width=130)
+        self.start_button = pn.widgets.Button(label="▶ Discover", color="success", width=130)
+        self.stop_button = pn.widgets.Button(label="■ Stop discover", color="warning", width=150,
+                                             disabled=True)
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["invlab-discover-error"])
+        self.error_text = ""
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
+                                   css_classes=["invlab-discover-status"])
+        self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), show_index=False, disabled=True,
+                                          selectable=1, pagination=None, layout="fit_data_table",
+                                          sizing_mode="stretch_width", css_classes=["invlab-discover-table"])
+        self.verdict = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["invlab-discover-verdict"])
+        self.chart = pn.pane.HTML("", width=660, css_classes=["invlab-discover-chart"])
+        self.download = pn.widgets.FileDownload(callback=self._report_file, filename="discover.html",
+                                                label="Download the report (HTML)", color="light", width=260,
+                                                visible=False)
+        self.data_box.param.watch(self._on_data, "value")
+        self.start_button.on_click(lambda *_: self.start())
+        self.stop_button.on_click(lambda *_: self.stop())
+        self.table.param.watch(self._on_select, "selection")
+        self._show_status()
+
+    # -- the form ------------------------------------------------------------------------------------------------------
+    def data_config(self) -> dict:
+        """The data the study fits: the Training page's data settings with the data box's data set."""
+        data = dict(self.page.settings.run_config().data)
+        if self.data_box.value:
+            if self.data_box.value != data.get("dataset"):
+                data.pop("source_options", None)  # another data set's own options do not carry over
+            data["dataset"] = self.data_box.value
+        return data
+
+    def refresh(self) -> None:
+        """Follow the Training page's data set (until one is chosen here) and list the candidates that apply (not
+        while the study runs: its candidates stay listed)."""
+        if self.running():
+            return
+        choices = list(self._choices())
+        current = self.page.settings.data.dataset
+        value = self.data_box.value if self._picked and self.data_box.value in choices else current
+        if value not in choices:
+            choices.insert(0, value)
+        self._quiet = True
+        try:
+            self.data_box.options = choices
+            self.data_box.value = value
+        finally:
+            self._quiet = False
+        self.find_candidates()
+
+    def _on_data(self, event) -> None:
+        if getattr(self, "_quiet", False):
+            return
+        self._picked = True
+        self.find_candidates()
+
+    def find_candidates(self) -> None:
+        """List, ticked, the candidate invariances that apply to the data box's data, and say why the others do not;
+        data that cannot be read, or to which no candidate applies, says so under the form."""
+        if self.runner is not None and not self.runner.finished:
+            return  # the running study's candidates stay listed
+        data = self.data_config()
+        self.data_words.object = html_text(_data_words(data))
+        try:
+            self._check_limits(data)
+            plan = plan_candidates(data, seeds=int(self.seeds.value or 1), steps=int(self.steps.value or 1))
+        except (InvlabError, ValueError) as err:
+            self.plan = None
+            self.candidates.param.update(options=[], value=[])
+            self.candidate_words.object = ""
+            self._error(str(err))
+            return
+        self.plan = plan
+        names = [name for name in plan.names if name != NONE]
+        self.candidates.param.update(options=names, value=list(names))
+        skipped = "; ".join(f"{name}: {why}" for name, why in plan.skipped.items())
+        self.candidate_words.object = html_text(
+            f"none (no invariance) always trains: it is the baseline. For these {plan.kind} inputs of shape "
+            f"{plan.input_shape}" + (f", these do not apply: {skipped}." if skipped else ", every registered "
+                                     "candidate applies."))
+        self._error("")
+
+    def _check_limits(self, data: dict) -> None:
+        if self.limits is None:
+            return
+        self.limits.check_dataset(str(data.get("dataset", "")))
+        self.limits.check(RunConfig("invariant", dict(data), {}, {"steps": int(self.steps.value or 1)}))
+
+    # -- running -------------------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Train the ticked candidates (and none) over the seeds, as one stored sweep on Dask; the ranking fills in as
+        runs are stored. A bad form, unreadable data or an unreachable scheduler says so under the form."""
+        if self.runner is not None and not self.runner.finished:
+            self._error("the study is running: ■ Stop discover first, or wait for it to finish")
+            return
+        if self.page.busy():
+            self._error("a sweep is running on this page: stop it first (■ Stop), or wait for it to finish")
+            return
+        store = self.page.store
+        if store is None:
+            self._error("this page has no run store to keep the study's runs in")
+            return
+        ticked = list(self.candidates.value)
+        if not ticked:
+            self._error("tick at least one candidate invariance: none alone has nothing to be compared with")
+            return
+        data = self.data_config()
+        try:
+            self._check_limits(data)
+            plan = plan_candidates(data, seeds=int(self.seeds.value), steps=int(self.steps.value), orbits=ticked)
+            check_scheduler(self.page.scheduler or None)
+            sweep_id = create_sweep(plan, store)
+        except (InvlabError, ValueError, TypeError) as err:
+            self._error(str(err))
+            return
+        self._error("")
+        self.plan, self.sweep_id, self.report = plan, sweep_id, None
+        self.runner = DiscoverRunner(plan, store, sweep_id, scheduler=self.page.scheduler or None,
+                                     n_workers=self.page.n_workers or None).start()
+        self.state = "starting"
+        self.message = (f"{len(plan.candidates)} candidates × {len(plan.spec.seeds)} seeds, "
+                        f"{int(self.steps.value)} steps each: starting Dask workers…")
+        self.start_button.disabled, self.stop_button.disabled = True, False
+        self.download.visible = False
+        self._draw()
+        self.page.discover_changed()
+        if self._callback is None and pn.state.curdoc is not None:
+            self._callback = pn.state.add_periodic_callback(self.tick, period=self.page.tick_ms)
+
+    def stop(self) -> None:
+        """Stop the study: runs in progress are abandoned; what finished is kept and ranked (the report is partial)."""
+        if self.runner is not None and not self.runner.finished:
+            self.runner.stop()
+            self.state = "stopping…"
+            self.message = "stopping: runs in progress are abandoned; finished runs stay stored and ranked"
+            self._show_status()
+
+    def running(self) -> bool:
+        """Whether the study's runs are training."""
+        return self.runner is not None and not self.runner.finished
+
+    def tick(self) -> None:
+        """The periodic update: rank the runs stored since the last tick; a failure to draw shows as the message."""
+        try:
+            self._tick()
+        except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
+            log.exception("discover study update failed")
+            self.message = f"Could not update the page ({type(err).__name__}: {err}); the study goes on."
+            self._show_status()
+
+    def _tick(self) -> None:
+        runner = self.runner
+        if runner is None:
+            self._stop_ticking()
+            return
+        progress, results, finished, error = runner.drain()
+        if progress is not None and not finished:
+            self.state = "stopping…" if runner.stop_event.is_set() else "running"
+            self.message = progress_text(progress)
+        for candidate, seed, run_id, status, message in results:
+            tail = f": {message}" if status != "finished" and message else ""
+            self.message = f"{candidate} seed {seed}: {status} (run {run_id}){tail}"
+        if results or finished:
+            self._read()
+        if finished:
+            self._stop_ticking()
+            self.start_button.disabled, self.stop_button.disabled = False, True
+            if error:
+                self.state, self.message = "failed", f"the study failed: {error}"
+            else:
+                self.state = "stopped" if runner.stop_event.is_set() else "finished"
+                self.message = (f"{self.report.stored} of {self.report.total} runs stored" if self.report else "")
+            self.page.refresh_sweeps()
+        self._draw()
+
+    def _stop_ticking(self) -> None:
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+
+    def close(self) -> None:
+        """The browser session ended: stop following and stop the study (finished runs stay stored)."""
+        self._stop_ticking()
+        if self.running():
+            self.runner.stop()
+
+    # -- a stored study ------------------------------------------------------------------------------------------------
+    def show(self, sweep_id: int) -> bool:
+        """Show stored discover sweep `sweep_id`'s ranking; False (with the reason under the form) when it is not one
+        or cannot be read."""
+        if self.running():
+            if self.runner.sweep_id == int(sweep_id):
+                return True
+            self._error("the study is running: ■ Stop discover first, or wait for it to finish")
+            return False
+        if self.page.store is None:
+            return False
+        self.sweep_id, self.plan, self.runner = int(sweep_id), None, None
+        if not self._read():
+            self.sweep_id = None
+            return False
+        self.state = "stopped" if self.report.partial else "finished"
+        self.message = f"{self.report.stored} of {self.report.total} runs stored"
+        self._error("")
+        self._draw()
+        return True
+
+    def _read(self) -> bool:
+        try:
+            self.report = discover_report(self.page.store, self.sweep_id)
+        except InvlabError as err:
+            self._error(str(err))
+            return False
+        return True
+
+    # -- drawing -------------------------------------------------------------------------------------------------------
+    def rows(self) -> pd.DataFrame:
+        """The ranking: one row per candidate, best first; candidates with no stored run yet after them."""
+        records, shown = [], set()
+        seeds = len(self.plan.spec.seeds) if self.plan is not None else None
+        if self.report is not None:
+            headers, cells = table_rows(self.report, limit=3)
+            for c, row in zip(self.report.ranking, cells):
+                cell = dict(zip(headers, row))
+                done = c.finished + len(c.failed)
+                status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
+                records.append({"#": cell["#"], "candidate": c.candidate, "status": status, "seeds": cell["seeds"],
+                                "ELBO (whole data)": cell["ELBO (whole data)"],
+                                "log BF vs none": cell["log BF vs none"],
+                                "learned range (final)": cell["learned range (final)"],
+                                "test error": cell.get("test error", cell.get("test RMSE", "")),
+                                "NLPD": cell["NLPD"], "s / run": cell["s / run"]})
+                shown.add(c.candidate)
+        waiting = "not run" if not self.running() else "training"
+        for name in (self.plan.names if self.plan is not None and self.sweep_id is not None else []):
+            if name not in shown:
+                records.append({"#": "", "candidate": name, "status": waiting, "seeds": "0",
+                                **{c: "" for c in COLUMNS[4:]}})
+        return pd.DataFrame(records, columns=COLUMNS)
+
+    def _draw(self) -> None:
+        frame = self.rows()
+        if not frame.equals(self.table.value):
+            self.table.value = frame
+        report = self.report
+        if report is not None and report.ranking:
+            state = "Partial: " if report.partial else ""
+            notes = "\n".join(f"- {markdown_text(n)}" for n in report.notes)
+            self.verdict.object = f"**{state}Verdict:** {markdown_text(report.verdict)}\n\n{notes}"
+            self.chart.object = bayes_factor_svg(report)  # every data string in it is escaped
+            self.download.filename = f"discover-{report.sweep_id}.html"
+            self.download.visible = True
+        else:
+            self.verdict.object, self.chart.object = "", ""
+        self._show_status()
+
+    def _report_file(self):
+        return io.BytesIO(report_html(self.report).encode()) if self.report is not None else io.BytesIO(b"")
+
+    def _show_status(self) -> None:
+        colour = {"running": "#23843a", "finished": "#23843a", "failed": "#c0392b"}.get(self.state, "#666")
+        sweep = f" · sweep <b>#{self.sweep_id}</b>" if self.sweep_id is not None else ""
+        self.status.object = (f'<b style="color:{colour}" data-field="discover-state">{html_text(self.state)}</b>'
+                              f'{sweep} · <span data-field="discover-message">{html_text(self.message)}</span>')
+
+    def _error(self, text: str) -> None:
+        self.error_text = text
+        self.error.object = markdown_text(text)
+        self.error.visible = bool(text)
+
+    def _on_select(self, event) -> None:
+        if not event.new or self.report is None:
+            return
+        frame = self.table.value
+        if event.new[0] >= len(frame):
+            return
+        name = frame.iloc[event.new[0]]["candidate"]
+        row = self.report.row(name)
+        if row is None or not row.run_ids:
+            self.message = f"{name} has no stored run yet: it opens once one of its seeds has finished"
+            self._show_status()
+            return
+        self.page.open_run(row.run_ids[0])
+
+    def __panel__(self):
+        form = pn.Row(pn.Column(self.data_box, self.data_words), self.seeds, self.steps, self.start_button,
+                      self.stop_button, sizing_mode="stretch_width")
+        return pn.Column(pn.pane.Markdown(HEADING, sizing_mode="stretch_width"), form,
+                         pn.pane.Markdown("**Candidates** (untick any to leave it out)", margin=(0, 10)),
+                         self.candidates, self.candidate_words, self.error, self.status, self.table, self.verdict,
+                         pn.Row(self.chart, self.download), sizing_mode="stretch_width", name="Discover",
+                         css_classes=["invlab-discover"])
+
+
+def _data_words(data: dict) -> str:
+    """The data settings that come from the Training page, in words: "with rotate 90, subset 300 (the Training
+    page's data settings)"."""
+    from engine.data import DataConfig
+
+    shown = [f"{k.replace('_', ' ')} {v}" for k, v in data.items()
+             if k not in ("dataset", "name") and k in DataConfig.param and v != DataConfig.param[k].default]
+    if data.get("source_options"):
+        shown.append(f"options {data['source_options']}")
+    return ("with " + ", ".join(shown) + " (the Training page's data settings)") if shown else \
+        "with the Training page's data settings"
+
+
+__all__ = ["COLUMNS", "DEFAULT_SEEDS", "HEADING", "DiscoverStudy"]

@@ -1,0 +1,189 @@
+"""The Compare page's Discover study without a browser: a real study on a Dask LocalCluster of 2 worker processes,
+started from the page as a user does (the Training page's data in the data box, the candidates ticked, ▶ Discover),
+followed through the page's tick, and checked against the run store with independent numpy arithmetic.
+
+The study is small (rotated digits, 160 training points, 80 steps, 2 seeds, three candidates ticked) so the module
+adds about half a minute.
+"""
+import time
+
+import numpy as np
+import pytest
+
+from dashboard import Explorer
+from dashboard.compare import ComparePage
+from engine.sweeps.discover_report import discover_report
+from engine.train import RunConfig, RunStore
+from tests.helpers.panes import pane_text
+
+DATA = {"dataset": "digits", "rotate": 90.0, "subset": 160, "test_subset": 80, "seed": 0}
+SMALL = RunConfig(model="invariant", data=DATA, model_config={"augmentation": "rotation", "num_inducing": 12},
+                  train={"steps": 80, "batch_size": 80})
+TICKED = ["rotation", "flips", "cyclic_shifts"]
+
+
+def follow(study, predicate, timeout: float = 240.0, seen=None) -> None:
+    """Tick the study (as its periodic callback does under a server) until `predicate()` holds; `seen` collects the
+    table's statuses at each tick."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        study.tick()
+        assert not study.message.startswith("Could not update the page"), study.message
+        if seen is not None:
+            seen.append(list(study.table.value["status"]))
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out: state {study.state!r}, message {study.message!r}")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def explorer(tmp_path_factory, scheduler):
+    store = RunStore(tmp_path_factory.mktemp("discover") / "runs.sqlite")
+    e = Explorer(SMALL, store=store)
+    e.__panel__()
+    e.compare.scheduler = scheduler
+    e.pages.active = 3  # the Compare tab: its Discover study follows the Training page's data
+    yield e
+    e.close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def study(explorer):
+    """The study as a user runs it: three candidates left ticked, two seeds, 80 steps, ▶ Discover; the statuses the
+    table showed at every tick."""
+    d = explorer.compare.discover
+    d.candidates.value = list(TICKED)
+    d.seeds.value, d.steps.value = 2, 80
+    d.start_button.clicks += 1
+    # the click answers at once: every candidate is listed before any has trained, the study runs on its own thread
+    assert d.state == "starting" and not d.error.visible, d.error_text
+    assert list(d.table.value["candidate"]) == ["none", *TICKED]
+    assert set(d.table.value["status"]) == {"training"}
+    seen = []
+    follow(d, lambda: d.state in ("finished", "failed", "stopped"), seen=seen)
+    assert d.state == "finished", d.message
+    return d, seen
+
+
+def test_the_data_box_follows_the_training_page_and_lists_the_candidates_that_apply(explorer):
+    d = explorer.compare.discover
+    assert d.data_box.value == "digits"
+    assert "rotate 90" in pane_text(d.data_words) and "subset 160" in pane_text(d.data_words)
+    options = list(d.candidates.options)
+    assert {"rotation", "affine", "deformation", "rot90", "flips", "cyclic_shifts"} <= set(options)
+    assert "none" not in options  # the baseline always trains
+    words = pane_text(d.candidate_words)
+    assert "none (no invariance) always trains" in words
+    assert "permutations: acts on vectors" in words  # what does not apply, and why
+
+
+def test_the_ranking_fills_in_live_and_is_the_store_ranked_by_mean_elbo(explorer, study):
+    d, seen = study
+    # live: a tick showed a finished candidate while others were still training
+    assert any("done" in statuses and "training" in statuses for statuses in seen), seen
+    table = d.table.value
+    store = explorer.store
+    planned = ["none", *TICKED]
+    assert set(planned) <= set(table["candidate"])
+    means = {}
+    records = {r.id: r for r in store.sweep_runs(d.sweep_id)}
+    for name in table["candidate"]:
+        row = d.report.row(name)
+        elbos = np.array([records[r].full_elbo for r in row.run_ids])
+        assert len(elbos) == 2  # both seeds stored
+        means[name] = elbos.mean()
+        shown = table.loc[table["candidate"] == name, "ELBO (whole data)"].item()
+        assert shown == f"{elbos.mean():.1f} ± {elbos.std(ddof=1):.1f}", (name, shown, elbos)
+    assert list(table["candidate"]) == sorted(means, key=lambda n: -means[n])
+    assert set(table["status"]) == {"done"}
+    none = table.loc[table["candidate"] == "none", "log BF vs none"].item()
+    assert none == "0 (baseline)"
+    rotation = d.report.row("rotation")
+    assert rotation.log_bf == pytest.approx(means["rotation"] - means["none"], abs=1e-6)
+    assert means["rotation"] > means["none"]  # digits turned by ±90° prefer rotation even after 80 steps
+    verdict = pane_text(d.verdict)
+    assert verdict.startswith("Verdict: ") and d.report.verdict in verdict
+    assert "every candidate: 80 steps" in verdict  # the budget, stated
+    assert "log Bayes factor" in pane_text(d.chart) or "<svg" in d.chart.object
+    assert d.download.visible and d.download.filename == f"discover-{d.sweep_id}.html"
+    html = d._report_file().getvalue().decode()
+    assert html.startswith("<!DOCTYPE html>") and d.report.verdict.split(" (")[0] in html
+
+
+def test_clicking_a_candidate_opens_its_run_on_the_training_page(explorer, study, wait_until):
+    d, _ = study
+    explorer.pages.active = 3
+    row = list(d.table.value["candidate"]).index("rotation")
+    run_id = d.report.row("rotation").run_ids[0]
+    d.table.selection = [row]  # what a click on the row sends
+    assert explorer.pages.active == 0
+    wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
+               explorer.session.message and "range.rotation" in explorer.curves.buffers
+               and len(explorer.curves.buffers["range.rotation"].data) > 0, explorer)
+    steps, values = explorer.store.metrics(run_id, ["range.rotation"])["range.rotation"]
+    np.testing.assert_allclose(explorer.curves.buffers["range.rotation"].data["range.rotation"], values)
+    assert explorer.settings.model_config.augmentation == "rotation"
+
+
+def test_the_link_shows_a_stored_study_and_refuses_what_is_not_one(explorer, study):
+    d, _ = study
+    assert explorer.compare.query()["discover"] == str(d.sweep_id)
+    explorer._location = object()
+    explorer.pages.active = 3
+    explorer.compare.discover_changed()
+    assert f"discover={d.sweep_id}" in explorer.url_field.value
+    explorer._location = None
+    other = ComparePage(store=explorer.store)
+    assert other.read_query({"page": "compare", "discover": str(d.sweep_id)}) == []
+    assert list(other.discover.table.value["candidate"]) == list(d.table.value["candidate"])
+    assert other.discover.verdict.object == d.verdict.object
+    assert other.read_query({"discover": "abc"})[0].startswith("discover='abc' refused")
+    assert "no sweep with id 9999" in other.read_query({"discover": "9999"})[0]
+    # a stored discover sweep opened from "Stored sweeps" shows its ranking too
+    third = ComparePage(store=explorer.store)
+    third.open_sweep(d.sweep_id)
+    assert third.discover.sweep_id == d.sweep_id and len(third.discover.table.value) == len(d.table.value)
+
+
+def test_bad_forms_say_what_is_wrong_and_the_page_goes_on(explorer, tmp_path):
+    d = explorer.compare.discover
+    d.candidates.value = []
+    d.start()
+    assert d.error.visible and "tick at least one candidate" in d.error_text
+    missing = tmp_path / "absent.csv"
+    d.data_box.options = [*d.data_box.options, f"csv:{missing}"]
+    d.data_box.value = f"csv:{missing}"
+    assert d.error.visible and "absent.csv" in d.error_text and not d.candidates.options
+    d.start()
+    assert d.error.visible and not d.running()
+    d.data_box.value = "digits"  # back to data that reads: the candidates are listed again
+    assert not d.error.visible and "rotation" in d.candidates.options
+
+
+def test_stop_keeps_what_finished_and_the_report_says_it_is_partial(explorer):
+    d = explorer.compare.discover
+    d.data_box.value = "digits"
+    d.candidates.value = ["rotation", "flips"]
+    d.seeds.value, d.steps.value = 2, 400
+    d.start()
+    assert d.running()
+    # a sweep cannot start on this page while the study runs
+    explorer.compare.launch_study("rotation-choice")
+    assert "the Discover study is running" in explorer.compare.form_error_text
+    d.stop_button.clicks += 1
+    follow(d, lambda: not d.running(), timeout=120)
+    assert d.state == "stopped"
+    report = discover_report(explorer.store, d.sweep_id)
+    assert report.partial and pane_text(d.verdict).startswith("Partial: Verdict:")
+    assert not d.start_button.disabled and d.stop_button.disabled
