@@ -36,7 +36,8 @@ class Step:
     what happens and `watch` names the view that shows it (a curve metric or a view name). `check` says how the page
     shows that the effect happened: ("points", metric) a curve gets points, ("view", name) a view is drawn,
     ("previous", label) a previous run's dashed curve labelled `label`, ("below", metric, x) the curve's last value
-    (as plotted) falls below x, ("text", words) the page says `words`."""
+    (as plotted) falls below x, ("text", words) the page says `words`, ("verdict", words) the Discover study's
+    verdict, once every candidate has finished, says `words`."""
 
     says: str  # what the card tells the user to do, e.g. "Press ▶ Start"
     effect: str  # what happens, e.g. "a plain GP trains and its ELBO climbs"
@@ -222,9 +223,9 @@ LESSONS: list[Lesson] = [
         controls=("data.rotate", "data.subset"),
         steps=(
             Step("Press ▶ Discover on the Compare page", "none and six candidate symmetries train on Dask, then the "
-                 "best two combined, and the ranking fills in as each finishes; within about a minute the verdict reads rotation-invariant up to about ±90°, "
-                 "hundreds of nats above none", "discover", watch=DISCOVER_VIEW, label="▶ Discover",
-                 check=("text", "rotation-invariant up to")),
+                 "best two combined, and the ranking fills in as each finishes; within about a minute the verdict "
+                 "reads rotation-invariant up to about ±90°, hundreds of nats above none", "discover",
+                 watch=DISCOVER_VIEW, label="▶ Discover", check=("verdict", "rotation-invariant up to")),
             Step("Click rotation in the ranking", "its run opens on the Training page, where the learned rotation "
                  "range climbs from 30° to about 90°", "open", value="rotation", label="ranking",
                  watch="range.rotation"),
@@ -320,7 +321,8 @@ def visible_controls(lesson: Lesson) -> set[str]:
 def steps_markdown(lesson: Lesson) -> str:
     """The lesson's banner on every page it touches: its title, what it shows and its numbered steps (Markdown,
     every word escaped)."""
-    lines = [f"**{markdown_text(lesson.title)}.** {markdown_text(lesson.text)}", ""]
+    title = lesson.title if lesson.title.endswith(("?", "!", ".")) else lesson.title + "."
+    lines = [f"**{markdown_text(title)}** {markdown_text(lesson.text)}", ""]
     lines += [f"{i}. {markdown_text(step.words)}" for i, step in enumerate(lesson.steps, 1)]
     return "\n".join(lines)
 

@@ -105,13 +105,21 @@ def key_view_ready(page, lesson: Lesson, title: str | None, points: int) -> bool
     pane exists once the view's first data has arrived. The Discover ranking is ready when every candidate is
     ranked and the verdict is drawn."""
     if lesson.page == "compare":
-        verdict = page.locator(".invlab-discover-verdict").first
-        return verdict.count() > 0 and "Verdict:" in verdict.inner_text() and "Partial" not in verdict.inner_text()
+        return discover_verdict(page).startswith("Verdict:")
     if title is not None:
         stem = title.split("=")[0]  # the view's name, without the values that follow in its title (δ = 20)
         texts = page.evaluate(PAGE_TEXTS)
         return any(stem in text or html.escape(stem) in text for text in texts)
     return max(page.evaluate(COLUMN_LENGTH, name) for name in curve_columns(lesson.key_view)) >= points
+
+
+def discover_verdict(page) -> str:
+    """What the Compare page's Discover verdict says ("Verdict: rotation-invariant up to ±91° ...", "Partial:
+    Verdict: ..." while candidates are still training), or ""."""
+    verdict = page.locator(".invlab-discover-verdict")
+    if not verdict.count():
+        return ""
+    return " ".join(verdict.first.evaluate("e => (e.shadowRoot || e).textContent").split())
 
 
 def curve_columns(metric: str) -> list[str]:

@@ -1221,6 +1221,51 @@ def test_a_link_to_a_sweep_id_beyond_sqlite_is_refused_in_words(tmp_path):
         assert len(refused[0]) < 300 and "…" in refused[0]
 
 
+def test_a_discover_study_that_cannot_start_says_why_beside_its_form(tmp_path):
+    """The Compare page's Discover study: nothing ticked, data that cannot be read, a scheduler nobody answers at; each
+    is said under its form, nothing is stored, and ticking again on readable data lists the candidates."""
+    from dashboard.compare import ComparePage
+    from engine.train import RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        page = ComparePage(store=store, data_choices=lambda: ["digits"])
+        study = page.discover
+        study.refresh()
+        assert "rotation" in study.candidates.options and not study.error.visible
+        study.candidates.value = []
+        study.start()
+        assert study.error.visible and "tick at least one candidate" in study.error_text
+        missing = tmp_path / "absent.csv"
+        study.data_box.options = ["digits", f"csv:{missing}"]
+        study.data_box.value = f"csv:{missing}"
+        assert study.error.visible and "absent.csv" in study.error_text and not study.candidates.options
+        study.start()
+        assert study.error.visible and not study.running()
+        study.data_box.value = "digits"  # readable again: the candidates are listed, ticked
+        assert not study.error.visible and study.candidates.value == list(study.candidates.options)
+        page.scheduler = "tcp://127.0.0.1:9"
+        study.start()
+        assert "no Dask scheduler answered at tcp://127.0.0.1:9" in study.error_text and not study.running()
+        assert store.list_sweeps() == []  # nothing stored by any of them
+
+
+def test_a_link_to_a_discover_study_that_is_not_one_is_refused_in_words(tmp_path):
+    """`?page=compare&discover=abc`, an id nothing has, and a sweep that is not a Discover study."""
+    from dashboard.compare import ComparePage
+    from engine.sweeps import SweepSpec
+    from engine.train import RunConfig, RunStore
+
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        page = ComparePage(store=store)
+        assert page.read_query({"discover": "abc"})[0].startswith("discover='abc' refused")
+        assert "no sweep with id 9999" in page.read_query({"discover": "9999"})[0]
+        spec = SweepSpec(name="steps", base=RunConfig(), vary={"train.steps": [1, 2]}, seeds=[0])
+        sweep_id = store.create_sweep(spec.name, spec.to_json(), 2)
+        refused = page.read_query({"discover": str(sweep_id)})
+        assert refused and f"sweep {sweep_id} (steps) is not a discover run" in refused[0], refused
+        assert page.discover.sweep_id is None and "discover" not in page.query()
+
+
 def test_a_huge_number_in_a_link_is_refused_as_written():
     """`?train.steps=1e308` is refused naming the value as the link gave it, never as a 309-digit integer."""
     from panel.util import parse_query

@@ -16,7 +16,10 @@ since the first Start):
               moves (share of the grid whose predicted class changed);
 - prior:      δ 1000 → 10 spreads the inverse Wishart's eigenvalues (log10 max/min up by half a decade or more) with
               the smallest still 100× the Wishart's, and α 0 → 2 lifts the residual Wishart's smallest eigenvalue
-              100-fold; each redraw's time.
+              100-fold; each redraw's time;
+- discover:   the Compare page's Discover study on the lesson's data, as the page runs it (2 seeds, 300 steps, a
+              LocalCluster of 2 workers): the time until every candidate is stored and the verdict names rotation,
+              the learned range and the log Bayes factor over none.
 
     python -m benchmarks.dashboard.lessons [--lesson KEY ...] [--seconds 60] [--first 20] [--page]
 
@@ -321,8 +324,36 @@ def page_lessons(args, headless: dict) -> dict:
     return out
 
 
+def lesson_discover(lesson, args) -> dict:
+    import tempfile
+
+    from dashboard.compare.discover import DEFAULT_SEEDS
+    from dashboard.lessons import split_settings
+    from engine.sweeps.discover import plan_candidates, run_candidates
+    from engine.sweeps.discover_report import discover_report
+    from engine.train import RunStore
+
+    data = {"dataset": "digits", **split_settings(lesson.settings)["data"]}
+    with tempfile.TemporaryDirectory(prefix="invlab-lesson-") as tmp:
+        store = RunStore(f"{tmp}/runs.sqlite")
+        start = time.perf_counter()
+        plan = plan_candidates(data, seeds=DEFAULT_SEEDS, steps=300)
+        sweep_id = run_candidates(plan, store, n_workers=2)
+        elapsed = time.perf_counter() - start
+        report = discover_report(store, sweep_id)
+        store.close()
+    best = report.ranking[0] if report.ranking else None
+    rotation = report.row("rotation")
+    shown = report.verdict.startswith("rotation-invariant") and not report.partial
+    return {"verdict": report.verdict, "first": best.candidate if best else None,
+            "rotation_learned_deg": rotation.learned.get("rotation", {}).get("mean") if rotation else None,
+            "rotation_log_bf": rotation.log_bf if rotation else None, "runs": report.stored,
+            "effect_s": round(elapsed, 1) if shown else None,
+            "effect": "the verdict names rotation, learned near 90°, far above none"}
+
+
 RUNNERS = {"rotation": lesson_rotation, "symmetry": lesson_symmetry, "patches": lesson_patches,
-           "functional": lesson_functional, "prior": lesson_prior}
+           "functional": lesson_functional, "prior": lesson_prior, "discover": lesson_discover}
 
 
 def _clean(obj):

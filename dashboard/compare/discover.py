@@ -341,12 +341,20 @@ class DiscoverStudy(pn.viewable.Viewer):
         if event.new[0] >= len(frame):
             return
         name = frame.iloc[event.new[0]]["candidate"]
+        self.table.selection = []  # a later click on the same row opens it (again)
         row = self.report.row(name)
-        if row is None or not row.run_ids:
-            self.message = f"{name} has no stored run yet: it opens once one of its seeds has finished"
+        try:
+            status = {r.id: r.status for r in self.page.store.sweep_runs(self.sweep_id)}
+        except InvlabError as err:
+            self._error(str(err))
+            return
+        finished = [r for r in (row.run_ids if row is not None else []) if status.get(r) == "finished"]
+        if not finished:
+            self.message = (f"{name} has no finished run yet: it opens once one of its seeds has finished"
+                            if row is None or not row.failed else f"{name} failed: {row.failed[0]}")
             self._show_status()
             return
-        self.page.open_run(row.run_ids[0])
+        self.page.open_run(finished[0])
 
     def __panel__(self):
         form = pn.Row(pn.Column(self.data_box, self.data_words), self.seeds, self.steps, self.start_button,
@@ -363,7 +371,8 @@ def _data_words(data: dict) -> str:
     page's data settings)"."""
     from engine.data import DataConfig
 
-    shown = [f"{k.replace('_', ' ')} {v}" for k, v in data.items()
+    shown = [f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
+             for k, v in data.items()
              if k not in ("dataset", "name") and k in DataConfig.param and v != DataConfig.param[k].default]
     if data.get("source_options"):
         shown.append(f"options {data['source_options']}")

@@ -3,7 +3,7 @@ from the page whether its expected effect happened."""
 import re
 
 from dashboard.lessons import Lesson, Step, run_config
-from dashboard.screenshot import curve_columns
+from dashboard.screenshot import curve_columns, discover_verdict
 from pagekit import TEXT, column_length, page_texts
 
 # The legend text of every dashed line (a previous run's curve, or a reference line) in the page, once each.
@@ -134,4 +134,7 @@ def effect_shown(page, lesson: Lesson, step: Step, titles: dict) -> bool:
         return last is not None and last < rest[0]
     if kind == "text":
         return arg in page_text(page)
+    if kind == "verdict":  # the finished study's verdict, not the card's words about it
+        verdict = discover_verdict(page)
+        return verdict.startswith("Verdict:") and arg in verdict
     raise ValueError(f"unknown check {kind!r}")

@@ -48,7 +48,8 @@ def test_lesson_card_opens_its_preset_and_its_key_view_gets_data(served_app, les
             poll(lambda: select_value(page, "Data set") == lesson.settings["data.dataset"], timeout=60)
             ticked = page.locator(".invlab-discover-candidates input[type=checkbox]")
             poll(lambda: ticked.count() >= 6 and all(ticked.nth(i).is_checked() for i in range(ticked.count())))
-            assert "rotation" in page.locator(".invlab-discover-candidates").inner_text()
+            names = [" ".join(t.split()) for t in page.locator(".invlab-discover-candidates label").all_inner_texts()]
+            assert "rotation" in names and "flips" in names, names
             assert not errors, errors
             return  # the walk (test_lesson_walk_browser) presses ▶ Discover and waits for the ranking
         else:

@@ -37,7 +37,7 @@ def test_four_to_six_lessons_with_unique_keys_short_texts_and_steps():
         assert 1 <= len(sentences) <= 2, (lesson.key, sentences)  # what it shows; the steps say what to do
         assert 2 <= len(lesson.steps) <= 5, lesson.key
         for step in lesson.steps:
-            assert step.expect[0] in ("points", "view", "previous", "below", "text"), step
+            assert step.expect[0] in ("points", "view", "previous", "below", "text", "verdict"), step
             assert step.control in ("start", "reset", "model") or step.label, step  # a setting is found by its label
             assert step.control != "open" or step.value, step  # the ranking's row to click
 
