@@ -285,7 +285,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         records, shown = [], set()
         seeds = len(self.plan.spec.seeds) if self.plan is not None else None
         if self.report is not None:
-            headers, cells = table_rows(self.report, limit=3)
+            headers, cells = table_rows(self.report, limit=2)
             for c, row in zip(self.report.ranking, cells):
                 cell = dict(zip(headers, row))
                 done = c.finished + len(c.failed)

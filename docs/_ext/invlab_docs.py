@@ -30,7 +30,9 @@ def _write(path: Path, text: str) -> None:
 # -- README sections, reused as pages' text ----------------------------------------------------------------------------
 # where a README link points on the site (paths relative to docs/, where the pages that include the sections live)
 # (the sections are written to docs/_generated/readme/, and links in an included file are read from where it lies)
-README_LINKS = {"#sweeps": "../../sweeps.md", "#your-own-models": "../../own_data.md#your-own-models",
+README_LINKS = {"#sweeps": "../../sweeps.md",
+                "#which-invariances-does-my-data-have": "../../sweeps.md#which-invariances-does-my-data-have",
+                "#your-own-models": "../../own_data.md#your-own-models",
                 "#your-own-data": "../../own_data.md#your-own-data", "docs/bad_inputs.md": "../../bad_inputs.md",
                 "docs/bad_inputs.md#your-own-data": "../../bad_inputs.md#your-own-data"}
 README_SECTIONS = ("Two commands", "Installing with pip", "The dashboard", "In JupyterLab", "Serving a class",
