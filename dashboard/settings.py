@@ -32,7 +32,7 @@ load_plugins()  # installed plugins register their families, kernels and orbits 
 SECTIONS = ("data", "model", "train")  # URL prefixes: data.<param>, model.<param>, train.<param>
 # page-level keys in the URL that are not run settings (theme: the template's light/dark; resume: a page handed over to
 # its reload by the theme switch; presenter: larger fonts and lines for a projector)
-FLAGS = ("lesson", "teacher", "page", "sweep", "run", "theme", "resume", "presenter")
+FLAGS = ("lesson", "teacher", "page", "sweep", "discover", "run", "theme", "resume", "presenter")
 
 
 def family_defaults(family: str) -> dict[str, dict]:

@@ -141,9 +141,13 @@ def test_the_link_shows_a_stored_study_and_refuses_what_is_not_one(explorer, stu
     assert explorer.compare.query()["discover"] == str(d.sweep_id)
     explorer._location = object()
     explorer.pages.active = 3
-    explorer.compare.discover_changed()
-    assert f"discover={d.sweep_id}" in explorer.url_field.value
+    explorer._update_location()
+    assert f"page=compare&discover={d.sweep_id}" in explorer.url_field.value
     explorer._location = None
+    from panel.io.location import Location
+
+    explorer.read_location(Location(search=f"?page=compare&discover={d.sweep_id}"))
+    assert explorer.notice == ""  # a page-level key of the link, not a setting the page refuses
     other = ComparePage(store=explorer.store)
     assert other.read_query({"page": "compare", "discover": str(d.sweep_id)}) == []
     assert list(other.discover.table.value["candidate"]) == list(d.table.value["candidate"])
