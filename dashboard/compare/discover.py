@@ -182,7 +182,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         self._error("")
         self.plan, self.sweep_id, self.report = plan, sweep_id, None
         self.runner = DiscoverRunner(plan, store, sweep_id, scheduler=self.page.scheduler or None,
-                                     n_workers=self.page.n_workers or None).start()
+                                     n_workers=self.page.n_workers or None, shared=self.page.shared_cluster).start()
         self.state = "starting"
         self.message = (f"{len(plan.candidates)} candidates × {len(plan.spec.seeds)} seeds, "
                         f"{int(self.steps.value)} steps each: starting Dask workers…")

@@ -160,7 +160,7 @@ class SweepForm:
         self.param.update(sweep_id=sweep_id, state="starting",
                           message=f"starting Dask workers for {len(planned)} runs…")
         self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=self.scheduler or None,
-                                  n_workers=self.n_workers or None).start()
+                                  n_workers=self.n_workers or None, shared=self.shared_cluster).start()
         self.stop_button.disabled = False
         self.resume_button.visible = False
         self._start_ticking()

@@ -85,6 +85,7 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
         self._active = False  # its contents are drawn (the tab has been shown)
         if pn.state.curdoc is not None and not notebook.in_notebook():
             pn.extension("tabulator")  # a served page built without it (`pn.serve(Explorer)`) still draws the table
+        self.limits = limits  # a server's ServerLimits: every page of the server shares one Dask cluster
         self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                     css_classes=["invlab-lesson-banner"])  # a lesson's steps (set by the Explorer)
         self._build_widgets()
@@ -203,6 +204,12 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
             out["discover"] = str(self.discover.sweep_id)
         return out
 
+    @property
+    def shared_cluster(self) -> bool:
+        """Whether runs without a scheduler address go to the server's one shared cluster (`cluster.py`: under
+        `invlab serve`) rather than a cluster of this page's own (a notebook)."""
+        return self.limits is not None
+
     def busy(self) -> bool:
         """Whether a sweep launched from this page is running (the Discover study waits for it)."""
         return self.runner is not None and not self.runner.finished
@@ -245,7 +252,12 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
                             self.quick, self.study_button, name="Built-in study")
         stored = pn.Column(pn.pane.Markdown("**Open a stored sweep**", margin=(0, 10)), self.sweeps_select,
                            self.open_button, name="Stored sweep")
-        where = pn.Column(pn.pane.Markdown("**Where the runs train**", margin=(0, 10)), self.workers,
+        if self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
+            here = pn.pane.Markdown("Empty: this server's Dask cluster, one worker per core, shared by every page.",
+                                    width=300, margin=(0, 10))
+        else:
+            here = self.workers
+        where = pn.Column(pn.pane.Markdown("**Where the runs train**", margin=(0, 10)), here,
                           self.scheduler_input, name="Workers")
         launch = pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")

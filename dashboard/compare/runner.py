@@ -12,6 +12,8 @@ from engine.errors import InvlabError
 from engine.sweeps import SweepSpec, run_sweep
 from engine.train import RunStore
 
+from .cluster import shared_scheduler
+
 
 class SweepRunner:
     """`run_sweep` on a daemon thread; the page drains its progress (`drain()`) from the server thread.
@@ -19,10 +21,11 @@ class SweepRunner:
     The thread only waits for Dask and collects `SweepProgress` reports; it never touches the page."""
 
     def __init__(self, spec: SweepSpec, store: RunStore, *, sweep_id: int | None = None,
-                 scheduler: str | None = None, n_workers: int | None = None):
+                 scheduler: str | None = None, n_workers: int | None = None, shared: bool = False):
         self.spec, self.store = spec, store
         self.sweep_id = sweep_id
         self.scheduler, self.n_workers = scheduler or None, n_workers or None
+        self.shared = shared and not self.scheduler  # no scheduler given: the server's shared cluster (cluster.py)
         self.stop_event = threading.Event()
         self.error: str | None = None
         self.finished = False
@@ -42,6 +45,8 @@ class SweepRunner:
 
     def _run(self) -> None:
         try:
+            if self.shared:
+                self.scheduler = shared_scheduler()
             sweep_id = run_sweep(self.spec, store=self.store, scheduler=self.scheduler, n_workers=self.n_workers,
                                  sweep_id=self.sweep_id, progress=self._on_progress, stop=self.stop_event)
             with self._lock:
@@ -81,9 +86,10 @@ class DiscoverRunner:
     `(candidate, seed, run_id, status, message)` and the sweep's latest `SweepProgress`; it never touches the page."""
 
     def __init__(self, plan, store: RunStore, sweep_id: int, *, scheduler: str | None = None,
-                 n_workers: int | None = None):
+                 n_workers: int | None = None, shared: bool = False):
         self.plan, self.store, self.sweep_id = plan, store, int(sweep_id)
         self.scheduler, self.n_workers = scheduler or None, n_workers or None
+        self.shared = shared and not self.scheduler  # no scheduler given: the server's shared cluster (cluster.py)
         self.stop_event = threading.Event()
         self.error: str | None = None
         self.finished = False
@@ -105,6 +111,8 @@ class DiscoverRunner:
         from engine.sweeps.discover import run_candidates
 
         try:
+            if self.shared:
+                self.scheduler = shared_scheduler()
             run_candidates(self.plan, self.store, sweep_id=self.sweep_id, scheduler=self.scheduler,
                            n_workers=self.n_workers, on_result=self._on_result, progress=self._on_progress,
                            stop=self.stop_event)
