@@ -8,15 +8,15 @@ its table is in benchmarks/dashboard/README.md ("The page's defaults").
 
 `FAMILY_DEFAULTS[family]` is {"data": {...}, "model": {...}, "train": {...}}: values for `DataConfig`, the family's
 config class and `TrainConfig`, over the engine's defaults. `data["dataset"]` is the family's own data set
-(also in `FAMILY_DATASETS`): images for the convolutional families (`rectangles`, paper 001's task, and colour
-`photo-patches` for the colour kernels), two moons for the RKHS functionals (paper 002 Fig. 1), scikit-learn's
-diabetes regression for Gaussian Wasserstein inference and the deep kernel processes (papers 003 and 004 use
-UCI regression), and the bundled 8×8 digits elsewhere. The page evaluates the test subset by wall time (every
-couple of seconds, `TrainingSession`), so `train.eval_size` is what bounds one evaluation: each is chosen to take
-well under a second, on the family's own data set and on `digits` (which the page keeps when a family switch can
-run on it).
+(also in `FAMILY_DATASETS`): images for the convolutional families (`rectangles`, van der Wilk, Rasmussen & Hensman
+2017's task, and colour `photo-patches` for the colour kernels), two moons for the RKHS functionals (Zhang, Lee & Teh
+2013 Fig. 1), scikit-learn's diabetes regression for Gaussian Wasserstein inference and the deep kernel processes (Wild,
+Hu & Sejdinovic 2022 and Aitchison, Yang & Ober 2021 use UCI regression), and the bundled 8×8 digits elsewhere. The page
+evaluates the test subset by wall time (every couple of seconds, `TrainingSession`), so `train.eval_size` is what bounds
+one evaluation: each is chosen to take well under a second, on the family's own data set and on `digits` (which the page
+keeps when a family switch can run on it).
 
-What the measurements showed (issue 11; all at one torch thread):
+What the measurements showed (all at one torch thread):
 - The convolutional families crawled (0.3–0.4 steps/s) on `rectangles` because k_ff costs N·P² per batch (676
   patches of 3×3 in a 28×28 image) and each evaluation scored all 2,000 test images. The engine now counts each
   image's identical patches once (`engine.covariances.patches.distinct_patches`, exact): 27 distinct patches of

@@ -1,4 +1,4 @@
-"""The deep-kernel-process prior explorer (paper 004, app. H and J) as a dashboard tab.
+"""The deep-kernel-process prior explorer (Aitchison, Yang & Ober 2021, app. H and J) as a dashboard tab.
 
 Sliders for δ, α and the layer count (and the process, width, kernel and seed) drive the engine's
 `PriorExplorer`; its typed views — eigenvalue histograms of Wishart, residual Wishart and inverse Wishart

@@ -1,1 +1,2 @@
-"""Convolutional GPs (paper 001): the paper's experiments and one training step against GPflow."""
+"""Convolutional GPs (van der Wilk, Rasmussen & Hensman 2017): the paper's experiments and one training step against
+GPflow."""

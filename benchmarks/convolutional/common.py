@@ -1,4 +1,5 @@
-"""Shared runner of the convolutional-GP experiments (paper 001 sec. 3): train one registered model, score it.
+"""Shared runner of the convolutional-GP experiments (van der Wilk, Rasmussen & Hensman 2017 sec. 3): train one
+registered model, score it.
 
 Each experiment script (`rectangles`, `mnist01`, `mnist10`, `photo` in this folder) trains a few models
 through the same `Trainer` the CLI and the dashboard use, and reports for each: test error and NLPD on the whole

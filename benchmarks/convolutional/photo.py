@@ -1,4 +1,5 @@
-"""Colour images (paper 001 sec. 3.4): colour-patch, multi-channel and additive kernels vs the grey weighted kernel.
+"""Colour images (van der Wilk, Rasmussen & Hensman 2017 sec. 3.4): colour-patch, multi-channel and additive kernels vs
+the grey weighted kernel.
 
 Data: `photo-patches`, 16×16 colour patches cut from scikit-learn's two sample photographs (china, flower), 1,000
 for training and 500 for testing, labelled by photograph (the paper used CIFAR-10, which is not available

@@ -1,4 +1,5 @@
-"""Rectangles (paper 001 sec. 3.1–3.2): convolutional GPs with 16 inducing patches against an RBF GP with 1,200.
+"""Rectangles (van der Wilk, Rasmussen & Hensman 2017 sec. 3.1–3.2): convolutional GPs with 16 inducing patches against
+an RBF GP with 1,200.
 
 Data: `rectangles`, 1,200 training and 2,000 test images of 28×28 (outlines of random rectangles, tall vs wide,
 sides differing by at least --min-gap pixels: 3 in the Larochelle et al. data the paper uses).
@@ -7,7 +8,7 @@ M = 16 inducing patches initialised with uniform noise, Adam (learning rate 0.01
 baseline is an RBF SVGP with --rbf-M learnable inducing images (default 400, k-means initialised), trained the
 same way; `--rbf-M 1200 --rbf-lbfgs 40` is the paper's baseline (an inducing point at every training image,
 L-BFGS on the full batch; about 4 minutes on one core). Bernoulli (probit) likelihood throughout.
-Targets (issue 5): invariant ≤ 3 % error, weighted ≤ 1.5 %.
+Targets: invariant ≤ 3 % error, weighted ≤ 1.5 %.
 
     python -m benchmarks.convolutional.rectangles [--models invariant,weighted,rbf] [--steps 3000] [--rbf-M 400]
 """
@@ -36,9 +37,9 @@ def rectangle_geometry(images: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
 
 @torch.no_grad()
 def error_breakdown(trainer) -> dict:
-    """Where the errors are (paper 001 sec. 3.2 blames rectangles along the edge): error rates of rectangles that
-    touch the border and of those that do not, and of the most nearly square ones (|height − width| ≤ 3, the
-    smallest gap the data allows being 3 by default)."""
+    """Where the errors are (van der Wilk, Rasmussen & Hensman 2017 sec. 3.2 blames rectangles along the edge): error
+    rates of rectangles that touch the border and of those that do not, and of the most nearly square ones (|height −
+    width| ≤ 3, the smallest gap the data allows being 3 by default)."""
     X, y = trainer.X_test, trainer.y_test
     wrong = np.concatenate([(trainer.model.predict(X[a:a + 250]).probs.argmax(-1) != y[a:a + 250].long()).cpu().numpy()
                             for a in range(0, X.shape[0], 250)])

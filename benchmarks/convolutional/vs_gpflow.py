@@ -1,4 +1,5 @@
-"""The engine's weighted convolutional SVGP against GPflow 2's, one training step at a time (paper 001, issue 5).
+"""The engine's weighted convolutional SVGP against GPflow 2's, one training step at a time (van der Wilk, Rasmussen &
+Hensman 2017).
 
 Problem: 28×28 grey images — MNIST from the data directory when `invlab fetch mnist` has been run, else the
 synthetic `rectangles` (the step time does not depend on the pixels) — N = 2,000 training images, regression

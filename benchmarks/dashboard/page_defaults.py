@@ -1,8 +1,8 @@
 """Every model family's default in the page, trained by the Trainer alone: is it quick enough to watch?
 
 The page (dashboard) starts each family from the engine's config defaults overridden by
-`dashboard.defaults.FAMILY_DEFAULTS`, on the dataset `dashboard.defaults.FAMILY_DATASETS` gives it. Targets
-(issue 11): at least 5 steps/s on a 2-core CPU with one torch thread, and a first test-error point within 10 s
+`dashboard.defaults.FAMILY_DEFAULTS`, on the dataset `dashboard.defaults.FAMILY_DATASETS` gives it. Targets:
+at least 5 steps/s on a 2-core CPU with one torch thread, and a first test-error point within 10 s
 of pressing Start.
 
 For each family, in this process, with one torch intra-op thread (`--threads`):

@@ -1,5 +1,6 @@
 """Shared by the deep-kernel-process experiments (benchmarks/dkp/): DIWP against the NNGP and the plain SVGP
-with the same kernel, trained alike on the same splits (paper 004 sec. 7 protocol, at sizes two CPU cores allow).
+with the same kernel, trained alike on the same splits (Aitchison, Yang & Ober 2021 sec. 7 protocol, at sizes two CPU
+cores allow).
 
 Protocol (paper: 8000 Adam steps, 100 inducing points, lr 1e-2 for the first half and 1e-3 for the second, 10
 samples per step on small sets and 1 on large ones, 100 samples to evaluate, 20 splits): every model is trained

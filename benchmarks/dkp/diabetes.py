@@ -1,5 +1,6 @@
 """Diabetes regression (scikit-learn's 442 patients, 10 features): DIWP against NNGP and the plain SVGP with the same
-ReLU kernel (paper 004 Table 1 protocol on a UCI-sized set; test log-likelihood in original units and RMSE).
+ReLU kernel (Aitchison, Yang & Ober 2021 Table 1 protocol on a UCI-sized set; test log-likelihood in original units and
+RMSE).
 
     python -m benchmarks.dkp.diabetes [--quick] [--steps 2000 --splits 3 --samples 4]
 """

@@ -1,4 +1,5 @@
-"""Where DIWP's ELBO stands against the NNGP's on one split, and what moves it (paper 004, Table 2 reports ELBO gains).
+"""Where DIWP's ELBO stands against the NNGP's on one split, and what moves it (Aitchison, Yang & Ober 2021, Table 2
+reports ELBO gains).
 
 Variants, each trained like `benchmarks.dkp.common.train_and_score` (Adam, lr drop ×0.1 halfway, full batch) on the
 same split, then scored by the whole-training-set ELBO (expected log-likelihood and KL per point reported apart),

@@ -1,6 +1,7 @@
 """MNIST (the 10,000 real digits `invlab fetch mnist` caches offline: 7,500 train / 2,500 test) with three
-fully-connected layers (two hidden + output; no learned input scale or bias, as in paper 004 Table 2): DIWP against
-NNGP and the plain SVGP with the same ReLU kernel — test log-likelihood, accuracy and ELBO per training point.
+fully-connected layers (two hidden + output; no learned input scale or bias, as in Aitchison, Yang & Ober 2021 Table 2):
+DIWP against NNGP and the plain SVGP with the same ReLU kernel — test log-likelihood, accuracy and ELBO per training
+point.
 
     INVLAB_DATA=/tmp/invlab-data python -m engine fetch mnist   # once
     INVLAB_DATA=/tmp/invlab-data python -m benchmarks.dkp.mnist [--quick] [--steps 3000 --batch-size 256]

@@ -1,8 +1,8 @@
 """Step time of the deep inverse Wishart process against the batch size Pt and the number of inducing points Pi.
 
-Doubly-stochastic inference samples every train point on its own given the inducing blocks (paper 004 eq. 31–34,
-app. I), so one step costs O(Pi³ + Pi²·Pt) (sec. 6): doubling Pt at most doubles the time, doubling Pi costs up to
-eight times as much once the Pi³ terms dominate. For contrast, the time to draw the *joint* (Pi + Pt)-square
+Doubly-stochastic inference samples every train point on its own given the inducing blocks (Aitchison, Yang & Ober 2021
+eq. 31–34, app. I), so one step costs O(Pi³ + Pi²·Pt) (sec. 6): doubling Pt at most doubles the time, doubling Pi costs
+up to eight times as much once the Pi³ terms dominate. For contrast, the time to draw the *joint* (Pi + Pt)-square
 inverse Wishart that non-doubly-stochastic inference would need is measured too (cubic in Pt).
 
 Each configuration is timed side by side, interleaved in rounds, and the median step is reported.

@@ -1,1 +1,2 @@
-"""Gaussian Wasserstein inference (paper 003): against the SVGP, the step's scaling, the eigenvalue estimators."""
+"""Gaussian Wasserstein inference (Wild, Hu & Sejdinovic 2022): against the SVGP, the step's scaling, the eigenvalue
+estimators."""

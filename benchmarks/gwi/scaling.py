@@ -1,4 +1,4 @@
-"""GWI's cost per training step against N at M = √N (paper 003 sec. 1.3), beside one exact-GP step.
+"""GWI's cost per training step against N at M = √N (Wild, Hu & Sejdinovic 2022 sec. 1.3), beside one exact-GP step.
 
 Claim checked: with M = c·√N inducing points, a GWI step on a fixed minibatch (B points) with a fixed
 sub-sample for the spectrum (N_S points) costs O(M³ + B M² + N_S² M + N_S³) = O(N^{3/2}) in N, while one

@@ -1,4 +1,5 @@
-"""The eigenvalue term of Ŵ² (paper 003 sec. 2.1.2) on a sub-sample: the two estimators against the full-data value.
+"""The eigenvalue term of Ŵ² (Wild, Hu & Sejdinovic 2022 sec. 2.1.2) on a sub-sample: the two estimators against the
+full-data value.
 
 Data: `diabetes`, seed 0; P fitted on M = 2·√N_fit = 35 points; Q trained by GWI for `--steps` full-batch Adam
 steps (and, separately, Q = P: β = 0, Σ = K_ZZ⁻¹). X = the N = 299 points trained on; the target is the

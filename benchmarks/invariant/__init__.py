@@ -1,1 +1,2 @@
-"""Invariant GPs with learned augmentations (paper 000): the paper's experiments and the step time against S."""
+"""Invariant GPs with learned augmentations (van der Wilk et al. 2018): the paper's experiments and the step time
+against S."""

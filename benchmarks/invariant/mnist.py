@@ -1,4 +1,4 @@
-"""Paper 000 sec. 5.2 / Fig. 4: MNIST, 10 classes — RBF vs rotation vs all-affine vs local deformations.
+"""Van der Wilk et al. 2018 sec. 5.2 / Fig. 4: MNIST, 10 classes — RBF vs rotation vs all-affine vs local deformations.
 
 Every model uses the Gaussian likelihood on one-hot targets (as the paper does for multi-class) and the same
 number of inducing points; the RBF baseline is the plain SVGP (the invariant model at zero ranges reduces to

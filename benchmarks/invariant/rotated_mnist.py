@@ -1,4 +1,4 @@
-"""Paper 000 sec. 5.1 / Fig. 3: recover the rotation of a partially rotated MNIST, odd vs even.
+"""Van der Wilk et al. 2018 sec. 5.1 / Fig. 3: recover the rotation of a partially rotated MNIST, odd vs even.
 
 Every digit is rotated by its own angle in [−α_true, α_true]; a rotation-only invariant GP (one learned α,
 started near 0°) with the Pólya-Gamma logistic bound is trained, and compared with the RBF baseline: the

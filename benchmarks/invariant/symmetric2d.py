@@ -1,4 +1,4 @@
-"""Paper 000 Fig. 2: regression on `symmetric-2d`, a function with f(x1, x2) = f(x2, x1).
+"""Van der Wilk et al. 2018 Fig. 2: regression on `symmetric-2d`, a function with f(x1, x2) = f(x2, x1).
 
 The invariant GP (orbit {identity, swap}, S = P = 2: the exact double-sum kernel) against the plain RBF
 SVGP with the same number of inducing points, on the standard data and on `one_sided` data (training points

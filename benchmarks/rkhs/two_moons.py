@@ -1,4 +1,5 @@
-"""Paper 002, sec. 6.1 / Fig. 1: two moons with 2 labelled points, gradient invariances on all points, ν swept.
+"""Zhang, Lee & Teh 2013, sec. 6.1 / Fig. 1: two moons with 2 labelled points, gradient invariances on all points, ν
+swept.
 
 Data: `engine.data` two-moons (scikit-learn's make_moons on its raw scale, noise 0.1), 200 training points of
 which 2 are labelled (one per class, drawn at random) and 198 unlabelled, 1000 test points. Model: Gaussian

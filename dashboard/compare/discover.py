@@ -37,6 +37,7 @@ HEADING = (
     "supports them. Click a candidate to open its run on the Training page."
 )
 DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a spread and keep a class demo short
+# the ranking's columns; "test error" reads "test RMSE" for a regression data set
 COLUMNS = ["#", "candidate", "status", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
            "test error", "NLPD", "s / run"]
 
@@ -88,12 +89,12 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     # -- the form ------------------------------------------------------------------------------------------------------
     def data_config(self) -> dict:
-        """The data the study fits: the Training page's data settings with the data box's data set."""
+        """The data the study fits: the Training page's data settings when the data box holds the Training page's
+        data set; another data set with its own defaults (the Training page's rotation, subset or options may not
+        apply to it)."""
         data = dict(self.page.settings.run_config().data)
-        if self.data_box.value:
-            if self.data_box.value != data.get("dataset"):
-                data.pop("source_options", None)  # another data set's own options do not carry over
-            data["dataset"] = self.data_box.value
+        if self.data_box.value and self.data_box.value != data.get("dataset"):
+            return {"dataset": self.data_box.value}
         return data
 
     def refresh(self) -> None:
@@ -282,27 +283,23 @@ class DiscoverStudy(pn.viewable.Viewer):
     # -- drawing -------------------------------------------------------------------------------------------------------
     def rows(self) -> pd.DataFrame:
         """The ranking: one row per candidate, best first; candidates with no stored run yet after them."""
-        records, shown = [], set()
+        records, shown, columns = [], set(), list(COLUMNS)
         seeds = len(self.plan.spec.seeds) if self.plan is not None else None
         if self.report is not None:
             headers, cells = table_rows(self.report, limit=2)
+            columns[COLUMNS.index("test error")] = headers[6]  # "test RMSE" (in the data's units) for regression
             for c, row in zip(self.report.ranking, cells):
                 cell = dict(zip(headers, row))
                 done = c.finished + len(c.failed)
                 status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
-                records.append({"#": cell["#"], "candidate": c.candidate, "status": status, "seeds": cell["seeds"],
-                                "ELBO (whole data)": cell["ELBO (whole data)"],
-                                "log BF vs none": cell["log BF vs none"],
-                                "learned range (final)": cell["learned range (final)"],
-                                "test error": cell.get("test error", cell.get("test RMSE", "")),
-                                "NLPD": cell["NLPD"], "s / run": cell["s / run"]})
+                records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.candidate,
+                                "status": status})
                 shown.add(c.candidate)
         waiting = "not run" if not self.running() else "training"
         for name in (self.plan.names if self.plan is not None and self.sweep_id is not None else []):
             if name not in shown:
-                records.append({"#": "", "candidate": name, "status": waiting, "seeds": "0",
-                                **{c: "" for c in COLUMNS[4:]}})
-        return pd.DataFrame(records, columns=COLUMNS)
+                records.append({**{c: "" for c in columns}, "candidate": name, "status": waiting, "seeds": "0"})
+        return pd.DataFrame(records, columns=columns)
 
     def _draw(self) -> None:
         frame = self.rows()
@@ -368,8 +365,11 @@ class DiscoverStudy(pn.viewable.Viewer):
 
 def _data_words(data: dict) -> str:
     """The data settings that come from the Training page, in words: "with rotate 90, subset 300 (the Training
-    page's data settings)"."""
+    page's data settings)", or "with its default settings" for another data set."""
     from engine.data import DataConfig
+
+    if set(data) == {"dataset"}:
+        return "with its default settings (the Training page's data settings apply to the data set it trains)"
 
     shown = [f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
              for k, v in data.items()

@@ -1,4 +1,4 @@
-"""Covariances and unbiased estimators for invariant kernels (paper 000 sec. 4.3–4.4, appendix B).
+"""Covariances and unbiased estimators for invariant kernels (van der Wilk et al. 2018 sec. 4.3–4.4, appendix B).
 
 Inducing points live in the space of g (eq. 13): K_uu = k_g(Z, Z). Everything that involves f uses the
 *same* S augmented samples {x_n^(s)} of each input:

@@ -1,8 +1,8 @@
 """Inter-domain inducing points in the space of g with an orbit kernel k_f = Σ_a Σ_b w_a w_b k_g(x_a, x'_b).
 
-u = g(Z), so K_uu = k_g(Z, Z) and K_uf[m, n] = Σ_a w_a k_g(z_m, x_n,a) (paper 000 eq. 13, paper 001 eq. 15).
-Generic paths, brute force over the materialised orbit; families register faster pairs for their own kernel
-types, and these stay the reference their tests compare with.
+u = g(Z), so K_uu = k_g(Z, Z) and K_uf[m, n] = Σ_a w_a k_g(z_m, x_n,a) (van der Wilk et al. 2018 eq. 13, van der Wilk,
+Rasmussen & Hensman 2017 eq. 15). Generic paths, brute force over the materialised orbit; families register faster pairs
+for their own kernel types, and these stay the reference their tests compare with.
 """
 import torch
 

@@ -1,4 +1,5 @@
-"""Fast covariances of inducing patches with convolutional kernels (paper 001, sec. 3 and appendix A.2).
+"""Fast covariances of inducing patches with convolutional kernels (van der Wilk, Rasmussen & Hensman 2017, sec. 3 and
+appendix A.2).
 
 For a stationary patch kernel k_g(z, z') = σ² κ(‖z − z'‖² / ℓ²) the two expensive pieces are
 

@@ -63,12 +63,15 @@ class Source:
 class RectanglesOptions(param.Parameterized):
     """Options of the `rectangles` set (van der Wilk et al., "Convolutional Gaussian Processes", 2017; after Larochelle
     et al., 2007): sizes and image side."""
-    num_train = param.Integer(1200, bounds=(1, None), doc="Number of training images (paper 001: 1,200).")
+    num_train = param.Integer(1200, bounds=(1, None),
+                              doc="Number of training images (van der Wilk, Rasmussen & Hensman 2017: 1,200).")
     num_test = param.Integer(2000, bounds=(1, None), doc="Number of test images.")
-    image_size = param.Integer(28, bounds=(8, 64), doc="Side of the square images in pixels (paper 001: 28).")
+    image_size = param.Integer(28, bounds=(8, 64),
+                               doc="Side of the square images in pixels (van der Wilk, Rasmussen & Hensman 2017: 28).")
     min_side_gap = param.Integer(3, bounds=(1, 20), doc=(
         "Smallest |height − width| in pixels; closer pairs are redrawn. 3 is the rule of the Larochelle et al. "
-        "(2007) rectangles data that paper 001 uses; 1 lets near-squares in (a harder task)."))
+        "(2007) rectangles data that van der Wilk, Rasmussen & Hensman 2017 uses; 1 lets near-squares in (a harder "
+        "task)."))
 
 
 class Symmetric2dOptions(param.Parameterized):
@@ -233,11 +236,11 @@ SOURCES = {
                digit_labels=True),
         Source("mnist", "28×28 MNIST handwritten digits (fetched once by `invlab fetch mnist`)", "image",
                "classification", _mnist, digit_labels=True),
-        Source("rectangles", "28×28 outlines of random rectangles, tall vs wide (paper 001)", "image",
-               "classification", _rectangles, RectanglesOptions),
-        Source("symmetric-2d", "noisy samples of a 2-D function symmetric under swapping x1 and x2 (paper 000 "
-               "Fig. 2)", "points", "regression", _symmetric_2d, Symmetric2dOptions),
-        Source("two-moons", "scikit-learn's two moons (paper 002 Fig. 1)", "points", "classification",
+        Source("rectangles", "28×28 outlines of random rectangles, tall vs wide (van der Wilk, Rasmussen & Hensman "
+               "2017)", "image", "classification", _rectangles, RectanglesOptions),
+        Source("symmetric-2d", "noisy samples of a 2-D function symmetric under swapping x1 and x2 (van der Wilk et "
+               "al. 2018 Fig. 2)", "points", "regression", _symmetric_2d, Symmetric2dOptions),
+        Source("two-moons", "scikit-learn's two moons (Zhang, Lee & Teh 2013 Fig. 1)", "points", "classification",
                _two_moons, TwoMoonsOptions),
         Source("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
                "classification", _photo_patches, PhotoPatchesOptions),

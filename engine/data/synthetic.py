@@ -1,10 +1,11 @@
 """Synthetic datasets of the papers, generated from a seed (nothing is stored or downloaded).
 
-- `rectangles` — paper 001 (Convolutional GPs), sec. 3.1 "Toy demo: rectangles": 28×28 images, each
+- `rectangles` — van der Wilk, Rasmussen & Hensman 2017 (Convolutional GPs), sec. 3.1 "Toy demo: rectangles": 28×28
+images, each
   the outline of a randomly generated rectangle, labelled by whether it is taller than wide.
-- `symmetric_2d` — paper 000 (Learning invariances), sec. 3.2 and Fig. 2: regression data from a
+- `symmetric_2d` — van der Wilk et al. 2018 (Learning invariances), sec. 3.2 and Fig. 2: regression data from a
   function of two inputs that is invariant to swapping them, f(x1, x2) = f(x2, x1).
-- `two_moons` — paper 002 (Invariance via linear functionals on RKHS), sec. 6.1 and Fig. 1: the
+- `two_moons` — Zhang, Lee & Teh 2013 (Invariance via linear functionals on RKHS), sec. 6.1 and Fig. 1: the
   two-moons data of scikit-learn's `make_moons`.
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ def rectangles(n: int, generator: np.random.Generator, size: int = 28, min_side:
                min_gap: int = 3):
     """n binary images [n, 1, size, size] of rectangle outlines, labels [n] (1 = taller than wide).
 
-    Paper 001 classifies "the outline of a randomly generated rectangle" in a 28×28 image by whether it
-    has larger width or length, with 1,200 training images: the `rectangles` set of Larochelle et al.
+    Van der Wilk, Rasmussen & Hensman 2017 classifies "the outline of a randomly generated rectangle" in a 28×28 image
+    by whether it has larger width or length, with 1,200 training images: the `rectangles` set of Larochelle et al.
     (2007, "An empirical evaluation of deep architectures on problems with many factors of variation";
     1,000 training + 200 validation images). It is generated the way that set was: height and width
     uniform (integers in [min_side, size]), pairs whose difference is below `min_gap` pixels redrawn
@@ -53,7 +54,7 @@ def rectangles(n: int, generator: np.random.Generator, size: int = 28, min_side:
 
 # The symmetric function: a fixed draw g from a GP with an RBF kernel (unit variance, lengthscale
 # SYMMETRIC_LENGTHSCALE), made exactly invariant by summing over the swap orbit, f(x) = g(x) + g(x1↔x2) —
-# the construction of paper 000 eq. 6 with the two-element orbit {identity, swap}. g is represented by
+# the construction of van der Wilk et al. 2018 eq. 6 with the two-element orbit {identity, swap}. g is represented by
 # random Fourier features drawn from a generator with a fixed seed, so the function is the same for
 # every dataset seed: the seed only moves the sample points and the noise.
 SYMMETRIC_DOMAIN = 3.0  # inputs uniform on [-3, 3]^2
@@ -78,7 +79,7 @@ def symmetric_function(X: np.ndarray) -> np.ndarray:
 def symmetric_2d(n: int, generator: np.random.Generator, noise: float, one_sided: bool = False):
     """Inputs [n, 2] uniform on the square [-3, 3]^2 and noisy targets y = f(x) + noise·ε [n].
 
-    Paper 000 shows the data of Fig. 2 without stating the function, the domain, the number of points
+    Van der Wilk et al. 2018 shows the data of Fig. 2 without stating the function, the domain, the number of points
     or the noise; the choices here are documented at the module level. `one_sided=True` draws the points
     from the half x1 ≥ x2 only (folding the others across the diagonal): there only an invariant model
     can predict the other half, which is the figure's point taken to its limit.
@@ -91,7 +92,7 @@ def symmetric_2d(n: int, generator: np.random.Generator, noise: float, one_sided
 
 
 def two_moons(n: int, generator: np.random.Generator, noise: float):
-    """make_moons inputs [n, 2] on their raw scale (paper 002 uses a σ = 0.25 Gaussian kernel on them),
+    """make_moons inputs [n, 2] on their raw scale (Zhang, Lee & Teh 2013 uses a σ = 0.25 Gaussian kernel on them),
     labels [n] (0 upper moon, 1 lower moon)."""
     X, y = make_moons(n_samples=n, noise=noise, random_state=int(generator.integers(2**31 - 1)))
     return X, y.astype(np.int64)

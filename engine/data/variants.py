@@ -7,7 +7,7 @@ byte-identical arrays, and changing one option (say `subset`) does not reshuffle
 
 Rotation convention: a positive angle turns the image counter-clockwise as it is displayed (row 0 at
 the top), about the image centre, with bilinear interpolation and black (0) filling the corners —
-`scipy.ndimage.rotate(reshape=False, order=1)`. The rotated-MNIST experiment of paper 000 (Fig. 3)
+`scipy.ndimage.rotate(reshape=False, order=1)`. The rotated-MNIST experiment of van der Wilk et al. 2018 (Fig. 3)
 draws one angle per image uniformly in [−α, α]; so does `draw_angles`.
 """
 from __future__ import annotations

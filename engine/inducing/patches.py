@@ -1,4 +1,5 @@
-"""Inducing patches and block inducing variables (paper 001: sec. 3.1, 3.3, 3.4 and appendix C).
+"""Inducing patches and block inducing variables (van der Wilk, Rasmussen & Hensman 2017: sec. 3.1, 3.3, 3.4 and
+appendix C).
 
 - `InducingPatches`: u = g(Z) at M patches Z `[M, E]`, in the input space of the patch-response function g
   (inter-domain inducing variables, eq. 15–16).
@@ -103,7 +104,8 @@ def block_sizes(inducing: InducingVariables) -> tuple[int, ...]:
 def initial_patches(X: torch.Tensor, M: int, patches: Callable[[torch.Tensor], torch.Tensor],
                     generator: torch.Generator | None = None, *, init: str = "data", max_images: int = 500
                     ) -> torch.Tensor:
-    """M inducing patches `[M, E]`: distinct patches of the training images, or uniform noise (paper 001 sec. 3.1).
+    """M inducing patches `[M, E]`: distinct patches of the training images, or uniform noise (van der Wilk, Rasmussen &
+    Hensman 2017 sec. 3.1).
 
     `patches` maps images `[n, C, H, W]` to their patches `[n, P, E]`. With init='data', M patches are drawn
     uniformly from the distinct patches of up to `max_images` training images (so the all-zero background

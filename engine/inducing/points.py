@@ -48,8 +48,9 @@ class InducingPoints(InducingVariables):
 class InterDomainPoints(InducingPoints):
     """u = g(Z): inducing points in the space of the function g that an orbit kernel sums (patches, images).
 
-    With an `OrbitKernel` k_f = Σ w w' k_g, K_uu = k_g(Z, Z) and K_uf = Σ_a w_a k_g(Z, x_a) (paper 000 eq. 13,
-    paper 001 eq. 15): far cheaper than inducing points in the space of f, which would need orbit sums in K_uu.
+    With an `OrbitKernel` k_f = Σ w w' k_g, K_uu = k_g(Z, Z) and K_uf = Σ_a w_a k_g(Z, x_a) (van der Wilk et al. 2018
+    eq. 13, van der Wilk, Rasmussen & Hensman 2017 eq. 15): far cheaper than inducing points in the space of f, which
+    would need orbit sums in K_uu.
     """
 
 

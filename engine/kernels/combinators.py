@@ -1,9 +1,11 @@
 """Kernels built from other kernels: sums of independent GPs and sums over the channel slices of an input.
 
 - `Sum`: f = Σ_i f_i of independent GPs f_i ~ GP(0, k_i), so k = Σ_i k_i; e.g. a weighted convolutional kernel
-  plus an RBF (van der Wilk, Rasmussen & Hensman 2017, "Convolutional Gaussian Processes", paper 001, sec. 3.3).
+  plus an RBF (van der Wilk, Rasmussen & Hensman 2017, "Convolutional Gaussian Processes", van der Wilk, Rasmussen &
+  Hensman 2017, sec. 3.3).
 - `ChannelAdditive`: k(z, z') = Σ_c k_c(z_c, z'_c) over the C equal slices of z, one stationary kernel per slice:
-  the additive patch kernel k_g̃ = Σ_c σ_c² κ_c of paper 001's colour-additive variant (eq. 24–25).
+  the additive patch kernel k_g̃ = Σ_c σ_c² κ_c of van der Wilk, Rasmussen & Hensman 2017's colour-additive variant (eq.
+  24–25).
 
 With `InducingBlocks` (one block per part of a `Sum`) K_uu is block diagonal; the covariances are registered in
 `engine.covariances.patches`.
@@ -17,7 +19,8 @@ from .base import Kernel, Stationary
 
 
 class ChannelAdditive(Kernel):
-    """k(z, z') = Σ_c σ_c² κ(‖z_c − z'_c‖² / ℓ_c²) over the C channel slices of a colour patch (paper 001 eq. 25).
+    """k(z, z') = Σ_c σ_c² κ(‖z_c − z'_c‖² / ℓ_c²) over the C channel slices of a colour patch (van der Wilk, Rasmussen
+    & Hensman 2017 eq. 25).
 
     One stationary kernel per channel; its variance σ_c² plays w_c² of eq. 24 (w_pc = w_p w_c).
     """
@@ -48,7 +51,8 @@ class ChannelAdditive(Kernel):
 class Sum(Kernel):
     """f = Σ_i f_i with independent f_i ~ GP(0, k_i): k = Σ_i k_i. Parts see the raw inputs (images stay images).
 
-    With `InducingBlocks` (one block per part) K_uu is block diagonal (paper 001 sec. 3.3 and app. C).
+    With `InducingBlocks` (one block per part) K_uu is block diagonal (van der Wilk, Rasmussen & Hensman 2017 sec. 3.3
+    and app. C).
     """
 
     def __init__(self, parts: list[Kernel]):

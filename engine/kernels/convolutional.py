@@ -1,4 +1,5 @@
-"""Convolutional kernels (van der Wilk, Rasmussen & Hensman 2017, "Convolutional Gaussian Processes", paper 001).
+"""Convolutional kernels (van der Wilk, Rasmussen & Hensman 2017, "Convolutional Gaussian Processes", van der Wilk,
+Rasmussen & Hensman 2017).
 
 A convolutional GP sums one patch-response function g ~ GP(0, k_g) over the patches of an image, so it is an
 `OrbitKernel` whose orbit is the set of patches and whose orbit weights are the patch weights:

@@ -1,4 +1,4 @@
-"""Kernels on Gram matrices, for deep kernel processes (paper 004: Aitchison, Yang & Ober 2021, sec. 4.1).
+"""Kernels on Gram matrices, for deep kernel processes (Aitchison, Yang & Ober 2021, sec. 4.1).
 
 A deep kernel process never holds features, only Gram matrices G = F Fᵀ / N, so its kernels must be
 functions of G (eq. 13). Both kernels here are *elementwise* in the sense that K_ij depends only on
@@ -64,7 +64,8 @@ class GramKernel(nn.Module):
 
 
 class SquaredExponentialGram(GramKernel):
-    """σ² exp(−R / 2ℓ²) with R_ij = G_ii − 2G_ij + G_jj (paper 004 eq. 16–17): the RBF's profile κ(R / ℓ²)."""
+    """σ² exp(−R / 2ℓ²) with R_ij = G_ii − 2G_ij + G_jj (Aitchison, Yang & Ober 2021 eq. 16–17): the RBF's profile κ(R /
+    ℓ²)."""
 
     def __init__(self, lengthscale: float = 1.0, variance: float = 1.0):
         super().__init__()
@@ -140,7 +141,7 @@ class InputAffine(nn.Module):
 
 
 def linear_gram(X1: torch.Tensor, X2: torch.Tensor) -> torch.Tensor:
-    """K0 = X1 X2ᵀ / N0, the input layer's Gram matrix (paper 004 eq. 5a). [..., P1, P2]"""
+    """K0 = X1 X2ᵀ / N0, the input layer's Gram matrix (Aitchison, Yang & Ober 2021 eq. 5a). [..., P1, P2]"""
     return X1 @ X2.transpose(-1, -2) / X1.shape[-1]
 
 

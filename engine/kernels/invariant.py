@@ -1,4 +1,4 @@
-"""The invariant kernel of paper 000: k_g averaged over an augmentation distribution or a finite orbit.
+"""The invariant kernel of van der Wilk et al. 2018: k_g averaged over an augmentation distribution or a finite orbit.
 
     k_f(x, x') = E_{x_a ~ p(·|x)} E_{x'_a ~ p(·|x')} [k_g(x_a, x'_a)]          (eq. 8; eq. 7 as an average)
 

@@ -1,14 +1,15 @@
 """Kernels of functions summed over an orbit: the shared idea of convolutional and invariant GPs.
 
-f(x) = Σ_a w_a g(x_a), where {x_a} is the orbit of x — its patches (paper 001), the elements of a finite
-group acting on it, or samples from an augmentation distribution (paper 000) — and g ~ GP(0, k_g). Then
+f(x) = Σ_a w_a g(x_a), where {x_a} is the orbit of x — its patches (van der Wilk, Rasmussen & Hensman 2017), the
+elements of a finite group acting on it, or samples from an augmentation distribution (van der Wilk et al. 2018) — and g
+~ GP(0, k_g). Then
 
     k_f(x, x') = Σ_a Σ_b w_a w_b k_g(x_a, x'_b).
 
 Leaf classes define `orbit(X) -> [N, P, E]` and, if not uniform, `orbit_weights(X) -> [N, P]` (the default
-is w_a = 1/P, the orbit average of paper 000; paper 001's sum is w_a = 1). This class gives the
-brute-force `K` and `K_diag`, which are exact but materialise the orbit. Covariances with inducing variables
-live in `engine.covariances`: the brute-force K_uf = Σ_a w_a k_g(z, x_a) of inducing points in the space of g
+is w_a = 1/P, the orbit average of van der Wilk et al. 2018; van der Wilk, Rasmussen & Hensman 2017's sum is w_a = 1).
+This class gives the brute-force `K` and `K_diag`, which are exact but materialise the orbit. Covariances with inducing
+variables live in `engine.covariances`: the brute-force K_uf = Σ_a w_a k_g(z, x_a) of inducing points in the space of g
 in `orbits.py`, and the fast paths registered for specific pairs, which are tested against these.
 """
 from __future__ import annotations

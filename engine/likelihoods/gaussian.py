@@ -1,11 +1,11 @@
 """Gaussian likelihood p(y | f) = N(y; f, σ²), with closed-form expectations.
 
-Also used for classification on one-hot targets (paper 000 does this for its invariant models): then class
-probabilities are P(y*_k is the largest) for the predicted targets y* = f + ε ~ N(μ, σ_f² + σ²), by one-dimensional
-quadrature. The noise belongs in it: where labels are uncertain the latent mean settles at the class frequencies and
-its variance shrinks with more data, so P(f_k largest) tends to 0 or 1 however mixed the labels are (on a 3-class set
-with 29 % Bayes error: NLPD 56 from the latent variance, 0.68 from the predictive one against the Bayes rate 0.66;
-tests/likelihoods/test_calibration.py).
+Also used for classification on one-hot targets (van der Wilk et al. 2018 does this for its invariant models): then
+class probabilities are P(y*_k is the largest) for the predicted targets y* = f + ε ~ N(μ, σ_f² + σ²), by
+one-dimensional quadrature. The noise belongs in it: where labels are uncertain the latent mean settles at the class
+frequencies and its variance shrinks with more data, so P(f_k largest) tends to 0 or 1 however mixed the labels are (on
+a 3-class set with 29 % Bayes error: NLPD 56 from the latent variance, 0.68 from the predictive one against the Bayes
+rate 0.66; tests/likelihoods/test_calibration.py).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ LOG_2PI = math.log(2.0 * math.pi)
 
 class Gaussian(Likelihood):
     """y = f + ε, ε ~ N(0, σ²) with a learned noise variance; with `num_classes`, the regression-on-one-hot-targets
-    classifier paper 000 uses."""
+    classifier van der Wilk et al. 2018 uses."""
     def __init__(self, variance: float = 0.1, num_classes: int | None = None, floor: float = 1e-6):
         super().__init__()
         self.variance = Positive(positive_init(variance, "noise_variance"), floor=floor, name="noise_variance")

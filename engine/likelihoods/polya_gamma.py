@@ -1,4 +1,4 @@
-"""Pólya-Gamma lower bound on the logistic likelihood (paper 000 sec. 4.5; Polson et al. 2013;
+"""Pólya-Gamma lower bound on the logistic likelihood (van der Wilk et al. 2018 sec. 4.5; Polson et al. 2013;
 Gibbs & MacKay 2000; Wenzel et al. 2018), with q(ω) from a recognition network.
 
 With s = 2y − 1 ∈ {−1, +1} and p(ω) = PG(1, 0), the logistic likelihood is an expectation of an
@@ -67,7 +67,7 @@ class RecognitionNetwork(nn.Module):
 
     def forward(self, X: torch.Tensor, sign: torch.Tensor) -> torch.Tensor:
         """The Pólya-Gamma parameter c > 0 [N, 1] of q(ω) = PG(1, c) for inputs X [N, ...] and label signs s = 2y − 1
-        (paper 000: van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018,
+        (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal likelihood", 2018,
         sec. 4.5)."""
         inputs = torch.cat([X.reshape(X.shape[0], -1), sign.reshape(-1, 1).to(X.dtype)], dim=1)
         return F.softplus(self.net(inputs)) + 1e-6  # [N, 1]

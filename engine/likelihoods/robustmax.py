@@ -1,4 +1,4 @@
-"""Robust-max multi-class likelihood (Hernández-Lobato et al. 2011; paper 003 sec. 3–4).
+"""Robust-max multi-class likelihood (Hernández-Lobato et al. 2011; Wild, Hu & Sejdinovic 2022 sec. 3–4).
 
 p(y = j | f) = 1 − ε if j = argmax_k f_k, else ε / (K − 1). Under independent Gaussian marginals the
 ELBO term needs only S(x, y) = P(f_y is the largest), a one-dimensional integral over f_y whose integrand has a step

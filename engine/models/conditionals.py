@@ -1,15 +1,15 @@
 """q(u) → q(f): the marginals of f at new inputs given K_uf, the Cholesky factor of K_uu and q(u).
 
-With L_uu the Cholesky factor of K_uu (block by block when K_uu is block diagonal, paper 001 eq. C.23–C.24),
-W = L_uu⁻¹ K_uf and A = W (whitened) or A = K_uu⁻¹ K_uf = L_uu⁻ᵀ W (unwhitened),
+With L_uu the Cholesky factor of K_uu (block by block when K_uu is block diagonal, van der Wilk, Rasmussen & Hensman
+2017 eq. C.23–C.24), W = L_uu⁻¹ K_uf and A = W (whitened) or A = K_uu⁻¹ K_uf = L_uu⁻ᵀ W (unwhitened),
 
     mean = Aᵀ m,   var_l = k_ff − ‖W‖²_col + ‖L_lᵀ A‖²_col                      (`marginals`)
 
 Only the marginal variances are formed; nothing of size [N, N] is built. The q(u) form supplies Lᵀ A
 (`InducingGaussian.t_matmul`), so the same lines serve the full, diagonal and block forms.
 
-For a function averaged over an orbit (paper 000, eq. 16–21; appendix B), K_uf holds one column per sample,
-[M, N, S], and the moments of f(x_n) are estimated from the same S samples with the pair estimator Î of
+For a function averaged over an orbit (van der Wilk et al. 2018, eq. 16–21; appendix B), K_uf holds one column per
+sample, [M, N, S], and the moments of f(x_n) are estimated from the same S samples with the pair estimator Î of
 `engine.kernels.invariant` (h_ns = a_nsᵀ m, a_ns the columns of A, w_ns those of W):
 
     μ̂_n  = (1/S) Σ_s h_ns,   μ²̂_n = Î[h_ns h_ns'],

@@ -1,4 +1,4 @@
-"""Convolutional GPs with inducing patches (van der Wilk, Rasmussen & Hensman 2017; paper 001).
+"""Convolutional GPs with inducing patches (van der Wilk, Rasmussen & Hensman 2017).
 
 The family is the SVGP core with other covariances: the kernels are `OrbitKernel`s summed over patches
 (`engine.kernels.convolutional`) and the inducing variables live in patch space (`engine.inducing.patches`);
@@ -102,7 +102,8 @@ class ConvolutionalGP(SVGP):
         return views
 
     def _inducing_patch_view(self) -> dg.ImageGrid:
-        """Inducing patches sorted by their inducing output mean (paper 001 Fig. 1); per class when multi-class."""
+        """Inducing patches sorted by their inducing output mean (van der Wilk, Rasmussen & Hensman 2017 Fig. 1); per
+        class when multi-class."""
         inducing, kernel, start = self._conv_parts()
         M = inducing.num_patches
         mu = self.inducing_output_mean()  # [ΣM_b, L]
@@ -141,7 +142,7 @@ class ConvolutionalGP(SVGP):
                                   "each)", images=Z[order],
                             row_labels=list(names)[:score.shape[1]],
                             description="Row k: the patches whose inducing output favours class k most "
-                                        "(paper 001 Fig. 1)." + tint)
+                                        "(van der Wilk, Rasmussen & Hensman 2017 Fig. 1)." + tint)
 
     def _weight_view(self) -> dg.ImageGrid | None:
         _, kernel, _ = self._conv_parts()
@@ -163,7 +164,8 @@ class ConvolutionalGP(SVGP):
                                         f"{v.size})\" is the mean of this map.")
 
     def _variance_split(self, data) -> dg.Scalars:
-        """Prior variance of f_conv and of f_rbf at the data, and the kernels' σ² (paper 001 sec. 3.3)."""
+        """Prior variance of f_conv and of f_rbf at the data, and the kernels' σ² (van der Wilk, Rasmussen & Hensman
+        2017 sec. 3.3)."""
         values = {}
         for block, part in zip(self.inducing.blocks, self.kernel.parts):
             conv = isinstance(block, InducingPatches)
@@ -176,7 +178,8 @@ class ConvolutionalGP(SVGP):
             conv, rbf = (values[f"prior variance of f ({n}), mean over data"] for n in ("convolutional", "RBF"))
             values["convolutional share of the prior variance"] = conv / (conv + rbf)
         return dg.Scalars(title="Variance split: convolutional vs RBF", values=values,
-                          description="How much of the prior variance of f each part carries (paper 001 sec. 3.3).")
+                          description="How much of the prior variance of f each part carries (van der Wilk, "
+                                      "Rasmussen & Hensman 2017 sec. 3.3).")
 
     def _inducing_image_view(self) -> dg.ImageGrid:
         points = next(b for b in self.inducing.blocks if not isinstance(b, InducingPatches))
@@ -215,7 +218,8 @@ class PatchParams(param.Parameterized):
 
 
 class ConvolutionalConfig(WhitenParams, RobustMaxLikelihoodParams, PatchParams):
-    """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (paper 001 sec. 3.1)."""
+    """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (van der Wilk, Rasmussen &
+    Hensman 2017 sec. 3.1)."""
 
     # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
     q_covariance = param.Selector(default="full", objects=list(Q_COVARIANCES),
@@ -224,7 +228,8 @@ class ConvolutionalConfig(WhitenParams, RobustMaxLikelihoodParams, PatchParams):
 
 
 class WeightedConvolutionalConfig(ConvolutionalConfig):
-    """Weighted convolutional GP: f(x) = Σ_p w_p g(x[p]) with learnable patch weights (paper 001 sec. 3.2).
+    """Weighted convolutional GP: f(x) = Σ_p w_p g(x[p]) with learnable patch weights (van der Wilk, Rasmussen & Hensman
+    2017 sec. 3.2).
 
     On colour images every channel of every position is a patch of its own (the paper's grey baseline)."""
 
@@ -242,7 +247,7 @@ class WeightedRBFConfig(WeightedConvolutionalConfig):
 
 
 class ColourConvolutionalConfig(WeightedConvolutionalConfig):
-    """Weighted convolutional GPs for colour images (paper 001 sec. 3.4)."""
+    """Weighted convolutional GPs for colour images (van der Wilk, Rasmussen & Hensman 2017 sec. 3.4)."""
 
     colour = param.Selector(default="multi-channel", objects=["colour-patch", "multi-channel", "additive"],
                             doc="colour-patch: g on h×w×C patches; multi-channel: one g_c per channel (shared inducing "
@@ -331,7 +336,7 @@ def build_conv_weighted_rbf(config: WeightedRBFConfig, X: torch.Tensor, y: torch
     rbf = build_kernel("rbf", D, lengthscale=ell, variance=config.rbf_variance)
     M = min(config.num_inducing_rbf, X.shape[0])
     images = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
-    # RBF block first, patches second (paper 001 app. C.1)
+    # RBF block first, patches second (van der Wilk, Rasmussen & Hensman 2017 app. C.1)
     return _model(config, Sum([rbf, conv]), InducingBlocks([images, patches]), X, info)
 
 

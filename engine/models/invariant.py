@@ -1,4 +1,4 @@
-"""Invariant GPs with a learned augmentation distribution (paper 000: van der Wilk, Bauer, John & Hensman 2018,
+"""Invariant GPs with a learned augmentation distribution (van der Wilk, Bauer, John & Hensman 2018,
 "Learning invariances using the marginal likelihood").
 
 f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space of g (eq. 13). The model is
@@ -46,7 +46,7 @@ PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) a
 
 
 class InvariantSVGP(SVGP):
-    """The invariant SVGP of paper 000 (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal
+    """The invariant SVGP of (van der Wilk, Bauer, John & Hensman, "Learning invariances using the marginal
     likelihood", 2018): an `InvariantKernel` with inducing points in the space of g, and the expected log-likelihood
     from unbiased sample estimates of μ, μ² and σ² (eq. 16–21)."""
     def __init__(self, kernel: InvariantKernel, inducing: InterDomainPoints, likelihood: Likelihood, num_data: int, *,
@@ -76,7 +76,7 @@ class InvariantSVGP(SVGP):
 
     def expected_log_lik(self, X, Y, Luu, *, generator=None, num_samples=None):
         """E_{q(f)}[log p(y | f)] per point [N] from unbiased estimates of μ, μ² and σ² drawn from the same S samples
-        per input (paper 000 eq. 16–21; the Pólya-Gamma bound for the logistic likelihood, sec. 4.5)."""
+        per input (van der Wilk et al. 2018 eq. 16–21; the Pólya-Gamma bound for the logistic likelihood, sec. 4.5)."""
         S = None if num_samples is None else self.augmentation.num_samples(num_samples)  # at most the orbit
         mu, mu2, var = self.moments(X, Luu, S, generator)  # Luu is None for whitened models (fused solve)
         if isinstance(self.likelihood, PolyaGammaLogistic):
@@ -134,7 +134,7 @@ class InvariantSVGP(SVGP):
     # -- what to look at ------------------------------------------------------------------------------------------
     @torch.no_grad()
     def augmentation_samples(self, X: torch.Tensor, y=None, rows: int = 4, S: int = 7, seed: int = 0) -> dg.ImageGrid:
-        """A few inputs (first column) each with S samples of p(x_a | x) (paper 000 Fig. 1).
+        """A few inputs (first column) each with S samples of p(x_a | x) (van der Wilk et al. 2018 Fig. 1).
 
         The noise is fixed by `seed`, so between calls the grid changes only as the ranges change.
         """
@@ -153,8 +153,8 @@ class InvariantSVGP(SVGP):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
-        """The SVGP's views plus augmentation samples (paper 000 Fig. 1) and the learned ranges over training, the
-        ranges left out of the hyper-parameter table."""
+        """The SVGP's views plus augmentation samples (van der Wilk et al. 2018 Fig. 1) and the learned ranges over
+        training, the ranges left out of the hyper-parameter table."""
         views = super().own_diagnostics(data)
         # one view per quantity: the ranges' history below is where they are shown (their sliders set them), so the
         # hyper-parameter table leaves them out and there is no table of their current values

@@ -1,7 +1,7 @@
 """q(u) = N(m, S), S = LLᵀ, one Gaussian per output sharing the inducing inputs, and its KL to the prior.
 
 The distribution may be whitened (u = L_uu v, prior p(v) = N(0, I)) or not (prior p(u) = N(0, K_uu)). Three forms
-of the factor L, one class each (paper 001 app. C for the block form):
+of the factor L, one class each (van der Wilk, Rasmussen & Hensman 2017 app. C for the block form):
 
 - `VariationalDistribution` (full):  L [L, M, M] lower-triangular, posterior correlations between all of u;
 - `DiagonalVariational`:             L = diag(d), d [L, M], independent inducing outputs;
@@ -10,7 +10,7 @@ of the factor L, one class each (paper 001 app. C for the block form):
 
 Each form gives what q(u) → q(f) (`conditionals`) and the KL need of L — the product Lᵀ A, the rows of L that
 meet one block of the prior, ‖L‖²_F and log|S| — so neither branches on the form. With K_uu = blockdiag(L_b L_bᵀ)
-(one block: all of K_uu, eq. C.25–C.26 of paper 001 otherwise), summed over the L outputs,
+(one block: all of K_uu, eq. C.25–C.26 of van der Wilk, Rasmussen & Hensman 2017 otherwise), summed over the L outputs,
 
     KL = ½ [tr(K_uu⁻¹ S) + mᵀ K_uu⁻¹ m − M L + L log|K_uu| − log|S|],
     tr(K_uu⁻¹ S) = Σ_b ‖L_b⁻¹ L[rows of b]‖²_F,    mᵀ K_uu⁻¹ m = ‖L_uu⁻¹ m‖²,
@@ -172,7 +172,8 @@ class DiagonalVariational(InducingGaussian):
 
 
 class BlockVariational(InducingGaussian):
-    """q(u) = Π_b N(u_b | m_b, L_b L_bᵀ): independent blocks (paper 001 app. C, "mean-field").
+    """q(u) = Π_b N(u_b | m_b, L_b L_bᵀ): independent blocks (van der Wilk, Rasmussen & Hensman 2017 app. C,
+    "mean-field").
 
     m: [Σ M_b, L] (stacked like K_uf's rows); one lower-triangular [L, M_b, M_b] factor per block.
     """

@@ -1,5 +1,5 @@
-"""Comparing a sweep's runs by their whole-training-set ELBO (paper 000: the marginal likelihood chooses the
-invariance).
+"""Comparing a sweep's runs by their whole-training-set ELBO (van der Wilk et al. 2018: the marginal likelihood chooses
+the invariance).
 
 `comparison(store, sweep_id)` gathers the sweep's stored runs: one row per run (its swept values, seed, ELBO over
 the whole training set, test error, NLPD, status, the invariance values it learned) and one row per point, with

@@ -1,5 +1,5 @@
-"""Which invariances does a data set have? Candidate invariant GPs compared by the marginal likelihood (paper 000:
-van der Wilk, Bauer, John & Hensman 2018, "Learning invariances using the marginal likelihood").
+"""Which invariances does a data set have? Candidate invariant GPs compared by the marginal likelihood (van der Wilk et
+al. 2018: van der Wilk, Bauer, John & Hensman 2018, "Learning invariances using the marginal likelihood").
 
 `plan_candidates(data)` lists the candidates for a data config: `none` (no invariance) and every registered
 augmentation or orbit whose `inputs` apply to the data (images: rotation, affine, deformation, rot90, flips,

@@ -3,10 +3,10 @@ against no invariance, the learned ranges (final value and path over training), 
 honest notes on the statistics and a one-sentence verdict.
 
 The log Bayes factor of a candidate against `none` is estimated by the difference of their ELBOs (lower bounds of
-the log marginal likelihoods, paper 000 sec. 3), paired by seed: its mean ± sd is over the seeds both finished.
-A difference is *within noise* when it is smaller than its spread across seeds (the larger of the two candidates'
-ELBO standard deviations, or the sd of the paired differences); with one seed there is no spread and the report says
-so. `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that `invlab discover --json` prints.
+the log marginal likelihoods, van der Wilk et al. 2018 sec. 3), paired by seed: its mean ± sd is over the seeds both
+finished. A difference is *within noise* when it is smaller than its spread across seeds (the larger of the two
+candidates' ELBO standard deviations, or the sd of the paired differences); with one seed there is no spread and the
+report says so. `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that `invlab discover --json` prints.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Built-in studies: sweeps that show the marginal likelihood choosing the invariance (paper 000).
+"""Built-in studies: sweeps that show the marginal likelihood choosing the invariance (van der Wilk et al. 2018).
 
 - `rotation-choice`: digits rotated by U[−90°, 90°] (α_true = 90°); an invariant GP whose rotation range is fixed
   at 0°, 15°, …, 165° and 179° (the range's upper limit is 180°, open), plus one run that learns the range, 3 seeds.
@@ -48,8 +48,8 @@ def rotation_choice(quick: bool = False) -> SweepSpec:
 
 
 def symmetric_2d_swap(quick: bool = False) -> SweepSpec:
-    """The `symmetric-2d-swap` study: a GP without and with the swap orbit on `symmetric-2d` (paper 000 Fig. 2),
-    compared by whole-data ELBO."""
+    """The `symmetric-2d-swap` study: a GP without and with the swap orbit on `symmetric-2d` (van der Wilk et al. 2018
+    Fig. 2), compared by whole-data ELBO."""
     data = {"dataset": "symmetric-2d", "seed": 0,
             "source_options": {"num_train": 40 if quick else 100, "num_test": 100 if quick else 500}}
     train = {"steps": 30 if quick else 2000, "batch_size": 0, "learning_rate": 0.03, "eval_every": 0,

@@ -1,4 +1,4 @@
-"""Augmentation distributions and finite orbits for invariant GPs (paper 000).
+"""Augmentation distributions and finite orbits for invariant GPs (van der Wilk et al. 2018).
 
 - densities with learnable ranges: `AffineAugmentation` (presets `rotation_only`, `all_affine`),
   `LocalDeformation`;

@@ -1,4 +1,4 @@
-"""Affine augmentation with learnable uniform ranges (paper 000 sec. 5, "Affine transformations").
+"""Affine augmentation with learnable uniform ranges (van der Wilk et al. 2018 sec. 5, "Affine transformations").
 
 A 2-D affine map has six parameters φ; each sample draws φ_i ~ U[lo_i, hi_i] by reparameterisation
 (φ = lo + (hi − lo)·ε), builds the map and resamples the image with `affine_grid` / `grid_sample`
@@ -119,7 +119,7 @@ class AffineAugmentation(Augmentation):
 
 
 def rotation_only(alpha: float = 5.0) -> AffineAugmentation:
-    """Rotations by U[−α, α] degrees with one learnable α (paper 000 sec. 5.1)."""
+    """Rotations by U[−α, α] degrees with one learnable α (van der Wilk et al. 2018 sec. 5.1)."""
     limit, unit = AFFINE_PARAMETERS["rotation"]
     return AffineAugmentation({"rotation": SymmetricRange(alpha, limit, name="rotation", unit=unit)})
 

@@ -1,6 +1,6 @@
 """Augmentation distributions p(x_a | x) and finite orbits A(x): what an invariant kernel sums over.
 
-Paper 000 (van der Wilk et al. 2018, "Learning invariances using the marginal likelihood") builds
+(van der Wilk et al. 2018, "Learning invariances using the marginal likelihood") builds
 f(x) = E_{p(x_a|x)}[g(x_a)] (eq. 8) or the orbit average of g (eq. 6–7). The model never needs the
 whole orbit: it needs S samples per input (eq. 17, 21), `sample(X, S) -> [N, S, ...]`, drawn so that
 the bound's gradient reaches the augmentation's parameters (reparameterisation: every random choice is

@@ -1,5 +1,6 @@
-"""Two augmentations applied one after the other: x → a₁(x) → a₂(a₁(x)) (paper 000's augmentation distributions
-composed, so an invariant GP can be invariant to, say, rotations *and* flips, with the ranges of both learned).
+"""Two augmentations applied one after the other: x → a₁(x) → a₂(a₁(x)) (van der Wilk et al. 2018's augmentation
+distributions composed, so an invariant GP can be invariant to, say, rotations *and* flips, with the ranges of both
+learned).
 
 - Both finite orbits (P₁ and P₂ elements): a finite orbit of the P₁·P₂ compositions, element k = (k // P₂, k % P₂),
   element 0 the identity; summed exactly or sampled without replacement like any `FiniteOrbit`.

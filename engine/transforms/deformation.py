@@ -1,6 +1,6 @@
-"""Local deformations with learnable strength (paper 000 sec. 5, "Local deformations").
+"""Local deformations with learnable strength (van der Wilk et al. 2018 sec. 5, "Local deformations").
 
-Paper 000 uses the infinite-MNIST deformations (Loosli et al. 2007; Simard et al. 2000): a smooth
+Van der Wilk et al. 2018 uses the infinite-MNIST deformations (Loosli et al. 2007; Simard et al. 2000): a smooth
 random vector field moves pixels locally, followed by small local rotations and scalings. The
 reference code has no such sampler; this one is differentiable in its three strengths:
 

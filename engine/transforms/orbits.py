@@ -1,5 +1,5 @@
 """Finite orbits: the rot90 group, flips, coordinate permutations, sign flips, cyclic shifts and the one-element
-identity orbit (paper 000 sec. 4.1).
+identity orbit (van der Wilk et al. 2018 sec. 4.1).
 
 Each is a `FiniteOrbit` with P elements, element 0 the identity. `sample(X, S)` draws S of them without
 replacement per input (appendix B.1 re-weights the estimators for this); S = P gives the exact orbit.

@@ -1,7 +1,7 @@
 """The Training page's layout in a real Chromium, as a lecturer sees it on a projector (1920×1080), a laptop
 (1440×900) and a tablet (768×1024): the sidebar's tabs all fit, the status line keeps its height as the run goes
 on and says how far it is, a finished run's Start says what to do, the theme changes without losing the run, a
-presenter zoom, and the lesson's key view at the top (issue 26, items 3, 4 and 10)."""
+presenter zoom, and the lesson's key view at the top."""
 import re
 
 from pagekit import TEXT, browser_page, column_length, poll

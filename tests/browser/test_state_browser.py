@@ -1,6 +1,6 @@
 """The page's state in a real Chromium: the family a user picks or a link names is the one shown and trained,
 links carry only what differs from the defaults, a converged solve says so, stored runs reopen with their
-curves, and a closed tab stops training (issue 11, defects 1, 2, 7, 9, 10)."""
+curves, and a closed tab stops training."""
 import time
 from urllib.parse import parse_qsl, urlparse
 

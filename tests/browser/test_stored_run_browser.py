@@ -1,6 +1,5 @@
 """An opened stored run in a real Chromium shows the run as it was stored: its learning rate in the status as in the
-box, its augmentation ranges' history, the step it was paused at, and a continued run's plots go on from that step
-(issue 26, item 5)."""
+box, its augmentation ranges' history, the step it was paused at, and a continued run's plots go on from that step."""
 import re
 
 from pagekit import browser_page, column_length, page_texts, poll

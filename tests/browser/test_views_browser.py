@@ -1,4 +1,4 @@
-"""Readable, truthful views in a real Chromium (issue 11, defects 3, 4, 8 and 12, and the prior page).
+"""Readable, truthful views in a real Chromium (the prior page's included).
 
 Each test asserts on what the page draws: the data of every plot lies inside its axes while training goes on
 and after a Reset; a quantity has one view; labels are words with units; a signed map has a colour bar

@@ -254,7 +254,8 @@ def test_covariances_equal_brute_force_orbit_sums(name, device, dtype, tol, asse
 @pytest.mark.parametrize("name", sorted(k for k in COMPUTED if k.startswith("invariant")))
 def test_invariant_covariances_of_given_samples_entry_by_entry(name, device, dtype, tol, assert_close):
     """For samples drawn once (an `OrbitSample`), K_uf[m, n, s] = k_g(z_m, x_n^(s)) and k̂_f is the pair estimator
-    Î = c_off Σ_{s≠s'} k_g(x^(s), x^(s')) + c_diag Σ_s k_g(x^(s), x^(s)) (paper 000 eq. 21, appendix B eq. 8)."""
+    Î = c_off Σ_{s≠s'} k_g(x^(s), x^(s')) + c_diag Σ_s k_g(x^(s), x^(s)) (van der Wilk et al. 2018 eq. 21, appendix B
+    eq. 8)."""
     s = setup(name)
     torch.manual_seed(3)
     points = s.kernel.sample_orbit(s.X, 3 if s.kernel.orbit_size is None else min(3, s.kernel.orbit_size))

@@ -1,4 +1,5 @@
-"""Fast patch covariances against brute-force sums over explicitly extracted patches (paper 001 eq. 15, 19, 23).
+"""Fast patch covariances against brute-force sums over explicitly extracted patches (van der Wilk, Rasmussen & Hensman
+2017 eq. 15, 19, 23).
 
 Every variant's K_uf and k_ff = diag K_ff agree with explicit sums to 1e-10 in float64, with the default chunk
 and tile sizes and with tiny ones (so chunk and tile edges are crossed), and so do their gradients. K_uu is

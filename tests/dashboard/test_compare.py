@@ -2,11 +2,10 @@
 page as a user would (a setting and its values from the Training page's configuration, a built-in study), followed
 through the page's tick, and checked against the run store with independent numpy arithmetic.
 
-One cluster serves the module (its address goes in the page's "Dask scheduler" field), and every sweep is tiny
-(digits, 120 training points, 20 steps), so the module adds about half a minute.
+One cluster serves the session (`scheduler` in conftest.py; its address goes in the page's "Dask scheduler" field),
+and every sweep is tiny (digits, 120 training points, 20 steps), so the module adds about half a minute.
 """
 import json
-import time
 from collections import defaultdict
 
 import holoviews as hv
@@ -17,33 +16,13 @@ from dashboard import Explorer
 from dashboard.compare import RANGE_AXES, ComparePage, field_name
 from engine.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
+from tests.helpers.ticking import follow
 
 TINY = RunConfig(model="invariant",
                  data={"dataset": "digits", "rotate": 90.0, "subset": 120, "test_subset": 60, "seed": 0},
                  model_config={"augmentation": "rotation", "num_inducing": 10, "num_samples": 4,
                                "num_predict_samples": 8, "learn_ranges": False},
                  train={"steps": 20, "batch_size": 64, "eval_every": 0, "log_every": 5})
-
-
-def follow(page: ComparePage, predicate, timeout: float = 180.0) -> None:
-    """Tick the page (as its periodic callback does under a server) until `predicate()` holds."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        page.tick()
-        assert not page.message.startswith("Could not update the page"), page.message
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out: state {page.state!r}, message {page.message!r}")
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster:
-        yield cluster.scheduler_address
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ followed through the page's tick, and checked against the run store with indepen
 The study is small (rotated digits, 160 training points, 80 steps, 2 seeds, three candidates ticked) so the module
 adds about half a minute.
 """
-import time
 
 import numpy as np
 import pytest
@@ -15,35 +14,12 @@ from dashboard.compare import ComparePage
 from engine.sweeps.discover_report import discover_report
 from engine.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
+from tests.helpers.ticking import follow
 
 DATA = {"dataset": "digits", "rotate": 90.0, "subset": 160, "test_subset": 80, "seed": 0}
 SMALL = RunConfig(model="invariant", data=DATA, model_config={"augmentation": "rotation", "num_inducing": 12},
                   train={"steps": 80, "batch_size": 80})
 TICKED = ["rotation", "flips", "cyclic_shifts"]
-
-
-def follow(study, predicate, timeout: float = 240.0, seen=None) -> None:
-    """Tick the study (as its periodic callback does under a server) until `predicate()` holds; `seen` collects the
-    table's statuses at each tick."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        study.tick()
-        assert not study.message.startswith("Could not update the page"), study.message
-        if seen is not None:
-            seen.append(list(study.table.value["status"]))
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out: state {study.state!r}, message {study.message!r}")
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster:
-        yield cluster.scheduler_address
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +47,8 @@ def study(explorer):
     assert list(d.table.value["candidate"]) == ["none", *TICKED]
     assert set(d.table.value["status"]) == {"training"}
     seen = []
-    follow(d, lambda: d.state in ("finished", "failed", "stopped"), seen=seen)
+    follow(d, lambda: d.state in ("finished", "failed", "stopped"), timeout=240,
+           each=lambda: seen.append(list(d.table.value["status"])))
     assert d.state == "finished", d.message
     return d, seen
 
@@ -174,3 +151,22 @@ def test_stop_keeps_what_finished_and_the_report_says_it_is_partial(explorer):
     report = discover_report(explorer.store, d.sweep_id)
     assert report.partial and pane_text(d.verdict).startswith("Partial: Verdict:")
     assert not d.start_button.disabled and d.stop_button.disabled
+
+
+def test_a_regression_data_set_is_ranked_with_its_test_rmse(explorer):
+    """On regression data the ranking's score column is the test RMSE (in the target's units), as the report's."""
+    d = explorer.compare.discover
+    d.data_box.value = "symmetric-2d"
+    assert set(d.candidates.options) >= {"permutations", "sign_flips"} and "rotation" not in d.candidates.options
+    d.candidates.value = ["permutations"]
+    d.seeds.value, d.steps.value = 2, 60
+    d.start()
+    follow(d, lambda: not d.running(), timeout=180)
+    assert d.state == "finished", d.message
+    table = d.table.value
+    assert "test RMSE" in table.columns and "test error" not in table.columns
+    records = {r.id: r for r in explorer.store.sweep_runs(d.sweep_id)}
+    for name in ("none", "permutations"):
+        rmse = np.array([records[r].test_rmse for r in d.report.row(name).run_ids])
+        shown = table.loc[table["candidate"] == name, "test RMSE"].item()
+        assert shown == f"{rmse.mean():.3f} ± {rmse.std(ddof=1):.3f}", (name, shown, rmse)

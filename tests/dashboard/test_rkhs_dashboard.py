@@ -1,5 +1,5 @@
 """The rkhs family in the dashboard without a browser: the ν slider re-solves the running model and the decision
-boundary view follows (paper 002, Fig. 1 made interactive)."""
+boundary view follows (Zhang, Lee & Teh 2013, Fig. 1 made interactive)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """Opening a stored run whose last checkpoint is older than its last step says how many steps continuing drops, and an
-invariant run keeps its learned ranges' history from step 0 (issue 26, item 5)."""
+invariant run keeps its learned ranges' history from step 0."""
 import time
 
 from dashboard.explorer import Explorer

@@ -1,4 +1,5 @@
-"""Convolutional kernels against their definitions (paper 001 eq. 13–14, 17–18, 22, 24–25) on explicit patches."""
+"""Convolutional kernels against their definitions (van der Wilk, Rasmussen & Hensman 2017 eq. 13–14, 17–18, 22, 24–25)
+on explicit patches."""
 import pytest
 import torch
 

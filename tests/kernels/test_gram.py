@@ -40,7 +40,8 @@ def test_relu_on_the_gram_equals_the_arc_cosine_kernel_on_the_features(place, to
 
 
 def test_relu_kernel_is_twice_the_expected_product_of_relus(place):
-    """The NNGP meaning (paper 004 eq. 52): K(G) = 2 E[relu(f_i) relu(f_j)], f ~ N(0, G); MC within 3 SE."""
+    """The NNGP meaning (Aitchison, Yang & Ober 2021 eq. 52): K(G) = 2 E[relu(f_i) relu(f_j)], f ~ N(0, G); MC within 3
+    SE."""
     F = features(P=3, N=5)
     G = F @ F.T / 5
     g = torch.Generator().manual_seed(1)

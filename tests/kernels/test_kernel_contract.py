@@ -7,8 +7,8 @@
 - gradients: `torch.autograd.gradcheck` in float64 on every hyper-parameter and on the inputs.
 
 Orbit kernels over a density (and finite orbits subsampled with S < P) have a Monte-Carlo K_diag (an unbiased
-estimate, paper 000 eq. 21) and a K built from a sampled orbit: for those the deterministic checks run on the exact
-finite orbit only, and K_diag is checked statistically against a brute-force average over the orbit.
+estimate, van der Wilk et al. 2018 eq. 21) and a K built from a sampled orbit: for those the deterministic checks run on
+the exact finite orbit only, and K_diag is checked statistically against a brute-force average over the orbit.
 
 A new kernel is one line in `CASES`.
 """

@@ -3,7 +3,8 @@
 - With a finite set of possible patches (binary images) and every one of them an inducing patch, u determines f,
   so the ELBO at Titsias' optimal q(u) is the exact log marginal likelihood of the convolutional GP — for the
   weighted, the weighted + RBF (blocks) and the multi-channel (shared patches) kernels.
-- The block-diagonal q(u) ("mean-field", paper 001 app. C) equals a full q(u) that is block diagonal, and its
+- The block-diagonal q(u) ("mean-field", van der Wilk, Rasmussen & Hensman 2017 app. C) equals a full q(u) that is block
+diagonal, and its
   KL equals torch.distributions' KL.
 - Every registered variant builds from its config, trains from the CLI and gives its diagnostics.
 """

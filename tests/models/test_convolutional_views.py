@@ -1,4 +1,4 @@
-"""What the convolutional families' picture views hold and say (issue 26, defect 9): the patch-weight map and the
+"""What the convolutional families' picture views hold and say: the patch-weight map and the
 hyper-parameter table show the same learned weights and say how they relate to the kernel's w_p; colour inducing
 patches are drawn in colour; a grid that shows some of the inducing points says how many of how many."""
 from __future__ import annotations

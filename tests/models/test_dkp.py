@@ -1,4 +1,5 @@
-"""The deep inverse Wishart process family (paper 004): output layer, NNGP limit, training, CLI, diagnostics, errors."""
+"""The deep inverse Wishart process family (Aitchison, Yang & Ober 2021): output layer, NNGP limit, training, CLI,
+diagnostics, errors."""
 import math
 import os
 import subprocess

@@ -1,4 +1,5 @@
-"""Prior samples of deep kernel processes and the prior explorer (paper 004 Fig. 2, app. H Fig. 5, app. J Fig. 6)."""
+"""Prior samples of deep kernel processes and the prior explorer (Aitchison, Yang & Ober 2021 Fig. 2, app. H Fig. 5,
+app. J Fig. 6)."""
 import numpy as np
 import pytest
 import torch

@@ -1,4 +1,5 @@
-"""Wishart machinery of deep kernel processes (paper 004) against scipy, closed-form moments and joint samples."""
+"""Wishart machinery of deep kernel processes (Aitchison, Yang & Ober 2021) against scipy, closed-form moments and joint
+samples."""
 import math
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Gaussian Wasserstein inference (paper 003) against independent computations.
+"""Gaussian Wasserstein inference (Wild, Hu & Sejdinovic 2022) against independent computations.
 
 - Ŵ² with X_S = X against the exact 2-Wasserstein distance between Gaussians (scipy's `sqrtm`);
 - the two spectrum estimators against numpy eigensolvers on independently formed matrices;

@@ -1,7 +1,7 @@
-"""Which kernels each family takes, said the same way everywhere. The GP families, the RKHS machine (paper 002: any
-twice-differentiable kernel, its derivatives by autograd where there is no closed form) and GWI's reference GP
-(paper 003: any covariance function) take every registered kernel: the config accepts it, `invlab train --help`
-lists it, the page's selector offers it, and it trains. The deep kernel processes take kernels on Gram matrices,
+"""Which kernels each family takes, said the same way everywhere. The GP families, the RKHS machine (Zhang, Lee & Teh
+2013: any twice-differentiable kernel, its derivatives by autograd where there is no closed form) and GWI's reference GP
+(Wild, Hu & Sejdinovic 2022: any covariance function) take every registered kernel: the config accepts it, `invlab train
+--help` lists it, the page's selector offers it, and it trains. The deep kernel processes take kernels on Gram matrices,
 a kind of their own; a base kernel there is refused naming the ones they take. (A plugin's kernel in rkhs and gwi:
 tests/test_plugins.py.)"""
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The RKHS invariance machine (paper 002, eq. 4) against independent fits, as the trainer, CLI and dashboard use it."""
+"""The RKHS invariance machine (Zhang, Lee & Teh 2013, eq. 4) against independent fits, as the trainer, CLI and
+dashboard use it."""
 import os
 import subprocess
 import sys

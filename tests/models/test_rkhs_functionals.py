@@ -1,4 +1,4 @@
-"""Representers of paper 002's functionals against independent computations: autograd Hessians of the kernel
+"""Representers of Zhang, Lee & Teh 2013's functionals against independent computations: autograd Hessians of the kernel
 (eq. 6–8), mixed derivatives through the image warp (Thm 5, eq. 9), numerical integration (sec. 4.3), and the
 materialised product that eq. 11 replaces."""
 import copy

@@ -165,8 +165,9 @@ FAMILIES = {
 NOT_COLLAPSIBLE = {
     "gwi": "Gaussian Wasserstein inference: no KL to a prior over u (its Q against the SVGP optimum is in test_gwi)",
     "rkhs": "a kernel machine, not a variational family",
-    "diwp": "global inducing outputs through sampled Gram layers (paper 004): no closed-form optimal q(u)",
-    "nngp": "global inducing outputs of the DKP family (paper 004 app. G), not a q(u) against K_uu",
+    "diwp": ("global inducing outputs through sampled Gram layers (Aitchison, Yang & Ober 2021): no closed-form "
+             "optimal q(u)"),
+    "nngp": "global inducing outputs of the DKP family (Aitchison, Yang & Ober 2021 app. G), not a q(u) against K_uu",
 }
 
 

@@ -1,4 +1,4 @@
-"""Deep kernel processes (paper 004: Aitchison, Yang & Ober 2021): the deep inverse Wishart process, its NNGP
+"""Deep kernel processes (Aitchison, Yang & Ober 2021): the deep inverse Wishart process, its NNGP
 limit and a plain SVGP with the same kernel, plus the prior explorer of app. H and J.
 
 - `wishart`: Wishart / inverse Wishart with Bartlett sampling and log densities, the per-point conditional (app. I).

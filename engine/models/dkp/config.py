@@ -1,5 +1,5 @@
-"""Configs and build functions of the deep kernel process families (paper 004), and their registry entries:
-`diwp` (the deep inverse Wishart process), `nngp` (its δ → ∞ limit) and `dkp_svgp` (the engine's SVGP with the
+"""Configs and build functions of the deep kernel process families (Aitchison, Yang & Ober 2021), and their registry
+entries: `diwp` (the deep inverse Wishart process), `nngp` (its δ → ∞ limit) and `dkp_svgp` (the engine's SVGP with the
 NNGP kernel of the same stack, the plain sparse-GP baseline)."""
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ class NNGPConfig(GramKernelConfig):
 
 
 class DIWPConfig(NNGPConfig):
-    """The deep inverse Wishart process with doubly-stochastic inducing-point inference (paper 004)."""
+    """The deep inverse Wishart process with doubly-stochastic inducing-point inference (Aitchison, Yang & Ober
+    2021)."""
 
     delta = param.Number(default=50.0, bounds=(1e-3, 1e12),
                          doc="Initial δ of every layer: the prior's 'width' (large δ: little variability, → NNGP).")

@@ -1,4 +1,5 @@
-"""The layers of a deep inverse Wishart process and of its NNGP limit (paper 004, sec. 5, Alg. 1, app. F, G, I).
+"""The layers of a deep inverse Wishart process and of its NNGP limit (Aitchison, Yang & Ober 2021, sec. 5, Alg. 1, app.
+F, G, I).
 
 Every layer works in two phases, as Alg. 1 does: `sample_inducing` draws the inducing block G_ii [S, Pi, Pi]
 (O(Pi³)) and returns its contribution log P − log Q [S] to the ELBO (eq. 27–29) and a state; `condition`

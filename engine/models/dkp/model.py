@@ -1,4 +1,4 @@
-"""The deep inverse Wishart process (DIWP) and its NNGP limit (paper 004: Aitchison, Yang & Ober 2021, sec. 5, Alg. 1).
+"""The deep inverse Wishart process (DIWP) and its NNGP limit (Aitchison, Yang & Ober 2021, sec. 5, Alg. 1).
 
 One step (Alg. 1) for a batch of Pt points and Pi global inducing inputs X_i, with S Monte-Carlo samples:
 
@@ -287,12 +287,13 @@ class DeepKernelProcess(ModelFamily):
             N0 = self.Z.shape[1]
             how = "X̃ΩX̃ᵀ/N₀" if isinstance(layer, OmegaInputLayer) else "X̃X̃ᵀ/N₀ (the NNGP limit, Ω = I)"
             why = (f"G₁ = {how} has rank at most N₀ = {N0} input features, so at least {P - N0} of its {P} "
-                   "eigenvalues are zero: the input layer cannot add rank (paper 004 eq. 18)." if N0 < P else
+                   "eigenvalues are zero: the input layer cannot add rank (Aitchison, Yang & Ober 2021 eq. 18)."
+                   if N0 < P else
                    f"G₁ = {how} with N₀ = {N0} input features ≥ {P} inducing points can be full rank.")
             return f"{count}. {why}"
         if isinstance(layer, InverseWishartLayer):
-            return (f"{count}. An inverse Wishart layer keeps its eigenvalues away from zero (paper 004 app. H) "
-                    "unless the kernel K(G_ℓ₋₁) it is centred on is itself close to singular.")
+            return (f"{count}. An inverse Wishart layer keeps its eigenvalues away from zero (Aitchison, Yang & Ober "
+                    "2021 app. H) unless the kernel K(G_ℓ₋₁) it is centred on is itself close to singular.")
         return f"{count}. A deterministic layer G_ℓ = K(G_ℓ₋₁) (the NNGP limit): no sampling noise."
 
     @torch.no_grad()

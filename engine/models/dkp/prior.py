@@ -1,4 +1,5 @@
-"""Prior samples of deep kernel processes and the prior explorer (paper 004: Fig. 2, app. H Fig. 5, app. J Fig. 6).
+"""Prior samples of deep kernel processes and the prior explorer (Aitchison, Yang & Ober 2021: Fig. 2, app. H Fig. 5,
+app. J Fig. 6).
 
 `sample_deep_prior` draws the Gram matrices of all P points *jointly* (no inducing points):
   deep inverse Wishart (eq. 18): Ω ~ IW(δI, δ + N0 + 1), G₁ = XΩXᵀ/N0, G_ℓ ~ IW(δK(G_ℓ₋₁), δ + P + 1);

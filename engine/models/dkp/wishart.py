@@ -1,4 +1,5 @@
-"""Wishart and inverse Wishart distributions for deep kernel processes (paper 004, sec. 3, 5, app. H–I).
+"""Wishart and inverse Wishart distributions for deep kernel processes (Aitchison, Yang & Ober 2021, sec. 3, 5, app.
+H–I).
 
 - `Wishart(V, ν)`: S = Σ_λ x_λ x_λᵀ, x_λ ~ N(0, V), mean νV (eq. 1–3);
 - `InverseWishart(Ψ, ν)`: X⁻¹ ~ W(Ψ⁻¹, ν), mean Ψ / (ν − P − 1).

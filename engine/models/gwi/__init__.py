@@ -1,4 +1,5 @@
-"""Gaussian Wasserstein inference in function space (paper 003): reference P, approximation Q, the W2 estimate.
+"""Gaussian Wasserstein inference in function space (Wild, Hu & Sejdinovic 2022): reference P, approximation Q, the W2
+estimate.
 
 - `reference`: P = N(0, C_k), kernel fitted by the exact marginal likelihood on M = c·√N points, then frozen.
 - `approximate`: Q in SVGP form (β, Σ = L_Σ L_Σᵀ; optional mean network), built from the SVGP pieces.

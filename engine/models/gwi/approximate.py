@@ -1,4 +1,4 @@
-"""The approximating measure Q of Gaussian Wasserstein inference (paper 003, sec. 1.5–1.6).
+"""The approximating measure Q of Gaussian Wasserstein inference (Wild, Hu & Sejdinovic 2022, sec. 1.5–1.6).
 
 Mean (sec. 1.5.1, optionally plus a network g, sec. 1.5.2), with m_P = 0:
     m_Q(x) = Σ_m β_m k(x, z_m) [+ g(x)]

@@ -1,4 +1,4 @@
-"""Gaussian Wasserstein inference in function space (paper 003: Wild, Hu & Sejdinovic 2022, as in the notes).
+"""Gaussian Wasserstein inference in function space (Wild, Hu & Sejdinovic 2022, as in the notes).
 
 Two steps (sec. 1.3): (1) fit the reference P's kernel by the exact marginal likelihood on M = c·√N points and
 freeze it (`reference`); (2) learn the approximation Q (`approximate`) by minimising (sec. 2.1, 4.1)
@@ -46,7 +46,8 @@ from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
 from .wasserstein import METHODS, W2Estimate, wasserstein_estimate
 
 W2_PARTS = ("w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen")
-PAPER_KERNELS = ("rbf", "arccos1", "arccos0")  # the reference kernels of paper 003; any registered kernel is accepted
+# the reference kernels of Wild, Hu & Sejdinovic 2022; any registered kernel is accepted
+PAPER_KERNELS = ("rbf", "arccos1", "arccos0")
 
 
 class GWI(ModelFamily):

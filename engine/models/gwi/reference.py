@@ -1,4 +1,4 @@
-"""The reference measure P of Gaussian Wasserstein inference (paper 003, sec. 1.1, 1.3, 1.4, 1.4.1).
+"""The reference measure P of Gaussian Wasserstein inference (Wild, Hu & Sejdinovic 2022, sec. 1.1, 1.3, 1.4, 1.4.1).
 
 P = N(0, C_k) is a zero-mean GP with an ARD RBF or an arc-cosine (NNGP) kernel k. Its hyper-parameters,
 and the observation noise σ², are fitted by maximising the exact log marginal likelihood (sec. 1.4.1)

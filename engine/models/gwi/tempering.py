@@ -1,4 +1,5 @@
-"""Tempering the predictive variance (paper 003, sec. 2.3), fitted on a validation split with all else frozen.
+"""Tempering the predictive variance (Wild, Hu & Sejdinovic 2022, sec. 2.3), fitted on a validation split with all else
+frozen.
 
 Regression: p_α(y* | x*) = N(y*; m_Q(x*), α_T (r(x*, x*) + σ²)). The validation NLL
     ½ Σ_i [log 2π α v_i + e_i² / (α v_i)]

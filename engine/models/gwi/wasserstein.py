@@ -1,4 +1,4 @@
-"""The 2-Wasserstein estimate between the reference P and the approximation Q (paper 003, sec. 2.1.2).
+"""The 2-Wasserstein estimate between the reference P and the approximation Q (Wild, Hu & Sejdinovic 2022, sec. 2.1.2).
 
 For Gaussian measures on L²(X, ρ),
     W₂²(P, Q) = ‖m_P − m_Q‖² + tr C_P + tr C_Q − 2 tr[(C_P^½ C_Q C_P^½)^½],

@@ -1,4 +1,4 @@
-"""Invariance as bounded linear functionals on an RKHS (paper 002: Zhang, Lee & Teh, NIPS 2013).
+"""Invariance as bounded linear functionals on an RKHS (Zhang, Lee & Teh, NIPS 2013).
 
 - `functionals`: evaluations, directional / partial derivatives (eq. 6–8), image-transformation tangents as
   directional derivatives (Thm 5, eq. 9), Gaussian local averages (sec. 4.3), and `inner` for the inner

@@ -1,5 +1,5 @@
 """The RKHS family's config, build function and registry entry (`rkhs`, solved by L-BFGS): which points are
-labelled, which invariance functionals sit where (paper 002, sec. 4 and 6), and the kernel."""
+labelled, which invariance functionals sit where (Zhang, Lee & Teh 2013, sec. 4 and 6), and the kernel."""
 from __future__ import annotations
 
 import param
@@ -21,7 +21,7 @@ FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
 
 
 class RKHSConfig(param.Parameterized):
-    """Kernel machine with invariances as bounded linear functionals (paper 002), solved by L-BFGS."""
+    """Kernel machine with invariances as bounded linear functionals (Zhang, Lee & Teh 2013), solved by L-BFGS."""
 
     kernel = param.Selector(default="rbf", objects=kernel_names(),
                             doc="Any registered kernel. rbf: κ_σ (eq. 8 and 11 in closed form); polynomial "

@@ -1,4 +1,4 @@
-"""Bounded linear functionals on an RKHS and the inner products of their representers (paper 002: Zhang, Lee &
+"""Bounded linear functionals on an RKHS and the inner products of their representers (Zhang, Lee &
 Teh 2013, "Learning with invariance via linear functionals on reproducing kernel Hilbert space", sec. 2–4).
 
 A bounded linear functional L has a representer z ∈ H with L(f) = ⟨z, f⟩ (Riesz, Thm 1), and z(x) =

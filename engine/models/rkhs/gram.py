@@ -1,4 +1,5 @@
-"""The representer Gram matrix of eq. 4 as an operator, and the fast product of eq. 11 (paper 002, sec. 3 and 5).
+"""The representer Gram matrix of eq. 4 as an operator, and the fast product of eq. 11 (Zhang, Lee & Teh 2013, sec. 3
+and 5).
 
 The solution is f = Σ_b α_b z_b over the representers of every functional in the objective (eq. 3), so the
 values of all those functionals at f are one product with the Gram matrix, F = K α, and the penalty is

@@ -1,4 +1,4 @@
-"""Convex losses ℓ₁ (on labelled values) and ℓ₂ (on invariance functionals) for eq. 2/4 of paper 002.
+"""Convex losses ℓ₁ (on labelled values) and ℓ₂ (on invariance functionals) for eq. 2/4 of Zhang, Lee & Teh 2013.
 
 The paper smooths the non-smooth ones so the batch solver can use L-BFGS (sec. 5, after Chapelle 2007, ref. [33]).
 Both smoothings here replace the kink by a quadratic over a width h, which keeps the loss convex, C¹, and

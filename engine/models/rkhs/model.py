@@ -1,4 +1,4 @@
-"""The RKHS invariance machine of paper 002 (Zhang, Lee & Teh 2013): regularised risk with invariances as bounded
+"""The RKHS invariance machine of (Zhang, Lee & Teh 2013): regularised risk with invariances as bounded
 linear functionals, solved over the representer expansion by L-BFGS (eq. 2–4, sec. 5).
 
     min_α  J(α) = λ Σ_{i≤l} w_i ℓ₁(f(x_i) + b, y_i)  +  ν Σ_{i>l} ℓ₂(L_i(f))  +  ½ αᵀ K α,   f = Σ_b α_b z_b   (eq. 4)

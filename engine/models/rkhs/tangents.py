@@ -1,5 +1,5 @@
-"""Tangent vectors of affine image transformations, for transformation invariance (paper 002, sec. 4.2, Thm 5, eq. 9;
-tangents as in Simard et al., "Transformation invariance in pattern recognition", ref. [3]).
+"""Tangent vectors of affine image transformations, for transformation invariance (Zhang, Lee & Teh 2013, sec. 4.2, Thm
+5, eq. 9; tangents as in Simard et al., "Transformation invariance in pattern recognition", ref. [3]).
 
 An image is a function g on the plane; a transformation t_α acts by T_α(g) = g ∘ t_α⁻¹, and I(g, α; S) samples
 T_α(g) at the pixel centres S. The invariance functional of Thm 5 is L(f) = ∂/∂α f(I(g, α; S))|_{α=0} =

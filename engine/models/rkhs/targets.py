@@ -1,4 +1,5 @@
-"""Which training points are labelled, and the targets the data loss ℓ₁ compares f with (paper 002, sec. 5–6)."""
+"""Which training points are labelled, and the targets the data loss ℓ₁ compares f with (Zhang, Lee & Teh 2013, sec.
+5–6)."""
 from __future__ import annotations
 
 import torch

@@ -1,0 +1,17 @@
+"""Following a Compare page (or its Discover study) without a server: tick it as its periodic callback would."""
+import time
+
+
+def follow(page, predicate, timeout: float = 180.0, each=None) -> None:
+    """Tick `page` (anything with `tick()`, `message` and `state`) until `predicate()` holds; `each()` runs after
+    every tick (to record what the page showed). A tick that could not draw, or the timeout, fails the test."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        page.tick()
+        assert not page.message.startswith("Could not update the page"), page.message
+        if each is not None:
+            each()
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out: state {page.state!r}, message {page.message!r}")
