@@ -16,7 +16,7 @@ from dashboard import Explorer
 from dashboard.compare import RANGE_AXES, ComparePage, field_name
 from engine.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
-from tests.helpers.ticking import follow
+from tests.helpers.ticking import assert_opened, follow
 
 TINY = RunConfig(model="invariant",
                  data={"dataset": "digits", "rotate": 90.0, "subset": 120, "test_subset": 60, "seed": 0},
@@ -127,12 +127,7 @@ def test_clicking_a_row_opens_that_run_on_the_training_page(explorer, rotation_s
     row = 2
     run_id = int(page.table.value.iloc[row]["run"])
     page.table.selection = [row]  # what a click on the row sends
-    assert explorer.pages.active == 0
-    wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
-               explorer.session.message and "elbo" in explorer.curves.buffers
-               and len(explorer.curves.buffers["elbo"].data) > 0, explorer)
-    steps, values = explorer.store.metrics(run_id, ["elbo"])["elbo"]
-    np.testing.assert_allclose(explorer.curves.buffers["elbo"].data["elbo"], values)
+    assert_opened(explorer, run_id, "elbo", wait_until)
     assert explorer.settings.model_config.init_rotation == page.table.value.iloc[row][field_name("model.init_rotation")]
 
 

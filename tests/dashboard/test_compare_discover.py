@@ -14,7 +14,7 @@ from dashboard.compare import ComparePage
 from engine.sweeps.discover_report import discover_report
 from engine.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
-from tests.helpers.ticking import follow
+from tests.helpers.ticking import assert_opened, follow
 
 DATA = {"dataset": "digits", "rotate": 90.0, "subset": 160, "test_subset": 80, "seed": 0}
 SMALL = RunConfig(model="invariant", data=DATA, model_config={"augmentation": "rotation", "num_inducing": 12},
@@ -104,12 +104,7 @@ def test_clicking_a_candidate_opens_its_run_on_the_training_page(explorer, study
     row = list(d.table.value["candidate"]).index("rotation")
     run_id = d.report.row("rotation").run_ids[0]
     d.table.selection = [row]  # what a click on the row sends
-    assert explorer.pages.active == 0
-    wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
-               explorer.session.message and "range.rotation" in explorer.curves.buffers
-               and len(explorer.curves.buffers["range.rotation"].data) > 0, explorer)
-    steps, values = explorer.store.metrics(run_id, ["range.rotation"])["range.rotation"]
-    np.testing.assert_allclose(explorer.curves.buffers["range.rotation"].data["range.rotation"], values)
+    assert_opened(explorer, run_id, "range.rotation", wait_until)
     assert explorer.settings.model_config.augmentation == "rotation"
 
 
