@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..atomic import write_bytes_atomically
 from ..errors import ConfigError
 from .spec import PlannedRun, SweepSpec
 from .task import train_run
@@ -89,9 +90,7 @@ def local_cluster(n_workers: int | None = None, dashboard_address: str | None = 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
     """Write a run's checkpoint bytes under the store's checkpoint folder (atomically) and record it."""
     path = store.checkpoint_dir(run_id) / f"step_{int(step):08d}.pt"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(payload)
-    os.replace(tmp, path)
+    write_bytes_atomically(path, payload)
     store.add_checkpoint(run_id, step, path)
     return path
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from ..atomic import private_temporary
 from ..errors import InvlabError
 
 FORMAT = 2
@@ -35,13 +36,16 @@ def save_checkpoint(path: str | Path, *, model_state: dict, optimizer_state: dic
     `order` and `cursor`: the current epoch's permutation of the training set and how far the trainer is in it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = private_temporary(path)
     payload = {"model": model_state, "optimizer": optimizer_state, "step": int(step), "config": config_json,
                "rng": rng_state, "format": FORMAT, "streams": dict(streams or {}),
                "order": (torch.empty(0, dtype=torch.long) if order is None else order.detach().to("cpu")),
                "cursor": int(cursor)}
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # a write cut short (full disk) leaves no stray file
     return path
 
 

@@ -8,6 +8,7 @@ import textwrap
 import time
 
 import pytest
+import torch
 
 from engine.train import RunStore, RunStoreError
 
@@ -91,3 +92,45 @@ def test_a_store_from_before_the_full_elbo_column_gets_it(tmp_path):
         assert store.get_run(1).full_elbo is None  # old runs keep their figures, the new one empty
         store.update_run(1, full_elbo=-12.5)
         assert store.list_runs()[0].summary()["full_elbo"] == -12.5
+
+
+def test_two_stores_in_one_folder_keep_their_checkpoints_apart(tmp_path):
+    # a class server's pages or a second study in the same data directory: each store's run 1 has its own files
+    first, second = RunStore(tmp_path / "runs.sqlite"), RunStore(tmp_path / "study.sqlite")
+    a = first.create_run("{}", "svgp", "digits")
+    b = second.create_run("{}", "svgp", "digits")
+    assert a == b == 1
+    assert first.checkpoint_dir(a) == tmp_path / "checkpoints" / "run_1"  # the default store's folder is unchanged
+    assert second.checkpoint_dir(b) != first.checkpoint_dir(a)
+    from engine.sweeps.execute import write_checkpoint
+    write_checkpoint(first, a, 10, b"first")
+    write_checkpoint(second, b, 10, b"second")
+    first.flush(), second.flush()
+    assert first.latest_checkpoint(a)[1].read_bytes() == b"first"
+    assert second.latest_checkpoint(b)[1].read_bytes() == b"second"
+    first.close(), second.close()
+
+
+def test_checkpoints_written_at_once_to_one_path_do_not_trip_on_each_other(tmp_path):
+    # two writers of the same file (a resumed run racing its stale twin): each writes its own temporary file
+    import threading
+
+    from engine.train.checkpoint import save_checkpoint
+    path, errors = tmp_path / "step_00000010.pt", []
+
+    def write(k):
+        try:
+            for _ in range(20):
+                save_checkpoint(path, model_state={"w": torch.full((200, 200), float(k))}, optimizer_state={},
+                                step=10, config_json="{}", rng_state=torch.zeros(1, dtype=torch.uint8))
+        except Exception as err:  # noqa: BLE001 - the test reports any failure
+            errors.append(err)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*tmp"))
+    assert torch.load(path, weights_only=True)["step"] == 10

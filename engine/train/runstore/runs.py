@@ -159,8 +159,13 @@ class RunsMixin:
         return None
 
     def checkpoint_dir(self, run_id: int) -> Path:
-        """The folder holding run `run_id`'s checkpoints under the data directory (created if missing)."""
-        path = self.path.parent / "checkpoints" / f"run_{int(run_id)}"
+        """The folder holding run `run_id`'s checkpoints under the data directory (created if missing):
+        `checkpoints/run_N` for the default store `runs.sqlite`, `checkpoints/<store file name>/run_N` for any
+        other, so two stores in one folder never write each other's run N."""
+        folder = self.path.parent / "checkpoints"
+        if self.path.name != "runs.sqlite":
+            folder = folder / self.path.name
+        path = folder / f"run_{int(run_id)}"
         path.mkdir(parents=True, exist_ok=True)
         return path
 
