@@ -1,7 +1,7 @@
 """Your own parts everywhere: the README's plugin package (a rational-quadratic kernel `rq` with its own `alpha`,
 and the orbit `negate`), installed with pip into a temporary folder on PYTHONPATH, trains from `invlab train`, in a
 two-value sweep on Dask workers, is listed by `invlab plugins`, and passes the kernel contract (a broken or
-clashing plugin: tests/test_bad_inputs.py)."""
+clashing plugin: tests/bad_inputs/)."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """`engine.train.watch`: a hand-written Adam loop on the default SVGP, recorded in the run store like any other run
 and listed by `invlab runs` (a real process) under its name with its last values; leaving the block marks it
 finished, or failed with the exception's message; logged values reach the store while the loop still runs. Bad
-input (non-finite or non-scalar values, a read-only data directory, two writers): tests/test_bad_inputs.py."""
+input (non-finite or non-scalar values, a read-only data directory, two writers): tests/bad_inputs/."""
 from __future__ import annotations
 
 import os
