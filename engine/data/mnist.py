@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import settings
+from ..atomic import private_temporary
 from ..errors import DataError
 from .idx import load_idx_dir
 
@@ -111,7 +112,7 @@ def write_cache(path: Path, x_train, y_train, x_test, y_test, source: str) -> Pa
     )
     _check_arrays({**cache, "source": source})
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = private_temporary(path)
     try:
         with open(tmp, "wb") as f:
             np.savez_compressed(f, **cache)
