@@ -7,6 +7,7 @@ import logging
 import panel as pn
 
 from dashboard import Explorer, csp
+from dashboard.identity import page_owner
 from dashboard.limits import ServerLimits
 from dashboard.safe_text import markdown_text, notify
 from dashboard.theme_switch import page_for, session_theme
@@ -23,7 +24,7 @@ def page():
     with the message when the server's settings are refused."""
     try:
         limits = ServerLimits.from_env()
-        user = pn.state.user  # the logged-in user under --basic-auth or OAuth; None without logins
+        user = page_owner()  # the signed logged-in user under --basic-auth or OAuth (no cookie a page can write)
         resume = (pn.state.session_args or {}).get("resume", [b""])[0].decode("utf-8", "replace")
         # the same page after a theme change: its run goes on
         return page_for(resume, user, lambda: Explorer(limits=limits, user=user, admin=user in limits.admins))

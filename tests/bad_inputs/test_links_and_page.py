@@ -183,3 +183,26 @@ def test_a_link_with_an_unknown_theme_says_so():
         assert explorer.notice == ""
     finally:
         explorer.close()
+
+
+def test_a_cookie_the_page_writes_never_chooses_who_owns_a_run(monkeypatch):
+    """Panel's `pn.state.user` answers 'guest' for an unsigned `is_guest=1` cookie; the page's owner is read only from
+    the `user` cookie the server signed (tests/browser/test_owners_browser.py does the same in two logged-in
+    Chromium contexts)."""
+    import panel as pn
+    from tornado.web import create_signed_value
+
+    from dashboard.identity import IdentityError, page_owner
+
+    secret = "s" * 32
+    monkeypatch.setattr(pn.config, "cookie_secret", secret, raising=False)
+    monkeypatch.setenv("PANEL_COOKIE_SECRET", secret)
+    forged = {"is_guest": "1", "access_token": "x", "id_token": "x", "refresh_token": "x", "oauth_expiry": "1"}
+    signed_bob = create_signed_value(secret, "user", "bob").decode()
+    monkeypatch.setattr(pn.config, "basic_auth", "users.json")
+    assert page_owner({**forged, "user": signed_bob}) == "bob"  # was: 'guest'
+    for unsigned in ({**forged}, {**forged, "user": "alice"}, {"user": create_signed_value("other", "user", "alice")}):
+        with pytest.raises(IdentityError, match="log in again at /login"):
+            page_owner(unsigned)
+    monkeypatch.setattr(pn.config, "basic_auth", None)  # no logins: no owners, whatever the browser sends
+    assert page_owner({**forged, "user": signed_bob}) is None
