@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from .flags import int_flag
 
+SECRET_FLAGS = ("--cookie-secret", "--oauth-secret", "--oauth-encryption-key", "--oauth-key")
 UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
 CHECK_UNUSED_SESSIONS_MS = 1000
 
@@ -100,6 +101,27 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     return cmd + passthrough, env
 
 
+def shown(cmd: list[str]) -> str:
+    """`cmd` as it may be printed: the value of every secret flag (and a `--basic-auth` password, as opposed to a
+    file of users) replaced by ***, in both `--flag VALUE` and `--flag=VALUE` forms."""
+    import os
+
+    def secret(flag: str, value: str) -> bool:
+        return flag in SECRET_FLAGS or (flag == "--basic-auth" and not os.path.isfile(value))
+
+    out, hide_next = [], False
+    for i, word in enumerate(cmd):
+        flag, eq, value = word.partition("=")
+        if hide_next:
+            out.append("***")
+        elif eq and secret(flag, value):
+            out.append(f"{flag}=***")
+        else:
+            out.append(word)
+        hide_next = not eq and i + 1 < len(cmd) and secret(word, cmd[i + 1])
+    return " ".join(out)
+
+
 def cmd_serve(argv: list[str]) -> int:
     """`invlab serve ARGV`: replaces this process with the server; returns 2 for a refused line."""
     import os
@@ -110,7 +132,7 @@ def cmd_serve(argv: list[str]) -> int:
     except ConfigError as err:
         print(f"invlab serve: {err}", file=sys.stderr)
         return 2
-    print(f"serving the dashboard: {' '.join(cmd[2:])}", file=sys.stderr)
+    print(f"serving the dashboard: {shown(cmd[2:])}", file=sys.stderr)  # never a secret on the terminal
     env = {**os.environ, **env}
     if os.name == "posix":  # the server takes this process's place, so Ctrl-C and SIGTERM reach it, not an orphan
         sys.stderr.flush()

@@ -296,3 +296,29 @@ def test_command_line(line: Line, world, capsys):
     else:
         assert all(w in err for w in line.says), err
         assert all(w in out for w in line.out), out
+
+
+def test_serve_never_echoes_a_secret(world, capsys, monkeypatch):
+    """`invlab serve` prints the `panel serve` line it starts, with every secret it passes on replaced by ***: the
+    cookie secret, OAuth's secret and encryption key, in both `--flag VALUE` and `--flag=VALUE` forms."""
+    import os
+
+    started = []
+
+    def execve(path, argv, env):  # the server would take this process's place
+        started.append(argv)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", execve)
+    secrets = {"--cookie-secret": "cookie-S3cret", "--oauth-secret": "oauth-S3cret",
+               "--oauth-encryption-key": "key-S3cret"}
+    (world / "users.json").write_text('{"bob": "pw"}')
+    argv = ["serve", "--basic-auth", str(world / "users.json")]  # a file of users is shown; a password would not be
+    for i, (flag, value) in enumerate(secrets.items()):
+        argv += [flag, value] if i % 2 else [f"{flag}={value}"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert started and all(v in " ".join(started[0]) for v in secrets.values())  # passed on to the server
+    assert "serving the dashboard" in err
+    assert not any(v in err + out for v in secrets.values()), err  # was: the whole line, secret included
+    assert err.count("***") == len(secrets) and str(world / "users.json") in err
