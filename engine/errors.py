@@ -27,3 +27,5 @@ class NumericalError(InvlabError, RuntimeError):
 
 class NonFiniteLossError(NumericalError):
     """A training step produced a non-finite loss or gradient; the model was left at its last good state."""
+
+    kernel_fault = False  # True when a user's kernel was not finite on finite inputs: a smaller step will not help

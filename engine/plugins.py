@@ -8,7 +8,8 @@ A package declares entry points in the group `invariance_lab.plugins`, each nami
 Importing the module registers its parts (`@engine.kernels.register("rq")` ...). `load_plugins()` imports every
 such module once per process; the CLI, the served page, `Explorer` and sweep workers call it at start. A plugin
 that fails to import (or whose registration is refused, e.g. a name clash) is named in one line and skipped; the
-rest of the lab still starts.
+rest of the lab still starts. A plugin is all or nothing: whatever it registered before failing (in any registry or
+registration table, see `engine.registry.snapshot`) is rolled back with it.
 """
 from __future__ import annotations
 
@@ -51,14 +52,18 @@ def load_plugins() -> list[Plugin]:
     except Exception as err:  # a broken metadata directory on sys.path
         _loaded.append(Plugin("?", "?", "?", f"the installed plugin list could not be read: {err}"))
         return _loaded
+    if entries:
+        _import_built_ins()
     for entry in entries:
         package = entry.dist.name if getattr(entry, "dist", None) is not None else "?"
         module = entry.value.split(":")[0]
         plugin = Plugin(entry.name, module, package)
         registry._current_origin.append(plugin.origin)
+        before = registry.snapshot()
         try:
             importlib.import_module(module)
         except BaseException as err:  # noqa: BLE001 - a plugin may raise anything on import; it is reported
+            before.restore()  # nothing it registered before failing stays
             if isinstance(err, KeyboardInterrupt):
                 raise
             text = " ".join(str(err).split()) or type(err).__name__
@@ -67,6 +72,13 @@ def load_plugins() -> list[Plugin]:
             registry._current_origin.pop()
         _loaded.append(plugin)
     return _loaded
+
+
+def _import_built_ins() -> None:
+    """Import every package that registers built-in parts, so that a snapshot taken before a plugin holds them all
+    (a built-in first imported by a failing plugin would otherwise be rolled back with it)."""
+    for name in ("kernels", "transforms", "covariances", "models", "data"):
+        importlib.import_module(f"{__package__}.{name}")
 
 
 def failure_lines(plugins: list[Plugin] | None = None) -> list[str]:

@@ -6,6 +6,11 @@ makes the selector's choices the registered names (now and for every later regis
 subclasses), and adds each part's own constructor options to the config class as param parameters, so they get
 widgets, flags and sweep names like any other setting. An option is named after the constructor argument
 (`alpha`), or `<part>_<argument>` (`rq_alpha`) where that name is already taken by another setting.
+
+Registrations can be undone as a whole: `snapshot()` records every registry and every registration table (a plain
+dict declared with `table`, e.g. the model families, covariances, data readers), and its `restore()` puts them back
+as they were, choices and options of the attached configs included. The plugin loader uses it so that a plugin
+that fails half-way leaves nothing registered.
 """
 from __future__ import annotations
 
@@ -18,6 +23,15 @@ import param
 from .errors import ConfigError
 
 _current_origin: list[str] = []  # the plugin being loaded (set by engine.plugins while it imports a module)
+_TABLES: list[dict] = []  # the registration tables declared with `table`
+_REGISTRIES: list["Registry"] = []  # every `Registry` made
+
+
+def table(entries: dict) -> dict:
+    """Declare the dict `entries` a registration table (returned as is): `snapshot()` records it, so what a failed
+    plugin added to it is rolled back."""
+    _TABLES.append(entries)
+    return entries
 
 
 @dataclass
@@ -86,6 +100,7 @@ class Registry:
         self.kind, self.contract, self.extra = kind, contract, extra
         self.parts: dict[str, Part] = {}
         self._owners: list[tuple[type[param.Parameterized], str]] = []
+        _REGISTRIES.append(self)
 
     # -- registering --------------------------------------------------------------------------------------------
     def register(self, name: str, *, options: dict[str, str] | None = None, builtin: bool = False,
@@ -167,6 +182,52 @@ class Registry:
         return part.factory(*args, **own)
 
 
+# -- undoing registrations -------------------------------------------------------------------------------------------
+class Snapshot:
+    """Every registry's and registration table's contents at one moment (see `snapshot`); `restore()` puts them back
+    and takes the choices and options added since out of the attached config classes."""
+
+    def __init__(self):
+        self._tables = [(t, dict(t)) for t in _TABLES]
+        self._registries = []
+        for reg in _REGISTRIES:
+            configs = []  # (class, its own parameter names, its selector's choices) for every attached class
+            for owner, selector in reg._owners:
+                for c in _subclasses(owner):
+                    configs.append((c, set(_own_parameters(c)), selector, list(c.param[selector].objects)))
+            options = {name: dict(part.options) for name, part in reg.parts.items()}
+            self._registries.append((reg, dict(reg.parts), list(reg._owners), options, configs))
+
+    def restore(self) -> None:
+        """Put every registry and table back as it was when the snapshot was taken."""
+        for entries, saved in self._tables:
+            entries.clear()
+            entries.update(saved)
+        for reg, parts, owners, options, configs in self._registries:
+            reg.parts.clear()
+            reg.parts.update(parts)
+            reg._owners[:] = owners
+            for name, part in parts.items():
+                part.options.clear()
+                part.options.update(options[name])
+            for c, names, selector, objects in configs:
+                for added in set(_own_parameters(c)) - names:
+                    type.__delattr__(c, added)  # an option a rolled-back part brought
+                c.param[selector].objects[:] = objects
+            for c in {sub for owner, _ in owners for sub in _subclasses(owner)} | {c for c, *_ in configs}:
+                c._param__private.params.clear()  # param caches a class's parameter list
+
+
+def snapshot() -> Snapshot:
+    """The state of every registry and registration table now, to `restore()` later (all or nothing)."""
+    return Snapshot()
+
+
+def _own_parameters(cls: type) -> list[str]:
+    """The names of the param parameters set on `cls` itself (not inherited)."""
+    return [k for k, v in vars(cls).items() if isinstance(v, param.Parameter)]
+
+
 def _copy(p: param.Parameter) -> param.Parameter:
     """A fresh parameter like `p` (a parameter object belongs to one class)."""
     kwargs = {k: getattr(p, k) for k in ("default", "doc")}
@@ -175,4 +236,4 @@ def _copy(p: param.Parameter) -> param.Parameter:
     return type(p)(**kwargs)
 
 
-__all__ = ["Part", "Registry", "option_parameter"]
+__all__ = ["Part", "Registry", "Snapshot", "option_parameter", "snapshot", "table"]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..registry import table
+
 
 class PairDispatcher:
     """A table of covariance functions keyed by (inducing variable type, kernel type), GPflow's multiple dispatch for
     `Kuu` / `Kuf`: the most specific registered pair along both types' MROs wins."""
     def __init__(self, name: str):
         self.name = name
-        self._table: dict[tuple[type, type], Callable] = {}
+        self._table: dict[tuple[type, type], Callable] = table({})  # rolled back with a failed plugin
 
     def register(self, inducing_type: type, kernel_type: type):
         """Decorator registering `fn` as this covariance for (`inducing_type`, `kernel_type`) and its subclasses."""

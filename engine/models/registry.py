@@ -12,6 +12,7 @@ from typing import Callable
 import param
 
 from ..errors import ConfigError
+from ..registry import table
 from .base import ModelFamily
 
 
@@ -39,7 +40,7 @@ class ModelSpec:
 ELBO_TERMS = ("elbo", "expected_log_lik", "kl")  # what a variational family logs every step
 
 
-REGISTRY: dict[str, ModelSpec] = {}
+REGISTRY: dict[str, ModelSpec] = table({})  # a failed plugin's families are rolled back (engine.registry)
 
 
 def register(spec: ModelSpec) -> ModelSpec:

@@ -21,12 +21,14 @@ Every check reads a few hundred numbers at most: cheap enough for every snapshot
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..errors import NumericalError
 from ..models.base import Numerics
 
 STATES = ("ok", "collapsed", "stalled", "converged", "diverging")
@@ -221,3 +223,95 @@ def _stalled(steps: np.ndarray, loss: np.ndarray) -> int | None:
     if progress > tolerance:
         return None
     return int(steps[-1] - steps[inside][0])
+
+
+
+# -- a kernel at fault -------------------------------------------------------------------------------------------------
+PROBE_POINTS = 8  # training inputs a suspect kernel is evaluated on
+
+
+def kernel_fault(module, X, when: str, params=None) -> str | None:
+    """Why a loss (or a build) was not finite when a kernel the user brought (a plugin's or their own code's, not the
+    lab's) is to blame: its K() or K_diag() gives NaN or inf on a few finite training inputs `X` with the current,
+    finite hyper-parameters of `module` (a model, or the kernel itself). One sentence naming the kernel, where it came
+    from and what to check; None when every such kernel is finite there, so the usual causes (learning rate, jitter)
+    stand. when: 'at step 3', 'while the model was built'. params: the model's config, whose `kernel` (the chosen
+    kernel's name) names a kernel built by a registered factory function."""
+    import torch
+
+    from ..kernels import REGISTRY, Kernel
+
+    if any(not bool(torch.isfinite(p).all()) for p in module.parameters()):
+        return None  # diverged hyper-parameters make any kernel non-finite: not the kernel's fault
+    lab = Kernel.__module__.split(".")[0] + "."
+    X = X[:PROBE_POINTS].reshape(min(len(X), PROBE_POINTS), -1)
+    if X.shape[0] == 0 or not bool(torch.isfinite(X).all()):
+        return None
+    for kernel in module.modules():
+        if not isinstance(kernel, Kernel) or type(kernel).__module__.startswith(lab):
+            continue
+        bad = _non_finite_output(kernel, X)
+        if bad is not None:
+            kinds, which = bad
+            who = _describe(kernel, REGISTRY, getattr(params, "kernel", None))
+            return (f"{who} returned non-finite values ({kinds}) from {which} for finite inputs {when}; check its "
+                    f"{which}: the learning rate is not the cause")
+    return None
+
+
+@contextlib.contextmanager
+def kernel_blamed_in_build(params, X):
+    """Around a model's build: a NumericalError there (e.g. a Cholesky of a NaN Gram matrix, said to be diverged
+    hyper-parameters) becomes one naming the configured kernel when that kernel, built alone from `params`, is not
+    finite on the training inputs `X`."""
+    try:
+        yield
+    except NumericalError as err:
+        from ..kernels import REGISTRY
+
+        name = getattr(params, "kernel", None)
+        part = REGISTRY.parts.get(name) if isinstance(name, str) else None
+        if part is None or part.builtin:
+            raise
+        try:
+            kernel = REGISTRY.build(name, X[0].numel(), **REGISTRY.options_of(name, params))
+        except Exception:  # noqa: BLE001 - it cannot be built alone: the original error stands
+            raise err from None
+        fault = kernel_fault(kernel, X, "while the model was built", params)
+        if fault is None:
+            raise
+        raise NumericalError(f"{fault}.") from err
+
+
+def _non_finite_output(kernel, X) -> tuple[str, str] | None:
+    """('NaN', 'K()') and the like when `kernel` is not finite on `X` (or on windows of it as wide as it takes)."""
+    import torch
+
+    dim = getattr(kernel, "input_dim", None)
+    if isinstance(dim, int) and 0 < dim != X.shape[1]:  # e.g. a patch kernel: windows of the inputs' own values
+        flat = X.reshape(-1)
+        n = min(X.shape[0], flat.numel() // dim)
+        X = flat[: n * dim].reshape(n, dim)
+    try:
+        with torch.no_grad():
+            outputs = (("K()", kernel.K(X)), ("K_diag()", kernel.K_diag(X)))
+    except Exception:  # noqa: BLE001 - inputs it does not take (shape, type): it cannot be judged here
+        return None
+    for which, out in outputs:
+        out = torch.as_tensor(out)
+        if not bool(torch.isfinite(out).all()):
+            kinds = [k for k, has in (("NaN", torch.isnan(out).any()), ("inf", torch.isinf(out).any())) if bool(has)]
+            return " and ".join(kinds), which
+    return None
+
+
+def _describe(kernel, registry, kernel_name: str | None) -> str:
+    """"the kernel 'name' (plugin p (package), class module.Class)", or the class alone when it is not registered."""
+    cls = f"{type(kernel).__module__}.{type(kernel).__qualname__}"
+    part = next((p for p in registry.parts.values() if p.factory is type(kernel)), None)
+    if part is None and kernel_name in registry.parts and not registry.parts[kernel_name].builtin:
+        part = registry.parts[kernel_name]  # built by a registered factory function
+    if part is None:
+        return f"the kernel {cls}"
+    origin = part.origin if part.origin.startswith("plugin ") else f"registered in {part.origin}"
+    return f"the kernel {part.name!r} ({origin}, class {cls})"

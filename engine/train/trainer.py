@@ -50,6 +50,7 @@ from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError
 from .config import RunConfig, TrainConfig
 from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
+from .health import kernel_blamed_in_build, kernel_fault
 from .live import EDIT_WAIT_SECONDS, TrainerEdits
 from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
 from .store import HEARTBEAT_SECONDS, RunStore
@@ -102,8 +103,10 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self.generator = torch.Generator().manual_seed(self.tc.seed)
         torch.manual_seed(self.tc.seed)  # Monte-Carlo likelihoods and samplers draw from the global stream
         # build on CPU in float64 (initialisation is cheap and exact there), then move
-        model = self.spec.build(config.model_params(), torch.as_tensor(ds.X_train, dtype=torch.float64),
-                                torch.as_tensor(ds.y_train), DataInfo.of(ds), generator=self.generator)
+        X64 = torch.as_tensor(ds.X_train, dtype=torch.float64)
+        with kernel_blamed_in_build(config.model_params(), X64):  # a user's kernel that is not finite is named
+            model = self.spec.build(config.model_params(), X64, torch.as_tensor(ds.y_train), DataInfo.of(ds),
+                                    generator=self.generator)
         model.jitter = self.tc.jitter
         self.model = model.to(device=self.device, dtype=self.dtype)
         self._streams = self._global_streams()  # training's own copy of torch's global random streams
@@ -225,11 +228,17 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
             self._restore(self._good)
         self.optimizer.zero_grad(set_to_none=True)
         what = f" ({', '.join(bad)} not finite)" if bad else (f" ({cause})" if cause is not None else "")
-        msg = (f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model "
+        # a user's kernel that is not finite on finite inputs is the cause, not the hyper-parameters: say so
+        fault = kernel_fault(self.model, self.X, f"at step {attempted}", self.config.model_params())
+        msg = (f"{fault}. No update was applied; the model is at step {self.step_count}, its last good state."
+               if fault is not None else
+               f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model "
                f"is at step {self.step_count}, its last good state. Lower the learning rate (now {self.current_lr:g}) "
                f"or raise the jitter, then continue.")
         self.last_warning = msg
-        raise NonFiniteLossError(msg) from cause
+        error = NonFiniteLossError(msg)
+        error.kernel_fault = fault is not None
+        raise error from cause
 
     def _loss(self, X, y, attempted: int):
         try:

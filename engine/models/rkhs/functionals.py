@@ -39,6 +39,7 @@ from torch import nn
 from ...errors import ConfigError, ShapeError
 from ...kernels import RBF, Kernel, Polynomial, Stationary, square_distance
 from ...kernels.base import flatten
+from ...registry import table
 
 
 # -- the functionals -------------------------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def scaled(kernel: Stationary, X: torch.Tensor) -> torch.Tensor:
 
 
 # -- the dispatcher --------------------------------------------------------------------------------------------------
-_TABLE: dict[tuple[type, type, type], Callable] = {}
+_TABLE: dict[tuple[type, type, type], Callable] = table({})  # rolled back with a failed plugin
 
 
 def register(kind_a: type, kind_b: type, kernel_type: type):
