@@ -85,8 +85,9 @@ def _number(text: str) -> bool:
 
 
 def _layout(path: Path) -> tuple[str, bool]:
-    """(delimiter, whether the first line is a header) from the first two lines."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    """(delimiter, whether the first line is a header) from the first two lines. A UTF-8 byte-order mark (what
+    Excel writes) is not part of the first field: read as text it would make a first number look like a name."""
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
         lines = [line for line in (f.readline(), f.readline()) if line.strip()]
     if not lines:
         raise DataError(f"CSV file {path} is empty (only blank lines); give a file with data in it.")
@@ -141,6 +142,8 @@ def _read_csv_pandas(pd, path: Path, delimiter: str, header: bool, target: str |
                 for column in features:
                     if not table.numeric(column):
                         _refuse_text(table, column)
+            if filled + len(chunk) > capacity:  # more rows than the file had lines when they were counted
+                raise DataError(_changed_while_read(path))
             X[filled:filled + len(chunk)] = part.to_numpy(dtype=np.float64, na_value=np.nan)
             column = chunk[name]
             y_parts.append(column.to_numpy(dtype=np.float64, na_value=np.nan) if column.dtype.kind in "biuf"
@@ -162,7 +165,7 @@ def _read_csv_pandas(pd, path: Path, delimiter: str, header: bool, target: str |
 
 def _read_csv_plain(path: Path, delimiter: str, header: bool) -> ColumnTable:
     """Without pandas: the `csv` module, every field checked; slower, same messages."""
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: a byte-order mark is not in the first name
         rows = [row for row in csv.reader(f, delimiter=delimiter, skipinitialspace=True) if row]
     names = rows.pop(0) if header else [f"column {i + 1}" for i in range(len(rows[0]) if rows else 0)]
     for i, row in enumerate(rows):
@@ -179,16 +182,37 @@ def _read_csv_plain(path: Path, delimiter: str, header: bool) -> ColumnTable:
     return ColumnTable(columns, str(path), first_line=1 + header)
 
 
+def _changed_while_read(path) -> str:
+    return (f"CSV file {path} changed while it was read (another program is writing it); read it again once it is "
+            "written.")
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
 def read_csv(path: str, options: dict, notes: list):
-    """`csv:PATH` -> RawData; the target is the last column unless `target=` names one; a header is detected."""
+    """`csv:PATH` -> RawData; the target is the last column unless `target=` names one; a header is detected.
+
+    The file is read more than once (its first lines for the layout, its lines counted to size the arrays, then
+    parsed), so a file that another program writes meanwhile is refused rather than read half old, half new."""
     p = existing_file(path, "CSV", "csv")
+    before = _stamp(p)
     delimiter, header = _layout(p)
     try:
-        import pandas as pd
-    except ImportError:
-        table = _read_csv_plain(p, delimiter, header)
-    else:
-        table = _read_csv_pandas(pd, p, delimiter, header, options.get("target") or None)
+        try:
+            import pandas as pd
+        except ImportError:
+            table = _read_csv_plain(p, delimiter, header)
+        else:
+            table = _read_csv_pandas(pd, p, delimiter, header, options.get("target") or None)
+    except DataError:
+        if _stamp(p) != before:  # a half-written last row looks short or ragged: the change is the cause
+            raise DataError(_changed_while_read(path)) from None
+        raise
+    if _stamp(p) != before:
+        raise DataError(_changed_while_read(path))
     raw = to_raw(table, options, notes)
     raw.metadata["file"] = file_info(p)
     return raw
@@ -202,10 +226,18 @@ def read_npz(path: str, options: dict, notes: list):
     from .objects import arrays_to_raw
 
     p = existing_file(path, "npz", "npz")
+    name = None
     try:
-        with np.load(p, allow_pickle=False) as archive:
-            arrays = {k: archive[k] for k in archive.files}
+        with np.load(p, allow_pickle=False) as archive:  # never True: unpickling a file's objects can run its code
+            arrays = {}
+            for name in archive.files:
+                arrays[name] = archive[name]
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        if isinstance(err, ValueError) and "allow_pickle" in str(err):  # numpy's refusal of an object array
+            raise DataError(f"npz file {path}: array {name!r} holds Python objects (dtype=object), which are never "
+                            "loaded (unpickling them could run code); save numbers only, e.g. numpy.savez(path, "
+                            "X=np.asarray(X, dtype=float), y=np.asarray(y)), with text labels as a str array."
+                            ) from None
         raise DataError(f"npz file {path} cannot be read ({str(err).splitlines()[0]}); it may be cut short — write "
                         "it again with numpy.savez.") from None
     missing = [k for k in ("X", "y") if k not in arrays]

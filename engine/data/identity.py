@@ -24,7 +24,8 @@ def content_hash(dataset) -> str:
     for part in PARTS:
         array = np.ascontiguousarray(getattr(dataset, part))
         digest.update(f"{part}:{array.dtype.str}:{array.shape};".encode())
-        digest.update(memoryview(array).cast("B"))
+        if array.size:  # an empty array has no bytes (and memoryview cannot cast it); its shape above tells it apart
+            digest.update(memoryview(array).cast("B"))
     return digest.hexdigest()
 
 

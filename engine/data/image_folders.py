@@ -8,6 +8,8 @@ forces one. Values are in [0, 1].
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +18,12 @@ import param
 
 from ..errors import DataError
 from .files import IMAGE_EXTENSIONS, file_info
+
+# The most pixels one image may have. A lab data set's images are small (MNIST is 28×28, a photo patch a few
+# hundred pixels square); a file over this is skipped from its header alone, before a byte is decoded, because a
+# few hundred KB of PNG can declare 20000×20000 pixels (400 MB grey, 1.2 GB RGB once decoded). Pillow's own limit
+# (89 M pixels, a warning; twice that, an error) is far above what a lab needs and would still decode ~0.7 GB.
+MAX_IMAGE_PIXELS = 4096 * 4096  # 16,777,216
 
 
 class ImageFolderOptions(param.Parameterized):
@@ -57,22 +65,43 @@ def read_image_folder(directory: str, options: dict, notes: list):
 
     path = Path(os.path.expanduser(directory))
     classes = _class_folders(path, directory)
-    images, labels, skipped = [], [], []
-    for label, (_, files) in enumerate(classes):
-        for f in files:
-            try:
-                with Image.open(f) as im:
-                    im.load()
-                    images.append(im.copy())
-                labels.append(label)
-            except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
-                skipped.append(f.name)
+    images, labels, skipped, too_large = [], [], [], []
+    with warnings.catch_warnings():
+        # the size is checked against our own, lower limit below; Pillow's warning would only repeat it, raw
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        for label, (_, files) in enumerate(classes):
+            for f in files:
+                where = f"{f.parent.name}/{f.name}"  # with its class: two classes may hold a 0.png each
+                try:
+                    with Image.open(f) as im:  # lazy: reads the header (the size), decodes nothing yet
+                        if im.width * im.height > MAX_IMAGE_PIXELS:
+                            too_large.append(f"{where} ({im.width}×{im.height} = {im.width * im.height:,} pixels)")
+                            skipped.append(f.name)
+                            continue
+                        im.load()
+                        images.append(im.copy())
+                    labels.append(label)
+                except Image.DecompressionBombError as err:  # over twice Pillow's limit: refused by Image.open
+                    pixels = re.search(r"\((\d+) pixels\)", str(err))
+                    too_large.append(f"{where} ({int(pixels.group(1)):,} pixels)" if pixels else where)
+                    skipped.append(f.name)
+                except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+                    skipped.append(f.name)
+    why = ""
+    if too_large:
+        one = len(too_large) == 1
+        why = (f"{len(too_large)} {'is' if one else 'are'} too large to decode: {', '.join(too_large[:3])}"
+               f"{', …' if len(too_large) > 3 else ''}, more than the {MAX_IMAGE_PIXELS:,} pixels an image may "
+               f"have — shrink {'it' if one else 'them'}")
     if not images:
-        raise DataError(f"images: none of the {len(skipped)} image files in {directory} can be read; they are "
-                        "corrupt or not images.")
+        raise DataError(f"images: none of the {len(skipped)} image files in {directory} can be read; "
+                        + (f"{why}." if len(too_large) == len(skipped) else
+                           f"{why}; the others are corrupt or not images." if why else
+                           "they are corrupt or not images."))
     if skipped:
         notes.append(f"images: skipped {len(skipped)} unreadable file{'s' if len(skipped) > 1 else ''} in "
-                     f"{directory} ({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})")
+                     f"{directory} ({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})"
+                     + (f"; {why}" if why else ""))
     grey = options.get("grayscale") or all(im.mode in ("1", "L", "LA", "I", "I;16", "F") for im in images)
     mode = "L" if grey else "RGB"
     size = options.get("image_size") or 0

