@@ -19,6 +19,7 @@ import param
 from sklearn import datasets as skdata
 
 from ..errors import DataError
+from ..registry import table
 from . import mnist, synthetic
 from .dataset import refuse_non_finite
 from .idx import load_idx_dir
@@ -229,7 +230,7 @@ def _tabular(loader):
     return make
 
 
-SOURCES = {
+SOURCES = table({  # a table (engine.registry): what a failed plugin adds is rolled back
     s.name: s
     for s in [
         Source("digits", "8×8 handwritten digits bundled with scikit-learn", "image", "classification", _digits,
@@ -251,7 +252,7 @@ SOURCES = {
         Source("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
                "classification", _tabular(skdata.load_breast_cancer)),
     ]
-}
+})
 
 
 def with_notes(read: Callable) -> Callable:
@@ -275,7 +276,7 @@ class Reader:
     source: Callable  # source(path) -> Source
 
 
-READERS: dict[str, Reader] = {}
+READERS: dict[str, Reader] = table({})
 
 
 def register_reader(prefix: str, what: str):
