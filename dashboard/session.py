@@ -177,7 +177,18 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         try:
             self._serve_commands()
         finally:
+            self._abandon(self.trainer, "its page was closed before it trained a step")
             self._close_store()
+
+    @staticmethod
+    def _abandon(trainer: Trainer | None, why: str) -> None:
+        """A run this session built and never trained is marked `interrupted` (`why`), not left `created` for ever."""
+        if trainer is None:
+            return
+        try:
+            trainer.abandon(why)
+        except InvlabError:  # a store that cannot be written now: readers mark it once this process has ended
+            traceback.print_exc()
 
     def _serve_commands(self) -> None:
         torch.set_num_threads(threads_per_session())  # per-thread setting under OpenMP
@@ -192,6 +203,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                 with self._redirects_lock:
                     self._redirects -= 1
             self._following = self.followed_health = None  # any command ends following a run another process writes
+            built = self.trainer
             try:
                 self._do_between_steps()
                 if command == "stop":
@@ -214,6 +226,8 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             except Exception as err:  # a bug must not take the server down: show it and stay alive
                 traceback.print_exc()
                 self._set(state="failed", message=f"{type(err).__name__}: {err}", tone="error")
+            if self.trainer is not built:  # Reset or Open replaced it
+                self._abandon(built, "its page built another run before this one trained a step")
 
     def _do_between_steps(self) -> None:
         while True:

@@ -64,8 +64,12 @@ def cmd_train(argv: list[str]) -> int:
     pre.add_argument("--model", default=None)
     pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
     known, _ = pre.parse_known_args(argv)
+    stored = _stored_run(known.resume) if known.resume is not None else None
+    if stored is not None and stored.name is not None:  # written by watch(): the user's loop, not a model family
+        print(f"invlab train: {_watched_refusal(stored)}", file=sys.stderr)
+        return 1
     if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
-        known.model = _stored_model(known.resume) if known.resume is not None else "svgp"
+        known.model = stored.model if stored is not None else "svgp"
     try:
         parser = _train_parser(known.model)
     except ConfigError as err:
@@ -121,17 +125,24 @@ def _note(message: str) -> None:
 FIXED_ON_RESUME = ("optimizer", "seed")
 
 
-def _stored_model(run_id: str) -> str:
-    """The model family of stored run `run_id` as typed ("svgp" when it cannot be read: the resume says why)."""
+def _stored_run(run_id: str):
+    """Stored run `run_id` as typed (None when it cannot be read: the resume says why)."""
     from ..ids import parse_id
     from ..train import RunStore
 
     try:
         run_id = parse_id(run_id, "run")
         with RunStore() as store:
-            return store.get_run(run_id).model
+            return store.get_run(run_id)
     except (InvlabError, OSError):
-        return "svgp"
+        return None
+
+
+def _watched_refusal(record) -> str:
+    """Why run `record`, written by `engine.train.watch` from the user's own loop, is not resumed here."""
+    return (f"run {record.id} is a watched run, written by your own loop (watch(name={record.name!r})), not by invlab "
+            f"train, so it has no checkpoint to resume from; continue it by running that loop again (each "
+            f"watch(name={record.name!r}) records a new run under that name)")
 
 
 def _resume(store, parser, args, values: dict, explicit_model: bool):
@@ -173,6 +184,7 @@ def _resume(store, parser, args, values: dict, explicit_model: bool):
               f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
         return None
     changes = {name: value for name, value in values["train"].items() if value != getattr(train_now, name)}
+    _refuse_steps_behind(store, run_id, values["train"].get("steps"), train_now.steps)
     try:
         trainer = Trainer.resume(store, run_id, train=changes)
     except CheckpointError as err:
@@ -187,6 +199,19 @@ def _resume(store, parser, args, values: dict, explicit_model: bool):
         print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
               f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
     return trainer
+
+
+def _refuse_steps_behind(store, run_id: int, steps: int | None, stored_steps: int) -> None:
+    """A `ConfigError` when `--steps` was given below the step run `run_id` would continue from (its newest
+    checkpoint): it would train nothing and store its final figures again. Checked before the run is claimed, so
+    nothing is stored."""
+    latest = store.latest_checkpoint(run_id)
+    if steps is None or latest is None or steps >= latest[0]:
+        return
+    at = latest[0]
+    raise ConfigError(f"run {run_id} is already at step {at}, past --steps {steps} (--steps is the run's total number "
+                      f"of steps, not steps to add); nothing was trained or stored. To train on, give a larger total, "
+                      f"e.g. invlab train --resume {run_id} --steps {at + (steps or stored_steps or 100)}")
 
 
 class _StopOnSignal:
@@ -262,8 +287,9 @@ def _train_with_bar(trainer, quiet: bool) -> int:
                 shown = snap.health.state
     except NonFiniteLossError as err:
         bar.close()
-        print(f"invlab train: {err}\nresume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>",
-              file=sys.stderr)
+        print(f"invlab train: {err}", file=sys.stderr)
+        if not err.kernel_fault:  # a kernel that is not finite stays so at any learning rate
+            print(f"resume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: stopped at once, maybe mid-step
         bar.close()

@@ -90,11 +90,16 @@ class TrainerEvaluation:
             return full_elbo(self.X, self.y, batch_size=batch_size, seed=seed)
 
     def _record(self, values: dict[str, float]) -> None:
-        """Append to the in-memory history and buffer for the run store."""
+        """Append to the in-memory history and buffer for the run store; a value at a step the metric already has
+        (evaluated again at the same step: at the end, or on a resume of a finished run) replaces it, as in the
+        store, which keeps one value per (step, name)."""
         for k, v in values.items():
             steps, series = self.history[k]
-            steps.append(self.step_count)
-            series.append(v)
+            if steps and steps[-1] == self.step_count:
+                series[-1] = v
+            else:
+                steps.append(self.step_count)
+                series.append(v)
         if self.store is not None:
             self.store.log_metrics(self.run_id, self.step_count, values)
 

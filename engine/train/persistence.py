@@ -79,6 +79,18 @@ class TrainerPersistence:
             self.store.release_run(self.run_id, self.lease, status, None)
             self.lease = None
 
+    def abandon(self, why: str) -> bool:
+        """Mark the run this trainer created `interrupted` if it never trained a step (still `created` in the store),
+        with `why` and how to train its settings again; whether it did. A run it continues or opened, or one claimed
+        since, is left as it is. What a page does with the run it built when it closes or builds another."""
+        if self.store is None or self.run_id is None or not self._created_run or self.status != "created":
+            return False
+        done = self.store.abandon_run(self.run_id, f"{why}; train these settings as a new run with: invlab train "
+                                                   f"--resume {self.run_id} --restart")
+        if done:
+            self.status = "interrupted"
+        return done
+
     def _set_status(self, status: str, message: str | None = None) -> None:
         self.status = status
         if self.store is not None:

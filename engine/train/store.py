@@ -23,7 +23,12 @@ A run marked `running` records its writer: process id, host, and (on Linux) the 
 so a reused process id is not mistaken for it. Opening the store, or reading runs from it, turns a `running` run
 whose writer is gone (killed, crashed, the machine rebooted) into `killed`, which can be resumed from its latest
 checkpoint. A writer on another host is judged by its heartbeat (`updated`, refreshed at least every
-`HEARTBEAT_SECONDS` while it trains): silent for `STALE_SECONDS`, it is taken for dead.
+`HEARTBEAT_SECONDS` while it trains): silent for `STALE_SECONDS`, it is taken for dead. A run still `created` (it
+never trained a step) records the process that made it the same way, and becomes `interrupted` once that process is
+gone, so it is not listed as waiting to train for ever.
+
+Metrics hold one value per (run, step, name): writing one again replaces it (a unique index; a store written before
+it keeps the latest of its repeated rows when first opened).
 
 A run keeps the latest snapshot of each of its diagnostics views (`save_views`, `views`; runstore/views.py), so a
 page that opens it, or follows it while another process writes it, shows its pictures too.

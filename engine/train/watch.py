@@ -29,6 +29,8 @@ import warnings
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..ids import MAX_ID as MAX_STEP
+from ..ids import shorten
 from .config import RunConfig
 from .runstore.connection import _writable
 from .store import RunStore, RunStoreError
@@ -48,11 +50,19 @@ def _scalar(value) -> float | None | str:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, numbers.Real):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # a whole number beyond a float's range: not a finite number
+            return None
     elif hasattr(value, "numel") and hasattr(value, "detach"):  # a torch tensor
         if value.numel() != 1:
             return f"a tensor of shape {tuple(value.shape)}"
-        number = float(value.detach())  # the one host sync a logged step costs
+        if getattr(value, "is_meta", False):
+            return "a tensor on the meta device (it holds no value)"
+        try:
+            number = float(value.detach())  # the one host sync a logged step costs
+        except (RuntimeError, TypeError, ValueError, NotImplementedError):  # e.g. a complex tensor
+            return f"a tensor of dtype {str(value.dtype).replace('torch.', '')} on {value.device}"
     elif hasattr(value, "size") and hasattr(value, "dtype") and hasattr(value, "item"):  # a numpy array or scalar
         if value.size != 1 or value.dtype.kind not in "biuf":
             return f"an array of shape {tuple(getattr(value, 'shape', ()))} and dtype {value.dtype}"
@@ -63,11 +73,34 @@ def _scalar(value) -> float | None | str:
 
 
 def _plain(value) -> str:
-    """A non-finite number as a short text (nan, inf, -inf), whatever held it."""
+    """A non-finite number as a short text (nan, inf, -inf), whatever held it; a whole number too large for a float
+    by its length."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        digits = len(str(abs(int(value)))) if int(value).bit_length() < 10_000 else "about " + format(
+            int(int(value).bit_length() * math.log10(2)) + 1, ",")  # str() refuses ints of over 4,300 digits
+        return f"a whole number of {digits} digits, too large for a float"
     try:
         return str(float(value.detach()) if hasattr(value, "detach") else float(value))
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _shown(value) -> str:
+    """`value`'s repr, shortened; a whole number too long for repr() by its size."""
+    if isinstance(value, numbers.Integral) and int(value).bit_length() >= 10_000:
+        return f"a whole number of {int(value).bit_length():,} bits"
+    return shorten(repr(value))
+
+
+def _checked_step(step, what: str) -> int:
+    """`step` as an int; a `ConfigError` naming it and the range when it is not a whole number from 0 to MAX_STEP
+    (beyond it SQLite cannot store it, and the run's queued writes would fail with it)."""
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= int(step) <= MAX_STEP:
+        kind = "" if isinstance(step, numbers.Integral) and not isinstance(step, bool) else \
+            f" (a {type(step).__name__})"
+        raise ConfigError(f"{what}'s step must be a whole number from 0 to {MAX_STEP} (SQLite's largest integer), "
+                          f"not {_shown(step)}{kind}: give the optimiser step; nothing of this call was recorded")
+    return int(step)
 
 
 class WatchedRun:
@@ -93,13 +126,12 @@ class WatchedRun:
     def log(self, step: int, **scalars) -> None:
         """Record `scalars` (name=number or one-element tensor) at `step`; written within 1/FLUSHES_PER_SECOND s.
 
-        A non-finite or non-scalar value is recorded as a gap at that step, with one `WatchWarning` per name."""
+        A non-finite or non-scalar value (a whole number too large for a float, a meta tensor) is recorded as a gap
+        at that step, with one `WatchWarning` per name. A `step` that is not a whole number from 0 to 2**63 - 1 is
+        refused with `ConfigError` before anything of the call is recorded."""
         if self._closed:
             raise RunStoreError(f"run {self.run_id} ({self.name!r}) is closed: log inside the `with watch(...)` block")
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral):
-            raise ConfigError(f"run.log's step must be a whole number (the optimiser step), not the "
-                              f"{type(step).__name__} {step!r}")
-        step = int(step)
+        step = _checked_step(step, "run.log")
         values: dict[str, float | None] = {}
         for name, value in scalars.items():
             number = _scalar(value)
@@ -134,6 +166,7 @@ class WatchedRun:
         view's previous snapshot is replaced, not kept) and written at once. Their scalar values (`Scalars` views:
         hyper-parameters, learned ranges, ...) are also recorded as metrics named `VIEW/VALUE` at `step` (default:
         the last step logged), so they are drawn over training. Returns the views, {} without a model."""
+        step = self.step if step is None else _checked_step(step, "run.snapshot")
         if self.model is None or not hasattr(self.model, "diagnostics"):
             return {}
         from ..diagnostics import Scalars
@@ -150,7 +183,6 @@ class WatchedRun:
         except TypeError:  # a user's object whose diagnostics() takes no data
             views = self.model.diagnostics()
         views = views or {}
-        step = self.step if step is None else step
         scalars = {f"{key}/{name}": value for key, view in views.items() if isinstance(view, Scalars)
                    for name, value in view.values.items()}
         if scalars:

@@ -25,7 +25,6 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS metrics (
     run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, name TEXT NOT NULL, value REAL
 );
-CREATE INDEX IF NOT EXISTS metrics_by_run ON metrics (run_id, name, step);
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id INTEGER NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, path TEXT NOT NULL, created REAL NOT NULL
 );
@@ -42,6 +41,9 @@ ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "
 SWEEP_ADDED_COLUMNS = (("owner", "TEXT"),)
 # a run belongs to at most one (sweep, point × seed): a sweep's run is stored exactly once, whatever retries happen
 SWEEP_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_sweep_key ON runs (sweep_id, sweep_key)"
+# a run holds one value per (step, metric): a second write of it replaces the first (`INSERT OR REPLACE`); it
+# replaces the plain index `metrics_by_run` of stores written before, whose repeated rows keep their latest value
+METRICS_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS metrics_once ON metrics (run_id, name, step)"
 
 
 def _writable(path: Path) -> bool:
@@ -156,6 +158,12 @@ class StoreConnection:
                         raise
         with self._db:
             self._db.execute(SWEEP_INDEX)
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'metrics_once'").fetchone() is None:
+            with self._db:  # one transaction: another process opening the store meanwhile sees all of it or none
+                self._db.execute("DELETE FROM metrics WHERE rowid NOT IN (SELECT max(rowid) FROM metrics "
+                                 "GROUP BY run_id, name, step)")
+                self._db.execute(METRICS_INDEX)
+                self._db.execute("DROP INDEX IF EXISTS metrics_by_run")
 
     def _note_free(self, what: str = "") -> None:
         if self._busy_since is not None:

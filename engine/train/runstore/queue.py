@@ -18,7 +18,7 @@ class WriteQueue:
 
     def log_metrics(self, run_id: int, step: int, metrics: dict[str, float | None]) -> None:
         """Buffer metrics for one step; they reach the database at the next `flush()`. A None value is stored as a
-        gap (a missing value at that step)."""
+        gap (a missing value at that step). A run keeps one value per (step, name): a later one replaces it."""
         with self._lock:
             self._pending.extend((run_id, int(step), name, None if value is None else float(value))
                                  for name, value in metrics.items())
@@ -41,8 +41,8 @@ class WriteQueue:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self.retry_timeout * 1000)}")
             try:
                 with self._db:
-                    self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)",
-                                         self._pending)
+                    self._db.executemany("INSERT OR REPLACE INTO metrics (run_id, step, name, value) "
+                                         "VALUES (?, ?, ?, ?)", self._pending)  # one value per (step, name)
                     for run_id, fields in self._pending_updates.items():
                         cols = ", ".join(f"{k} = ?" for k in fields)
                         self._db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .faults import RunStoreError, _guarded
+from .writers import writer_identity
 
 
 @dataclass
@@ -43,13 +44,25 @@ class RunsMixin:
     @_guarded
     def create_run(self, config_json: str, model: str, dataset: str, status: str = "created",
                    name: str | None = None) -> int:
-        """Add a run and return its id; `name`: what a watched loop calls it (shown by `invlab runs`)."""
+        """Add a run and return its id; `name`: what a watched loop calls it (shown by `invlab runs`). This process is
+        recorded as its writer (no lease yet), so a run left `created` by a process that ended is no longer listed
+        as waiting to train (see `mark_killed_runs`)."""
         now = time.time()
+        cols = {"created": now, "updated": now, "model": model, "dataset": dataset, "config": config_json,
+                "status": status, "owner": self.owner, "name": name, **writer_identity()}
         with self._lock:
             return int(self._waiting(lambda: self._db.execute(
-                "INSERT INTO runs (created, updated, model, dataset, config, status, owner, name) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (now, now, model, dataset, config_json, status, self.owner, name)).lastrowid, "to create the run"))
+                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                tuple(cols.values())).lastrowid, "to create the run"))
+
+    @_guarded
+    def abandon_run(self, run_id: int, message: str) -> bool:
+        """Mark run `run_id` `interrupted` with `message` if it is still `created` (it never trained a step: its page
+        closed, or its process moved on); whether it was. A run claimed meanwhile is left as it is."""
+        with self._lock:
+            return bool(self._waiting(lambda: self._db.execute(
+                "UPDATE runs SET status = 'interrupted', message = ?, updated = ? WHERE id = ? AND status = 'created'",
+                (message, time.time(), int(run_id))).rowcount, "to mark the run interrupted"))
 
     @_guarded
     def forget_checkpoint(self, run_id: int, step: int, path: Path) -> None:

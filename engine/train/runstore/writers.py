@@ -96,9 +96,27 @@ class WritersMixin:
                                                (message, now, run_id, pid))
                     if cur.rowcount:
                         found.append(int(run_id))
+                self._mark_unstarted_runs(now)
         except sqlite3.DatabaseError:  # read-only or locked: the statuses are corrected by a later reader
             pass
         return found
+
+    def _mark_unstarted_runs(self, now: float) -> None:
+        """Runs still `created` (never trained a step) whose creating process is gone become `interrupted`, so they
+        are not listed as waiting to train for ever; one recorded without its creator (an older version) counts as
+        gone once silent for `STALE_SECONDS`."""
+        rows = self._db.execute("SELECT id, updated, writer_pid, writer_host, writer_token FROM runs "
+                                "WHERE status = 'created'").fetchall()
+        for run_id, updated, pid, host, token in rows:
+            alive = None if pid is None else writer_alive(pid, host, token)
+            if alive or (alive is None and now - updated < STALE_SECONDS):
+                continue
+            who = f"its process (pid {pid} on {host})" if pid is not None else "the process that made it"
+            message = (f"{who} ended before it trained a step; train these settings as a new run with: invlab "
+                       f"train --resume {run_id} --restart")
+            with self._db:
+                self._db.execute("UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
+                                 "WHERE id = ? AND status = 'created' AND writer_pid IS ?", (message, now, run_id, pid))
 
     def live_writer(self, run_id: int, lease: str | None = None) -> str | None:
         """"pid P on HOST" when another writer still trains run `run_id` (marked running, its writer alive and heard
