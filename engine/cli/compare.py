@@ -8,6 +8,7 @@ import sys
 
 from ..errors import InvlabError
 from .flags import id_flag
+from .sweeps import resume_note
 
 
 def decimals(pairs: list[tuple[float | None, float | None]], scale: float = 1.0) -> int:
@@ -54,6 +55,9 @@ def cmd_compare(argv: list[str]) -> int:
         return 0
     print(f"sweep {cmp.sweep_id} ({cmp.name}): {sum(r['status'] == 'finished' for r in cmp.runs)}/{cmp.total} runs "
           "finished")
+    note = resume_note(cmp.sweep_id, cmp.status)
+    if note:
+        print(note)
     print(("" if cmp.comparable else "WARNING: ") + cmp.reason)
     axes = cmp.axes or ["(base)"]
     regression = all(g["error_mean"] is None for g in cmp.groups) and any(g["rmse_mean"] is not None

@@ -7,6 +7,15 @@ import time
 from .listing import listing_args, read_store
 
 
+def resume_note(sweep_id: int, status: str) -> str | None:
+    """The line that says how to continue sweep `sweep_id` when it is `interrupted` (stopped, or its process killed:
+    the store marks a `running` sweep whose writer is gone so), else None."""
+    if status != "interrupted":
+        return None
+    return (f"sweep {sweep_id} is interrupted: the process that ran it is gone; continue it with: invlab sweep "
+            f"--resume {sweep_id}")
+
+
 def cmd_sweeps(argv: list[str]) -> int:
     """`invlab sweeps ARGV`; returns the exit status."""
     args = listing_args("invlab sweeps", "List stored sweeps, newest first.", argv)
@@ -31,5 +40,9 @@ def cmd_sweeps(argv: list[str]) -> int:
     for s in sweeps:
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created))
         print(fmt.format(s.id, s.name[:28], s.status[:11], f"{counts[s.id]}/{s.total}", started))
+    for s in sweeps:
+        note = resume_note(s.id, s.status)
+        if note:
+            print(note)
     return 0
 

@@ -52,6 +52,7 @@ class Comparison:
     reason: str
     total: int = 0  # runs planned
     store: object = field(default=None, repr=False, compare=False)
+    status: str = ""  # the sweep's: running, interrupted (resumable), finished, ...
 
     def history(self, run_id: int, metric: str = "elbo") -> tuple[list[int], list[float]]:
         """(steps, values) of a run's minibatch ELBO (or another metric) over training."""
@@ -64,7 +65,8 @@ class Comparison:
     def to_dict(self) -> dict:
         """The comparison as plain JSON-ready data (what `invlab compare --json` prints), points ranked by mean ELBO."""
         return {"sweep_id": self.sweep_id, "name": self.name, "axes": self.axes, "runs": self.runs,
-                "groups": self.ranked(), "comparable": self.comparable, "reason": self.reason, "total": self.total}
+                "groups": self.ranked(), "comparable": self.comparable, "reason": self.reason, "total": self.total,
+                "status": self.status}
 
 
 def comparison(store, sweep_id: int) -> Comparison:
@@ -118,7 +120,8 @@ def comparison(store, sweep_id: int) -> Comparison:
                            "nlpd_mean": nlpd_mean, "nlpd_sd": nlpd_sd, "rmse_mean": rmse_mean, "rmse_sd": rmse_sd,
                            "learned": learned,
                            "run_ids": [m["run_id"] for m in members]})
-    return Comparison(sweep_id, record.name, axes, runs, group_rows, comparable, reason, record.total, store)
+    return Comparison(sweep_id, record.name, axes, runs, group_rows, comparable, reason, record.total, store,
+                      record.status)
 
 
 def _differing_options(identities: list[str]) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, InvlabError
 from ..train import RunConfig
+from .execute import check_scheduler
 from .spec import SweepSpec
 
 NONE = "none"  # the baseline's candidate name
@@ -177,29 +178,6 @@ def create_sweep(plan: DiscoverPlan, store) -> int:
     return store.create_sweep(plan.spec.name, plan.spec.to_json(), len(plan.spec.runs()))
 
 
-def check_scheduler(address: str | None, timeout: float = 5.0) -> None:
-    """Refuse a Dask scheduler address that nothing answers at (ConfigError), within `timeout` seconds, before anything
-    is stored; None (a LocalCluster) passes."""
-    if not address:
-        return
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        host, port = parts.hostname, parts.port or 8786
-    except ValueError as err:
-        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786 ({err})") from None
-    if not host:
-        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786")
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as err:
-        raise ConfigError(f"no Dask scheduler answered at {address} ({err.strerror or err}); start one with `dask "
-                          "scheduler` and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
-                          "machine") from None
-
-
 def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = None, scheduler: str | None = None,
                    n_workers: int | None = None, serial: bool = False, on_result=None, progress=None,
                    stop: threading.Event | None = None, threads: int = 1) -> int:
@@ -295,11 +273,12 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
     seeds = {seed: i for i, seed in enumerate(spec.seeds)}
     todo = sorted((run for run in runs.values() if run.key not in held), key=lambda run: seeds.get(run.seed, 0))
     status = "interrupted"
-    store.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
+    lease = store.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
     try:
         for run in todo:
             if stop is not None and stop.is_set():
                 break
+            store.claim_sweep(sweep_id, lease)  # the heartbeat: a reader on another host sees this process runs it
             try:
                 result = train_run(run.config.to_json(), run.key, None, threads=threads)
             except (RuntimeError, ValueError, ArithmeticError) as err:  # numerical trouble beyond the trainer's own

@@ -26,6 +26,7 @@ from .spec import PlannedRun, SweepSpec
 from .task import train_run
 
 POLL_SECONDS = 0.2
+SCHEDULER_TIMEOUT = 10.0  # seconds a scheduler address has to answer as Dask before a sweep gives up on it
 
 
 @dataclass
@@ -115,12 +116,71 @@ def waiting_keys(pending: dict) -> set[str]:
     return {run.key for _, run in pending.values()}
 
 
-def _connect(scheduler: str | None, n_workers: int | None, dashboard_address: str | None):
+def check_scheduler(address: str | None, timeout: float | None = None) -> None:
+    """Refuse a Dask scheduler address (ConfigError naming it) that is not one, that nothing listens at, or where
+    what listens does not answer as a Dask scheduler within `timeout` seconds (default `SCHEDULER_TIMEOUT`), before
+    anything is stored; None (a LocalCluster) passes."""
+    if not address:
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    timeout = SCHEDULER_TIMEOUT if timeout is None else float(timeout)
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError as err:
+        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786 ({err})") from None
+    if not host:
+        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as err:
+        raise ConfigError(f"no Dask scheduler answered at {address} ({err.strerror or err}); start one with `dask "
+                          "scheduler` and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
+                          "machine") from None
+    _handshake(address, timeout)
+
+
+def _handshake(address: str, timeout: float) -> None:
+    """Dask's own greeting with the scheduler at `address`, bounded by `timeout` seconds: distributed's `Client` and
+    `connect` bound the TCP connection but wait for the greeting's reply for ever, so a listener that never answers
+    would hang every sweep. Run on a thread of its own, so that a caller inside an event loop (the page) may call it."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    require_dask()
+    from distributed.comm import connect
+
+    async def greet():
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="invlab-scheduler-check")
+    try:
+        pool.submit(asyncio.run, greet()).result()
+    except (TimeoutError, asyncio.TimeoutError):
+        raise ConfigError(f"the Dask scheduler at {address} did not answer within {timeout:g} s (something listens "
+                          "there, but it is not a Dask scheduler, or it is busy); check the address (`dask scheduler` "
+                          "prints it), or leave --scheduler out to use this machine") from None
+    except Exception as err:  # noqa: BLE001 — whatever a listener that is not Dask says back
+        raise ConfigError(f"what listens at {address} is not a Dask scheduler ({type(err).__name__}: {err}); check "
+                          "the address (`dask scheduler` prints it), or leave --scheduler out to use this "
+                          "machine") from None
+    finally:
+        pool.shutdown(wait=False)
+
+
+def connect_client(scheduler: str | None, n_workers: int | None = None, dashboard_address: str | None = None):
+    """(Dask client, cluster it started or None): every sweep's one way to a cluster. A `scheduler` address is
+    checked first (`check_scheduler`: it must answer as Dask within `SCHEDULER_TIMEOUT` seconds); without one, a
+    `local_cluster` is started."""
     from distributed import Client
 
     if scheduler:
+        check_scheduler(scheduler)
         try:
-            return Client(scheduler, timeout="20s", set_as_default=False), None
+            return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT:g}s", set_as_default=False), None
         except (OSError, TimeoutError) as err:
             raise ConfigError(f"no Dask scheduler answered at {scheduler} ({err}); start one with `dask scheduler` "
                               "and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
@@ -138,6 +198,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     sweep early, cancelling what has not finished (resumable). `threads` is torch's thread count in each task.
     `rerun_failed=False` leaves the stored failed runs of sweep `sweep_id` alone (only runs it lacks are trained)."""
     require_dask()  # before anything is stored
+    check_scheduler(scheduler)  # likewise: an address that does not answer as Dask stores no sweep
     from ..train import RunStore
     from ..train.store import HEARTBEAT_SECONDS
 
@@ -178,7 +239,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     events: queue.Queue = queue.Queue()
     topic = f"invlab-sweep-{sweep_id}"
     try:
-        client, cluster = _connect(scheduler, n_workers, dashboard_address)
+        client, cluster = connect_client(scheduler, n_workers, dashboard_address)
         state.dashboard_link = getattr(client, "dashboard_link", None) if dashboard_address or scheduler else None
         client.subscribe_topic(topic, lambda event: events.put(event[1]))
         by_key = {}
@@ -266,5 +327,5 @@ def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
     return [train_run(run.config.to_json(), run.key, None, threads=threads) for run in spec.runs()]
 
 
-__all__ = ["run_sweep", "SweepProgress", "dask_key", "gpu_worker_specs", "local_cluster", "store_result",
-           "run_serially"]
+__all__ = ["run_sweep", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client", "dask_key",
+           "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 
 from .faults import RunStoreError, _guarded
 from .runs import RunRecord
+from .writers import STALE_SECONDS, writer_alive
 
 
 @dataclass
@@ -56,13 +58,38 @@ class SweepsMixin:
     @_guarded
     def get_sweep(self, sweep_id: int) -> SweepRecord:
         """Stored sweep `sweep_id`; `RunStoreError` when there is none (or it is another user's)."""
+        self.mark_interrupted_sweeps()
         return self._record_by_id(SweepRecord, "sweeps", "sweep", sweep_id)
 
     @_guarded
     def list_sweeps(self, limit: int | None = None) -> list[SweepRecord]:
         """The stored sweeps, newest first (only the owner's for a store opened for a user who is not an admin)."""
+        self.mark_interrupted_sweeps()
         return self._records(SweepRecord, "sweeps", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}"
                                                                                        if limit else "")))
+
+    def mark_interrupted_sweeps(self) -> list[int]:
+        """Sweeps marked `running` whose writer process is gone (killed: it could not say so itself) become
+        `interrupted`, as a stopped sweep is (resumable); returns their ids. A writer on another host counts as gone
+        once its heartbeat is `STALE_SECONDS` old. Best effort, like `mark_killed_runs`: a store that cannot be
+        written is left as it is."""
+        now, found = time.time(), []
+        try:
+            with self._lock:
+                rows = self._db.execute("SELECT id, updated, writer_pid, writer_host, writer_token FROM sweeps "
+                                        "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
+                for sweep_id, updated, pid, host, token in rows:
+                    alive = writer_alive(pid, host, token)
+                    if alive or (alive is None and now - updated < STALE_SECONDS):
+                        continue
+                    with self._db:
+                        cur = self._db.execute("UPDATE sweeps SET status = 'interrupted', updated = ? WHERE id = ? "
+                                               "AND status = 'running' AND writer_pid = ?", (now, sweep_id, pid))
+                    if cur.rowcount:
+                        found.append(int(sweep_id))
+        except sqlite3.DatabaseError:  # read-only or locked: a later reader corrects the status
+            pass
+        return found
 
     @_guarded
     def sweep_runs(self, sweep_id: int) -> list[RunRecord]:
@@ -106,6 +133,7 @@ class SweepsMixin:
                                  (*cols.values(), run_id))
             rows = [(run_id, int(s), name, float(v)) for name, (steps, values) in history.items()
                     for s, v in zip(steps, values)]
-            self._db.executemany("INSERT INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO metrics (run_id, step, name, value) VALUES (?, ?, ?, ?)",
+                                 rows)  # a history holding a step twice keeps its later value
         return run_id, True
 
