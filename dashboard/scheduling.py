@@ -1,18 +1,21 @@
-"""How the pages of one served dashboard share the machine: how many train at once, how fast each may go, and turns
-taken step by step so that one page's training never holds another page's click behind it.
+"""How the pages of one served dashboard share the machine: how many train at once, how many cores each gets, how
+fast each may go, and turns taken step by step so that one page's training never holds another page's click behind it.
 
 - **Run slots** (`--max-training`): a page that presses Start holds one for as long as it trains; a page beyond the
   cap is "queued" until one frees.
+- **Threads follow what is training**: a page training alone gets torch threads for every core but the one the
+  server keeps (on a machine of one or two cores, all of them); as more pages train the cores are shared equally,
+  and every training thread re-balances before its next step when a page starts or stops.
 - **Step turns**: every step, of a run or a single "+1 Step", is taken in a turn. There are as many turns as run
   slots, handed out first come, first served, and a thread that has just stepped goes to the back of the line, so a
   single step on a paused page waits for at most one step of each training page, never for a whole run.
-- **Pace** (`--max-steps-per-s`): each training page may take at most this many steps a second; between two steps it
-  waits (or hands its turn on), which leaves the cores to the server thread that answers clicks.
+- **Pace** (`--max-steps-per-s`): by default no cap, so a page trains at the machine's speed; a server with logins
+  (a class) defaults to a per-page cap (`CLASS_STEPS_PER_S`, set by `invlab serve`), and an explicit value wins.
 
-Defaults follow the cores (`ServerPace.for_cores`): a 2-core laptop trains 2 pages at 25 steps/s each; a 16-core
-class server trains 12 pages, also at 25 steps/s, keeping cores for the server thread and the browsers' data. The
-person running the server sets them with `invlab serve --max-training N --max-steps-per-s R` (environment variables
-`INVLAB_MAX_TRAINING`, `INVLAB_MAX_STEPS_PER_S`; 0 steps/s means no cap).
+Defaults follow the cores (`ServerPace.for_cores`): a 2-core laptop trains 2 pages at once, a 16-core class server
+12. The person running the server sets them with `invlab serve --max-training N --max-steps-per-s R` (environment
+variables `INVLAB_MAX_TRAINING`, `INVLAB_MAX_STEPS_PER_S`; 0 steps/s means no cap); `INVLAB_TORCH_THREADS` fixes the
+threads of every training page.
 """
 from __future__ import annotations
 
@@ -23,6 +26,15 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+
+from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the machine's count)."""
+    with contextlib.suppress(AttributeError, OSError):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -35,17 +47,18 @@ class ServerPace:
 
     @classmethod
     def for_cores(cls, cores: int | None) -> "ServerPace":
-        """The defaults for a machine with `cores` cores: all but a few cores train, one page per core."""
+        """The defaults for a machine with `cores` cores: up to one training page per core (all but a few cores on a
+        large machine), no steps/s cap."""
         cores = max(1, cores or 1)
         training = cores if cores <= 4 else max(4, cores - 4)  # keep cores for the server thread and its sends
-        return cls(max_training=training, max_steps_per_s=25.0)
+        return cls(max_training=training, max_steps_per_s=0.0)
 
     @classmethod
     def from_env(cls, environ=None) -> "ServerPace":
         """The defaults for this machine, overridden by `INVLAB_MAX_TRAINING` / `INVLAB_MAX_STEPS_PER_S` (what
         `invlab serve` sets from its flags); a value that is not a number is ignored."""
         env = os.environ if environ is None else environ
-        default = cls.for_cores(os.cpu_count())
+        default = cls.for_cores(machine_cores())
         training, rate = default.max_training, default.max_steps_per_s
         with contextlib.suppress(ValueError):
             training = max(1, int(env.get("INVLAB_MAX_TRAINING", training)))
@@ -98,22 +111,49 @@ class FairTurns:
 
 
 class TrainingSlots:
-    """The server-wide cap on pages training at once (`cap`), the turns every step is taken in, and the steps/s
-    each training page may take (`max_steps_per_s`, 0: no cap)."""
+    """The server-wide cap on pages training at once (`cap`), the turns every step is taken in, the steps/s each
+    training page may take (`max_steps_per_s`, 0: no cap), and the torch threads each training page gets now
+    (`threads()`: the machine's cores shared by the pages training, re-read at every `generation`)."""
 
-    def __init__(self, cap: int, max_steps_per_s: float = 0.0):
+    def __init__(self, cap: int, max_steps_per_s: float = 0.0, cores: int | None = None):
         self.cap = cap
         self.max_steps_per_s = max_steps_per_s
+        self.cores = cores or machine_cores()
         self._sem = threading.BoundedSemaphore(cap)
         self.turns = FairTurns(cap)
+        self._count_lock = threading.Lock()
+        self.training = 0  # pages holding a run slot now
+        self.generation = 0  # bumped whenever `training` changes: training threads then re-balance their threads
 
     def acquire(self, timeout: float) -> bool:
         """Take a run slot (a page pressed Start); False after `timeout` seconds without one."""
-        return self._sem.acquire(timeout=timeout)
+        if not self._sem.acquire(timeout=timeout):
+            return False
+        self._count(+1)
+        return True
 
     def release(self) -> None:
         """Give the run slot back (the page's run stopped, finished or was reset)."""
+        self._count(-1)
         self._sem.release()
+
+    def _count(self, change: int) -> None:
+        with self._count_lock:
+            self.training += change
+            self.generation += 1
+
+    def threads(self, environ=None) -> int:
+        """Intra-op torch threads for one training page now: the cores the pages may use (all but one kept for the
+        server thread on machines of more than two cores) divided by the pages training, at least one.
+
+        torch's OpenMP threads slow down by orders of magnitude when more of them compete for the cores than there
+        are cores, so each training thread takes its share; `INVLAB_TORCH_THREADS` fixes the number."""
+        value = (os.environ if environ is None else environ).get("INVLAB_TORCH_THREADS")
+        if value:
+            with contextlib.suppress(ValueError):
+                return max(1, int(value))
+        usable = self.cores if self.cores <= 2 else self.cores - 1
+        return max(1, usable // max(1, self.training))
 
     def pace(self, last_start: float, stop=None) -> None:
         """Wait until a step begun at `last_start` (perf_counter seconds) leaves room for the next under the
@@ -129,6 +169,6 @@ class TrainingSlots:
 
 
 def default_slots() -> TrainingSlots:
-    """The slots of this server process, from `ServerPace.from_env()`."""
+    """The slots of this server process (or notebook kernel), from `ServerPace.from_env()`."""
     pace = ServerPace.from_env()
     return TrainingSlots(pace.max_training, pace.max_steps_per_s)

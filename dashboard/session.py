@@ -1,7 +1,9 @@
 """TrainingSession: one daemon thread per browser session around the engine's Trainer.
 
 The thread owns the Trainer: it builds it, steps it, and every `view_interval` seconds takes a
-snapshot with diagnostics. It starts with the first command, so a page that never asks for training (a link
+snapshot with diagnostics, only while the page shows them (`views_wanted`) and never spending more than
+`VIEW_SHARE` of its time on them (a slow family's views come less often); the history goes out point by point,
+never copied whole. It starts with the first command, so a page that never asks for training (a link
 preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
 closes the run store it was given to own when it ends. It never touches Bokeh: new curve points go into an
 outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import queue
 import threading
 import time
@@ -43,23 +44,18 @@ __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_
 
 
 SLOTS = default_slots()
+VIEW_SHARE = 0.05  # at most this share of the training thread's time goes to computing views while it trains
 
 
 def threads_per_session() -> int:
-    """Intra-op threads for one training thread: the cores shared by the sessions allowed to train at once.
-
-    torch's OpenMP threads slow down by orders of magnitude when more of them compete for the cores than
-    there are cores, so each training thread takes its share (`INVLAB_TORCH_THREADS` overrides)."""
-    value = os.environ.get("INVLAB_TORCH_THREADS")
-    if value:
-        return max(1, int(value))
-    return max(1, (os.cpu_count() or 1) // SLOTS.cap)
+    """Intra-op torch threads a training page gets now (`TrainingSlots.threads` of this process's slots)."""
+    return SLOTS.threads()
 
 
 def set_training_cap(cap: int) -> None:
     """Change the cap for sessions created from now on (`invlab serve --max-training N`)."""
     global SLOTS
-    SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s)
+    SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s, SLOTS.cores)
 
 
 class _Interruption:
@@ -142,6 +138,9 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._thread_guard = threading.Lock()
+        self._threads_generation: int | None = None  # the slots' generation this thread's torch threads follow
+        self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
+        self.views_cost = 0.0  # seconds the last views took on the training thread
 
     @property
     def thread(self) -> threading.Thread:
@@ -191,7 +190,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             traceback.print_exc()
 
     def _serve_commands(self) -> None:
-        torch.set_num_threads(threads_per_session())  # per-thread setting under OpenMP
+        self._threads_generation = None  # torch threads are set (per thread under OpenMP) before the first step
         while self._alive:
             try:
                 command, arg = self._commands.get(timeout=FOLLOW_SECONDS if self._following else 0.5)
@@ -300,10 +299,10 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                       tone="warning" if trainer.last_warning else "info")
             stop = _Interruption(self, steps_only=max_steps is not None)
             gate = self._step_gate(slots, stop)
-            last_views = 0.0
+            last_views, views_every = 0.0, self.view_interval
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
-            for snap in trainer.run(steps=remaining, every=every, stop=stop, step_gate=gate):
+            for snap in trainer.run(steps=remaining, every=every, stop=stop, step_gate=gate, history=False):
                 self.steps_done = trainer.step_count
                 self._do_between_steps()
                 now = time.perf_counter()
@@ -315,10 +314,12 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     self._set(step=snap.step, message=trainer.last_warning, tone="warning")
                 else:
                     self._set(step=snap.step)
-                force = now - last_views >= self.view_interval
+                force = self.views_wanted and now - last_views >= views_every
                 self._publish(force_views=force)
-                if force:
-                    last_views = now
+                if force:  # the views' cost is measured and kept to VIEW_SHARE of the training thread's time
+                    last_views = time.perf_counter()
+                    self.views_cost = last_views - now
+                    views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
                 if not self._alive:
                     break
             converged = trainer.converged
@@ -336,18 +337,28 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         @contextlib.contextmanager
         def gate():
             slots.pace(last[0], stop)
+            self._balance_threads(slots)
             with slots.turns.turn():
                 last[0] = time.perf_counter()
                 yield
 
         return gate
 
+    def _balance_threads(self, slots: TrainingSlots) -> None:
+        """Take this page's share of the cores before a step when the pages training changed (a page started or
+        stopped): all of them when it trains alone."""
+        if self._threads_generation != slots.generation:
+            self._threads_generation = slots.generation
+            threads = slots.threads()
+            if threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+
     def _publish(self, force_views: bool = False) -> None:
         """Copy new history points (and, when due, a snapshot with views) into the outbox."""
         trainer = self.trainer
         if trainer is None:
             return
-        snapshot = trainer.snapshot(views=True) if force_views else None
+        snapshot = trainer.snapshot(views=True, history=False) if force_views else None
         tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
         with self._lock:
             for metric, (steps, values) in list(trainer.history.items()):

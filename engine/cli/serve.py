@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from .flags import int_flag
 
 SECRET_FLAGS = ("--cookie-secret", "--oauth-secret", "--oauth-encryption-key", "--oauth-key")
+CLASS_STEPS_PER_S = 25.0  # the default per-page cap on a server with logins (dashboard.scheduling says why)
 UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
 CHECK_UNUSED_SESSIONS_MS = 1000
 
@@ -43,10 +44,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
                         help="Worker processes (0 = one per core).")
     parser.add_argument("--max-training", type=int_flag("--max-training", 1), default=None,
                         help="Pages allowed to train at once per process (default: one per core up to 4 cores, "
-                        "then cores − 4: cores are kept for the server thread).")
+                        "then cores − 4). A page training alone gets every core but the server's; pages training "
+                        "together share the cores equally, re-balanced when one starts or stops.")
     parser.add_argument("--max-steps-per-s", type=float, default=None, metavar="R",
-                        help="Steps a second each training page may take (default 25; 0: no cap). Lower it on a "
-                        "busy server so that every page's clicks are answered quickly.")
+                        help="Steps a second each training page may take (0: no cap). Default: no cap, so a page "
+                        f"trains at the machine's speed; on a server with logins (a class) {CLASS_STEPS_PER_S:g}.")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
     parser.add_argument("--admin", action="append", default=[], metavar="USER",
                         help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
@@ -77,10 +79,13 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     env = {}
     if args.max_training is not None:
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
+    logins = any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough)
     if args.max_steps_per_s is not None:
         if not math.isfinite(args.max_steps_per_s) or args.max_steps_per_s < 0:
             raise ConfigError(f"--max-steps-per-s must be a finite number, at least 0, not {args.max_steps_per_s}")
         env["INVLAB_MAX_STEPS_PER_S"] = format(args.max_steps_per_s, "g")
+    elif logins:  # a class: every student's page gets its share of a cap, whoever presses Start first
+        env["INVLAB_MAX_STEPS_PER_S"] = format(CLASS_STEPS_PER_S, "g")
     for flag, var, value in (("--max-points", "INVLAB_MAX_POINTS", args.max_points),
                              ("--max-inducing", "INVLAB_MAX_INDUCING", args.max_inducing),
                              ("--max-memory-mb", "INVLAB_MAX_MEMORY_MB", args.max_memory_mb)):
@@ -89,7 +94,7 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
                 raise ConfigError(f"{flag} must be a finite number, at least 1, not {value}")
             env[var] = format(value, "g") if isinstance(value, float) else str(value)
     if args.admin:
-        if not any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough):
+        if not logins:
             raise ConfigError("--admin names a logged-in user, but this server has no logins (every page sees every "
                               "run); add --basic-auth FILE or --oauth-provider NAME, or leave --admin out")
         env["INVLAB_ADMINS"] = json.dumps(args.admin)

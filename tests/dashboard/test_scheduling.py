@@ -70,9 +70,72 @@ def test_pace_waits_for_the_steps_per_second_cap_and_pause_cuts_it_short():
 def test_server_limits_have_defaults_for_a_laptop_and_a_class_server_and_follow_the_flags():
     laptop, server = ServerPace.for_cores(2), ServerPace.for_cores(16)
     assert laptop.max_training == 2 and server.max_training == 12
-    assert laptop.max_steps_per_s > 0 and server.max_steps_per_s > 0
+    assert laptop.max_steps_per_s == 0 and server.max_steps_per_s == 0  # no cap: the page at the machine's speed
     pace = ServerPace.from_env({"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "7.5"})
     assert (pace.max_training, pace.max_steps_per_s) == (3, 7.5)
     assert ServerPace.from_env({"INVLAB_MAX_STEPS_PER_S": "0"}).max_steps_per_s == 0  # no cap
     _, env = serve_command(["--max-training", "2", "--max-steps-per-s", "12"])
     assert env["INVLAB_MAX_TRAINING"] == "2" and env["INVLAB_MAX_STEPS_PER_S"] == "12"
+
+
+def test_a_class_server_caps_each_page_unless_told_otherwise():
+    """With logins (a class) `invlab serve` caps each page at CLASS_STEPS_PER_S; without, no cap; a flag wins."""
+    from engine.cli.serve import CLASS_STEPS_PER_S
+
+    _, env = serve_command([])
+    assert "INVLAB_MAX_STEPS_PER_S" not in env
+    _, env = serve_command(["--basic-auth", "users.json", "--cookie-secret", "x" * 32])
+    assert float(env["INVLAB_MAX_STEPS_PER_S"]) == CLASS_STEPS_PER_S > 0
+    _, env = serve_command(["--basic-auth", "users.json", "--max-steps-per-s", "0"])
+    assert env["INVLAB_MAX_STEPS_PER_S"] == "0"
+
+
+def test_threads_follow_the_pages_training():
+    """A page training alone gets every core (a 2-core laptop) or all but the server's; pages training together
+    share them; INVLAB_TORCH_THREADS fixes the number."""
+    laptop, workstation = TrainingSlots(2, cores=2), TrainingSlots(12, cores=16)
+    assert laptop.threads({}) == 2 and workstation.threads({}) == 15
+    for slots in (laptop, workstation):
+        generation = slots.generation
+        assert slots.acquire(0) and slots.acquire(0)
+        assert slots.generation == generation + 2
+    assert laptop.threads({}) == 1 and workstation.threads({}) == 7
+    assert workstation.acquire(0) and workstation.threads({}) == 5
+    laptop.release()
+    assert laptop.threads({}) == 2 and laptop.threads({"INVLAB_TORCH_THREADS": "1"}) == 1
+
+
+def test_a_training_page_rebalances_its_threads_when_another_starts_or_stops(monkeypatch):
+    """Two sessions on one 2-core server: the first steps on 2 torch threads alone, both on 1 while the second trains,
+    and the first goes back to 2 once the second pauses (read in each training thread at each step)."""
+    import torch
+
+    import dashboard.session
+
+    monkeypatch.delenv("INVLAB_TORCH_THREADS", raising=False)
+    seen: dict[int, list[int]] = {}  # training thread id → torch threads at each step
+
+    class Watched(dashboard.session.Trainer):
+        def _step(self):
+            seen.setdefault(threading.get_ident(), []).append(torch.get_num_threads())
+            return super()._step()
+
+    monkeypatch.setattr(dashboard.session, "Trainer", Watched)
+    slots = TrainingSlots(2, cores=2)
+    a, b = TrainingSession(small(), slots=slots), TrainingSession(small(), slots=slots)
+
+    def last(session):
+        return seen.get(session.thread.ident, [None])[-1]
+
+    try:
+        a.start()
+        wait_for(lambda: a.state == "running" and last(a) == 2, "the first page to train on both cores")
+        b.start()
+        wait_for(lambda: b.state == "running" and last(b) == 1, "the second page to train on one core")
+        wait_for(lambda: last(a) == 1, "the first page to give a core up")
+        b.pause()
+        wait_for(lambda: b.state == "paused", "the second page to pause")
+        wait_for(lambda: last(a) == 2, "the first page to take both cores again")
+    finally:
+        a.stop(wait=True)
+        b.stop(wait=True)
