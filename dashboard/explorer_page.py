@@ -164,6 +164,7 @@ class ExplorerPage:
         return self.pages
 
     def _on_page(self, event) -> None:
+        self.session.views_wanted = event.new == 0  # views off screen cost the training thread nothing
         if event.new == 2:
             self.prior.activate()
         elif event.new == 3:

@@ -103,10 +103,11 @@ class TrainerEvaluation:
         if self.store is not None:
             self.store.log_metrics(self.run_id, self.step_count, values)
 
-    def snapshot(self, views: bool = True) -> Snapshot:
+    def snapshot(self, views: bool = True, history: bool = True) -> Snapshot:
         """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
         as the run's latest, written with its next flush); without, the last numerics (from the last views or
-        evaluation) with the current jitter, so a snapshot stays cheap."""
+        evaluation) with the current jitter, so a snapshot stays cheap. Without `history` the snapshot's history is
+        empty and nothing of the history is copied (a page that already receives every new point as it comes)."""
         with self.lock:
             if views or self.last_numerics is None:
                 self.last_numerics = numerics = self.model.numerics()
@@ -122,11 +123,11 @@ class TrainerEvaluation:
                     if isinstance(self.model, ModelFamily) else self.model.diagnostics(sample)
                 if self.store is not None and self.run_id is not None:  # written with the next flush
                     self.store.save_views(self.run_id, self.step_count, diag)
-        history = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
-                   for k, (s, v) in self.history.items()}
-        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), history, diag,
+        copied = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
+                  for k, (s, v) in self.history.items()} if history else {}
+        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), copied, diag,
                         numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
-                        self.run_id, self.last_warning, self.health(history, numerics))
+                        self.run_id, self.last_warning, self.health(copied if history else self.history, numerics))
 
     def health(self, history=None, numerics: Numerics | None = None) -> Health:
         """The run's health verdict (`engine.train.health.assess`) from its history and numerics."""

@@ -332,8 +332,9 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self._rate = (now, self.step_count)
 
     def run(self, steps: int | None = None, every: int | None = None, stop: threading.Event | None = None,
-            step_gate: Callable[[], contextlib.AbstractContextManager] | None = None):
-        """Run `steps` more steps (default: up to the configured total), yielding a Snapshot every `every` steps.
+            step_gate: Callable[[], contextlib.AbstractContextManager] | None = None, history: bool = True):
+        """Run `steps` more steps (default: up to the configured total), yielding a Snapshot every `every` steps
+        (without a copy of the history when `history` is False: see `snapshot`).
 
         `step_gate()`, when given, is entered around each step: a server uses it to take turns with other trainers
         and to pace its steps."""
@@ -364,7 +365,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
                 if self.converged:  # the L-BFGS solve is done: more steps would not change it
                     self._log(terms)
                     self.finish()
-                    yield self.snapshot(views=False)
+                    yield self.snapshot(views=False, history=history)
                     return
                 if n % tc.log_every == 0 or n == end:
                     self._log(terms)
@@ -376,7 +377,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
                     elif n % tc.flush_every == 0 or _clock() - self._last_beat >= HEARTBEAT_SECONDS:
                         self._flush()  # metrics, and a heartbeat that says this process still trains the run
                 if n % every == 0 or n == end:
-                    yield self.snapshot(views=False)
+                    yield self.snapshot(views=False, history=history)
             else:
                 if self.step_count >= tc.steps:  # the configured total, not just this call's share of it
                     self.finish()
