@@ -64,9 +64,9 @@ def running_server(args, *, cwd, env, log_path: Path, probe_url: str, what: str,
 @contextlib.contextmanager
 def serve_dashboard(directory: Path, *, args=(), extra_env: dict | None = None, root: Path = ROOT,
                     timeout: float = 120.0):
-    """`invlab serve ARGS` from `root` on a free port, one torch thread, with its own data directory under
-    `directory`; yields the page's URL and stops the server afterwards. Raises RuntimeError (with the end of the
-    server's log) if the page does not answer within `timeout` seconds."""
+    """`invlab serve ARGS` from `root` on a free port, one torch thread (`extra_env` may say otherwise), with its own
+    data directory under `directory`; yields the page's URL and stops the server afterwards. Raises RuntimeError
+    (with the end of the server's log) if the page does not answer within `timeout` seconds."""
     with serve_dashboard_process(directory, args=args, extra_env=extra_env, root=root, timeout=timeout) as (url, _):
         yield url
 
@@ -79,7 +79,9 @@ def serve_dashboard_process(directory: Path, *, args=(), extra_env: dict | None 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1", **(extra_env or {}))
+    env = dict(os.environ, INVLAB_DATA=str(directory / "data"), INVLAB_TORCH_THREADS="1")
+    env.update(extra_env or {})  # a None value removes a variable (e.g. the thread override: the server's defaults)
+    env = {name: value for name, value in env.items() if value is not None}
     if root != ROOT:
         env["PYTHONPATH"] = str(root)
     url = f"http://127.0.0.1:{port}/app"

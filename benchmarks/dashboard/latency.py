@@ -1,7 +1,7 @@
 """How long a click takes to show its effect in the page while training runs, measured in Chromium.
 
 The dashboard is served as a user serves it (`python -m engine serve --port P`, in its own data directory
-`INVLAB_DATA`, one torch thread per session, `--max-training 3` so that every open page trains) and opened in
+`INVLAB_DATA`, the server's own threads and pace, `--max-training 3` so that every open page trains) and opened in
 Debian's headless Chromium through Playwright. Each page opens the `invariant` family on rotated digits (it has
 an invariance range slider; Pause, Step and the learning rate are the same for every family) and presses Start.
 Then, with training running, the benchmark times four actions, each from the input event in the page to its
@@ -125,6 +125,7 @@ HELPERS_JS = r"""() => {
 def served(root: Path, workdir: Path, max_training: int):
     """`python -m engine serve` from `root` on a free port with its own data directory; yields the page's URL."""
     return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root,
+                           extra_env={"INVLAB_TORCH_THREADS": None},  # the server's own threads per training page
                            timeout=600.0)  # a first page on a loaded machine can take minutes
 
 

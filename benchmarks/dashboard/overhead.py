@@ -16,8 +16,9 @@ periodic callback (`Explorer.tick`, at the page's tick period) drains the sessio
 curves' Bokeh `ColumnDataSource`s (`stream`), and a snapshot with views (K_uu spectrum, inducing inputs,
 hyper-parameters) goes out every `view_interval` seconds — exactly what a user watching the dashboard gets.
 
-Both arms use the same number of torch intra-op threads (`--threads`, default 1: what a session gets on a
-2-core machine; the session thread takes it from `INVLAB_TORCH_THREADS`). Each arm keeps one model across its
+Each arm runs with its own defaults: the page with the dashboard's (no thread override, no steps/s cap: a page
+training alone takes every core, `dashboard.scheduling`), the alone arm with torch's default threads; nothing is
+turned off in either arm. Each arm keeps one model across its
 repetitions, so both advance over the same steps. Repetitions are interleaved (alone, dashboard, alone, ...);
 in each, `--warmup` steps are taken untimed, then `--steps` steps are timed by the wall-clock between the
 completion of the warm-up's last step and of the window's last step (everything between steps, snapshots and
@@ -36,7 +37,7 @@ Latency: the server clock when `tick()` hands the ELBO points up to step k to th
 clock (same machine) when the ELBO ColumnDataSource in the browser first holds step k (a 10 ms poller in the
 page). This covers the board's update, Bokeh's serialisation, the websocket and BokehJS applying the change.
 
-Run `python -m benchmarks.dashboard.overhead [--quick] [--threads N]`. The last line printed is one JSON object.
+Run `python -m benchmarks.dashboard.overhead [--quick]`. The last line printed is one JSON object.
 """
 from __future__ import annotations
 
@@ -46,13 +47,9 @@ import statistics
 import threading
 import time
 
-# The steps/s cap of a served page is a server limit for sharing a class server (`dashboard.scheduling`), not a cost
-# of the page: the dashboard arm trains uncapped, as the alone arm does (set before the dashboard is imported).
-os.environ.setdefault("INVLAB_MAX_STEPS_PER_S", "0")
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
-
-from ..common import arguments, emit  # noqa: E402
+from ..common import arguments, emit
 
 # In the page: record Date.now() when a step first appears in a data source with an `elbo` column.
 INSTALL_POLLER_JS = """() => {
@@ -156,13 +153,12 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.02):
 class DashboardArm:
     """An Explorer served in-process, a headless Chromium on its page, and the send/arrival clocks."""
 
-    def __init__(self, threads: int):
+    def __init__(self):
         import panel as pn
 
         import dashboard.session
         from dashboard import Explorer
 
-        os.environ["INVLAB_TORCH_THREADS"] = str(threads)  # read by the session thread when it starts
         dashboard.session.Trainer = timed_trainer_class()  # the session builds its Trainer from this name
         pn.extension()
         self.sent: list[tuple[int, float]] = []  # (last ELBO step handed to the curve board, server ms)
@@ -259,10 +255,7 @@ class DashboardArm:
 
 
 class AloneArm:
-    def __init__(self, threads: int, config, eval_interval: float):
-        import torch
-
-        torch.set_num_threads(threads)
+    def __init__(self, config, eval_interval: float):
         self.trainer = timed_trainer_class()(config)
         self.eval_interval = eval_interval
 
@@ -285,11 +278,11 @@ class AloneArm:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = arguments(__doc__, quick="2 repetitions of 60 timed steps (under a minute).")
+    parser = arguments(__doc__, quick="2 repetitions of 60 timed steps (under a minute).", threads=False)
     parser.add_argument("--repeats", type=int, default=None, help="Interleaved repetitions of each arm (default 5).")
     parser.add_argument("--steps", type=int, default=None, help="Timed steps per repetition (default 200).")
     parser.add_argument("--warmup", type=int, default=10, help="Untimed steps at the start of each repetition.")
-    args = parser.parse_args(argv)  # each arm gives torch `--threads` on its own training thread
+    args = parser.parse_args(argv)  # each arm takes its own default threads
     args.quick = args.quick or args.smoke
     repeats = args.repeats or (1 if args.smoke else 2 if args.quick else 5)
     steps = args.steps or (5 if args.smoke else 60 if args.quick else 200)
@@ -297,13 +290,13 @@ def main(argv: list[str] | None = None) -> dict:
         args.warmup = min(args.warmup, 2)
 
     t_start = time.perf_counter()
-    print(f"threads {args.threads}, {repeats} interleaved repetitions of {steps} timed steps "
+    print(f"{repeats} interleaved repetitions of {steps} timed steps "
           f"(+{args.warmup} warm-up), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}", flush=True)
-    dash = DashboardArm(args.threads)
+    dash = DashboardArm()
     try:
         config = dash.explorer.run_config()  # what the page trains, page defaults included
         config.train = dict(config.train, steps=1_000_000)
-        alone = AloneArm(args.threads, config, dash.eval_interval)
+        alone = AloneArm(config, dash.eval_interval)
         dash.run(warmup=10, steps=10)  # untimed: builds the session's model and the curve plots in the page
         alone.run(warmup=10, steps=10)
         dash.sent.clear()
@@ -336,7 +329,6 @@ def main(argv: list[str] | None = None) -> dict:
         "steps_per_s_dashboard": round(dash_med, 3),
         "repeats": repeats,
         "steps_per_repeat": steps,
-        "threads": args.threads,
         "page_errors": len(errors),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
