@@ -153,3 +153,16 @@ class RunConfig:
             require_dict(values, what)
         self.train_config(), self.model_params(), self.data_config()
         return self
+
+
+def more_inducing_than_data(params, num_train: int) -> str | None:
+    """The note for a model asked for more inducing points than there are training points: it uses M = N."""
+    from ..models.convolutional import PatchParams  # inducing patches are not limited by the number of images
+
+    names = ["num_inducing_rbf"] + ([] if isinstance(params, PatchParams) else ["num_inducing"])
+    for name in names:
+        value = getattr(params, name, None)
+        if isinstance(value, int) and value > num_train:
+            return (f"{name}={value} is more than the {num_train} training points; the model uses M = {num_train} "
+                    f"(every training point once)")
+    return None

@@ -48,7 +48,7 @@ from ..errors import ConfigError, NonFiniteLossError, NumericalError
 from ..models.base import DataInfo, Numerics
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError
-from .config import RunConfig, TrainConfig
+from .config import RunConfig, TrainConfig, more_inducing_than_data
 from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
 from .health import kernel_blamed_in_build, kernel_fault
 from .live import EDIT_WAIT_SECONDS, TrainerEdits
@@ -59,19 +59,6 @@ __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapsho
            "more_inducing_than_data"]
 
 _clock = time.monotonic
-
-
-def more_inducing_than_data(params, num_train: int) -> str | None:
-    """The note for a model asked for more inducing points than there are training points: it uses M = N."""
-    from ..models.convolutional import PatchParams  # inducing patches are not limited by the number of images
-
-    names = ["num_inducing_rbf"] + ([] if isinstance(params, PatchParams) else ["num_inducing"])
-    for name in names:
-        value = getattr(params, name, None)
-        if isinstance(value, int) and value > num_train:
-            return (f"{name}={value} is more than the {num_train} training points; the model uses M = {num_train} "
-                    f"(every training point once)")
-    return None
 
 
 class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
