@@ -9,6 +9,9 @@ fast each may go, and turns taken step by step so that one page's training never
 - **Step turns**: every step, of a run or a single "+1 Step", is taken in a turn. There are as many turns as run
   slots, handed out first come, first served, and a thread that has just stepped goes to the back of the line, so a
   single step on a paused page waits for at most one step of each training page, never for a whole run.
+- **Short GIL turns**: while pages train, the interpreter hands the GIL over every millisecond
+  (`share_the_interpreter`), so the server thread answers a click between a training thread's Python lines instead
+  of through a cap on training.
 - **Pace** (`--max-steps-per-s`): by default no cap, so a page trains at the machine's speed; a server with logins
   (a class) defaults to a per-page cap (`CLASS_STEPS_PER_S`, set by `invlab serve`), and an explicit value wins.
 
@@ -28,6 +31,18 @@ import time
 from dataclasses import dataclass
 
 from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
+
+SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
+
+
+def share_the_interpreter() -> None:
+    """Let the server thread take the GIL within `SWITCH_INTERVAL` while a training thread runs Python between its
+    torch calls: a click's handling takes and gives back the GIL many times, and each wait would otherwise be up to
+    5 ms. Process-wide; set when the first training thread starts (never lengthened)."""
+    import sys
+
+    if sys.getswitchinterval() > SWITCH_INTERVAL:
+        sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 def machine_cores() -> int:

@@ -37,7 +37,7 @@ from engine.train.health import Health
 from .follow import FOLLOW_SECONDS, RunFollower
 from .opened_runs import OpenedRuns
 from .run_layout import curve_layout
-from .scheduling import TrainingSlots, default_slots
+from .scheduling import TrainingSlots, default_slots, share_the_interpreter
 from .session_commands import SessionCommands
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
@@ -152,6 +152,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
                 if not self._stopped:
+                    share_the_interpreter()  # the server thread gets the GIL back quickly while this one trains
                     self._thread.start()
             return self._thread
 
