@@ -5,6 +5,7 @@ import argparse
 import importlib.util
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -77,6 +78,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     if not any(a.startswith("--check-unused-sessions") for a in passthrough):
         cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
     env = {}
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        # glibc gives each thread but the first its own malloc arena, whose heaps hand freed tensor memory back
+        # and fault it in again: a page's training thread then took a quarter more time per step than the engine
+        # alone in a main thread (benchmarks/dashboard/README.md). One arena keeps the freed memory for reuse.
+        env["MALLOC_ARENA_MAX"] = "1"
     if args.max_training is not None:
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
     logins = any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough)
@@ -99,8 +105,6 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
                               "run); add --basic-auth FILE or --oauth-provider NAME, or leave --admin out")
         env["INVLAB_ADMINS"] = json.dumps(args.admin)
     if args.allow_data_dir:
-        import os
-
         dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.allow_data_dir]
         env["INVLAB_DATA_DIRS"] = os.pathsep.join(dirs)
     return cmd + passthrough, env
@@ -109,8 +113,6 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 def shown(cmd: list[str]) -> str:
     """`cmd` as it may be printed: the value of every secret flag (and a `--basic-auth` password, as opposed to a
     file of users) replaced by ***, in both `--flag VALUE` and `--flag=VALUE` forms."""
-    import os
-
     def secret(flag: str, value: str) -> bool:
         return flag in SECRET_FLAGS or (flag == "--basic-auth" and not os.path.isfile(value))
 
@@ -129,7 +131,6 @@ def shown(cmd: list[str]) -> str:
 
 def cmd_serve(argv: list[str]) -> int:
     """`invlab serve ARGV`: replaces this process with the server; returns 2 for a refused line."""
-    import os
     import subprocess
 
     try:
