@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
+from engine.settings import one_malloc_arena
 
 SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
 
@@ -38,11 +39,13 @@ SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits
 def share_the_interpreter() -> None:
     """Let the server thread take the GIL within `SWITCH_INTERVAL` while a training thread runs Python between its
     torch calls: a click's handling takes and gives back the GIL many times, and each wait would otherwise be up to
-    5 ms. Process-wide; set when the first training thread starts (never lengthened)."""
+    5 ms. Process-wide; set when the first training thread starts (never lengthened), with glibc's allocator told to
+    keep threads on its main arena (`engine.settings.one_malloc_arena`)."""
     import sys
 
     if sys.getswitchinterval() > SWITCH_INTERVAL:
         sys.setswitchinterval(SWITCH_INTERVAL)
+    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as the main thread does
 
 
 def machine_cores() -> int:

@@ -87,6 +87,30 @@ def _apply_keep_freed() -> bool:
                                                                                    KEEP_FREED_CPU_BYTES))
 
 
+_M_ARENA_MAX = -8  # mallopt parameter (malloc.h)
+
+
+def one_malloc_arena() -> bool:
+    """Let threads started from now on allocate from glibc's main arena (Linux with glibc; `mallopt(M_ARENA_MAX, 1)`).
+
+    A thread other than the first gets an arena of its own, whose heaps give freed tensor memory back and fault it
+    in again: a dashboard page's training thread took a quarter more time per step than the same training in the
+    main thread (benchmarks/dashboard/README.md). Called before a training thread starts; left alone where the user
+    tuned glibc's allocator (`MALLOC_ARENA_MAX`, malloc entries of `GLIBC_TUNABLES`) or turned
+    `INVLAB_KEEP_FREED_CPU_MEMORY` off. Returns whether the setting was applied."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc" or "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    if os.environ.get("INVLAB_KEEP_FREED_CPU_MEMORY", "1").strip().lower() in ("0", "false", "no", "off") \
+            or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_ARENA_MAX, 1))
+
+
 def _dask_default(variable: str) -> bool:
     """A Dask worker's own setting (its nanny exports MALLOC_TRIM_THRESHOLD_=65536 into every worker it starts, to
     hand memory back to the OS eagerly), not the user's: training overrides it like glibc's default, or each step's

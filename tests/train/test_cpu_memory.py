@@ -87,3 +87,44 @@ def test_a_dask_worker_keeps_freed_memory_too():
     assert variable is not None  # the worker really runs under Dask's allocator setting
     assert kept is True
     assert faults < 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 10
+
+
+THREAD_LOOP = textwrap.dedent("""
+    import resource, sys, threading, torch
+    from engine.settings import keep_freed_cpu_memory, one_malloc_arena
+    keep_freed_cpu_memory()
+    arena = one_malloc_arena() if sys.argv[1] == "one" else False
+    faults = []
+
+    def loop():  # a page's training thread: 32 MB tensors (under a thread heap's 64 MB) made, written and freed
+        for i in range(30):
+            t = torch.empty(4_000_000, dtype=torch.float64)
+            small = [torch.ones(100) for _ in range(10)]
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            t.fill_(1.0)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+            del t
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    thread.join()
+    print(arena, sum(faults[-10:]))
+""")
+
+
+def test_a_training_thread_on_the_main_arena_reuses_its_freed_tensors():
+    """A thread's own glibc arena gives its freed tensors back and faults them in again; once threads are kept on
+    the main arena (as before a page's training thread starts) the same memory is written again without faults."""
+    def run(mode, **env):
+        out = subprocess.run([sys.executable, "-c", THREAD_LOOP, mode], capture_output=True, text=True, check=True,
+                             env={**os.environ, **env}, cwd=os.getcwd()).stdout.split()
+        return out[0], int(out[1])
+
+    applied, faults_one = run("one")
+    assert applied == "True"
+    _, faults_own = run("own")
+    pages = 32_000_000 // os.sysconf("SC_PAGE_SIZE")
+    assert faults_own > 2 * pages  # the tensor faulted in again, step after step, in the thread's own arena
+    assert faults_one < pages // 10
+    assert run("one", MALLOC_ARENA_MAX="4")[0] == "False"  # the user's own setting is left alone
+    assert run("one", INVLAB_KEEP_FREED_CPU_MEMORY="0")[0] == "False"
