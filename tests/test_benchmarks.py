@@ -104,3 +104,19 @@ def test_watch_overhead_quick_prints_its_ratio(tmp_path):
     assert result["ratio"] == result["ratios"][0]
     assert result["overhead_percent"] == pytest.approx(100 * (result["ratio"] - 1), abs=0.01)
     assert "watch costs" in out.stderr and "steps/s bare" in out.stderr
+
+
+def test_the_gpu_script_says_when_there_is_no_cuda_and_runs_nothing():
+    """benchmarks/gpu/run.sh is valid bash; on a machine without CUDA it prints one JSON line saying so and exits 1
+    (on a GPU machine it prints one JSON line per check)."""
+    import torch
+
+    script = ROOT / "benchmarks" / "gpu" / "run.sh"
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    if torch.cuda.is_available():
+        return  # the real run takes minutes: benchmarks/gpu/README.md
+    out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHON": sys.executable})
+    assert out.returncode == 1
+    line = json.loads(out.stdout.strip().splitlines()[-1])
+    assert line["check"] == "cuda" and line["ok"] is False and "nothing was run" in line["reason"]
