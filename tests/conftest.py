@@ -36,6 +36,11 @@ import torch
 # One intra-op thread per process: tests run beside a served dashboard and a browser, and torch's
 # OpenMP threads slow down by orders of magnitude when they compete for cores.
 torch.set_num_threads(1)
+# The same for every page the tests train, in this process and in the servers they start: one torch thread and the
+# 25 steps/s a class server allows, so a suite of many pages, servers and a browser shares a 2-core machine. A page's
+# own defaults (every core, no cap) are measured by benchmarks/dashboard (page_speed, overhead), not here.
+os.environ.setdefault("INVLAB_TORCH_THREADS", "1")
+os.environ.setdefault("INVLAB_MAX_STEPS_PER_S", "25")
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 

@@ -125,7 +125,7 @@ HELPERS_JS = r"""() => {
 def served(root: Path, workdir: Path, max_training: int):
     """`python -m engine serve` from `root` on a free port with its own data directory; yields the page's URL."""
     return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root,
-                           extra_env={"INVLAB_TORCH_THREADS": None},  # the server's own threads per training page
+                           extra_env={"INVLAB_TORCH_THREADS": None, "INVLAB_MAX_STEPS_PER_S": None},  # its own
                            timeout=600.0)  # a first page on a loaded machine can take minutes
 
 

@@ -47,9 +47,13 @@ import statistics
 import threading
 import time
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port
+# the page's own threads and pace, whatever the shell says (read when the dashboard is imported)
+os.environ.pop("INVLAB_TORCH_THREADS", None)
+os.environ.pop("INVLAB_MAX_STEPS_PER_S", None)
 
-from ..common import arguments, emit
+from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+
+from ..common import arguments, emit  # noqa: E402
 
 # In the page: record Date.now() when a step first appears in a data source with an `elbo` column.
 INSTALL_POLLER_JS = """() => {

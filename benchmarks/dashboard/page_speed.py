@@ -90,7 +90,8 @@ class PageArm:
         if chromium is None:
             raise SystemExit("benchmarks.dashboard.page_speed needs Chromium (Debian's /usr/bin/chromium, "
                              "or INVLAB_CHROMIUM)")
-        self._server = serve_dashboard_process(workdir, extra_env={"INVLAB_TORCH_THREADS": None}, timeout=600.0)
+        defaults = {"INVLAB_TORCH_THREADS": None, "INVLAB_MAX_STEPS_PER_S": None}  # the server's own, whatever is set
+        self._server = serve_dashboard_process(workdir, extra_env=defaults, timeout=600.0)
         url, _ = self._server.__enter__()
         self._pw = sync_playwright().start()
         self.browser = self._pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
