@@ -120,7 +120,19 @@ def do(page, step: Step) -> None:
 
 
 def effect_shown(page, lesson: Lesson, step: Step, titles: dict) -> bool:
-    """Whether the page shows the step's expected effect (see `Step.check`)."""
+    """Whether the page shows the step's expected effect (see `Step.check`); not yet while the page is (re)loading,
+    e.g. just after a Discover candidate opened its run on the Training page."""
+    from playwright.sync_api import Error
+
+    try:
+        return _effect_shown(page, lesson, step, titles)
+    except Error as err:
+        if "Bokeh is not defined" in str(err) or "Execution context was destroyed" in str(err):
+            return False
+        raise
+
+
+def _effect_shown(page, lesson: Lesson, step: Step, titles: dict) -> bool:
     kind, arg, *rest = step.expect
     if kind == "points":
         return max(column_length(page, name) for name in curve_columns(arg)) >= 3
