@@ -82,7 +82,12 @@ def test_serve_binds_to_localhost_and_passes_panel_options_through():
     assert cmd[1:4] == ["-m", "panel", "serve"] and cmd[4].endswith("dashboard/app.py")
     assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
     assert "127.0.0.1:5100" in cmd and "localhost:5100" in cmd
-    assert cmd[-2:] == ["--basic-auth", "creds.json"] and env == {"INVLAB_MAX_TRAINING": "3"}
+    assert cmd[-2:] == ["--basic-auth", "creds.json"]
+    # logins: a class server's per-page cap; one malloc arena unless the user chose otherwise
+    expected = {"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "25"}
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        expected["MALLOC_ARENA_MAX"] = "1"
+    assert env == expected
 
 
 def test_serve_without_the_dashboard_installed_says_how_to_install_it(monkeypatch, capsys):

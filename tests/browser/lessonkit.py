@@ -55,7 +55,21 @@ def open_tab(page, name: str) -> None:
 
 
 def page_text(page) -> str:
-    return page.evaluate(TEXT) + "\n" + "\n".join(page_texts(page))
+    """Everything the page shows as text; "" while a page that was just opened (a lesson's link) is still loading."""
+    from playwright.sync_api import Error
+
+    try:
+        return page.evaluate(TEXT) + "\n" + "\n".join(page_texts(page))
+    except Error as err:
+        if still_loading(err):
+            return ""
+        raise
+
+
+def still_loading(err: Exception) -> bool:
+    """Whether a page script failed only because the page is (re)loading: BokehJS not there yet, or the old page
+    gone mid-call."""
+    return "Bokeh is not defined" in str(err) or "Execution context was destroyed" in str(err)
 
 
 def view_title(settings: dict, name: str) -> str:
@@ -127,7 +141,7 @@ def effect_shown(page, lesson: Lesson, step: Step, titles: dict) -> bool:
     try:
         return _effect_shown(page, lesson, step, titles)
     except Error as err:
-        if "Bokeh is not defined" in str(err) or "Execution context was destroyed" in str(err):
+        if still_loading(err):
             return False
         raise
 
