@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .faults import RunStoreError, _guarded
 from .runs import RunRecord
-from .writers import STALE_SECONDS, writer_alive
+from .writers import writer_gone
 
 
 @dataclass
@@ -71,16 +71,15 @@ class SweepsMixin:
     def mark_interrupted_sweeps(self) -> list[int]:
         """Sweeps marked `running` whose writer process is gone (killed: it could not say so itself) become
         `interrupted`, as a stopped sweep is (resumable); returns their ids. A writer on another host counts as gone
-        once its heartbeat is `STALE_SECONDS` old. Best effort, like `mark_killed_runs`: a store that cannot be
-        written is left as it is."""
+        once its heartbeat is `STALE_SECONDS` old (`writer_gone`). Best effort, like `mark_killed_runs`: a store that
+        cannot be written is left as it is."""
         now, found = time.time(), []
         try:
             with self._lock:
                 rows = self._db.execute("SELECT id, updated, writer_pid, writer_host, writer_token FROM sweeps "
                                         "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
                 for sweep_id, updated, pid, host, token in rows:
-                    alive = writer_alive(pid, host, token)
-                    if alive or (alive is None and now - updated < STALE_SECONDS):
+                    if not writer_gone(now, updated, pid, host, token):
                         continue
                     with self._db:
                         cur = self._db.execute("UPDATE sweeps SET status = 'interrupted', updated = ? WHERE id = ? "

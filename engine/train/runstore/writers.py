@@ -50,6 +50,13 @@ def writer_alive(pid: int, host: str | None, token: str | None) -> bool | None:
     return True
 
 
+def writer_gone(now: float, updated: float, pid: int | None, host: str | None, token: str | None) -> bool:
+    """Whether a row's writer is gone: its process has ended on this machine, or (another machine's, or none
+    recorded) it has been silent for `STALE_SECONDS` since `updated`."""
+    alive = None if pid is None else writer_alive(pid, host, token)
+    return not (alive or (alive is None and now - updated < STALE_SECONDS))
+
+
 LEASE_SECONDS = STALE_SECONDS  # a holder whose heartbeat is older than this has lost its lease
 
 
@@ -83,10 +90,7 @@ class WritersMixin:
                 rows = self._db.execute("SELECT id, updated, step, writer_pid, writer_host, writer_token FROM runs "
                                         "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
                 for run_id, updated, step, pid, host, token in rows:
-                    alive = writer_alive(pid, host, token)
-                    if alive is None:
-                        alive = now - updated < STALE_SECONDS
-                    if alive:
+                    if not writer_gone(now, updated, pid, host, token):
                         continue
                     message = (f"its process (pid {pid} on {host}) ended while it trained, at or after step {step}; "
                                f"resume with: invlab train --resume {run_id}")
@@ -108,8 +112,7 @@ class WritersMixin:
         rows = self._db.execute("SELECT id, updated, writer_pid, writer_host, writer_token FROM runs "
                                 "WHERE status = 'created'").fetchall()
         for run_id, updated, pid, host, token in rows:
-            alive = None if pid is None else writer_alive(pid, host, token)
-            if alive or (alive is None and now - updated < STALE_SECONDS):
+            if not writer_gone(now, updated, pid, host, token):
                 continue
             who = f"its process (pid {pid} on {host})" if pid is not None else "the process that made it"
             message = (f"{who} ended before it trained a step; train these settings as a new run with: invlab "
