@@ -11,12 +11,14 @@ pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ve
                                 reason="the setting applies to glibc's allocator only")
 
 # A step-like loop: a 48 MB tensor (above glibc's largest adaptive mmap threshold) made, written and freed,
-# with small allocations in between. Prints whether the setting is in force and the minor page faults of the
-# last 10 of 30 iterations.
+# with small allocations in between. Prints whether the setting is in force and in how many of the last 10 of 30
+# iterations the tensor was faulted in again (more than half its pages). A count, not a sum of faults, so that one
+# refault on a busy machine (the kernel placing the heap elsewhere once) does not decide the test.
 LOOP = textwrap.dedent("""
     import resource, sys, torch
     from engine.settings import keep_freed_cpu_memory
     kept = keep_freed_cpu_memory() if sys.argv[1] == "keep" else False
+    t_pages = 48_000_000 // resource.getpagesize()
     faults = []
     for i in range(30):
         t = torch.empty(6_000_000, dtype=torch.float64)
@@ -25,7 +27,7 @@ LOOP = textwrap.dedent("""
         t.fill_(1.0)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         del t
-    print(kept, sum(faults[-10:]))
+    print(kept, sum(f > t_pages // 2 for f in faults[-10:]))
 """)
 
 
@@ -39,9 +41,8 @@ def test_freed_tensors_are_reused_instead_of_faulted_in_again():
     kept, faults_kept = run_loop("keep")
     _, faults_default = run_loop("default")
     assert kept == "True"
-    pages = 48_000_000 // os.sysconf("SC_PAGE_SIZE")
-    assert faults_default > 5 * pages  # glibc's default: the 48 MB come back from the OS, zeroed, every time
-    assert faults_kept < pages // 10  # kept: the same memory is written again without faults
+    assert faults_default >= 8  # glibc's default: the 48 MB come back from the OS, zeroed, (nearly) every time
+    assert faults_kept <= 1  # kept: the same memory is written again without faults
 
 
 def test_the_setting_can_be_turned_off_and_respects_a_tuned_allocator():
@@ -73,7 +74,7 @@ def _loop_on_worker() -> tuple[bool, int, str | None]:
         t.fill_(1.0)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         del t
-    return kept, sum(faults[-10:]), os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    return kept, sum(f > 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 2 for f in faults[-10:]), os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
 
 def test_a_dask_worker_keeps_freed_memory_too():
@@ -86,7 +87,7 @@ def test_a_dask_worker_keeps_freed_memory_too():
         kept, faults, variable = client.submit(_loop_on_worker, pure=False).result(timeout=120)
     assert variable is not None  # the worker really runs under Dask's allocator setting
     assert kept is True
-    assert faults < 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 10
+    assert faults <= 1  # of the last 10 iterations, at most one faulted the tensor in again
 
 
 THREAD_LOOP = textwrap.dedent("""
@@ -94,6 +95,7 @@ THREAD_LOOP = textwrap.dedent("""
     from engine.settings import keep_freed_cpu_memory, one_malloc_arena
     keep_freed_cpu_memory()
     arena = one_malloc_arena() if sys.argv[1] == "one" else False
+    t_pages = 32_000_000 // resource.getpagesize()
     faults = []
 
     def loop():  # a page's training thread: 32 MB tensors (under a thread heap's 64 MB) made, written and freed
@@ -108,7 +110,7 @@ THREAD_LOOP = textwrap.dedent("""
     thread = threading.Thread(target=loop)
     thread.start()
     thread.join()
-    print(arena, sum(faults[-10:]))
+    print(arena, sum(f > t_pages // 2 for f in faults[-10:]))  # iterations that faulted the tensor in again
 """)
 
 
@@ -123,8 +125,7 @@ def test_a_training_thread_on_the_main_arena_reuses_its_freed_tensors():
     applied, faults_one = run("one")
     assert applied == "True"
     _, faults_own = run("own")
-    pages = 32_000_000 // os.sysconf("SC_PAGE_SIZE")
-    assert faults_own > 2 * pages  # the tensor faulted in again, step after step, in the thread's own arena
-    assert faults_one < pages // 10
+    assert faults_own >= 3  # the tensor faulted in again, step after step, in the thread's own arena
+    assert faults_one <= 1
     assert run("one", MALLOC_ARENA_MAX="4")[0] == "False"  # the user's own setting is left alone
     assert run("one", INVLAB_KEEP_FREED_CPU_MEMORY="0")[0] == "False"
