@@ -74,7 +74,8 @@ def _loop_on_worker() -> tuple[bool, int, str | None]:
         t.fill_(1.0)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         del t
-    return kept, sum(f > 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 2 for f in faults[-10:]), os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    refaulted = sum(f > 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 2 for f in faults[-10:])
+    return kept, refaulted, os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
 
 def test_a_dask_worker_keeps_freed_memory_too():
