@@ -34,22 +34,37 @@ import time
 from dataclasses import dataclass
 
 from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
-from engine.settings import one_malloc_arena
 
 SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
 TRAINING_NICE = 10  # how much nicer than the server a training thread runs (CPU weight 110 against 1024 on Linux)
 
 
-def share_the_interpreter() -> None:
-    """Let the server thread take the GIL within `SWITCH_INTERVAL` while a training thread runs Python between its
-    torch calls: a click's handling takes and gives back the GIL many times, and each wait would otherwise be up to
-    5 ms. Process-wide; set when the first training thread starts (never lengthened), with glibc's allocator told to
-    keep threads on its main arena (`engine.settings.one_malloc_arena`)."""
+_sharing = {"count": 0, "before": None}
+_sharing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def share_the_interpreter():
+    """While a training thread trains (the `with` block): let the server thread take the GIL within
+    `SWITCH_INTERVAL` while the training thread runs Python between its torch calls, since a click's handling takes
+    and gives back the GIL many times and each wait would otherwise be up to 5 ms. Process-wide and counted: the
+    interpreter's own interval comes back when no training thread is training (a notebook kernel whose run
+    finished, a server whose pages are all paused)."""
     import sys
 
-    if sys.getswitchinterval() > SWITCH_INTERVAL:
-        sys.setswitchinterval(SWITCH_INTERVAL)
-    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as the main thread does
+    with _sharing_lock:
+        if _sharing["count"] == 0:
+            _sharing["before"] = sys.getswitchinterval()
+            if _sharing["before"] > SWITCH_INTERVAL:
+                sys.setswitchinterval(SWITCH_INTERVAL)
+        _sharing["count"] += 1
+    try:
+        yield
+    finally:
+        with _sharing_lock:
+            _sharing["count"] -= 1
+            if _sharing["count"] == 0 and _sharing["before"] is not None:
+                sys.setswitchinterval(_sharing["before"])
 
 
 def lower_training_priority(environ=None) -> int:

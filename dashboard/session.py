@@ -32,6 +32,7 @@ import param
 import torch
 
 from engine.errors import InvlabError, NonFiniteLossError
+from engine.settings import one_malloc_arena
 from engine.train import RunConfig, RunStore, Trainer
 from engine.train.health import Health
 
@@ -165,7 +166,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
                 if not self._stopped:
-                    share_the_interpreter()  # the server thread gets the GIL back quickly while this one trains
+                    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as main does
                     self._thread.start()
             return self._thread
 
@@ -288,6 +289,10 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
 
     def _train(self, max_steps: int | None = None) -> None:
+        with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
+            self._train_run(max_steps)
+
+    def _train_run(self, max_steps: int | None) -> None:
         trainer = self.trainer
         remaining = max(trainer.tc.steps - trainer.step_count, 0)
         if max_steps is not None:

@@ -210,3 +210,27 @@ def test_the_training_priority_can_be_set_or_turned_off():
     base = nice_of(threading.get_native_id())
     assert results["off"] == 0 and results["three"] == min(3, 19 - base)
     assert results["default"] == min(10, 19 - base)
+
+
+def test_short_gil_turns_last_only_while_a_page_trains():
+    """The interpreter hands the GIL over every SWITCH_INTERVAL while a session trains, and goes back to its own
+    interval once none does (a notebook kernel whose run finished keeps Python's default)."""
+    import sys
+
+    from dashboard.scheduling import SWITCH_INTERVAL
+
+    own = sys.getswitchinterval()
+    assert own > SWITCH_INTERVAL
+    seen = []
+    session = TrainingSession(small(), slots=TrainingSlots(1))
+    session.param.watch(lambda e: seen.append(sys.getswitchinterval()) if e.new == "running" else None, "state")
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.step >= 2, "the page to train")
+        assert sys.getswitchinterval() == SWITCH_INTERVAL and seen[0] == SWITCH_INTERVAL
+        session.pause()
+        wait_for(lambda: session.state == "paused", "the page to pause")
+        wait_for(lambda: sys.getswitchinterval() == own, "the interpreter's own interval", timeout=10)
+    finally:
+        session.stop(wait=True)
+    assert sys.getswitchinterval() == own
