@@ -62,8 +62,12 @@ def off_chart(page):
     return bad
 
 
-def history_steps(page) -> float:
-    """The last training step the "Augmentation ranges over training" plot draws (0 before it has data)."""
+def history_steps(page, scroll: bool = True) -> float:
+    """The last training step the "Augmentation ranges over training" plot draws (0 before it has data), scrolled
+    into the window first: a view off screen is not recomputed."""
+    pane = page.locator(".invlab-view--augmentation_history")
+    if scroll and pane.count():
+        pane.first.scroll_into_view_if_needed()
     ends = [p["xmax"] for p in plots(page) if p["xlabel"] == "training step" and p["n"]]
     return max(ends) if ends else 0.0
 
@@ -274,10 +278,10 @@ def test_a_view_scrolled_out_of_the_window_is_not_recomputed_until_it_comes_back
         page.get_by_role("button", name="▶ Start").scroll_into_view_if_needed()  # the top of the page
         assert history.evaluate("(el) => el.getBoundingClientRect().top") > 600  # below the window now
         time.sleep(1.5)  # the page says so within half a second; a views snapshot already under way may land
-        before, drawn = step(), history_steps(page)
+        before, drawn = step(), history_steps(page, scroll=False)
         poll(lambda: step() > before + 40, timeout=120)
         time.sleep(3)  # longer than the page's view interval (2 s): an on-screen view would have moved
-        assert history_steps(page) == drawn, "the view off screen was recomputed"
+        assert history_steps(page, scroll=False) == drawn, "the view off screen was recomputed"
         assert "running" in status.inner_text()
         history.scroll_into_view_if_needed()
         now = step()
