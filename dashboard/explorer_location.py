@@ -133,9 +133,12 @@ class PageLocation:
         if self._location is None:
             return
         query = self.settings.query_string()
-        if getattr(self, "pages", None) is not None and self.pages.active == 3:  # the Compare page and its sweep
+        active = self.pages.active if getattr(self, "pages", None) is not None else 0
+        if active == 3:  # the Compare page and its sweep
             extra = urlencode({"page": "compare", **self.compare.query()})
             query = f"{query}&{extra}" if query else f"?{extra}"
+        elif active == 2:  # the prior page: a link or a reload opens it again
+            query = f"{query}&page=prior" if query else "?page=prior"
         prior = prior_query(self.prior.explorer)
         if prior:
             query = f"{query}&{urlencode(prior)}" if query else f"?{urlencode(prior)}"

@@ -21,11 +21,15 @@ def test_prior_sliders_round_trip_through_the_url_and_a_delta_move_redraws(serve
         poll(lambda: parse_qs(urlparse(page.url).query).get("prior.delta") == ["1000"], timeout=30)
         link = page.url
         assert parse_qs(urlparse(link).query)["prior.num_layers"] == ["3"]
+        assert parse_qs(urlparse(link).query)["page"] == ["prior"]  # the link keeps its page
         assert not errors, errors
     with browser_page() as (page, errors):
-        open_prior(page, link)
+        page.goto(link, timeout=300_000)  # the link alone, no click: it opens the prior page with its δ slider
         titles = lambda: " | ".join(page_texts(page))  # noqa: E731
         poll(lambda: "IW(δI, δ + N + 1), δ = 1000" in titles() and "3-layer deep IW" in titles(), timeout=180)
+        selected = page.locator(".bk-tab.bk-active", has_text="Deep kernel prior")
+        poll(lambda: selected.count() == 1, timeout=60)
+        poll(lambda: page.locator(".noUi-handle:visible").count() > 0, timeout=60)
         assert not errors, errors
 
 
