@@ -147,6 +147,15 @@ def test_train_help_shows_ranges_and_defaults_a_user_can_read(capsys):
     assert "Range 1..5000" in flat  # a closed range still reads as one
 
 
+def test_serve_help_says_what_an_allowed_data_folder_is_for(capsys):
+    """--allow-data-dir is every kind of own data file the page lists, not IDX data only."""
+    code, out, _ = run_main(capsys, "serve", "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "IDX data pages" not in flat
+    assert "CSV, npz and IDX files and image folders" in flat
+
+
 def test_listing_and_compare_help_explain_every_argument(capsys):
     code, out, _ = run_main(capsys, "compare", "--help")
     flat = " ".join(out.split())

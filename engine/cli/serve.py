@@ -62,7 +62,8 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     limits.add_argument("--max-memory-mb", type=float, default=None, metavar="MB",
                         help="Estimated memory a run may need (default 2048).")
     limits.add_argument("--allow-data-dir", action="append", default=[], metavar="DIR",
-                        help="A folder whose IDX data pages may read, besides the data directory (repeatable).")
+                        help="A folder whose data files pages may read and list in the Data tab, besides the data "
+                             "directory: CSV, npz and IDX files and image folders (repeatable).")
     args, passthrough = parser.parse_known_args(argv)
     app = dashboard_app()
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
