@@ -208,7 +208,7 @@ LESSONS: list[Lesson] = [
                  "ones", "prior.delta", value=10.0, label="δ (log scale)", watch="inverse_wishart_eigenvalues",
                  check=("text", "δ = 10")),
             Step("Raise α to 2", "the identity in a residual layer lifts the Wishart's near-zero eigenvalues",
-                 "prior.alpha", value=2.0, label="Alpha", watch="residual_wishart_eigenvalues",
+                 "prior.alpha", value=2.0, label="α (identity weight)", watch="residual_wishart_eigenvalues",
                  check=("text", "α = 2")),
         ),
     ),

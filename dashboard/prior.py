@@ -24,6 +24,7 @@ from .prior_plots import PriorPlot
 from .safe_text import markdown_text
 from .settings import coerce
 
+ALPHA_LABEL = "α (identity weight)"  # the lessons and the engine say α; the slider says it too
 CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengthscale", "num_panels", "seed")
 # δ spans three decades: a log slider over round values (1–2–3–5–7 per decade)
 DELTA_STEPS = [0.5, 0.7] + [m * 10.0 ** e for e in range(0, 3) for m in (1, 1.5, 2, 3, 5, 7)] + [1000.0]
@@ -55,7 +56,8 @@ class PriorPanel(pn.viewable.Viewer):
         widgets = {
             "delta": {"type": pn.widgets.DiscreteSlider, "options": _with(DELTA_STEPS, self.explorer.delta),
                       "name": "δ (log scale)", "throttled": True},
-            "alpha": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 5.0, "step": 0.05, "throttled": True},
+            "alpha": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 5.0, "step": 0.05, "throttled": True,
+                      "name": ALPHA_LABEL},
             "num_layers": {"type": pn.widgets.IntSlider, "throttled": True},
             "width": {"type": pn.widgets.IntSlider, "start": 1, "end": 100, "throttled": True},
             "lengthscale": {"type": pn.widgets.FloatSlider, "start": 0.1, "end": 5.0, "step": 0.05, "throttled": True},

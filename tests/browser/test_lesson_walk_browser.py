@@ -44,7 +44,8 @@ def test_the_prior_lesson_has_its_banner_and_teacher_mode_on_the_prior_page(serv
         page.goto(served_app + lesson_query(lesson, teacher=True))
         banner = page.locator(".invlab-lesson-banner", has_text=lesson.title)
         poll(lambda: any(b.is_visible() for b in banner.all()), timeout=90)
-        poll(lambda: page.get_by_text("Alpha").first.is_visible(), timeout=60)  # a control the lesson uses
+        poll(lambda: page.get_by_text("α (identity weight)").first.is_visible(), timeout=60)  # the lesson's α
+        assert not [el for el in page.get_by_text("Alpha", exact=True).all() if el.is_visible()]  # not "Alpha"
         for unused in ("Width", "Lengthscale", "Seed"):
             shown = [el for el in page.get_by_text(unused, exact=True).all() if el.is_visible()]
             assert not shown, unused
