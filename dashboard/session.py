@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import param
 import torch
@@ -393,6 +393,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     out_s.extend(steps[start:])
                     out_v.extend(values[start:])
                     self._cursor[metric] = len(steps)
-            if snapshot is not None:
-                self._snapshot = snapshot
+            if snapshot is not None:  # a view the page has not taken yet is kept, whatever this one left out
+                old = self._snapshot
+                self._snapshot = snapshot if old is None else replace(snapshot, views={**old.views, **snapshot.views})
                 self._tunables = tunables

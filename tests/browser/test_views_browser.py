@@ -67,7 +67,10 @@ def history_steps(page, scroll: bool = True) -> float:
     into the window first: a view off screen is not recomputed."""
     pane = page.locator(".invlab-view--augmentation_history")
     if scroll and pane.count():
-        pane.first.scroll_into_view_if_needed()
+        try:  # a Reset may take the pane away meanwhile
+            pane.first.scroll_into_view_if_needed(timeout=2000)
+        except Exception:
+            pass
     ends = [p["xmax"] for p in plots(page) if p["xlabel"] == "training step" and p["n"]]
     return max(ends) if ends else 0.0
 

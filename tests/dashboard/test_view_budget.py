@@ -150,3 +150,20 @@ def test_the_page_hands_the_views_on_screen_to_its_session():
     finally:
         explorer.feed.view_panes.clear()
         explorer.close()
+
+
+def test_a_view_the_page_has_not_taken_yet_is_not_lost_to_a_smaller_snapshot(monkeypatch):
+    """The watcher may report before the page has drawn any pane (nothing on screen): a snapshot of fewer views that
+    comes before the page takes the first one keeps the first one's views, so every pane is still made."""
+    session = session_with(monkeypatch, 0.0)
+    session.view_interval = 3600.0
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.step > 5, "training")
+        session.views_shown = set()  # reported before any pane was drawn
+        seen = len(Counted.view_times)
+        wait_for(lambda: len(Counted.view_times) > seen, "a snapshot of the views on screen (none)")
+        views = next_snapshot(session).views
+        assert {"hyperparameters", "kuu_spectrum"} <= set(views)
+    finally:
+        session.stop(wait=True)
