@@ -35,6 +35,7 @@ from .session import TrainingSession
 from .settings import RunSettings
 from .status import StatusBar
 from .user_data import config_with_data
+from .view_watch import ViewWatcher
 
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
@@ -71,6 +72,8 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self.session = TrainingSession(self.settings.run_config(), store=self._store, view_interval=view_interval,
                                        eval_interval=eval_interval, limits=limits)
         self.feed = LiveFeed(self.session, tick_ms=tick_ms)
+        self.view_watch = ViewWatcher()  # which views the page has on screen: the others are not computed
+        self.view_watch.param.watch(self._on_views_on_screen, "on_screen")
         self.status = StatusBar()
         self.learned_controls: dict[str, LearnedValueControl] = {}
         self._doc = None
@@ -94,6 +97,9 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self._status_from_settings()
         if run is not None:
             self.open_stored_run(int(run))
+
+    def _on_views_on_screen(self, event) -> None:
+        self.session.views_shown = self.view_watch.names(self.feed.view_panes)
 
     # -- the page's state (kept as attributes for notebooks and tests) -------------------------------------------------
     @property

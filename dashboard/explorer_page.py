@@ -135,6 +135,7 @@ class ExplorerPage:
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
         curve_opts.append(pn.widgets.Checkbox.from_param(self.param.presenter, label="presenter (larger page)"))
         main = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
+                         self.view_watch,
                          self.lesson_pane, run_bar, self.status,
                          self.notice_pane, self.plugin_note,
                          curve_opts,

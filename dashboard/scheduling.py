@@ -12,6 +12,9 @@ fast each may go, and turns taken step by step so that one page's training never
 - **Short GIL turns**: while pages train, the interpreter hands the GIL over every millisecond
   (`share_the_interpreter`), so the server thread answers a click between a training thread's Python lines instead
   of through a cap on training.
+- **Priority**: a training thread runs at a lower scheduling priority than the server (`TRAINING_NICE`, on Linux
+  per thread; torch's worker threads it starts inherit it), so the server thread and a browser on the same machine
+  get a core at once when a click comes, and training takes every cycle they leave.
 - **Pace** (`--max-steps-per-s`): by default no cap, so a page trains at the machine's speed; a server with logins
   (a class) defaults to a per-page cap (`CLASS_STEPS_PER_S`, set by `invlab serve`), and an explicit value wins.
 
@@ -31,21 +34,60 @@ import time
 from dataclasses import dataclass
 
 from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
-from engine.settings import one_malloc_arena
 
 SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
+TRAINING_NICE = 10  # how much nicer than the server a training thread runs (CPU weight 110 against 1024 on Linux)
 
 
-def share_the_interpreter() -> None:
-    """Let the server thread take the GIL within `SWITCH_INTERVAL` while a training thread runs Python between its
-    torch calls: a click's handling takes and gives back the GIL many times, and each wait would otherwise be up to
-    5 ms. Process-wide; set when the first training thread starts (never lengthened), with glibc's allocator told to
-    keep threads on its main arena (`engine.settings.one_malloc_arena`)."""
+_sharing = {"count": 0, "before": None}
+_sharing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def share_the_interpreter():
+    """While a training thread trains (the `with` block): let the server thread take the GIL within
+    `SWITCH_INTERVAL` while the training thread runs Python between its torch calls, since a click's handling takes
+    and gives back the GIL many times and each wait would otherwise be up to 5 ms. Process-wide and counted: the
+    interpreter's own interval comes back when no training thread is training (a notebook kernel whose run
+    finished, a server whose pages are all paused)."""
     import sys
 
-    if sys.getswitchinterval() > SWITCH_INTERVAL:
-        sys.setswitchinterval(SWITCH_INTERVAL)
-    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as the main thread does
+    with _sharing_lock:
+        if _sharing["count"] == 0:
+            _sharing["before"] = sys.getswitchinterval()
+            if _sharing["before"] > SWITCH_INTERVAL:
+                sys.setswitchinterval(SWITCH_INTERVAL)
+        _sharing["count"] += 1
+    try:
+        yield
+    finally:
+        with _sharing_lock:
+            _sharing["count"] -= 1
+            if _sharing["count"] == 0 and _sharing["before"] is not None:
+                sys.setswitchinterval(_sharing["before"])
+
+
+def lower_training_priority(environ=None) -> int:
+    """Run the calling thread (a page's training thread, before its first torch call) `TRAINING_NICE` steps nicer
+    than it is, so that it yields its core to the server thread and the browser when they need one; the intra-op
+    threads torch starts from it inherit the setting. Linux schedules threads by their own nice value; elsewhere
+    this does nothing. `INVLAB_TRAINING_NICE` (0 to 19) sets the step, 0 turns it off. Returns the thread's nice
+    value now (unchanged where it could not be set)."""
+    value = (os.environ if environ is None else environ).get("INVLAB_TRAINING_NICE")
+    step = TRAINING_NICE
+    if value:
+        with contextlib.suppress(ValueError):
+            step = min(max(int(value), 0), 19)
+    if not hasattr(os, "setpriority") or not hasattr(threading, "get_native_id"):
+        return 0
+    tid = threading.get_native_id()
+    try:
+        now = os.getpriority(os.PRIO_PROCESS, tid)
+        if step and now < 19:
+            os.setpriority(os.PRIO_PROCESS, tid, min(now + step, 19))  # raising nice needs no privilege
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except OSError:
+        return 0
 
 
 def machine_cores() -> int:

@@ -1,7 +1,8 @@
 """TrainingSession: one daemon thread per browser session around the engine's Trainer.
 
 The thread owns the Trainer: it builds it, steps it, and every `view_interval` seconds takes a
-snapshot with diagnostics, only while the page shows them (`views_wanted`) and never spending more than
+snapshot with diagnostics, only while the page shows them (`views_wanted`), only of the views on screen
+(`views_shown`, from `dashboard.view_watch`) and never spending more than
 `VIEW_SHARE` of its time on them (a slow family's views come less often); the history goes out point by point,
 never copied whole. It starts with the first command, so a page that never asks for training (a link
 preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
@@ -25,20 +26,22 @@ import threading
 import time
 import traceback
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import param
 import torch
 
 from engine.errors import InvlabError, NonFiniteLossError
+from engine.settings import one_malloc_arena
 from engine.train import RunConfig, RunStore, Trainer
 from engine.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower
 from .opened_runs import OpenedRuns
 from .run_layout import curve_layout
-from .scheduling import TrainingSlots, default_slots, share_the_interpreter
+from .scheduling import TrainingSlots, default_slots, lower_training_priority, share_the_interpreter
 from .session_commands import SessionCommands
+from .view_watch import ShownViews
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
 
@@ -141,6 +144,17 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self._threads_generation: int | None = None  # the slots' generation this thread's torch threads follow
         self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
         self.views_cost = 0.0  # seconds the last views took on the training thread
+        self.shown = ShownViews()  # which views the page has on screen (`views_shown`), and which are due
+
+    @property
+    def views_shown(self) -> frozenset[str] | None:
+        """The names of the views the page has on screen (`dashboard.view_watch.ViewWatcher`), or None: all. Views
+        known to the run but not among them are not computed; one coming on screen is computed at the next step."""
+        return self.shown.names
+
+    @views_shown.setter
+    def views_shown(self, names) -> None:
+        self.shown.show(names)
 
     @property
     def thread(self) -> threading.Thread:
@@ -152,7 +166,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
                 if not self._stopped:
-                    share_the_interpreter()  # the server thread gets the GIL back quickly while this one trains
+                    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as main does
                     self._thread.start()
             return self._thread
 
@@ -192,6 +206,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
 
     def _serve_commands(self) -> None:
         self._threads_generation = None  # torch threads are set (per thread under OpenMP) before the first step
+        lower_training_priority()  # a click's handling and the browser get a core first; training takes the rest
         while self._alive:
             try:
                 command, arg = self._commands.get(timeout=FOLLOW_SECONDS if self._following else 0.5)
@@ -270,9 +285,14 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             for name, (steps, values) in (history or {}).items():
                 self._outbox[name] = (list(steps), list(values))
             self._cursor = {}
+            self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
             self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
 
     def _train(self, max_steps: int | None = None) -> None:
+        with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
+            self._train_run(max_steps)
+
+    def _train_run(self, max_steps: int | None) -> None:
         trainer = self.trainer
         remaining = max(trainer.tc.steps - trainer.step_count, 0)
         if max_steps is not None:
@@ -315,7 +335,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     self._set(step=snap.step, message=trainer.last_warning, tone="warning")
                 else:
                     self._set(step=snap.step)
-                force = self.views_wanted and now - last_views >= views_every
+                force = self.views_wanted and self.shown.due(now - last_views >= views_every)
                 self._publish(force_views=force)
                 if force:  # the views' cost is measured and kept to VIEW_SHARE of the training thread's time
                     last_views = time.perf_counter()
@@ -325,7 +345,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     break
             converged = trainer.converged
             done = converged or trainer.step_count >= trainer.tc.steps
-            self._publish(force_views=True)
+            self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
             self._set(step=trainer.step_count, state="converged" if converged else "finished" if done else "paused")
         finally:
             if not single:
@@ -354,12 +374,16 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             if threads != torch.get_num_threads():
                 torch.set_num_threads(threads)
 
-    def _publish(self, force_views: bool = False) -> None:
-        """Copy new history points (and, when due, a snapshot with views) into the outbox."""
+    def _publish(self, force_views: bool = False, every_view: bool = False) -> None:
+        """Copy new history points (and, when due, a snapshot with views: those on screen, or `every_view`) into
+        the outbox."""
         trainer = self.trainer
         if trainer is None:
             return
-        snapshot = trainer.snapshot(views=True, history=False) if force_views else None
+        snapshot = None
+        if force_views:
+            snapshot = trainer.snapshot(views=True, history=False, only=None if every_view else self.shown.selection())
+            self.shown.computed(snapshot.views)
         tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
         with self._lock:
             for metric, (steps, values) in list(trainer.history.items()):
@@ -369,6 +393,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     out_s.extend(steps[start:])
                     out_v.extend(values[start:])
                     self._cursor[metric] = len(steps)
-            if snapshot is not None:
-                self._snapshot = snapshot
+            if snapshot is not None:  # a view the page has not taken yet is kept, whatever this one left out
+                old = self._snapshot
+                self._snapshot = snapshot if old is None else replace(snapshot, views={**old.views, **snapshot.views})
                 self._tunables = tunables

@@ -44,6 +44,7 @@ from .plot_style import (
 )
 from .safe_text import html_text
 from .table_views import render_scalars, scalars_html
+from .view_watch import VIEW_CLASS, view_class
 
 __all__ = ["_legend_opts", "CurveBoard", "DIVERGING", "EIGEN_FLOOR", "ema", "FRAME_HEIGHT", "FRAME_WIDTH", "GREY",
            "GUTTER", "HEIGHT", "is_signed", "LEGEND_CHARS", "Metric", "metric_label", "metric_spec", "METRICS",
@@ -109,7 +110,8 @@ class ViewPane(param.Parameterized):
                 extra = [pn.widgets.Checkbox.from_param(self.param.log_x, name="log x")]
             self.dmap = hv.DynamicMap(self._render, streams=streams)
             self.body = pn.pane.HoloViews(self.dmap, sizing_mode="fixed", linked_axes=False)
-        self.panel = pn.Column(self.title, self.body, *extra, self.description, name=view.title or name)
+        self.panel = pn.Column(self.title, self.body, *extra, self.description, name=view.title or name,
+                               css_classes=[VIEW_CLASS, view_class(name)])  # the page says when it is on screen
 
     def _render(self, data, log_x=True):
         if isinstance(data, dg.Spectrum):

@@ -13,6 +13,21 @@ import numpy as np
 import torch
 
 
+class AllViewsBut:
+    """A selection of views for `diagnostics(only=...)`: every view but those named in `skipped` (e.g. the views a
+    page has scrolled away); `name in AllViewsBut({"posterior"})` is False for "posterior" only, so a view new to
+    the caller is computed."""
+
+    def __init__(self, skipped):
+        self.skipped = frozenset(skipped)
+
+    def __contains__(self, name) -> bool:
+        return name not in self.skipped
+
+    def __repr__(self) -> str:
+        return f"AllViewsBut({sorted(self.skipped)})"
+
+
 @dataclass
 class View:
     """Base of the typed diagnostics a model returns for plotting: a title and a one-sentence description; the dashboard

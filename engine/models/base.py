@@ -3,10 +3,11 @@
 A model family is a `torch.nn.Module` with `loss(batch) -> Terms`, `predict(X) -> Prediction` and
 `diagnostics(data, test) -> dict[str, View]` (DESIGN.md). `ModelFamily` adds evaluation metrics on top of
 `predict`, the same for all families, and builds `diagnostics` from the family's `own_diagnostics(data)` and the views
-every family shares (for regression: the test predictions against the truth, in the target's units). A variational
-family (SVGP and its subclasses, the deep kernel processes) also has `full_elbo(X, y, *, batch_size, seed,
-num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over a whole data set with any sampling seeded by `seed`
-(`seeded`); the others (GWI, RKHS) do not.
+every family shares (for regression: the test predictions against the truth, in the target's units);
+`diagnostics(..., only=names)` computes just the named views (a family guards each view's work with `wants(name)`,
+so a view nobody looks at costs nothing). A variational family (SVGP and its subclasses, the deep kernel processes)
+also has `full_elbo(X, y, *, batch_size, seed, num_samples) -> {"elbo", "expected_log_lik", "kl"}`, its ELBO over a
+whole data set with any sampling seeded by `seed` (`seeded`); the others (GWI, RKHS) do not.
 
 A family's build function receives what it needs to know of the data besides X and y as one `DataInfo` (task,
 classes, image shape, the x and y scalers) and keeps it as `model.data_info`, which metrics and diagnostics read.
@@ -25,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Collection, Sequence
 
 import torch
 from torch import nn
 
-from ..diagnostics import View, predictions_against_truth
+from ..diagnostics import AllViewsBut, View, predictions_against_truth
 from ..errors import ShapeError
 from ..parameters import Bounded, Constrained, Positive
 
@@ -192,6 +193,18 @@ def seeded(seed: int, device: torch.device | str = "cpu"):
         yield
 
 
+def _random_state(device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch's global random state: the CPU's and, for a CUDA `device`, that device's (None otherwise)."""
+    return torch.get_rng_state(), (torch.cuda.get_rng_state(device) if device.type == "cuda" else None)
+
+
+def _set_random_state(state: tuple[torch.Tensor, torch.Tensor | None], device: torch.device) -> None:
+    """Put torch's global random stream back to `state` (from `_random_state(device)`)."""
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state(state[1], device)
+
+
 class ModelFamily(nn.Module):
     """Base class: subclasses implement `loss`, `predict_standardised` and `own_diagnostics`; `predict` (the data's
     units), `metrics` and `diagnostics` (the family's own views and the shared ones) are the same for all."""
@@ -255,23 +268,55 @@ class ModelFamily(nn.Module):
                           None if pred.y_var is None else pred.y_var * scale ** 2, pred.probs,
                           None if pred.log_density is None else pred.log_density - math.log(scale))
 
-    def diagnostics(self, data=None, test=None) -> dict[str, View]:
+    # the view names the running `diagnostics` call computes (None: all) and torch's random state when it began
+    _views_wanted: "frozenset[str] | AllViewsBut | None" = None
+    _views_stream: tuple | None = None
+
+    def diagnostics(self, data=None, test=None, only: Collection[str] | None = None) -> dict[str, View]:
         """What is worth looking at now, `{name: View}`: the family's own views (`own_diagnostics(data)`) and those
         every family shares (`shared_diagnostics`). data: (X, y), a training sample in the model's units; test:
-        (X_test, y_test), a test subset in the model's units, or None."""
-        views = self.own_diagnostics(data)
-        views.update(self.shared_diagnostics(data, test))
-        return views
+        (X_test, y_test), a test subset in the model's units, or None; only: None (every view), the names of the
+        views wanted, e.g. those on screen, or `AllViewsBut(names)`: a view not wanted is not computed (`wants`) and
+        not returned.
+
+        Each view's random draws start where torch's random stream stood at the call, whatever else is computed, so
+        a selected view equals the same view of a call that computes all; the stream is left where it was found."""
+        if isinstance(only, str):
+            raise TypeError(f"only is a collection of view names, e.g. {{{only!r}}}; got the string {only!r}")
+        ref = self._reference()
+        device = ref.device if ref is not None else torch.device("cpu")
+        outer = self._views_wanted, self._views_stream
+        self._views_wanted = None if only is None else only if isinstance(only, AllViewsBut) else frozenset(only)
+        self._views_stream = (_random_state(device), device)
+        try:
+            views = self.own_diagnostics(data)
+            views.update(self.shared_diagnostics(data, test))
+        finally:
+            _set_random_state(*self._views_stream)
+            self._views_wanted, self._views_stream = outer
+        # a family that guards no view (a plugin's) still returns only what was asked for
+        return views if only is None else {name: view for name, view in views.items() if name in only}
+
+    def wants(self, name: str) -> bool:
+        """Whether the view `name` is to be computed: True outside `diagnostics` or when it was given no `only`, else
+        whether `only` names it. When True inside `diagnostics`, torch's random stream is first put back where it
+        stood when that call began, so the view draws the same numbers whichever views were computed before it."""
+        if self._views_wanted is not None and name not in self._views_wanted:
+            return False
+        if self._views_stream is not None:
+            _set_random_state(*self._views_stream)
+        return True
 
     def own_diagnostics(self, data=None) -> dict[str, View]:
-        """The family's own views of (X, y) in the model's units (or of the model alone when data is None)."""
+        """The family's own views of (X, y) in the model's units (or of the model alone when data is None); each
+        view's work is guarded by `wants(name)`, so a view not asked for costs nothing."""
         return {}
 
     def shared_diagnostics(self, data=None, test=None) -> dict[str, View]:
         """The views every family gives: for regression, `predictions` — the predicted mean ± 2 sd against the true
         target, in the target's units, on (at most 500 of) the test points, or on `data`'s points (titled so) when
-        no test subset is given. Nothing for classification, or without points."""
-        if self.task == "classification":
+        no test subset is given. Nothing for classification, without points, or when the view is not wanted."""
+        if self.task == "classification" or not self.wants("predictions"):
             return {}
         points, which = (test, "test") if test is not None else (data, "training")
         if points is None or points[0].shape[0] == 0:

@@ -87,18 +87,23 @@ class ConvolutionalGP(SVGP):
         sum with an RBF each part's share of the variance and the RBF's inducing images, the eigenvalues of K_uu and
         the hyper-parameters."""
         views: dict[str, dg.View] = {}
-        views["inducing_patches"] = self._inducing_patch_view()
-        weights = self._weight_view()
+        if self.wants("inducing_patches"):
+            views["inducing_patches"] = self._inducing_patch_view()
+        weights = self._weight_view() if self.wants("patch_weights") else None
         if weights is not None:
             views["patch_weights"] = weights
-        if isinstance(self.kernel, Sum):
+        if self.wants("variance_split") and isinstance(self.kernel, Sum):
             views["variance_split"] = self._variance_split(data)
+        if self.wants("inducing_images") and isinstance(self.kernel, Sum):
             views["inducing_images"] = self._inducing_image_view()
-        K = Kuu(self.inducing, self.kernel).cpu().numpy()
-        views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
-                                            description="Block-diagonal K_uu: the union of the blocks' spectra. A wide "
-                                                        "spread means an ill-conditioned K_uu (more jitter needed).")
-        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+        if self.wants("kuu_spectrum"):
+            K = Kuu(self.inducing, self.kernel).cpu().numpy()
+            views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
+                                                description="Block-diagonal K_uu: the union of the blocks' spectra. A "
+                                                            "wide spread means an ill-conditioned K_uu (more jitter "
+                                                            "needed).")
+        if self.wants("hyperparameters"):
+            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
         return views
 
     def _inducing_patch_view(self) -> dg.ImageGrid:

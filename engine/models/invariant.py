@@ -158,10 +158,10 @@ class InvariantSVGP(SVGP):
         views = super().own_diagnostics(data)
         # one view per quantity: the ranges' history below is where they are shown (their sliders set them), so the
         # hyper-parameter table leaves them out and there is no table of their current values
-        table = views["hyperparameters"].values
+        table = views["hyperparameters"].values if "hyperparameters" in views else {}
         for name in [k for k in table if k.startswith("kernel.augmentation.")]:
             del table[name]
-        series = self.range_history.series()
+        series = self.range_history.series() if self.wants("augmentation_history") else {}
         if series:
             units = {name: UNIT_SYMBOLS.get(getattr(r, "unit", ""), getattr(r, "unit", ""))
                      for name, r in getattr(self.augmentation, "ranges", {}).items()}
@@ -180,7 +180,7 @@ class InvariantSVGP(SVGP):
                 covers=tuple(f"range.{k}" for k in series),
                 description="The learned half-widths (or bounds) of the augmentation distribution; the sliders on the "
                             "Invariance tab set them.")
-        if data is not None and data[0].dim() == 4:
+        if self.wants("augmentation_samples") and data is not None and data[0].dim() == 4:
             views["augmentation_samples"] = self.augmentation_samples(data[0], data[1])
         return views
 

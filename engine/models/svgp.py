@@ -174,12 +174,14 @@ class SVGP(ModelFamily):
         """The core's views: the eigenvalues of K_uu, the hyper-parameters, for image data the inducing inputs as
         images (largest inducing output first) and, for 2-D data, the posterior over the plane."""
         views: dict[str, dg.View] = {}
-        K = Kuu(self.inducing, self.kernel).cpu().numpy()
-        views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
-                                            description="A wide spread means an ill-conditioned K_uu "
-                                                        "(more jitter needed).")
-        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
-        image_shape = getattr(self, "image_shape", None)
+        if self.wants("kuu_spectrum"):
+            K = Kuu(self.inducing, self.kernel).cpu().numpy()
+            views["kuu_spectrum"] = dg.Spectrum(title="Eigenvalues of K_uu", values=dg.spectrum_of(K),
+                                                description="A wide spread means an ill-conditioned K_uu "
+                                                            "(more jitter needed).")
+        if self.wants("hyperparameters"):
+            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+        image_shape = getattr(self, "image_shape", None) if self.wants("inducing_inputs") else None
         if isinstance(self.inducing, InducingPoints) and image_shape is not None:
             Z = self.inducing.Z.detach().cpu().numpy()
             order = np.argsort(-self.q.q_mu.detach().cpu().numpy().max(1))  # strongest inducing outputs first
@@ -187,7 +189,7 @@ class SVGP(ModelFamily):
             views["inducing_inputs"] = dg.ImageGrid(title=f"Inducing inputs (largest inducing output first; {shown})",
                                                     images=dg.image_grid_from_flat(Z[order], image_shape,
                                                                                    max_images=32))
-        if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
+        if self.wants("posterior") and data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
             views["posterior"] = field_over_plane(self, data[0], data[1])
         return views
 

@@ -8,8 +8,10 @@ units and returns means and variances in the target's (see `ModelFamily.predict`
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from dataclasses import dataclass, field
+from typing import Collection
 
 import numpy as np
 import torch
@@ -50,6 +52,18 @@ class Snapshot:
     health: Health = field(default_factory=Health)
 
 
+
+
+def views_of(model, data, only: Collection[str] | None = None) -> dict[str, View]:
+    """The views of a model that is not a `ModelFamily` (any object with `diagnostics(data)`): with `only`, just the
+    named ones — passed on when its `diagnostics` takes `only` (and so need not compute the rest), else picked out."""
+    if only is None:
+        return model.diagnostics(data)
+    if isinstance(only, str):
+        raise TypeError(f"only is a collection of view names, e.g. {{{only!r}}}; got the string {only!r}")
+    takes_only = "only" in inspect.signature(model.diagnostics).parameters
+    views = model.diagnostics(data, only=only) if takes_only else model.diagnostics(data)
+    return {name: view for name, view in views.items() if name in only}
 
 
 class TrainerEvaluation:
@@ -103,11 +117,13 @@ class TrainerEvaluation:
         if self.store is not None:
             self.store.log_metrics(self.run_id, self.step_count, values)
 
-    def snapshot(self, views: bool = True, history: bool = True) -> Snapshot:
+    def snapshot(self, views: bool = True, history: bool = True, only: Collection[str] | None = None) -> Snapshot:
         """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
         as the run's latest, written with its next flush); without, the last numerics (from the last views or
-        evaluation) with the current jitter, so a snapshot stays cheap. Without `history` the snapshot's history is
-        empty and nothing of the history is copied (a page that already receives every new point as it comes)."""
+        evaluation) with the current jitter, so a snapshot stays cheap. `only`: None (every view) or the names of the
+        views to compute, e.g. those on screen: the others cost nothing, are left out of the snapshot, and keep their
+        earlier rows in the store. Without `history` the snapshot's history is empty and nothing of the history is
+        copied (a page that already receives every new point as it comes)."""
         with self.lock:
             if views or self.last_numerics is None:
                 self.last_numerics = numerics = self.model.numerics()
@@ -119,8 +135,8 @@ class TrainerEvaluation:
             diag = {}
             if views:
                 sample = self._diagnostic_data()
-                diag = self.model.diagnostics(sample, test=self._prediction_data()) \
-                    if isinstance(self.model, ModelFamily) else self.model.diagnostics(sample)
+                diag = self.model.diagnostics(sample, test=self._prediction_data(), only=only) \
+                    if isinstance(self.model, ModelFamily) else views_of(self.model, sample, only)
                 if self.store is not None and self.run_id is not None:  # written with the next flush
                     self.store.save_views(self.run_id, self.step_count, diag)
         copied = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))

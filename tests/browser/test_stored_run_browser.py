@@ -54,8 +54,11 @@ def test_an_opened_paused_run_is_shown_and_continued_as_it_was(served_app):
         poll(lambda: float(box.input_value()) == 0.02, timeout=10)
         poll(lambda: field(page, "lr") == "0.02", timeout=10)  # the status says what the box says
         poll(lambda: any("Augmentation ranges over training" in t for t in page_texts(page)))
+        # scrolled into the window, as a user looks at it: a view off screen is not recomputed while training runs
+        page.locator(".invlab-view--augmentation_history").first.scroll_into_view_if_needed()
         poll(lambda: page.evaluate(RANGE_STEPS) >= paused - 10, timeout=30)  # its history (logged every 10 steps)
         page.get_by_role("button", name="▶ Start").click()
         poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= paused + 20, timeout=150)
+        page.locator(".invlab-view--augmentation_history").first.scroll_into_view_if_needed()  # back to the view
         poll(lambda: page.evaluate(RANGE_STEPS) >= paused + 10, timeout=30)  # goes on from the run's step
         assert not errors, errors

@@ -6,6 +6,7 @@ centred at zero; a caption agrees with its histogram; tables show all their rows
 log slider and its plots fill the page's width.
 """
 import re
+import time
 
 from pagekit import browser_page, column_length, page_texts, poll
 
@@ -61,8 +62,15 @@ def off_chart(page):
     return bad
 
 
-def history_steps(page) -> float:
-    """The last training step the "Augmentation ranges over training" plot draws (0 before it has data)."""
+def history_steps(page, scroll: bool = True) -> float:
+    """The last training step the "Augmentation ranges over training" plot draws (0 before it has data), scrolled
+    into the window first: a view off screen is not recomputed."""
+    pane = page.locator(".invlab-view--augmentation_history")
+    if scroll and pane.count():
+        try:  # a Reset may take the pane away meanwhile
+            pane.first.scroll_into_view_if_needed(timeout=2000)
+        except Exception:
+            pass
     ends = [p["xmax"] for p in plots(page) if p["xlabel"] == "training step" and p["n"]]
     return max(ends) if ends else 0.0
 
@@ -254,3 +262,31 @@ def test_colour_inducing_patches_are_drawn_in_colour_and_say_how_many_are_shown(
         }""")
         assert "ImageRGBA" in kinds, kinds  # the patches: an RGB picture (the weight map is the colour-mapped Image)
         assert not errors, errors
+
+
+def test_a_view_scrolled_out_of_the_window_is_not_recomputed_until_it_comes_back(served_app):
+    """The training thread computes only the views on screen: while the page is scrolled to its top (the range
+    history below the window) the history view keeps the step it had, though training goes on; scrolled back, it
+    catches up at once."""
+    with browser_page(width=1280, height=600) as (page, errors):
+        status = start(page, SMALL_INVARIANT, served_app)
+        history = page.locator(".invlab-view--augmentation_history").first
+        history.wait_for(timeout=120_000)
+        history.scroll_into_view_if_needed()
+        poll(lambda: history_steps(page) > 5, timeout=120)
+
+        def step() -> int:
+            return int(page.locator("[data-field=step]").first.inner_text())
+
+        page.get_by_role("button", name="▶ Start").scroll_into_view_if_needed()  # the top of the page
+        assert history.evaluate("(el) => el.getBoundingClientRect().top") > 600  # below the window now
+        time.sleep(1.5)  # the page says so within half a second; a views snapshot already under way may land
+        before, drawn = step(), history_steps(page, scroll=False)
+        poll(lambda: step() > before + 40, timeout=120)
+        time.sleep(3)  # longer than the page's view interval (2 s): an on-screen view would have moved
+        assert history_steps(page, scroll=False) == drawn, "the view off screen was recomputed"
+        assert "running" in status.inner_text()
+        history.scroll_into_view_if_needed()
+        now = step()
+        poll(lambda: history_steps(page) >= now, timeout=30)  # back on screen: drawn up to the step it came back at
+        assert not errors

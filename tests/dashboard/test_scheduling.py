@@ -139,3 +139,98 @@ def test_a_training_page_rebalances_its_threads_when_another_starts_or_stops(mon
     finally:
         a.stop(wait=True)
         b.stop(wait=True)
+
+
+def nice_of(native_id: int) -> int:
+    import os
+
+    return os.getpriority(os.PRIO_PROCESS, native_id)
+
+
+PRIORITY_CHECK = """
+import os, threading, time, torch
+from dashboard.scheduling import TrainingSlots
+from dashboard.session import TrainingSession
+from engine.train import RunConfig
+nice = lambda tid: os.getpriority(os.PRIO_PROCESS, tid)
+server = nice(threading.get_native_id())
+config = RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
+                   train={"steps": 100000, "eval_every": 0, "log_every": 5, "batch_size": 64})
+before = {int(t) for t in os.listdir("/proc/self/task")}
+session = TrainingSession(config, slots=TrainingSlots(1, cores=2))
+session.start()
+deadline = time.time() + 120
+while not (session.state == "running" and session.step >= 3) and time.time() < deadline:
+    time.sleep(0.05)
+started = {int(t) for t in os.listdir("/proc/self/task")} - before  # the training thread and what it started
+print(session.step, server, nice(threading.get_native_id()), nice(session.thread.native_id),
+      torch.__config__.parallel_info().count("OpenMP"), *sorted(nice(t) for t in started))
+session.stop(wait=True)
+"""
+
+
+def test_a_training_thread_and_its_torch_workers_yield_the_cores_to_the_server():
+    """The training thread runs TRAINING_NICE steps nicer than the server thread, and so do the intra-op threads
+    torch starts from it (two torch threads here): a click's handling gets a core at once while training takes
+    what is left. In a process of its own, so that no other test's threads are counted."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    from dashboard.scheduling import TRAINING_NICE
+
+    if os.uname().sysname != "Linux":
+        pytest.skip("threads have their own scheduling priority on Linux")
+    env = {**os.environ, "INVLAB_TORCH_THREADS": "2", "INVLAB_MAX_STEPS_PER_S": "0"}
+    out = subprocess.run([sys.executable, "-c", PRIORITY_CHECK], capture_output=True, text=True, check=True,
+                         env=env, cwd=os.getcwd(), timeout=300).stdout.split()
+    step, server, server_after, trainer, openmp, *started = (int(x) for x in out)
+    assert step >= 3
+    assert trainer == min(server + TRAINING_NICE, 19) and server_after == server  # the server thread keeps its own
+    niced = [n for n in started if n == trainer]
+    assert len(niced) >= (2 if openmp else 1), started  # with OpenMP, its worker inherited the training thread's
+
+
+def test_the_training_priority_can_be_set_or_turned_off():
+    from dashboard.scheduling import lower_training_priority
+
+    results = {}
+
+    def run(name, env):
+        base = nice_of(threading.get_native_id())
+        results[name] = lower_training_priority(env) - base
+
+    for name, env in (("default", {}), ("off", {"INVLAB_TRAINING_NICE": "0"}),
+                      ("three", {"INVLAB_TRAINING_NICE": "3"})):
+        thread = threading.Thread(target=run, args=(name, env))
+        thread.start()
+        thread.join()
+    base = nice_of(threading.get_native_id())
+    assert results["off"] == 0 and results["three"] == min(3, 19 - base)
+    assert results["default"] == min(10, 19 - base)
+
+
+def test_short_gil_turns_last_only_while_a_page_trains():
+    """The interpreter hands the GIL over every SWITCH_INTERVAL while a session trains, and goes back to its own
+    interval once none does (a notebook kernel whose run finished keeps Python's default)."""
+    import sys
+
+    from dashboard.scheduling import SWITCH_INTERVAL
+
+    own = sys.getswitchinterval()
+    assert own > SWITCH_INTERVAL
+    seen = []
+    session = TrainingSession(small(), slots=TrainingSlots(1))
+    session.param.watch(lambda e: seen.append(sys.getswitchinterval()) if e.new == "running" else None, "state")
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.step >= 2, "the page to train")
+        assert sys.getswitchinterval() == SWITCH_INTERVAL and seen[0] == SWITCH_INTERVAL
+        session.pause()
+        wait_for(lambda: session.state == "paused", "the page to pause")
+        wait_for(lambda: sys.getswitchinterval() == own, "the interpreter's own interval", timeout=10)
+    finally:
+        session.stop(wait=True)
+    assert sys.getswitchinterval() == own

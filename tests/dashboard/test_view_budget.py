@@ -27,12 +27,12 @@ class Counted(dashboard.session.Trainer):
     views_seconds = 0.0
     lock = threading.Lock()
 
-    def snapshot(self, views=True, history=True):
+    def snapshot(self, views=True, history=True, only=None):
         if views:
             time.sleep(self.views_seconds)
             with self.lock:
                 self.view_times.append(time.perf_counter())
-        return super().snapshot(views=views, history=history)
+        return super().snapshot(views=views, history=history, only=only)
 
 
 def session_with(monkeypatch, views_seconds):
@@ -89,3 +89,81 @@ def test_the_page_asks_for_views_only_while_its_training_tab_is_open():
             assert explorer.session.views_wanted is wanted, tab
     finally:
         explorer.close()
+
+
+def next_snapshot(session, timeout=60.0):
+    """The next snapshot the session hands the page."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        update = session.drain()
+        if update.snapshot is not None:
+            return update.snapshot
+        time.sleep(0.02)
+    raise AssertionError("no snapshot came")
+
+
+def test_views_scrolled_away_are_left_out_and_one_coming_back_is_computed_at_once(monkeypatch):
+    """The page says which views are on screen (`views_shown`): later snapshots hold only those (and any view new to
+    the run); a view scrolled back is computed at the next step, not at the next interval."""
+    session = session_with(monkeypatch, 0.0)
+    session.view_interval = 3600.0  # only a view coming on screen (or a new run) makes views due here
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.step > 5, "training")
+        first = next(u.snapshot for u in iter(session.drain, None) if u.snapshot is not None)
+        assert {"hyperparameters", "kuu_spectrum"} <= set(first.views)  # a new run: every view, for its panes
+        session.views_shown = {"hyperparameters"}  # the others scrolled away
+        assert set(next_snapshot(session).views) == {"hyperparameters"}
+        session.views_shown = {"hyperparameters", "kuu_spectrum"}  # the spectrum scrolled back
+        assert set(next_snapshot(session).views) == {"hyperparameters", "kuu_spectrum"}
+        session.views_shown = {"kuu_spectrum"}  # fewer on screen: nothing new to compute, nothing due
+        steps, before = session.step, len(Counted.view_times)
+        wait_for(lambda: session.step > steps + 20, "training to go on")
+        assert len(Counted.view_times) == before
+    finally:
+        session.stop(wait=True)
+
+
+def test_the_watcher_maps_the_page_s_report_back_to_view_names():
+    from dashboard.view_watch import ViewWatcher, view_class
+
+    watcher = ViewWatcher()
+    known = ["kuu_spectrum", "layer 1/gram", "posterior"]
+    assert watcher.names(known) is None  # not reported: every view
+    watcher.on_screen = " ".join(view_class(n)[len("invlab-view--"):] for n in ("layer 1/gram", "posterior"))
+    assert watcher.names(known) == {"layer 1/gram", "posterior"}
+    assert view_class("layer 1/gram") == "invlab-view--layer-1-gram"
+    watcher.on_screen = ""
+    assert watcher.names(known) == set()
+
+
+def test_the_page_hands_the_views_on_screen_to_its_session():
+    from dashboard import Explorer
+
+    explorer = Explorer(small(), store=None)
+    try:
+        explorer.__panel__()
+        assert explorer.view_watch in explorer.pages.select(type(explorer.view_watch))
+        explorer.feed.view_panes.update({"kuu_spectrum": None, "hyperparameters": None})
+        explorer.view_watch.on_screen = "hyperparameters"
+        assert explorer.session.views_shown == {"hyperparameters"}
+    finally:
+        explorer.feed.view_panes.clear()
+        explorer.close()
+
+
+def test_a_view_the_page_has_not_taken_yet_is_not_lost_to_a_smaller_snapshot(monkeypatch):
+    """The watcher may report before the page has drawn any pane (nothing on screen): a snapshot of fewer views that
+    comes before the page takes the first one keeps the first one's views, so every pane is still made."""
+    session = session_with(monkeypatch, 0.0)
+    session.view_interval = 3600.0
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.step > 5, "training")
+        session.views_shown = set()  # reported before any pane was drawn
+        seen = len(Counted.view_times)
+        wait_for(lambda: len(Counted.view_times) > seen, "a snapshot of the views on screen (none)")
+        views = next_snapshot(session).views
+        assert {"hyperparameters", "kuu_spectrum"} <= set(views)
+    finally:
+        session.stop(wait=True)

@@ -341,27 +341,34 @@ class DeepKernelProcess(ModelFamily):
         """The family's own views: each layer's Gram matrix on the inducing inputs as a heatmap and its eigenvalues
         (Aitchison, Yang & Ober, 2021, app. H), the output kernel K(G_L) and its eigenvalues, the hyper-parameters
         and, for 2-D data, the posterior over the plane."""
-        grams, K = self.layer_grams(S=4)
-        order = self.inducing_order()
         views: dict[str, dg.View] = {}
-        kind = "inverse Wishart" if self.stochastic else "deterministic (NNGP)"
-        for ell, G in enumerate(grams, start=1):
-            views[f"layer{ell}_gram"] = dg.Heatmap(
-                title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)",
-                matrix=G.mean(0)[np.ix_(order, order)],
-                xlabel="inducing point", ylabel="inducing point",
-                description=f"{kind} layer; inducing points sorted by their desired output v.")
-            values = dg.spectrum_of(G[0])
-            views[f"layer{ell}_spectrum"] = dg.Spectrum(
-                title=f"Layer {ell}: eigenvalues of one G_ii sample", values=values,
-                description=self.spectrum_caption(ell, values))
-        views["output_kernel"] = dg.Heatmap(title="Output kernel K(G_L) at the inducing points",
-                                            matrix=K.mean(0)[np.ix_(order, order)], xlabel="inducing point",
-                                            ylabel="inducing point")
-        views["output_spectrum"] = dg.Spectrum(title="Eigenvalues of the output kernel K(G_L)_ii",
-                                               values=dg.spectrum_of(K[0]))
-        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
-        if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
+        sampled = [f"layer{ell}_{what}" for ell in range(1, self.num_layers + 1) for what in ("gram", "spectrum")]
+        if any(self.wants(name) for name in sampled + ["output_kernel", "output_spectrum"]):  # one draw for all
+            grams, K = self.layer_grams(S=4)
+            order = self.inducing_order()
+            kind = "inverse Wishart" if self.stochastic else "deterministic (NNGP)"
+            for ell, G in enumerate(grams, start=1):
+                if self.wants(f"layer{ell}_gram"):
+                    views[f"layer{ell}_gram"] = dg.Heatmap(
+                        title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)",
+                        matrix=G.mean(0)[np.ix_(order, order)],
+                        xlabel="inducing point", ylabel="inducing point",
+                        description=f"{kind} layer; inducing points sorted by their desired output v.")
+                if self.wants(f"layer{ell}_spectrum"):
+                    values = dg.spectrum_of(G[0])
+                    views[f"layer{ell}_spectrum"] = dg.Spectrum(
+                        title=f"Layer {ell}: eigenvalues of one G_ii sample", values=values,
+                        description=self.spectrum_caption(ell, values))
+            if self.wants("output_kernel"):
+                views["output_kernel"] = dg.Heatmap(title="Output kernel K(G_L) at the inducing points",
+                                                    matrix=K.mean(0)[np.ix_(order, order)], xlabel="inducing point",
+                                                    ylabel="inducing point")
+            if self.wants("output_spectrum"):
+                views["output_spectrum"] = dg.Spectrum(title="Eigenvalues of the output kernel K(G_L)_ii",
+                                                       values=dg.spectrum_of(K[0]))
+        if self.wants("hyperparameters"):
+            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+        if self.wants("posterior") and data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
             views["posterior"] = field_over_plane(self, data[0], data[1], resolution=40)
         return views
 

@@ -264,8 +264,8 @@ class GWI(ModelFamily):
         Sejdinovic, 2022, sec. 2.1.2), the parts of the W2 estimate over training, the hyper-parameters (P frozen) and,
         for 2-D data, the posterior over the plane."""
         views: dict[str, dg.View] = {}
-        spectrum = self.last_spectrum
-        if data is not None:
+        spectrum = self.last_spectrum if (wanted := self.wants("w2_spectrum")) else None
+        if data is not None and wanted:
             X = data[0]
             S = min(self.num_spectrum, X.shape[0])
             index = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(0))[:S].to(X.device)
@@ -276,7 +276,7 @@ class GWI(ModelFamily):
                 values=np.sort(spectrum.reshape(-1).cpu().numpy()),
                 description=f"{self.spectrum} estimate, N_S = {spectrum.shape[-1]}, all {spectrum.shape[0]} latent "
                             "function(s); Σ√λ_s is the eigenvalue term of Ŵ².")
-        series = self.history.series()
+        series = self.history.series() if self.wants("w2_terms") else {}
         if series:
             views["w2_terms"] = dg.Curves(
                 title="Parts of the W2 estimate", series=series, xlabel="training step", ylabel="value",
@@ -285,12 +285,12 @@ class GWI(ModelFamily):
                 covers=tuple(series),
                 description="Ŵ² = mean term + trace of C_P + trace of C_Q − 2 × eigenvalue term (summed over latent "
                             "functions), per training step.")
-        values = hyperparameter_values(self)
-        values.update({"alpha_T": float(self.alpha_T), "M (inducing)": float(self.Q.num_inducing),
-                       "N_S": float(self.num_spectrum)})
-        values.update({f"reference {k}": v for k, v in self.reference_info.items()})
-        views["hyperparameters"] = dg.Scalars(title="Hyper-parameters (P frozen)", values=values)
-        if data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
+        if self.wants("hyperparameters"):
+            values = {**hyperparameter_values(self), "alpha_T": float(self.alpha_T),
+                      "M (inducing)": float(self.Q.num_inducing), "N_S": float(self.num_spectrum),
+                      **{f"reference {k}": v for k, v in self.reference_info.items()}}
+            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters (P frozen)", values=values)
+        if self.wants("posterior") and data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
             views["posterior"] = field_over_plane(self, data[0], data[1])
         return views
 

@@ -277,20 +277,23 @@ class RKHSMachine(ModelFamily):
         spectrum, for 2-D data the decision function, and for images the labelled images with their tangent vectors
         (Zhang, Lee & Teh, 2013, Thm 5)."""
         views: dict[str, dg.View] = {}
-        parts = {k: float(v) for k, v in self.objective_terms().items()}
-        # one view per quantity: the terms' values are in their curve over the solver's iterations (below)
-        views["objective"] = dg.Scalars(title="Objective (eq. 4) and its weights", values={
-            "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
-            "labelled": float(self.num_labelled), "invariance functionals": float(self.gram.size - self.num_labelled)})
-        B = self.gram.size
-        title = "Eigenvalues of the representer Gram matrix K (eq. 4)"
-        if B > SPECTRUM_MAX:
-            title += f" — a random {SPECTRUM_MAX}×{SPECTRUM_MAX} principal submatrix of {B}×{B}"
-        views["gram_spectrum"] = dg.Spectrum(title=title, values=self.gram_spectrum(),
-                                             description="Evaluations and invariance representers together; a long "
-                                                         "tail of tiny eigenvalues means directions the norm barely "
-                                                         "penalises.")
-        if self.trace:
+        if self.wants("objective"):
+            parts = {k: float(v) for k, v in self.objective_terms().items()}
+            # one view per quantity: the terms' values are in their curve over the solver's iterations (below)
+            views["objective"] = dg.Scalars(title="Objective (eq. 4) and its weights", values={
+                "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
+                "labelled": float(self.num_labelled),
+                "invariance functionals": float(self.gram.size - self.num_labelled)})
+        if self.wants("gram_spectrum"):
+            B = self.gram.size
+            title = "Eigenvalues of the representer Gram matrix K (eq. 4)"
+            if B > SPECTRUM_MAX:
+                title += f" — a random {SPECTRUM_MAX}×{SPECTRUM_MAX} principal submatrix of {B}×{B}"
+            views["gram_spectrum"] = dg.Spectrum(title=title, values=self.gram_spectrum(),
+                                                 description="Evaluations and invariance representers together; a "
+                                                             "long tail of tiny eigenvalues means directions the norm "
+                                                             "barely penalises.")
+        if self.wants("solver_trace") and self.trace:
             it = np.arange(len(self.trace))
             views["solver_trace"] = dg.Curves(
                 title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration",
@@ -299,9 +302,9 @@ class RKHSMachine(ModelFamily):
                 labels={"data_loss": "data loss", "invariance_loss": "invariance loss", "norm": "norm penalty λ‖f‖²"},
                 series={k: (it, np.array([t[k] for t in self.trace]))
                         for k in ("data_loss", "invariance_loss", "norm")})
-        if self.gram.blocks[0].input_dim == 2:
+        if self.wants("decision_function") and self.gram.blocks[0].input_dim == 2:
             views["decision_function"] = self.decision_field(data)
-        if self.tangent_preview is not None:
+        if self.wants("tangents") and self.tangent_preview is not None:
             images, tangents, names = self.tangent_preview
             rows = []
             for img, tan in zip(images, tangents):
