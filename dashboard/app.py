@@ -10,12 +10,14 @@ from dashboard import Explorer, csp
 from dashboard.identity import page_owner
 from dashboard.limits import ServerLimits
 from dashboard.safe_text import markdown_text, notify
+from dashboard.scheduling import server_thread_on_one_core
 from dashboard.theme_switch import page_for, session_theme
 from engine.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
 pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")
+server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
 
 
 

@@ -67,6 +67,19 @@ def share_the_interpreter():
                 sys.setswitchinterval(_sharing["before"])
 
 
+def server_thread_on_one_core() -> None:
+    """Give the calling thread (the server's: the served app calls this as it builds a page) one torch thread for
+    its own work, the prior page's redraws and building a page. Without it, that thread takes torch's process-wide
+    count whenever it first computes, possibly one a training thread just set for itself, and keeps a pool of OpenMP
+    workers beside the pages' training threads for the server's lifetime. Training threads set their own share
+    before they step (`TrainingSession`), so the process-wide count this also sets (one) changes none of them."""
+    import torch
+
+    torch.get_num_threads()  # torch takes its count for this thread on first use: take it now, then set it
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def lower_training_priority(environ=None) -> int:
     """Run the calling thread (a page's training thread, before its first torch call) `TRAINING_NICE` steps nicer
     than it is, so that it yields its core to the server thread and the browser when they need one; the intra-op

@@ -18,6 +18,18 @@ def threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+def thread_names(pid: int) -> list[str]:
+    """The kernel's names of the process's threads (Python names its threads' comm since 3.x on Linux)."""
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return sorted(names)
+
+
 def test_ten_tabs_opened_and_closed_leave_no_traceback_in_the_server_log(tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -25,6 +37,7 @@ def test_ten_tabs_opened_and_closed_leave_no_traceback_in_the_server_log(tmp_pat
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             before = threads(proc.pid)
+            names_before = thread_names(proc.pid)
             pages = []
             for k in range(TABS):
                 page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -39,7 +52,10 @@ def test_ten_tabs_opened_and_closed_leave_no_traceback_in_the_server_log(tmp_pat
             for page in pages:
                 page.close()
             # Bokeh ends a session within --unused-session-lifetime of its tab closing; then its thread goes
-            poll(lambda: threads(proc.pid) <= before, timeout=90, interval=0.5)
+            try:
+                poll(lambda: threads(proc.pid) <= before, timeout=90, interval=0.5)
+            except AssertionError:
+                raise AssertionError(f"threads before: {names_before}; after: {thread_names(proc.pid)}") from None
         finally:
             browser.close()
     log = (tmp_path / "server.log").read_text()

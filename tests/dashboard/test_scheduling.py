@@ -234,3 +234,39 @@ def test_short_gil_turns_last_only_while_a_page_trains():
     finally:
         session.stop(wait=True)
     assert sys.getswitchinterval() == own
+
+
+SERVER_THREAD_CHECK = """
+import os, threading, time, torch
+from dashboard.scheduling import server_thread_on_one_core
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+server_thread_on_one_core()
+before = threads()
+trainer = threading.Thread(target=lambda: (torch.set_num_threads(2), torch.ones(512, 512) @ torch.ones(512, 512)))
+trainer.start(); trainer.join()  # a page's training thread took two threads (torch's process-wide count with it)
+deadline = time.time() + 30
+while threads() > before and time.time() < deadline:  # its OpenMP workers end with it
+    time.sleep(0.05)
+x = torch.randn(2_000_000)
+for _ in range(20):
+    x = (x * 1.0001).sin()  # element-wise work big enough for torch to run it in parallel when it may
+print(torch.get_num_threads(), threads() - before)
+"""
+
+
+def test_the_server_thread_keeps_one_torch_thread_whatever_a_training_thread_set():
+    """The served app's own torch work (the prior page's redraws, building a page) runs on one core: it never
+    starts a pool of OpenMP workers that lives beside the pages' training threads for the server's lifetime, even
+    when a training thread set torch's thread count first."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "INVLAB_TORCH_THREADS")}
+    out = subprocess.run([sys.executable, "-c", SERVER_THREAD_CHECK], capture_output=True, text=True, check=True,
+                         env=env, cwd=os.getcwd(), timeout=300).stdout.split()
+    threads, new_workers = (int(x) for x in out)
+    assert threads == 1 and new_workers == 0, out
