@@ -9,6 +9,7 @@ import panel as pn
 from dashboard import Explorer, csp
 from dashboard.identity import page_owner
 from dashboard.limits import ServerLimits
+from dashboard.reattach import page_coming_back_to_its_run, register
 from dashboard.safe_text import markdown_text, notify
 from dashboard.scheduling import server_thread_on_one_core
 from dashboard.theme_switch import page_for, session_theme
@@ -20,7 +21,6 @@ pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}
 server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
 
 
-
 def page():
     """One served page: an `Explorer` with the server's limits and the logged-in user (an admin if listed), or a page
     with the message when the server's settings are refused."""
@@ -28,8 +28,10 @@ def page():
         limits = ServerLimits.from_env()
         user = page_owner()  # the signed logged-in user under --basic-auth or OAuth (no cookie a page can write)
         resume = (pn.state.session_args or {}).get("resume", [b""])[0].decode("utf-8", "replace")
-        # the same page after a theme change: its run goes on
-        return page_for(resume, user, lambda: Explorer(limits=limits, user=user, admin=user in limits.admins))
+        make = lambda: register(Explorer(limits=limits, user=user, admin=user in limits.admins))  # noqa: E731
+        if resume:  # the same page after a theme change: its run goes on
+            return page_for(resume, user, make)
+        return page_coming_back_to_its_run(user, make)  # a reload comes back to the run its page was training
     except InvlabError as err:
         text = str(err)
     except OSError as err:

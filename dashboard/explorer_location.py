@@ -125,6 +125,17 @@ class PageLocation:
         """`read_location` under the name notebooks and older code use."""
         self.read_location(location)
 
+    def _linked_run(self) -> int | None:
+        """The stored run the page's link names: the one it trains or shows, once it has a step to come back to (a
+        run just built and never trained is not worth a link); None otherwise."""
+        run_id = self.session.run_id
+        return run_id if run_id is not None and self.session.step > 0 else None
+
+    def follow_run_in_link(self) -> None:
+        """Put the run into the link when it changes (a run's first step, a Reset, an opened run); each tick."""
+        if self._location is not None and self._linked_run() != getattr(self, "_url_run", None):
+            self._update_location()
+
     def _update_location(self) -> None:
         """Write the settings into the address bar (replacing the entry: the history is not flooded).
 
@@ -142,6 +153,9 @@ class PageLocation:
         prior = prior_query(self.prior.explorer)
         if prior:
             query = f"{query}&{urlencode(prior)}" if query else f"?{urlencode(prior)}"
+        self._url_run = self._linked_run()
+        if self._url_run is not None:  # a reload or a copied link comes back to this run
+            query = f"{query}&run={self._url_run}" if query else f"?run={self._url_run}"
         if self.presenter:
             query = f"{query}&presenter=1" if query else "?presenter=1"
         if self.theme_switch.theme != "default":  # a reload keeps the theme

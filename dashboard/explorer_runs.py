@@ -52,6 +52,8 @@ class StoredRuns:
         if not str(raw).isdigit():
             self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
             return
+        if self.session.run_id == int(raw):  # a page that took back its own run (a reload): it is shown already
+            return
         self.open_stored_run(int(raw))
 
     def open_stored_run(self, run_id: int) -> None:

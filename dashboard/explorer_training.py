@@ -79,6 +79,7 @@ class TrainingDisplay:
             if update.tunables is not None:
                 self._show_learned(update.tunables)
             self._status_from_snapshot(self.feed.last_snapshot)
+            self.follow_run_in_link()
             if getattr(self, "key_views", None) is not None:
                 self.key_views.place(self.feed.view_panes)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback

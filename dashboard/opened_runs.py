@@ -13,6 +13,15 @@ from .follow import RunFollower, gaps_as_nan
 class OpenedRuns:
     """Opening and following stored runs, for `TrainingSession` (uses its store, limits, outbox and `_set`)."""
 
+    @property
+    def run_id(self) -> int | None:
+        """The stored run this session shows: the one it trains or opened, or the one another process writes that it
+        follows; None before a run is built or without a store."""
+        trainer, following = self.trainer, self._following
+        if trainer is not None and trainer.run_id is not None:
+            return int(trainer.run_id)
+        return following.run_id if following is not None else None
+
     def _open(self, run_id: int) -> None:
         """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one.
 

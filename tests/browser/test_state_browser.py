@@ -25,6 +25,16 @@ def query(page) -> dict:
     return dict(parse_qsl(urlparse(address(page)).query))
 
 
+def first_step(page, name: str):
+    """The first step of the plotted curve `name` (None when no plot holds it)."""
+    return page.evaluate("""(name) => {
+      for (const doc of Bokeh.documents)
+        for (const m of doc._all_models.values())
+          if (m.data && m.data[name] && m.data[name].length && m.data.step) return m.data.step[0];
+      return null;
+    }""", name)
+
+
 def model_tab_labels(page) -> str:
     page.locator(".bk-tab", has_text="Model").first.click()
     return page.locator(".bk-input-group:visible").all_inner_texts()
@@ -98,6 +108,32 @@ def test_reopening_a_stored_run_shows_its_curves(served_app):
         colour = lambda: message.evaluate("e => getComputedStyle(e).color")  # noqa: E731
         poll(lambda: colour() not in ("", "rgb(192, 57, 43)"), timeout=10)  # an opened run is news, not an error
         poll(lambda: column_length(page, "elbo") >= points)
+        assert not errors, errors
+
+
+def test_a_reload_keeps_the_training_run_its_curves_and_its_step_budget(served_app):
+    """A page training a run keeps `run=ID` in its address; reloading it comes back to the same live run (still
+    training, its step counter and curves going on, the step budget set in the page kept), not to an idle page at
+    step 0 with the run marked interrupted."""
+    small = "?data.subset=200&data.test_subset=100&model.num_inducing=10"
+    with browser_page() as (page, errors):
+        page.goto(served_app + small)
+        page.locator(".bk-tab", has_text="Optimisation").first.click()
+        box = page.locator(".bk-input-group", has_text="Steps").locator("input").first
+        box.fill("100000")
+        box.press("Enter")
+        poll(lambda: query(page).get("train.steps") == "100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: "running" in field(page, "state"))
+        run = poll(lambda: query(page).get("run"), timeout=30)  # the run's id joins the link once it trains
+        poll(lambda: column_length(page, "elbo") >= 3)
+        step = int(field(page, "step"))
+        page.reload()
+        poll(lambda: "running" in field(page, "state"), timeout=60)
+        assert query(page).get("run") == run and query(page).get("train.steps") == "100000", address(page)
+        poll(lambda: int(field(page, "step")) > step)  # the same run went on: its counter never went back to 0
+        # and its curve came back with the points from before the reload
+        poll(lambda: (first_step(page, "elbo") or step + 1) < step and column_length(page, "elbo") >= 3)
         assert not errors, errors
 
 
