@@ -244,7 +244,8 @@ def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
 
 def verdict(ranking: list[CandidateResult]) -> str:
     """One sentence: the best candidate and its log Bayes factor over none, and which candidates do not help (a
-    combination only wins where it beats its best part beyond noise)."""
+    combination only wins where it beats its best part beyond noise); when every candidate loses to none beyond
+    noise, that none is best and by how many nats at least."""
     ok = [c for c in ranking if c.elbo_mean is not None]
     if not ok:
         return "no candidate finished: nothing can be said about this data's invariances"
@@ -267,6 +268,11 @@ def verdict(ranking: list[CandidateResult]) -> str:
     failed = f"; {', '.join(broken)} failed (see the notes)" if broken else ""
     if not winners:
         best = next((c for c in ok if c.candidate != NONE), None)
+        tried = [c for c in ok if c.candidate != NONE]
+        if tried and all(beats(base, c) for c in tried) and best.log_bf is not None:  # each loses beyond noise
+            return (f"none is best: every invariance tried lowers the ELBO beyond the seeds' spread, by "
+                    f"{_nats(base.elbo_mean - best.elbo_mean)} nats or more ({best.candidate} comes closest, "
+                    f"{_bf_text(best)})" + failed)
         tail = f" (best: {best.candidate}, {_bf_text(best)})" if best is not None and best.log_bf is not None else ""
         return "no invariance beats none beyond noise" + tail + failed
     return f"{_describe(winners[0])} ({_bf_text(winners[0])})" + no_help + failed

@@ -43,7 +43,7 @@ def test_the_same_inputs_with_a_target_that_is_not_symmetric_rank_none_first(tmp
     plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150, **SMALL)
     report = discover_report(store, run_candidates(plan, store, serial=True))
     assert report.ranking[0].candidate == "none", [(c.candidate, c.elbo_mean) for c in report.ranking]
-    assert report.verdict.startswith("no invariance beats none")
+    assert report.verdict.startswith(("no invariance beats none", "none is best: every invariance tried lowers"))
     assert all(c.log_bf < 0 for c in report.ranking if c.candidate != "none")
 
 
@@ -147,6 +147,26 @@ def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a
     assert not any(n.startswith("rotation and flips are within noise") for n in notes)
     assert verdict(ranking) == ("invariant under rotation (log BF 49 ± 1 over none); flips does not help; affine "
                                 "failed (see the notes)")
+
+
+def test_when_every_invariance_loses_to_none_beyond_noise_the_verdict_says_none_is_best_and_by_how_much():
+    from engine.sweeps.discover_report import CandidateResult, mean_sd, verdict
+
+    def row(name, elbos):
+        c = CandidateResult(name, elbos=dict(enumerate(elbos)), finished=len(elbos))
+        c.elbo_mean, c.elbo_sd = mean_sd(elbos)
+        return c
+
+    none, shifts, rotation = row("none", [-100.0, -101.0]), row("cyclic_shifts", [-900.0, -910.0]), \
+        row("rotation", [-665.0, -667.0])
+    for c in (shifts, rotation):
+        c.log_bf, c.log_bf_sd = mean_sd([c.elbos[s] - none.elbos[s] for s in c.elbos])
+    assert verdict([none, rotation, shifts]) == ("none is best: every invariance tried lowers the ELBO beyond the "
+                                                 "seeds' spread, by 566 nats or more (rotation comes closest, log BF "
+                                                 "-566 ± 0.707 over none)")
+    close = row("flips", [-100.5, -101.5])  # within noise of none: not a loss the data can show
+    close.log_bf, close.log_bf_sd = mean_sd([close.elbos[s] - none.elbos[s] for s in close.elbos])
+    assert verdict([none, close, rotation]).startswith("no invariance beats none beyond noise (best: flips")
 
 
 def test_on_dask_a_diverging_candidate_fails_once_and_stage_two_still_runs(tmp_path):
