@@ -7,7 +7,7 @@ import numpy as np
 
 from engine import diagnostics as dg
 
-from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, _legend_opts, wrap_label, y_limits
+from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, VIEW_TOOLS, _legend_opts, wrap_label, y_limits
 
 EIGEN_FLOOR = 1e-16  # relative to the largest eigenvalue: below this an eigenvalue is zero up to rounding
 
@@ -31,7 +31,7 @@ def render_spectrum(view: dg.Spectrum, log: bool = True) -> hv.Histogram:
         values = np.zeros(1)
     freq, edges = np.histogram(values, bins=min(40, max(5, values.size // 3)))
     return hv.Histogram((edges, freq), kdims=[label], vdims=["number of eigenvalues"]).opts(
-        frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, color="#4c72b0", line_color=None, tools=["hover"],
+        frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, color="#4c72b0", line_color=None, **VIEW_TOOLS,
         framewise=True)
 
 
@@ -52,7 +52,7 @@ def render_curves(view: dg.Curves):
         paths = [{view.xlabel: np.asarray(x, dtype=np.float64), ylabel: np.asarray(y, dtype=np.float64), "draw": k}
                  for k, (x, y) in enumerate(view.series.values())]
         opts = dict(frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, color="draw", cmap="Category10",
-                    line_width=1.5, tools=["hover"], framewise=True, show_legend=False, colorbar=False)
+                    line_width=1.5, **VIEW_TOOLS, framewise=True, show_legend=False, colorbar=False)
         if ylim is not None:
             opts["ylim"] = ylim
         return hv.Path(paths, kdims=[view.xlabel, ylabel], vdims=["draw"]).opts(**opts)
@@ -60,7 +60,7 @@ def render_curves(view: dg.Curves):
     curves = [hv.Curve((np.asarray(x), _on_axis(y, view.logy)), view.xlabel, ylabel,
                        label=wrap_label(labels.get(name, name))) for name, (x, y) in view.series.items()]
     overlay = hv.Overlay(curves) if curves else hv.Overlay([hv.Curve([], view.xlabel, ylabel)])
-    curve_opts = dict(frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, logy=view.logy, tools=["hover"],
+    curve_opts = dict(frame_width=FRAME_WIDTH, frame_height=FRAME_HEIGHT, logy=view.logy, **VIEW_TOOLS,
                       framewise=True)
     if ylim is not None:
         curve_opts["ylim"] = ylim
@@ -77,7 +77,7 @@ def render_scatter(view: dg.Scatter):
     x, y = np.asarray(view.x, dtype=np.float64), np.asarray(view.y, dtype=np.float64)
     xdim, ydim = hv.Dimension("truth", label=view.xlabel or "x"), hv.Dimension("predicted", label=view.ylabel or "y")
     points = hv.Scatter((x, y), xdim, ydim, label="points ± 2 sd" if view.y_err is not None else "points").opts(
-        color="#1f77b4", size=5, alpha=0.8, line_color="white", tools=["hover"])
+        color="#1f77b4", size=5, alpha=0.8, line_color="white", **VIEW_TOOLS)
     layers = []
     if view.y_err is not None:
         err = np.asarray(view.y_err, dtype=np.float64)

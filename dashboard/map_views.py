@@ -10,7 +10,7 @@ import pandas as pd
 
 from engine import diagnostics as dg
 
-from .plot_style import DIVERGING, FRAME_HEIGHT, FRAME_WIDTH, GREY, SEQUENTIAL
+from .plot_style import DIVERGING, FRAME_HEIGHT, FRAME_WIDTH, GREY, SEQUENTIAL, VIEW_TOOLS
 
 
 # -- images --------------------------------------------------------------------------------------------------------
@@ -82,7 +82,8 @@ def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] =
     scale = max(1, int(min(frame[0] / w, frame[1] / h)))
     xticks = _grid_ticks(view.col_labels, cols, W, pad)
     yticks = _grid_ticks(view.row_labels, rows, H, pad, flip=True, total=h)
-    opts = dict(frame_width=w * scale, frame_height=h * scale, toolbar=None, framewise=True, shared_axes=False,
+    opts = dict(frame_width=w * scale, frame_height=h * scale, toolbar=None, active_tools=[], framewise=True,
+                shared_axes=False,
                 xaxis="bottom" if xticks else None, yaxis="left" if yticks else None, xlabel="", ylabel="")
     if xticks:
         opts.update(xticks=xticks, xrotation=30 if max(len(t) for _, t in xticks) * cols > w * scale / 7 else 0)
@@ -96,7 +97,7 @@ def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] =
             cmap, clim = GREY, tuple(view.vrange)
         return hv.Image(tiled[::-1], bounds=(0, 0, w, h), vdims=["value"]).opts(
             cmap=cmap, clim=clim, colorbar=True, colorbar_opts={"width": 10}, clipping_colors={"NaN": "white"},
-            tools=["hover"], **opts)
+            tools=["hover"], **opts)  # no toolbar: nothing to pan or zoom, the wheel scrolls the page
     return hv.RGB(tiled[::-1], bounds=(0, 0, w, h)).opts(**opts)  # hv.RGB's first row is the bottom
 
 
@@ -104,7 +105,7 @@ def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] =
 def render_heatmap(view: dg.Heatmap) -> hv.Image:
     """The matrix as an image, row 0 at the top, with a colour bar (diverging about zero when `symmetric`)."""
     m = np.asarray(view.matrix, dtype=np.float64)
-    opts = dict(frame_width=FRAME_WIDTH - 40, frame_height=FRAME_HEIGHT, colorbar=True, tools=["hover"],
+    opts = dict(frame_width=FRAME_WIDTH - 40, frame_height=FRAME_HEIGHT, colorbar=True, **VIEW_TOOLS,
                 xlabel=view.xlabel, ylabel=view.ylabel, invert_yaxis=True, framewise=True,
                 shared_axes=False)  # its axes count rows and columns: never the x of a curve beside it
     if view.symmetric:
@@ -124,7 +125,7 @@ def render_field(view: dg.Field2D):
     img = hv.Image(v[::-1], bounds=(x[0] - dx, y[0] - dy, x[-1] + dx, y[-1] + dy), kdims=["x₁", "x₂"],
                    vdims=["value"]).opts(
         cmap=DIVERGING if view.contour is not None else SEQUENTIAL, colorbar=True, frame_width=FRAME_WIDTH - 40,
-        frame_height=FRAME_HEIGHT, tools=["hover"], framewise=True)
+        frame_height=FRAME_HEIGHT, **VIEW_TOOLS, framewise=True)
     layers = img
     if view.contour is not None:
         layers = layers * hv.operation.contours(img, levels=[view.contour]).opts(color="black", line_width=2)

@@ -23,6 +23,9 @@ hv.Store.set_current_backend("bokeh")
 
 WIDTH, HEIGHT = 420, 300  # outer size of a plot without a legend
 FRAME_WIDTH, FRAME_HEIGHT = 280, 200  # the data area: fixed, so a legend or colour bar adds width instead of eating it
+# What a view's plot does with the pointer: hover reads values; the mouse wheel scrolls the page, never zooms a plot
+# (HoloViews activates wheel zoom by default); zoom is one toolbar click away where there is a toolbar.
+VIEW_TOOLS = {"tools": ["hover"], "active_tools": ["pan"]}
 LEGEND_CHARS = 24  # a legend label wraps at this many characters (run labels say what differs between runs)
 TITLE_STYLE = {"font-weight": "bold", "font-size": "1.0em", "margin-bottom": "0"}
 DIVERGING, SEQUENTIAL, GREY = "RdBu_r", "viridis", "Greys_r"

@@ -358,3 +358,29 @@ def test_log_curves_leave_non_positive_values_as_gaps():
     drawn = {c.label: c.dimension_values(1) for c in overlay}
     assert np.isnan(drawn["invariance"][0]) and drawn["invariance"][1] == 1e-3
     assert RENDERER.get_plot(overlay).state.y_scale.__class__.__name__ == "LogScale"
+
+
+def test_the_mouse_wheel_over_a_view_scrolls_the_page_instead_of_zooming():
+    """No view's plot takes the mouse wheel: scrolling down a page of views over an augmentation image or a
+    histogram moves the page (HoloViews activates wheel zoom unless told otherwise); zoom stays one toolbar click
+    away where there is a toolbar."""
+    from bokeh.models import WheelZoomTool
+
+    from dashboard.views import render_field, render_spectrum
+
+    rng = np.random.default_rng(0)
+    grid = np.linspace(-1, 1, 5)
+    views = [render_image_grid(dg.ImageGrid(title="samples", images=rng.random((2, 3, 4, 4)))),
+             render_image_grid(dg.ImageGrid(title="weights", images=np.full((1, 1, 8, 8), 0.3), vrange=(-0.3, 0.3))),
+             render_heatmap(dg.Heatmap(title="K", matrix=np.eye(3))),
+             render_spectrum(dg.Spectrum(title="eigenvalues", values=rng.random(20) + 0.1)),
+             render_curves(dg.Curves(title="range", series={"a": (np.arange(5.0), rng.random(5))})),
+             render_scatter(dg.Scatter(title="pred", x=rng.random(5), y=rng.random(5), y_err=np.full(5, 0.1))),
+             render_field(dg.Field2D(title="field", x=grid, y=grid, values=rng.random((5, 5)),
+                                     points=rng.random((4, 2)), point_labels=np.array([0, 1, -1, 0])))]
+    for view in views:
+        state = RENDERER.get_plot(view).state
+        figures = [state] if hasattr(state, "toolbar") else [c for c in state.references() if hasattr(c, "toolbar")]
+        assert figures
+        for figure in figures:
+            assert not isinstance(figure.toolbar.active_scroll, WheelZoomTool), view
