@@ -189,7 +189,10 @@ class CurvePlot:
                 ys.append(y)
         if xs:
             lo, hi = min(a for a, _ in xs), max(b for _, b in xs)
-            _set_range(self.x_range, lo, hi if hi > lo else lo + 1)
+            if hi > lo:
+                _set_range(self.x_range, lo, hi)
+            else:  # one point: from step 0, with room for it, as the curve it becomes (not lo to lo + 1)
+                _set_range(self.x_range, min(lo, 0), max(lo * 1.1, lo + 1))
         if not self.logy:
             limits = y_limits(ys, metric_spec(self.metric).min_span)
             if limits is not None:

@@ -105,6 +105,18 @@ def test_board_axes_follow_the_data_and_a_new_run_after_reset():
     assert "\n" in long and all(len(line) <= 25 for line in long.split("\n"))  # wrapped, readable beside the plot
 
 
+def test_a_curve_of_one_point_is_drawn_from_step_zero_not_on_a_one_step_axis():
+    """The first test-error point at step 300 sat alone on an axis from 300 to 301 (ticks 300.2, 300.4, …); it is
+    drawn on an axis from step 0 that has room for it, as the curve it becomes."""
+    board = CurveBoard()
+    board.send("test_error", [300], [0.12])
+    x0, x1, _, _ = ranges(board_plot(board, "test_error"))
+    assert x0 <= 0 and 300 < x1 <= 400
+    board.send("test_error", [600], [0.1])
+    x0, x1, _, _ = ranges(board_plot(board, "test_error"))
+    assert x0 <= 300 and x1 >= 600
+
+
 def test_covered_metrics_keep_their_data_but_get_no_plot():
     board = CurveBoard()
     board.send("range.rotation", [1, 2], [5.0, 6.0])
