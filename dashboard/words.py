@@ -96,6 +96,10 @@ def not_applicable(settings) -> dict[str, str]:
         if source.kind != "image":
             out["data.rotate"] = (f"rotation turns images; {settings.data.dataset} holds {source.kind}, "
                                   "not images")
+        if not source.digit_labels:
+            out["data.odd_even"] = (f"odd/even relabels digits; {settings.data.dataset}'s labels are not digits")
+        if source.task == "regression":
+            out["data.classes"] = f"{settings.data.dataset} is regression data: it has no classes to keep"
     except InvlabError:
         pass
     optimizer = settings.train.optimizer

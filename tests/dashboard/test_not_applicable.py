@@ -16,3 +16,15 @@ def test_orbit_coordinates_apply_only_to_the_orbits_that_act_on_coordinates():
     assert "model.orbit_coordinates" not in not_applicable(settings_for(augmentation="permutations"))
     assert "model.orbit_coordinates" not in not_applicable(settings_for(augmentation="rotation",
                                                                         then_augmentation="sign_flips"))
+
+
+def test_odd_even_applies_to_digits_and_classes_to_classification_only():
+    def reasons(dataset):
+        return not_applicable(RunSettings(RunConfig(model="svgp", data={"dataset": dataset})))
+
+    assert "data.odd_even" not in reasons("digits") and "data.classes" not in reasons("digits")
+    regression = reasons("diabetes")
+    assert "diabetes" in regression["data.odd_even"] and "digit" in regression["data.odd_even"]
+    assert "regression" in regression["data.classes"]
+    moons = reasons("two-moons")  # classes, but not digits
+    assert "data.odd_even" in moons and "data.classes" not in moons
