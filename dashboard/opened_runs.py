@@ -3,11 +3,23 @@ continued from its latest checkpoint, or, while another process still trains it,
 with that run's health verdict in the message. Mixed into `TrainingSession`, whose thread runs these methods."""
 from __future__ import annotations
 
+import weakref
+
 from engine.errors import InvlabError
 from engine.train import RunConfig, Trainer
 from engine.train.checkpoint import load_checkpoint
 
 from .follow import RunFollower, gaps_as_nan
+
+SESSIONS: "weakref.WeakSet" = weakref.WeakSet()  # this process's sessions that have shown a run (`_begin_run`)
+
+
+def trained_by_another_page(session, run_id: int) -> bool:
+    """Whether another page's session in this process trains stored run `run_id` of the same store (a second tab
+    on it)."""
+    path = getattr(session.store, "path", None)
+    return any(other is not session and other.trainer is not None and other.run_id == run_id
+               and getattr(other.store, "path", None) == path for other in list(SESSIONS))
 
 
 class OpenedRuns:
@@ -44,9 +56,14 @@ class OpenedRuns:
                 history, _ = self._following.read()
             self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
             self._show_stored_views((self._following or RunFollower(self.store, run_id)).read_views(record))
-            why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
-                   "writes them; it is not continued here"
-                   if writer else "it has no checkpoint to continue from")
+            if writer and trained_by_another_page(self, run_id):
+                why = ("another page of this server is training it (another tab, or another user on a class server); "
+                       "its new points are drawn here as it writes them, and it is not continued here")
+            elif writer:
+                why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
+                       "writes them; it is not continued here")
+            else:
+                why = "it has no checkpoint to continue from"
             self._set(state="idle", step=record.step, tone="info",
                       message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")

@@ -37,7 +37,7 @@ from engine.train import RunConfig, RunStore, Trainer
 from engine.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower
-from .opened_runs import OpenedRuns
+from .opened_runs import SESSIONS, OpenedRuns
 from .run_layout import curve_layout
 from .scheduling import TrainingSlots, default_slots, lower_training_priority, share_the_interpreter
 from .session_commands import SessionCommands
@@ -277,6 +277,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self._publish(force_views=True)
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
+        SESSIONS.add(self)  # another page opening this run knows it is trained here
         self._runs += 1
         task = self.trainer.dataset.task if self.trainer is not None else None
         layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))

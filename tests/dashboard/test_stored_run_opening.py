@@ -35,3 +35,28 @@ def test_opening_a_run_past_its_checkpoint_says_what_continuing_drops(tmp_path):
         assert ranges[0] == 10 and ranges[-1] == 20, ranges  # from the run's start, as logged
     finally:
         explorer.close()
+
+
+def test_a_run_another_page_of_this_server_trains_is_followed_and_said_so_in_the_pages_words(tmp_path):
+    """A second tab on a run the first tab trains: the page says another page of this server trains it and that its
+    points are drawn here, not that another process should be stopped with kill (the server's own process)."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    settings = RunSettings()
+    settings.apply_query({"data.subset": "200", "data.test_subset": "100", "model.num_inducing": "10",
+                          "train.steps": "100000"})
+    first, second = Explorer(settings.run_config(), store=store), Explorer(store=store)
+    try:
+        first.start()
+        deadline = time.time() + 60
+        while time.time() < deadline and first.session.step < 3:
+            time.sleep(0.1)
+        second.open_stored_run(first.session.run_id)
+        while time.time() < deadline and "opened" not in second.status_values()["message"]:
+            time.sleep(0.1)
+            second.tick()
+        message = second.status_values()["message"]
+        assert "another page of this server" in message and "drawn here" in message, message
+        assert "process" not in message and "kill" not in message, message
+    finally:
+        first.close()
+        second.close()
