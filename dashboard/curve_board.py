@@ -32,6 +32,7 @@ class CurveBoard(param.Parameterized):
     smoothing = param.Number(default=0.0, bounds=(0.0, 0.99), step=0.01,
                              doc="Exponential smoothing of the traces; the raw trace stays faint behind.")
     show_previous = param.Boolean(default=True, doc="Overlay the previous runs of this session.")
+    large = param.Boolean(default=False, doc="Larger text and lines, for a projector (the page's presenter mode).")
 
     PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")),
               ("Test NLPD", ("test_nlpd",)))
@@ -90,7 +91,7 @@ class CurveBoard(param.Parameterized):
         return self.buffers[metric]
 
     def _add_plot(self, metric: str) -> None:
-        plot = CurvePlot(metric, length=self.length, logy=self.logy, smoothing=self.smoothing)
+        plot = CurvePlot(metric, length=self.length, logy=self.logy, smoothing=self.smoothing, large=self.large)
         plot.show = self.show_previous
         plot.show_previous(self._previous_of(metric))
         self.curve_plots[metric] = plot
@@ -113,6 +114,11 @@ class CurveBoard(param.Parameterized):
             data = self.buffers[metric].data
             plot.rebuild(self.logy, data["step"].to_numpy(), data[metric].to_numpy())
             self.plots[metric].object = plot.figure
+
+    @param.depends("large", watch=True)
+    def _enlarge(self) -> None:
+        for plot in self.curve_plots.values():
+            plot.enlarge(self.large)
 
     @param.depends("smoothing", "show_previous", watch=True)
     def _restyle(self) -> None:

@@ -22,6 +22,11 @@ CURVE_MIN_WIDTH = FRAME_WIDTH + 140  # the data area's width and the legend besi
 # as many to a row as fit, each row's plots sharing its width (two or three columns on a laptop or a projector)
 FLEX_ITEM = {"flex": f"1 1 {CURVE_MIN_WIDTH}px", "width": "auto", "max-width": f"{2 * CURVE_MIN_WIDTH}px"}
 SPARSE = 50  # below this many points the points themselves are drawn too (test metrics are sparse)
+# Text sizes and line widths: on a laptop, and larger for a projector (presenter mode)
+NORMAL_SIZES = {"title": "13px", "label": "13px", "ticks": "11px", "legend": "8pt", "line": 2, "points": 5,
+                "previous": 1.5}
+PRESENTER_SIZES = {"title": "18px", "label": "17px", "ticks": "15px", "legend": "11pt", "line": 3.5,
+                   "points": 8, "previous": 2.5}
 
 
 class CurvePlot:
@@ -32,8 +37,10 @@ class CurvePlot:
     `restyle(smoothing, show)` changes smoothing or hides the previous runs; `rebuild` starts a new figure (the y
     axis changed between linear and log)."""
 
-    def __init__(self, metric: str, *, length: int, logy: bool = False, smoothing: float = 0.0):
+    def __init__(self, metric: str, *, length: int, logy: bool = False, smoothing: float = 0.0,
+                 large: bool = False):
         self.metric, self.length, self.logy, self.smoothing = metric, length, logy, smoothing
+        self.large = large
         self.show = True
         self._runs: list[tuple[str, np.ndarray, np.ndarray]] = []  # previous runs: (label, steps, logged values)
         self._previous_extents: list = []  # (first step, last step, [min, max] drawn) of each previous run
@@ -71,11 +78,27 @@ class CurvePlot:
         fig.add_tools(HoverTool(renderers=[self.line, self.points],
                                 tooltips=[("step", "@step"), (spec.label, f"@{{{metric}}}")]))
         self.figure = fig
+        self.enlarge(self.large)
         self._steps_lo = self._steps_hi = None
         self._lo = self._hi = None  # extent of this run's drawn values
         self._ema = (0.0, 0.0)  # running (sum, weight) of the smoothing
         self._count = 0
         self._negative = False
+
+    def enlarge(self, large: bool) -> None:
+        """Draw the title, axes, legend and this run's line at the projector's sizes (`large`) or the laptop's."""
+        self.large = large
+        sizes = PRESENTER_SIZES if large else NORMAL_SIZES
+        fig = self.figure
+        fig.title.text_font_size = sizes["title"]
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.axis_label_text_font_size = sizes["label"]
+            axis.major_label_text_font_size = sizes["ticks"]
+        self.legend.label_text_font_size = sizes["legend"]
+        self.line.glyph.line_width = sizes["line"]
+        self.points.glyph.size = sizes["points"]
+        for line in self.previous_lines:
+            line.glyph.line_width = sizes["previous"]
 
     def rebuild(self, logy: bool, steps, values) -> None:
         """A new figure with the y axis linear or log, holding this run's `steps`/`values` and the previous runs."""

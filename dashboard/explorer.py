@@ -29,7 +29,6 @@ from .feed import LiveFeed
 from .learned_controls import LearnedValueControl
 from .lessons import compare_for_family, get_lesson
 from .notebook_view import NotebookView
-from .page_layout import presenter_styles
 from .safe_text import markdown_text
 from .session import TrainingSession
 from .settings import RunSettings
@@ -342,8 +341,9 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
 
     @param.depends("presenter", watch=True)
     def _show_presenter(self) -> None:
+        self._enlarge_parts()
         if getattr(self, "pages", None) is not None:
-            self.pages.styles = presenter_styles(self.presenter)
+            self._show_lesson()
         self._update_location()
 
     @param.depends("notice", watch=True)

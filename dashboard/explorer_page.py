@@ -138,16 +138,21 @@ class ExplorerPage:
                          self.view_watch,
                          self.lesson_pane, run_bar, self.status,
                          self.notice_pane, self.plugin_note,
-                         curve_opts,
-                         self.curves.layout, self.feed.views_area, self.curves.extra_layout,
+                         self.curves.layout, curve_opts, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
         self.key_views = KeyViewPlacer(main, self.curves.layout, self.feed.views_area,
                                        key_view_names(get_lesson(self.settings.lesson)))
-        layout = training_page(self.controls(), main)
+        sidebar = self.controls()
+        layout = training_page(sidebar, main)
         self._show_lesson()
-        self.pages = pn.Tabs(("Training", layout), ("Lessons", self.lessons), ("Deep kernel prior", self.prior),
-                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width",
-                             styles=presenter_styles(self.presenter))
+        lessons = pn.Column(self.lessons, sizing_mode="stretch_width")
+        # presenter mode draws these larger; the plots are drawn larger by themselves (a CSS zoom around a Bokeh
+        # canvas makes it measure its zoomed width and draw that much wider again, past the screen's edge)
+        self._enlarged = [sidebar, self.lesson_pane, run_bar, self.status.pane, self.notice_pane, self.plugin_note,
+                          curve_opts, lessons]
+        self._enlarge_parts()
+        self.pages = pn.Tabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", self.prior),
+                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
         self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
@@ -163,6 +168,14 @@ class ExplorerPage:
             # holds goes with it.
             self._close_with(pn.state.curdoc)
         return self.pages
+
+    def _enlarge_parts(self) -> None:
+        """Presenter mode on or off: the controls, the banner, the buttons, the status and the lesson cards drawn
+        larger or at their own size; the curves' text and lines larger; the status on rows that fit; the lesson's
+        steps folded under its title (the plots on the projector's first screen)."""
+        self.curves.large = self.status.wrap = self.presenter
+        for part in getattr(self, "_enlarged", ()):
+            part.styles = {**(part.styles or {}), **presenter_styles(self.presenter)}
 
     def _on_page(self, event) -> None:
         self.session.views_wanted = event.new == 0  # views off screen cost the training thread nothing
@@ -180,7 +193,7 @@ class ExplorerPage:
         mode the prior page's controls the lesson does not touch are hidden."""
         lesson = get_lesson(self.settings.lesson)
         for pane in (self.lesson_pane, self.prior.banner, self.compare.banner):
-            pane.object = steps_markdown(lesson) if lesson is not None else ""
+            pane.object = steps_markdown(lesson, folded=self.presenter) if lesson is not None else ""
             pane.visible = lesson is not None
         shown = self._teacher_controls()
         for name, widget in getattr(self.prior.controls, "_widgets", {}).items():

@@ -318,13 +318,17 @@ def visible_controls(lesson: Lesson) -> set[str]:
     return touched | set(lesson.controls)
 
 
-def steps_markdown(lesson: Lesson) -> str:
+def steps_markdown(lesson: Lesson, folded: bool = False) -> str:
     """The lesson's banner on every page it touches: its title, what it shows and its numbered steps (Markdown,
-    every word escaped)."""
+    every word escaped). `folded` (presenter mode, where the plots need the projector's first screen) puts the
+    steps in a disclosure, closed, under the title."""
     title = lesson.title if lesson.title.endswith(("?", "!", ".")) else lesson.title + "."
     lines = [f"**{markdown_text(title)}** {markdown_text(lesson.text)}", ""]
-    lines += [f"{i}. {markdown_text(step.words)}" for i, step in enumerate(lesson.steps, 1)]
-    return "\n".join(lines)
+    steps = [f"{i}. {markdown_text(step.words)}" for i, step in enumerate(lesson.steps, 1)]
+    if folded:
+        return "\n".join([*lines, f"<details><summary>The lesson's {len(steps)} steps</summary>", "", *steps, "",
+                          "</details>"])
+    return "\n".join(lines + steps)
 
 
 def control_hidden(lesson: Lesson | None, name: str) -> bool:

@@ -40,7 +40,8 @@ def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
 
 
 def presenter_styles(on: bool) -> dict:
-    """The styles of the page's root for presenter mode on or off."""
+    """The styles of a part of the page (its controls, banner, buttons, status: never a plot) for presenter mode on
+    or off."""
     return {"zoom": str(PRESENTER_ZOOM) if on else "1"}
 
 

@@ -25,6 +25,8 @@ TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 LINE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;height:1.45em;line-height:1.45em"
 
 MESSAGE = "white-space:normal;overflow-y:auto;height:2.9em;line-height:1.45em"  # two lines; a longer message scrolls
+# a narrow line (presenter mode's larger text): two rows of fixed height, wrapping between cells, never inside one
+WRAPPED = "white-space:normal;overflow:hidden;height:2.9em;line-height:1.45em"
 
 
 def time_left(seconds: float | None) -> str:
@@ -60,6 +62,8 @@ class StatusBar(pn.viewable.Viewer):
     condition_of = param.String(default="K_uu")
     message = param.String(default="", doc="The hint, warning or error of the moment, in words.")
     tone = param.Selector(default="info", objects=list(TONE_COLOURS))
+    wrap = param.Boolean(default=False, doc="Each line on two rows, wrapping between its cells (larger text on a "
+                                            "narrow column: presenter mode), instead of one row cut with an ellipsis.")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -94,11 +98,15 @@ class StatusBar(pn.viewable.Viewer):
             f'jitter <span data-field="jitter">{_fmt(self.jitter, ".1e")}</span>',
             f'cond({html_text(self.condition_of)}) <span data-field="condition">{_fmt(self.condition, ".2e")}</span>',
         ]
-        sep = " &nbsp;|&nbsp; "
+        sep, line = " &nbsp;|&nbsp; ", LINE
+        if self.wrap:  # a cell never breaks inside; the separator may end a row
+            sep, line = " &nbsp;| ", WRAPPED
+            where, figures = ([f'<span style="white-space:nowrap">{c}</span>' for c in cells if c]
+                              for cells in (where, figures))
         message = html_text(self.message)
         return (f'<div class="invlab-status" style="font-family:monospace;font-size:var(--invlab-status-size, 13px)">'
-                f'<div style="{LINE}">{sep.join(c for c in where if c)}</div>'
-                f'<div style="{LINE}">{sep.join(figures)}</div>'
+                f'<div style="{line}">{sep.join(c for c in where if c)}</div>'
+                f'<div style="{line}">{sep.join(figures)}</div>'
                 f'<div data-field="message" data-tone="{self.tone}" title="{message}" '
                 f'style="{MESSAGE};color:{TONE_COLOURS[self.tone]}">{message}</div></div>')
 

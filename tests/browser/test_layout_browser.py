@@ -208,3 +208,77 @@ def test_the_curves_share_the_width_two_or_three_to_a_row(served_app):
             used = first[-1][0] + first[-1][2] - first[0][0]
             assert used >= 0.95 * row, (width, used, row)
         assert not errors, errors
+
+
+# JavaScript: the boxes ([left, top, right, bottom], in the page's coordinates: scrolled back to the top) of every
+# plot's canvas drawn and every text pane (titles, captions, banners, the status) in the page, shadow roots included.
+DRAWN_BOXES = """() => {
+  const scroller = document.getElementById('main') || document.scrollingElement;
+  const dy = scroller ? scroller.scrollTop : 0;
+  const plots = [], texts = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      const c = el.classList;
+      const plot = el.tagName === 'CANVAS', text = c && (c.contains('bk-panel-models-markup-HTML')
+                                                        || c.contains('bk-panel-models-markup-Markdown'));
+      if (!plot && !text) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width < 2 || r.height < 2 || !el.checkVisibility({visibilityProperty: true})) continue;
+      const parts = el.shadowRoot ? [...el.shadowRoot.children].filter(x => x.tagName === 'DIV') : [el];
+      const words = parts.map(x => x.innerText || '').join(' ').trim().slice(0, 40);
+      if (text && !words) continue;
+      (plot ? plots : texts).push([r.left, r.top + dy, r.right, r.bottom + dy, words]);
+    }
+  };
+  walk(document);
+  return [plots, texts];
+}"""
+
+
+def overlap(a, b) -> float:
+    """The area two boxes [left, top, right, bottom, …] share, in px² (0: side by side, one above the other)."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return max(width, 0) * max(height, 0)
+
+
+def inside(inner, outer) -> bool:
+    return inner[0] >= outer[0] - 1 and inner[1] >= outer[1] - 1 and inner[2] <= outer[2] + 1 \
+        and inner[3] <= outer[3] + 1
+
+
+def test_presenter_mode_on_a_projector_fits_the_screen_without_overlaps(served_app):
+    """Presenter mode at 1280×720 used to zoom the whole page: no plot on the first screen, the status line cut at
+    "con…", the plots (1,025 px wide from x = 490) past the right edge, and stacked plots overlapping by about
+    130 px (histograms over axes, captions over histograms, images over titles). Now every plot and text stays
+    inside the screen's width without overlapping another, the status line is whole, a plot is on the first screen,
+    and the page is still drawn larger than without presenter mode."""
+    width, height = 1280, 720
+    with browser_page(width, height) as (page, errors):
+        page.goto(served_app + ROTATION_SECOND_RUN + "&presenter=1")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: column_length(page, "elbo") >= 2 and column_length(page, "test_error") >= 1, timeout=120)
+        title = page.get_by_text("Augmentation samples").first
+        poll(lambda: title.count() > 0 and title.is_visible(), timeout=120)
+        page.wait_for_timeout(1500)  # the views laid out
+
+        plots, texts = page.evaluate(DRAWN_BOXES)
+        assert len(plots) >= 5, plots
+        screen = [0, 0, width, 10 ** 6]
+        for box in plots + texts:
+            assert inside(box, screen), ("past the screen's edge", box)
+        for i, a in enumerate(plots):
+            for b in plots[i + 1:] + texts:
+                if not (inside(a, b) or inside(b, a)):
+                    assert overlap(a, b) <= 4, ("overlapping", a, b)
+        assert min(box[1] for box in plots) < height - 150, plots  # a plot's frame on the first screen
+
+        for line in page.locator(".invlab-status > div").all()[:2]:  # the status's two lines are whole
+            assert line.evaluate("e => e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1"), \
+                line.inner_text()
+        larger = page.locator(".invlab-status").first.bounding_box()["height"]
+        page.goto(served_app + ROTATION_SECOND_RUN)
+        poll(lambda: field(page, "state") == "idle")
+        assert larger > 1.15 * page.locator(".invlab-status").first.bounding_box()["height"]
+        assert not errors, errors

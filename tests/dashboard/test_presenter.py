@@ -1,0 +1,68 @@
+"""Presenter mode's parts, headless: the curves' text and lines larger, the status on rows that wrap between its
+cells (never inside one), the lesson's steps folded under its title, and the page's parts drawn larger while its
+plots are left to size themselves. The Chromium test at 1280×720 is in tests/browser/test_layout_browser.py."""
+import re
+
+from dashboard.curve_plot import NORMAL_SIZES, PRESENTER_SIZES, CurvePlot
+from dashboard.explorer import Explorer
+from dashboard.lessons import BY_KEY, steps_markdown
+from dashboard.status import StatusBar
+
+
+def _px(size: str) -> float:
+    return float(size[:-2]) * (4 / 3 if size.endswith("pt") else 1)
+
+
+def test_a_curve_in_presenter_mode_has_larger_text_and_lines_and_goes_back():
+    plot = CurvePlot("elbo", length=100)
+    fig = plot.figure
+    assert fig.title.text_font_size == NORMAL_SIZES["title"]
+    plot.enlarge(True)
+    assert _px(fig.title.text_font_size) > _px(NORMAL_SIZES["title"])
+    assert _px(fig.yaxis[0].major_label_text_font_size) > _px(NORMAL_SIZES["ticks"])
+    assert _px(plot.legend.label_text_font_size) > _px(NORMAL_SIZES["legend"])
+    assert plot.line.glyph.line_width == PRESENTER_SIZES["line"] > NORMAL_SIZES["line"]
+    plot.rebuild(True, [1, 2], [-3.0, -2.0])  # a log axis: a new figure, still large
+    assert plot.figure.xaxis[0].axis_label_text_font_size == PRESENTER_SIZES["label"]
+    plot.enlarge(False)
+    assert plot.figure.title.text_font_size == NORMAL_SIZES["title"]
+
+
+def test_the_wrapped_status_breaks_between_cells_only_and_keeps_every_field():
+    bar = StatusBar(state="running", run="invariant on digits", step=640, total=5000, steps_per_sec=78.6,
+                    device="cpu", dtype="float64", learning_rate=0.01, jitter=1e-6, condition=229.0)
+    plain = bar.html()
+    bar.wrap = True
+    wrapped = bar.pane.object
+    assert wrapped == bar.html() != plain
+    lines = re.findall(r'<div style="([^"]*)">(.*?)</div>', wrapped)[:2]
+    for style, body in lines:
+        assert "height:2.9em" in style and "white-space:normal" in style
+        cells = re.findall(r'<span style="white-space:nowrap">', body)
+        assert len(cells) >= 4, body
+    for field in ("state", "step", "total", "rate", "lr", "jitter", "condition"):  # every field still there
+        assert f'data-field="{field}"' in wrapped
+
+
+def test_folded_steps_keep_every_step_in_a_closed_disclosure():
+    lesson = BY_KEY["rotation"]
+    folded = steps_markdown(lesson, folded=True)
+    assert "<details>" in folded and "open" not in folded.split("<details>")[1].split(">")[0]
+    assert f"The lesson's {len(lesson.steps)} steps" in folded
+    plain = steps_markdown(lesson)
+    for line in plain.splitlines():
+        assert line in folded.splitlines()
+
+
+def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
+    explorer = Explorer(presenter=True)
+    explorer.__panel__()
+    assert explorer.curves.large and explorer.status.wrap
+    zoomed = [part for part in explorer._enlarged if (part.styles or {}).get("zoom") not in (None, "1")]
+    assert explorer.status.pane in zoomed and len(zoomed) == len(explorer._enlarged)
+    assert (explorer.curves.layout.styles or {}).get("zoom") in (None, "1")
+    assert (explorer.pages.styles or {}).get("zoom") in (None, "1")  # the plots are inside the pages
+    explorer.presenter = False
+    assert not explorer.curves.large and not explorer.status.wrap
+    assert all(part.styles.get("zoom") == "1" for part in explorer._enlarged)
+    explorer.close()
