@@ -1,6 +1,6 @@
 """The Training page's layout, for a projector, a laptop and a tablet.
 
-- the controls column beside the plots, stacked above them on a narrow screen (a phone, a tablet held upright);
+- the controls column beside the plots, under them on a narrow screen (a phone, a tablet held upright);
 - the sidebar's tabs fit its width (they wrap onto a second row rather than scroll out of sight);
 - the current lesson's key view at the top of the plots, outlined, once its first data arrives;
 - a "presenter" zoom (larger fonts, lines and plots for a projector), a control and the link flag `presenter=1`.
@@ -31,11 +31,15 @@ def sidebar_tabs(tabs) -> pn.Tabs:
 
 
 def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
-    """The sidebar and the main column side by side, wrapping the main column under the sidebar when the screen is
-    narrower than both."""
+    """The sidebar and the main column side by side; on a screen narrower than both (a tablet, a phone) the main
+    column (the lesson, Start, the status, the plots) comes first and the controls under it.
+
+    `wrap-reverse` draws the second line above the first, so the main column, wrapped onto the second line, is on
+    top; in that mode the cross axis runs upwards, so `flex-end` aligns both columns to the top when they fit side
+    by side."""
     main.styles = {**(main.styles or {}), "flex": f"1 1 {MAIN_MIN_WIDTH}px", "min-width": "0"}
     sidebar.styles = {**(sidebar.styles or {}), "flex": "0 0 auto"}
-    return pn.FlexBox(sidebar, main, flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width",
+    return pn.FlexBox(sidebar, main, flex_wrap="wrap-reverse", align_items="flex-end", sizing_mode="stretch_width",
                       name="Training")
 
 

@@ -354,12 +354,14 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.page.open_run(finished[0])
 
     def __panel__(self):
-        form = pn.Row(pn.Column(self.data_box, self.data_words), self.seeds, self.steps, self.start_button,
-                      self.stop_button, sizing_mode="stretch_width")
+        # rows that wrap: on a tablet the buttons go under the boxes instead of past the screen's edge
+        form = pn.FlexBox(pn.Column(self.data_box, self.data_words), self.seeds, self.steps, self.start_button,
+                          self.stop_button, align_items="flex-start", sizing_mode="stretch_width")
         return pn.Column(pn.pane.Markdown(HEADING, sizing_mode="stretch_width"), form,
                          pn.pane.Markdown("**Candidates** (untick any to leave it out)", margin=(0, 10)),
                          self.candidates, self.candidate_words, self.error, self.status, self.table, self.verdict,
-                         pn.Row(self.chart, self.download), sizing_mode="stretch_width", name="Discover",
+                         pn.FlexBox(self.chart, self.download, align_items="flex-start", sizing_mode="stretch_width"),
+                         sizing_mode="stretch_width", name="Discover",
                          css_classes=["invlab-discover"])
 
 

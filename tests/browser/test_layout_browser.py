@@ -139,16 +139,27 @@ def test_the_lessons_key_view_is_at_the_top(served_app):
         assert not errors, errors
 
 
-def test_narrow_screens_stack_the_controls_above_the_plots(served_app):
-    for width, height in ((390, 844), (768, 1024)):
+def test_narrow_screens_put_start_and_the_first_plot_on_the_first_screen(served_app):
+    """At tablet width (768 px) the controls column used to stack above the plots, pushing Start and the plots
+    about 1,600 px down under an empty area. On a tablet or a phone the run's part (the lesson, Start, the status,
+    the plots) now comes first, the controls under it; nothing runs off the screen's side."""
+    for width, height in ((768, 1024), (390, 844)):
         with browser_page(width, height) as (page, errors):
-            page.goto(served_app + SMALL)
+            page.goto(served_app + "?lesson=rotation&" + SMALL[1:])
             poll(lambda: field(page, "state") == "idle")
             start = page.get_by_role("button", name="▶ Start").bounding_box()
+            assert start["y"] + start["height"] < height, (width, start)  # on the first screen, not scrolled to
             sidebar = tab(page, "Runs").bounding_box()
+            assert sidebar["y"] > start["y"], (width, start, sidebar)  # the controls under the run's part
             status = page.locator(".invlab-status").first.bounding_box()
-            assert start["y"] > sidebar["y"] + sidebar["height"], (width, start, sidebar)  # below, not beside
             assert status["x"] + status["width"] <= width, (width, status)  # nothing runs off the screen
+            if width == 768:
+                page.get_by_role("button", name="▶ Start").click()
+                poll(lambda: column_length(page, "elbo") >= 1, timeout=120)
+                page.wait_for_timeout(1000)
+                plots, _ = page.evaluate(DRAWN_BOXES)
+                assert min(box[1] for box in plots) < height - 150, plots  # a plot's frame on the first screen
+                assert all(box[2] <= width + 1 for box in plots), plots
             assert not errors, errors
 
 
@@ -281,4 +292,16 @@ def test_presenter_mode_on_a_projector_fits_the_screen_without_overlaps(served_a
         page.goto(served_app + ROTATION_SECOND_RUN)
         poll(lambda: field(page, "state") == "idle")
         assert larger > 1.15 * page.locator(".invlab-status").first.bounding_box()["height"]
+        assert not errors, errors
+
+
+def test_compares_discover_buttons_stay_on_a_tablets_screen(served_app):
+    """At 768 px ▶ Discover was cut at the screen's edge and its Stop was off-screen: the form's row did not wrap."""
+    with browser_page(768, 1024) as (page, errors):
+        page.goto(served_app + "?page=compare")
+        for name in ("▶ Discover", "■ Stop discover"):
+            button = page.get_by_role("button", name=name).first
+            button.wait_for(timeout=90_000)
+            box = button.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 768, (name, box)
         assert not errors, errors
