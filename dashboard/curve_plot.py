@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from bokeh.core.properties import value
-from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
+from bokeh.models import BasicTicker, ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
 from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, metric_spec, to_display, wrap_label, y_limits
@@ -60,6 +60,8 @@ class CurvePlot:
                      y_range=self.y_range,
                      y_axis_type="log" if self.logy else "linear", tools="pan,wheel_zoom,box_zoom,reset,save",
                      toolbar_location="above")
+        if spec.scale == 100.0 and not self.logy:  # a percentage (an error): ticks on whole percents, never 1.5 %
+            fig.yaxis[0].ticker = BasicTicker(min_interval=1.0, desired_num_ticks=5)
         items = []
         self.previous_lines = []
         for i, src in enumerate(self.previous_sources):

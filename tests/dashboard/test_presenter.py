@@ -66,3 +66,4 @@ def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
     assert not explorer.curves.large and not explorer.status.wrap
     assert all(part.styles.get("zoom") == "1" for part in explorer._enlarged)
     explorer.close()
+

@@ -6,6 +6,7 @@ from bokeh.document.events import ColumnDataChangedEvent, ColumnsStreamedEvent, 
 from panel.io.model import diff
 
 from dashboard import Explorer
+from dashboard.curve_plot import CurvePlot
 from dashboard.views import CurveBoard
 from engine.train import RunConfig, RunStore
 
@@ -96,3 +97,9 @@ def test_a_regression_runs_plots_and_predictions_view_exist_before_its_first_ste
         assert (list(e.feed.views_area.objects), list(e.curves.layout.objects)) == before  # no re-layout as data came
     finally:
         e.close()
+
+
+def test_an_error_curve_has_ticks_on_whole_percents():
+    """The ν = 1 lesson's test-error axis had ticks at 1.5 % and 2.5 %, values an error on its test set never takes."""
+    assert CurvePlot("test_error", length=10).figure.yaxis[0].ticker.min_interval == 1.0
+    assert CurvePlot("elbo", length=10).figure.yaxis[0].ticker.min_interval == 0.0  # other quantities: any tick
