@@ -130,14 +130,21 @@ class LiveFeed:
                 pane = self.view_panes.get(name)
                 if pane is None or pane.kind is not type(view):
                     if pane is not None:
-                        self.views_area.remove(pane.panel)
+                        self.detach(pane.panel)
                     self.view_panes[name] = ViewPane(name, view)
                     self.views_area.append(self.view_panes[name].panel)
                     created = True
             stale = [k for k in self.view_panes if k not in snapshot.views] if new_run else []
             for name in stale:  # a new run of another family: its views replace the old ones
-                self.views_area.remove(self.view_panes.pop(name).panel)
+                self.detach(self.view_panes.pop(name).panel)
         return created
+
+    def detach(self, panel) -> None:
+        """Take a view's panel off the page: from the views' grid, or from the first row of curves where a lesson's
+        key view is placed (`page_layout.KeyViewPlacer`)."""
+        for layout in (self.views_area, self.curves.layout):
+            if panel in layout.objects:
+                layout.remove(panel)
 
     def _hold_notebook_documents(self) -> list[str]:
         """In a notebook, the root ids of the outputs showing this feed, their documents held so that every change

@@ -50,10 +50,12 @@ def presenter_styles(on: bool) -> dict:
 
 
 def key_view_names(lesson) -> set[str]:
-    """The names a lesson watches (its key view and its second run's), as metrics or view names."""
+    """The names a lesson watches (its key view, its second run's and what each step points at), as metrics or view
+    names."""
     if lesson is None:
         return set()
-    return {name for name in (lesson.key_view, lesson.compare_view) if name}
+    names = (lesson.key_view, lesson.compare_view, *(getattr(step, "watch", "") for step in lesson.steps))
+    return {name for name in names if name}
 
 
 def is_key_view(name: str, view, keys: set[str]) -> bool:
@@ -62,25 +64,23 @@ def is_key_view(name: str, view, keys: set[str]) -> bool:
 
 
 class KeyViewPlacer:
-    """Brings the lesson's key view to the top of the plots: the views' grid goes above the curves and the key view
-    first in it, outlined. Call `place(view_panes)` after each update of the views."""
+    """Brings the lesson's key views to the top of the plots: each moves from the views' grid into the first row of
+    curves, first in it (CSS order) and outlined, so a lesson that watches a view and a curve (the learned range and
+    the ELBO overtaking the dashed plain run) has both on the first screen. Call `place(view_panes)` after each
+    update of the views; `LiveFeed.detach` takes a placed view out of either row."""
 
     def __init__(self, main: pn.Column, curves, views, keys: set[str]):
         self.main, self.curves, self.views, self.keys = main, curves, views, keys
-        self.placed: set[str] = set()
 
     def place(self, view_panes: dict) -> None:
-        """Move the lesson's key views among `view_panes` (name → pane) to the top of the plots, outlined."""
+        """Move the lesson's key views among `view_panes` (name → pane) into the first row of curves, outlined."""
         if not self.keys:
             return
         for name, pane in view_panes.items():
-            if name in self.placed or not is_key_view(name, pane.pipe.data, self.keys):
+            panel = pane.panel
+            if panel in self.curves.objects or not is_key_view(name, pane.pipe.data, self.keys):
                 continue
-            self.placed.add(name)
-            pane.panel.styles = {**(pane.panel.styles or {}), "order": "-1", "outline": KEY_OUTLINE}
-            objects = list(self.main.objects)
-            if self.views in objects and self.curves in objects \
-                    and objects.index(self.views) > objects.index(self.curves):
-                objects.remove(self.views)
-                objects.insert(objects.index(self.curves), self.views)
-                self.main.objects = objects
+            panel.styles = {**(panel.styles or {}), "order": "-1", "outline": KEY_OUTLINE}
+            if panel in self.views.objects:
+                self.views.remove(panel)
+            self.curves.insert(0, panel)

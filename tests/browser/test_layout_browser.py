@@ -123,6 +123,20 @@ def test_the_theme_switch_keeps_the_running_demo(served_app):
         assert not errors, errors
 
 
+# JavaScript: [left, top, right, bottom] of the drawn Bokeh figure titled `title` (null when none is drawn).
+FIGURE_BOX = """(title) => {
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values()) {
+      if (!m.title || m.title.text !== title) continue;
+      for (const view of Bokeh.index.find(m)) {
+        const r = view.el.getBoundingClientRect();
+        if (r.width > 0) return [r.left, r.top, r.right, r.bottom];
+      }
+    }
+  return null;
+}"""
+
+
 ROTATION_SECOND_RUN = ("?lesson=rotation&model=invariant&model.augmentation=rotation&model.likelihood=gaussian"
                        "&model.num_inducing=10&model.num_samples=2&model.init_rotation=5&data.rotate=90"
                        "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=5000")
@@ -136,6 +150,12 @@ def test_the_lessons_key_view_is_at_the_top(served_app):
         title = page.get_by_text("Augmentation ranges over training").first
         poll(lambda: title.count() > 0 and title.is_visible(), timeout=120)
         poll(lambda: title.bounding_box()["y"] + 300 < 900, timeout=20)  # its plot is on the first screen
+        # step 4 also promises the invariant model's ELBO overtaking the dashed plain one: that curve was below
+        # every other view (~1,900 px down); now it shares the first row with the key view
+        poll(lambda: column_length(page, "elbo") >= 2, timeout=60)
+        page.wait_for_timeout(1000)
+        elbo = page.evaluate(FIGURE_BOX, "ELBO (evidence lower bound)")
+        assert elbo is not None and elbo[1] + 250 < 900, elbo
         assert not errors, errors
 
 

@@ -1,6 +1,7 @@
-"""Presenter mode's parts, headless: the curves' text and lines larger, the status on rows that wrap between its
-cells (never inside one), the lesson's steps folded under its title, and the page's parts drawn larger while its
-plots are left to size themselves. The Chromium test at 1280×720 is in tests/browser/test_layout_browser.py."""
+"""The page laid out for a projector, headless: presenter mode (the curves' text and lines larger, the status on
+rows that wrap between its cells, never inside one, the lesson's steps folded under its title, the page's parts drawn
+larger while its plots size themselves) and the lessons' views brought to the first screen. The Chromium tests at
+1280×720, 768 px and 1440 px are in tests/browser/test_layout_browser.py."""
 import re
 
 from dashboard.curve_plot import NORMAL_SIZES, PRESENTER_SIZES, CurvePlot
@@ -67,3 +68,12 @@ def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
     assert all(part.styles.get("zoom") == "1" for part in explorer._enlarged)
     explorer.close()
 
+
+
+def test_a_lesson_watches_what_each_of_its_steps_points_at():
+    """Lesson 6's second step promises the learned range climbing on the Training page: that view is brought to
+    the first screen like a key view (it used to sit below every other view)."""
+    from dashboard.page_layout import key_view_names
+
+    assert "range.rotation" in key_view_names(BY_KEY["discover"])
+    assert {"elbo", "range.rotation"} <= key_view_names(BY_KEY["rotation"])
