@@ -20,7 +20,9 @@ class BackgroundRunner:
     the work is (`_work`) and what it reports (`_on_progress`, and the items they put in `_items`).
 
     The scheduler is the one given, the server's shared cluster (`shared`: under `invlab serve`, cluster.py), or a
-    cluster the work starts of its own (`n_workers`)."""
+    cluster the work starts of its own (`n_workers`). The work writes through its own connection to the page's run
+    store (same file, same user), so it outlives the page: a tab closed mid-sweep stops the work cleanly, its
+    finished runs stored and the sweep marked interrupted."""
 
     name = "invlab-runner"
 
@@ -50,7 +52,11 @@ class BackgroundRunner:
         raise NotImplementedError
 
     def _run(self) -> None:
+        page_store = self.store
         try:
+            # A connection of its own: the page's store is closed with the page (a tab closed mid-study), and the
+            # work must still store the runs that finish and mark the sweep stopped.
+            self.store = RunStore(page_store.path, owner=page_store.owner, admin=page_store.admin)
             if self.shared:
                 self.scheduler = shared_scheduler()
             self._work()
@@ -62,6 +68,11 @@ class BackgroundRunner:
             with self._lock:
                 self.error = f"{type(err).__name__}: {err}"
         finally:
+            if self.store is not page_store:
+                try:
+                    self.store.close()
+                except Exception:  # noqa: BLE001 — what could not be flushed now has nothing more to lose
+                    traceback.print_exc()
             with self._lock:
                 self.finished = True
 

@@ -165,3 +165,28 @@ def test_a_regression_data_set_is_ranked_with_its_test_rmse(explorer):
         rmse = np.array([records[r].test_rmse for r in d.report.row(name).run_ids])
         shown = table.loc[table["candidate"] == name, "test RMSE"].item()
         assert shown == f"{rmse.mean():.3f} ± {rmse.std(ddof=1):.3f}", (name, shown, rmse)
+
+
+def test_a_page_closed_during_the_study_leaves_it_stopped_with_what_finished(tmp_path, monkeypatch, scheduler):
+    """Closing the tab during a study used to close the run store the page had opened under the study's thread:
+    the study failed on "Cannot operate on a closed database", its last runs were never stored and Stored sweeps
+    listed it as running for as long as the server lived. Now the study's thread writes through its own connection:
+    the runs that finished are kept and the study is marked interrupted (resumable), never left running."""
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path))  # the page opens (and owns) its store there, as a served page
+    e = Explorer(SMALL)
+    e.__panel__()
+    e.compare.scheduler = scheduler
+    e.pages.active = 3
+    d = e.compare.discover
+    d.candidates.value = ["rotation", "flips"]
+    d.seeds.value, d.steps.value = 1, 400
+    d.start()
+    follow(d, lambda: ": finished (run" in d.message, timeout=180)  # one run stored, the others training
+    e.close(wait=False)
+    d.runner.thread.join(180)
+    assert d.runner.finished and d.runner.error is None, d.runner.error
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        assert store.get_sweep(d.sweep_id).status == "interrupted"
+        runs = store.sweep_runs(d.sweep_id)
+        assert runs and all(r.status == "finished" for r in runs), [(r.status, r.message) for r in runs]
+        assert discover_report(store, d.sweep_id).partial
