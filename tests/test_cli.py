@@ -213,3 +213,32 @@ def test_the_compare_table_gives_every_mean_and_sd_of_a_column_the_same_precisio
     rows = out.splitlines()[3:]
     assert "-40.0 ± 2.3" in rows[0] and "-87.7 ± 2.4" in rows[1]
     assert "12.34 ± 1.01%" in rows[0] and "31.00 ± 0.20%" in rows[1]
+
+
+def test_serve_builds_a_page_before_it_listens_so_the_first_visitor_does_not_wait(tmp_path):
+    """The first "Open lesson" after `invlab serve` started showed a blank page for 53 s on a busy laptop (7–26 s
+    later): the first session imported torch and the dashboard. The server now builds a page before it listens: when
+    its port first answers, torch is already loaded in it (its memory map holds libtorch) — before any request."""
+    import socket
+    import time
+
+    from dashboard.serving import free_port
+
+    port = free_port()
+    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert proc.poll() is None, "the server ended"
+        with open(f"/proc/{proc.pid}/maps") as maps:
+            assert "libtorch_cpu" in maps.read()
+    finally:
+        proc.terminate()
+        proc.wait(30)

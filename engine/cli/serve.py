@@ -73,6 +73,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--allow-websocket-origin", origin]
     if args.show:
         cmd.append("--show")
+    # The first page after the server starts used to wait for the dashboard's imports (torch, HoloViews, the
+    # engine) and its first build: up to a minute blank on a busy laptop. Panel's warm-up builds one page before the
+    # server listens, so the first visitor's page comes as fast as the next one's.
+    if "--warm" not in passthrough:
+        cmd.append("--warm")
     # A closed browser tab ends its session (and its training) within seconds, not Bokeh's default 15–32 s.
     if not any(a.startswith("--unused-session-lifetime") for a in passthrough):
         cmd += ["--unused-session-lifetime", str(UNUSED_SESSION_LIFETIME_MS)]
