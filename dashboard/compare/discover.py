@@ -40,6 +40,8 @@ DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a s
 # the ranking's columns; "test error" reads "test RMSE" for a regression data set
 COLUMNS = ["#", "candidate", "status", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
            "test error", "NLPD", "s / run"]
+WIDTHS = {"#": 40, "candidate": 150, "status": 90, "seeds": 64, "ELBO (whole data)": 150, "log BF vs none": 140,
+          "learned range (final)": 300, "test error": 120, "NLPD": 130, "s / run": 70}  # px
 
 
 class DiscoverStudy(pn.viewable.Viewer):
@@ -73,8 +75,11 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.error_text = ""
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
                                    css_classes=["invlab-discover-status"])
+        # Widths set, not fitted: Tabulator fits the columns to the empty table the study starts with and keeps
+        # those widths, so a learned range ("rotation [-25.0, 28.6], scale 0.91") ran into the next column.
         self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), show_index=False, disabled=True,
-                                          selectable=1, pagination=None, layout="fit_data_table",
+                                          selectable=1, pagination=None, layout="fit_data_table", widths=WIDTHS,
+                                          formatters={"learned range (final)": {"type": "textarea"}},  # wraps
                                           sizing_mode="stretch_width", css_classes=["invlab-discover-table"])
         self.verdict = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["invlab-discover-verdict"])
         self.chart = pn.pane.HTML("", width=660, css_classes=["invlab-discover-chart"])

@@ -86,7 +86,7 @@ def bayes_factor_svg(report: DiscoverReport) -> str:
     if not rows:
         return "<p>No log Bayes factor: the baseline none did not finish.</p>"
     width, left, right, bar = 640, 130, 20, 22
-    height = 48 + bar * len(rows)
+    height = 60 + bar * len(rows)  # the bars, then the tick labels and the axis label, descenders included
     values = [c.log_bf + s * (c.log_bf_sd or 0.0) for c in rows for s in (-1, 1)] + [0.0]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 1.0
@@ -95,11 +95,11 @@ def bayes_factor_svg(report: DiscoverReport) -> str:
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * (width - left - right)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-           f'aria-label="log Bayes factor against none">']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-size="13" '
+           f'font-family="sans-serif" role="img" aria-label="log Bayes factor against none">']
     for t in _ticks(lo, hi):
-        out.append(f'<line x1="{x(t):.1f}" y1="10" x2="{x(t):.1f}" y2="{height - 28}" stroke="#eee"/>'
-                   f'<text x="{x(t):.1f}" y="{height - 14}" text-anchor="middle">{t:g}</text>')
+        out.append(f'<line x1="{x(t):.1f}" y1="10" x2="{x(t):.1f}" y2="{height - 40}" stroke="#eee"/>'
+                   f'<text x="{x(t):.1f}" y="{height - 24}" text-anchor="middle">{t:g}</text>')
     for i, c in enumerate(rows):
         y = 12 + i * bar
         x0, x1 = sorted((x(0.0), x(c.log_bf)))
@@ -109,8 +109,8 @@ def bayes_factor_svg(report: DiscoverReport) -> str:
         if c.log_bf_sd:
             a, b = x(c.log_bf - c.log_bf_sd), x(c.log_bf + c.log_bf_sd)
             out.append(f'<line x1="{a:.1f}" y1="{y + bar / 2}" x2="{b:.1f}" y2="{y + bar / 2}" stroke="#000"/>')
-    out.append(f'<line x1="{x(0.0):.1f}" y1="8" x2="{x(0.0):.1f}" y2="{height - 28}" stroke="#000"/>')
-    out.append(f'<text x="{(left + width) / 2:.0f}" y="{height - 1}" text-anchor="middle">log Bayes factor vs none '
+    out.append(f'<line x1="{x(0.0):.1f}" y1="8" x2="{x(0.0):.1f}" y2="{height - 40}" stroke="#000"/>')
+    out.append(f'<text x="{(left + width) / 2:.0f}" y="{height - 6}" text-anchor="middle">log Bayes factor vs none '
                '(nats)</text></svg>')
     return "".join(out)
 
@@ -121,7 +121,7 @@ def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list
     lines = {label: [(s, v) for s, v in zip(steps, values) if v is not None and math.isfinite(v)]
              for label, values in series.items()}
     lines = {label: points for label, points in lines.items() if len(points) >= 2}
-    width, height, left, bottom = 260, 160, 46, 30
+    width, height, left, bottom, top = 260, 172, 46, 40, 24  # room above for the title, below for the step labels
     title = f"{candidate}: {name}" + (" (°)" if name.split("_")[-1] == "rotation" else "")
     if not lines:
         return f"<div><p>{esc(title)}: no path recorded</p></div>"
@@ -133,10 +133,10 @@ def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list
 
     def xy(s, v):
         return (left + (s - s0) / max(s1 - s0, 1) * (width - left - 8),
-                10 + (v1 - v) / (v1 - v0) * (height - bottom - 10))
+                top + (v1 - v) / (v1 - v0) * (height - bottom - top))
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-           f'aria-label="{esc(title)}"><text x="{left}" y="9">{esc(title)}</text>']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-size="12" '
+           f'font-family="sans-serif" role="img" aria-label="{esc(title)}"><text x="4" y="14">{esc(title)}</text>']
     for t in _ticks(v0, v1, 3):
         y = xy(s0, t)[1]
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 8}" y2="{y:.1f}" stroke="#eee"/>'
@@ -148,9 +148,9 @@ def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list
         if len(lines) > 1:
             a, b = xy(*points[-1])
             out.append(f'<text x="{a - 2:.1f}" y="{b - 3:.1f}" text-anchor="end" fill="{colour}">{esc(label)}</text>')
-    out.append(f'<text x="{left}" y="{height - 14}">{s0}</text>'
-               f'<text x="{width - 8}" y="{height - 14}" text-anchor="end">{s1}</text>'
-               f'<text x="{(left + width) / 2:.0f}" y="{height - 2}" text-anchor="middle">step</text></svg>')
+    out.append(f'<text x="{left}" y="{height - 22}">{s0}</text>'
+               f'<text x="{width - 8}" y="{height - 22}" text-anchor="end">{s1}</text>'
+               f'<text x="{(left + width) / 2:.0f}" y="{height - 5}" text-anchor="middle">step</text></svg>')
     return "".join(out)
 
 
