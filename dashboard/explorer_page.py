@@ -12,6 +12,7 @@ from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sideba
 from .prior import URL_KEYS as PRIOR_URL_KEYS
 from .prior import PriorPanel
 from .safe_text import html_text
+from .task_control import TaskControl
 from .theme_switch import ThemeSwitch
 from .user_data import data_choices
 from .words import family_help, family_sentence, not_applicable
@@ -77,7 +78,9 @@ class ExplorerPage:
         self.family_select = family
         self.data_group = data_controls(self.settings.data, data_choices(self.limits))
         self.train_group = optimisation_controls(self.settings.train)
-        tabs = [self.data_group, pn.Column(family, self.family_words, self.model_group, name="Model"),
+        self.task_control = TaskControl(self.settings.data)  # a table's task, where the data lets it be chosen
+        data_tab = pn.Column(self.data_group, self.task_control, name="Data")
+        tabs = [data_tab, pn.Column(family, self.family_words, self.model_group, name="Model"),
                 self.invariance_group, self.train_group,
                 pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
         shown = self._teacher_controls()

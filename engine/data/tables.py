@@ -239,10 +239,10 @@ def _infer_task(y: np.ndarray, target: str, where: str, notes: list) -> str:
     whole = bool(np.all(values == np.round(values)))
     if whole and len(values) <= MAX_CLASSES_INFERRED and len(values) * 5 <= len(y):
         notes.append(f"{where}: target {target!r} has {len(values)} whole-number values, so the task is "
-                     "classification (give task='regression' to change it)")
+                     "classification (to change it: Task on the dashboard's Data tab, or task='regression')")
         return "classification"
     notes.append(f"{where}: target {target!r} has {len(values)} distinct values, so the task is regression "
-                 "(give task='classification' to change it)")
+                 "(to change it: Task on the dashboard's Data tab, or task='classification')")
     return "regression"
 
 

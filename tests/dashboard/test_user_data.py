@@ -99,3 +99,32 @@ def test_the_data_box_lists_readable_files_only_inside_the_allowed_directories(t
     limits = ServerLimits(data_dirs=(str(allowed),))
     with pytest.raises(Exception, match="inside the data directories"):
         limits.check(RunConfig(data={"dataset": f"csv:{elsewhere / 'secret.csv'}"}))
+
+
+def test_the_task_selector_shows_for_a_table_and_its_choice_trains(tmp_path, wait_until):
+    """The hint "give task='classification' to change it" named a Python argument the page had no control for. A
+    table's Data tab now has a Task selector (hidden for the bundled digits); choosing regression for a target of a
+    few whole numbers (inferred as classes) trains a regression, and the link carries the choice."""
+    rng = np.random.default_rng(1)
+    x1, x2 = rng.uniform(0, 1, 300), rng.uniform(0, 1, 300)
+    rating = np.clip(np.round(1 + 4 * (0.6 * x1 + 0.4 * x2)), 1, 5).astype(int)  # 1–5 stars
+    csv = tmp_path / "ratings.csv"
+    csv.write_text("x1,x2,rating\n" + "\n".join(f"{a:.4f},{b:.4f},{r}" for a, b, r in zip(x1, x2, rating)) + "\n")
+    e = _explorer(tmp_path)
+    try:
+        assert not e.task_control.select.visible  # digits: the task is fixed
+        e.settings.data.dataset = f"csv:{csv}"
+        assert e.task_control.select.visible and e.task_control.select.value == "auto"
+        assert e.settings.data.load().task == "classification"  # inferred: five whole-number values
+        e.task_control.select.value = "regression"
+        assert e.settings.data.source_options == {"task": "regression"}
+        assert "regression" in e.settings.query_string()  # what the address bar is written from
+        e.start()
+        wait_until(lambda: e.session.trainer is not None and "test_rmse" in e.curves.buffers
+                   and len(e.curves.buffers["test_rmse"].data), e)
+        assert e.session.trainer.dataset.task == "regression" and "test_error" not in e.curves.buffers
+        e.pause()
+        e.task_control.select.value = "auto"  # back to the inferred task: the option is dropped
+        assert "task" not in e.settings.data.source_options
+    finally:
+        e.close()
