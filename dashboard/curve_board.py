@@ -12,7 +12,9 @@ import panel as pn
 import param
 
 from .curve_plot import CurvePlot, ema
-from .plot_style import shows_curve
+from .plot_style import metric_spec, shows_curve
+
+TARGET_UNITS = "(target units)"  # how METRICS names the units of an error in the target's own units
 
 __all__ = ["CurveBoard", "ema"]
 
@@ -33,6 +35,8 @@ class CurveBoard(param.Parameterized):
                              doc="Exponential smoothing of the traces; the raw trace stays faint behind.")
     show_previous = param.Boolean(default=True, doc="Overlay the previous runs of this session.")
     large = param.Boolean(default=False, doc="Larger text and lines, for a projector (the page's presenter mode).")
+    target_name = param.String(default=None, allow_None=True,
+                               doc="The run's target column (a table's), naming the units of errors in target units.")
 
     PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")),
               ("Test NLPD", ("test_nlpd",)))
@@ -91,7 +95,8 @@ class CurveBoard(param.Parameterized):
         return self.buffers[metric]
 
     def _add_plot(self, metric: str) -> None:
-        plot = CurvePlot(metric, length=self.length, logy=self.logy, smoothing=self.smoothing, large=self.large)
+        plot = CurvePlot(metric, length=self.length, logy=self.logy, smoothing=self.smoothing, large=self.large,
+                         label=self._label(metric))
         plot.show = self.show_previous
         plot.show_previous(self._previous_of(metric))
         self.curve_plots[metric] = plot
@@ -114,6 +119,18 @@ class CurveBoard(param.Parameterized):
             data = self.buffers[metric].data
             plot.rebuild(self.logy, data["step"].to_numpy(), data[metric].to_numpy())
             self.plots[metric].object = plot.figure
+
+    def _label(self, metric: str) -> str | None:
+        """`metric`'s axis label naming the target column ("test RMSE (price_keur)"), or None for its own."""
+        label = metric_spec(metric).label
+        if self.target_name and label.endswith(TARGET_UNITS):
+            return f"{label[:-len(TARGET_UNITS)]}({self.target_name})"
+        return None
+
+    @param.depends("target_name", watch=True)
+    def _relabel(self) -> None:
+        for metric, plot in self.curve_plots.items():
+            plot.relabel(self._label(metric))
 
     @param.depends("large", watch=True)
     def _enlarge(self) -> None:

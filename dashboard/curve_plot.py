@@ -38,9 +38,10 @@ class CurvePlot:
     axis changed between linear and log)."""
 
     def __init__(self, metric: str, *, length: int, logy: bool = False, smoothing: float = 0.0,
-                 large: bool = False):
+                 large: bool = False, label: str | None = None):
         self.metric, self.length, self.logy, self.smoothing = metric, length, logy, smoothing
         self.large = large
+        self.label = label  # the y axis's label when not the metric's own (a table's target names RMSE's units)
         self.show = True
         self._runs: list[tuple[str, np.ndarray, np.ndarray]] = []  # previous runs: (label, steps, logged values)
         self._previous_extents: list = []  # (first step, last step, [min, max] drawn) of each previous run
@@ -55,7 +56,8 @@ class CurvePlot:
                                  for _ in range(PREVIOUS_RUNS)]
         self.x_range = Range1d(0, 1)
         self.y_range = DataRange1d() if self.logy else Range1d(0, 1)
-        fig = figure(title=spec.title, x_axis_label="step", y_axis_label=spec.label, sizing_mode="stretch_width",
+        fig = figure(title=spec.title, x_axis_label="step", y_axis_label=self.label or spec.label,
+                     sizing_mode="stretch_width",
                      min_width=CURVE_MIN_WIDTH, frame_height=FRAME_HEIGHT, styles=FLEX_ITEM, x_range=self.x_range,
                      y_range=self.y_range,
                      y_axis_type="log" if self.logy else "linear", tools="pan,wheel_zoom,box_zoom,reset,save",
@@ -87,6 +89,12 @@ class CurvePlot:
         self._count = 0
         self._negative = False
 
+    def relabel(self, label: str | None) -> None:
+        """Label the y axis `label` (None: the metric's own label)."""
+        self.label = label
+        axis_label = label or metric_spec(self.metric).label
+        self.figure.yaxis[0].axis_label = f"|{axis_label}|" if self._negative else axis_label
+
     def enlarge(self, large: bool) -> None:
         """Draw the title, axes, legend and this run's line at the projector's sizes (`large`) or the laptop's."""
         self.large = large
@@ -115,7 +123,7 @@ class CurvePlot:
         if self.logy:
             if not self._negative and np.nanmin(shown, initial=1.0) <= 0:
                 self._negative = True
-                self.figure.yaxis[0].axis_label = f"|{metric_spec(self.metric).label}|"
+                self.figure.yaxis[0].axis_label = f"|{self.label or metric_spec(self.metric).label}|"
             shown = np.abs(shown)
         return shown
 

@@ -108,6 +108,9 @@ class TrainingDisplay:
                 and update.run_label.startswith("stored run"):
             self._adopt(update.config)
         self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
+        dataset = getattr(self.session.trainer, "dataset", None)
+        target = (getattr(dataset, "metadata", None) or {}).get("target")
+        self.curves.target_name = None if target is None else str(target)  # a table's column names RMSE's units
         self._rebuild_learned_controls()
         self._refresh_runs()
         if self._doc is not None and self._doc.session_context is not None:

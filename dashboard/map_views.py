@@ -122,7 +122,8 @@ def render_field(view: dg.Field2D):
     """The function over the plane as an image with a colour bar, its decision contour, and the points by label."""
     x, y, v = (np.asarray(a, dtype=np.float64) for a in (view.x, view.y, view.values))
     dx, dy = (x[1] - x[0]) / 2 if len(x) > 1 else 0.5, (y[1] - y[0]) / 2 if len(y) > 1 else 0.5
-    img = hv.Image(v[::-1], bounds=(x[0] - dx, y[0] - dy, x[-1] + dx, y[-1] + dy), kdims=["x₁", "x₂"],
+    across, up = getattr(view, "axis_names", None) or ("x₁", "x₂")  # a table's input columns, when it names them
+    img = hv.Image(v[::-1], bounds=(x[0] - dx, y[0] - dy, x[-1] + dx, y[-1] + dy), kdims=[across, up],
                    vdims=["value"]).opts(
         cmap=DIVERGING if view.contour is not None else SEQUENTIAL, colorbar=True, frame_width=FRAME_WIDTH - 40,
         frame_height=FRAME_HEIGHT, **VIEW_TOOLS, framewise=True)
@@ -130,9 +131,9 @@ def render_field(view: dg.Field2D):
     if view.contour is not None:
         layers = layers * hv.operation.contours(img, levels=[view.contour]).opts(color="black", line_width=2)
     if view.points is not None and len(view.points):
-        pts = pd.DataFrame({"x₁": view.points[:, 0], "x₂": view.points[:, 1],
+        pts = pd.DataFrame({across: view.points[:, 0], up: view.points[:, 1],
                             "label": (np.asarray(view.point_labels) if view.point_labels is not None
                                       else np.zeros(len(view.points))).astype(str)})
-        layers = layers * hv.Points(pts, ["x₁", "x₂"], ["label"]).opts(
+        layers = layers * hv.Points(pts, [across, up], ["label"]).opts(
             color="label", cmap="Category10", size=5, line_color="white", show_legend=False, framewise=True)
     return layers

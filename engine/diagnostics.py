@@ -98,6 +98,7 @@ class Field2D(View):
     points: np.ndarray | None = None
     point_labels: np.ndarray | None = None
     contour: float | None = None  # level of the decision boundary, if any
+    axis_names: tuple[str, str] = ("x₁", "x₂")  # the inputs' names (a table's columns), across and up
 
 
 @dataclass
@@ -108,7 +109,7 @@ class Scatter(View):
     x: np.ndarray = None
     y: np.ndarray = None
     y_err: np.ndarray | None = None
-    xlabel: str = ""  # in words with units, e.g. "true target (target's units)"
+    xlabel: str = ""  # in words with units, e.g. "true price_keur"
     ylabel: str = ""
     identity: bool = False
 
@@ -219,6 +220,19 @@ def hyperparameter_values(model) -> dict[str, float]:
     return out
 
 
+def hyperparameter_title(model) -> str:
+    """The hyper-parameters view's title, saying when its values are those of standardised data: a model trains on
+    standardised inputs (tabular data) and a standardised regression target, so its lengthscales, signal and noise
+    variances are in those units, not the data's own."""
+    info = getattr(model, "data_info", None)
+    parts = []
+    if info is not None and info.x_mean is not None:
+        parts.append("inputs")
+    if info is not None and info.task == "regression" and (info.y_std != 1.0 or info.y_mean != 0.0):
+        parts.append("target")
+    return "Hyper-parameters" + (f" (of the standardised {' and '.join(parts)})" if parts else "")
+
+
 PREDICTION_POINTS = 500  # at most this many points in the view of predictions against the truth
 
 
@@ -241,9 +255,12 @@ def predictions_against_truth(model, X: torch.Tensor, y: torch.Tensor, *, which:
     sd = pred.y_var[:, 0].clamp_min(0).sqrt() * info.y_std  # [N]
     truth = y.reshape(-1).to(mean.dtype) * info.y_std + info.y_mean  # [N]
     n = truth.shape[0]
+    name = getattr(info, "target_name", None)  # a table's target column names the axes (its units are its own)
+    xlabel, ylabel = ((f"true {name}", f"predicted {name} (± 2 sd)") if name else
+                      ("true target (its own units)", "predicted target (± 2 sd)"))
     return Scatter(title=f"{which.capitalize()} predictions against the truth ({n} points)",
                    x=truth.cpu().numpy(), y=mean.cpu().numpy(), y_err=2.0 * sd.cpu().numpy(),
-                   xlabel="true target (target's units)", ylabel="predicted mean ± 2 sd (target's units)",
+                   xlabel=xlabel, ylabel=ylabel,
                    identity=True,
                    description=f"Each dot is a {which} point: its true target across, the predicted mean up, with bars "
                                "of ± 2 predictive standard deviations. On the dashed line y = x a prediction is exact; "
@@ -279,5 +296,9 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
     if pred.probs is None and info is not None:
         values = values * info.y_std + info.y_mean
         y = y * info.y_std + info.y_mean
+    names = getattr(info, "input_names", None)
+    plain = names is None or len(names) != 2 or names[0] == names[1] or {"label", "value"} & set(names)
+    axis_names = ("x₁", "x₂") if plain else tuple(names)  # "label" and "value" name the view's own columns
     return Field2D(title=title, x=gx.cpu().numpy() * scale[0] + shift[0], y=gy.cpu().numpy() * scale[1] + shift[1],
-                   values=values, points=X2.cpu().numpy() * scale + shift, point_labels=y, contour=contour)
+                   values=values, points=X2.cpu().numpy() * scale + shift, point_labels=y, contour=contour,
+                   axis_names=axis_names)

@@ -49,6 +49,8 @@ class DataInfo:
     x_std: tuple[float, ...] | None = None
     class_names: tuple[str, ...] | None = None  # for labelling per-class diagnostics
     input_shape: tuple[int, ...] | None = None  # one input's shape, (C, H, W) or (D,); None: whatever X has
+    target_name: str | None = None  # a table's target column ("price_keur"); None: the data has no names
+    input_names: tuple[str, ...] | None = None  # a table's input columns, in order; None: the data has no names
 
     @classmethod
     def of(cls, dataset) -> "DataInfo":
@@ -57,6 +59,8 @@ class DataInfo:
         names = getattr(dataset, "class_names", None)
         X = getattr(dataset, "X_train", None)
         x_mean, x_std = getattr(dataset, "x_mean", None), getattr(dataset, "x_std", None)
+        metadata = getattr(dataset, "metadata", None) or {}
+        target, inputs = metadata.get("target"), metadata.get("feature_names")
         return cls(task=dataset.task, num_classes=getattr(dataset, "num_classes", None),
                    image_shape=None if image_shape is None else tuple(int(s) for s in image_shape),
                    y_std=float(getattr(dataset, "y_std", 1.0) or 1.0),
@@ -64,7 +68,9 @@ class DataInfo:
                    x_mean=None if x_mean is None else tuple(float(v) for v in x_mean),
                    x_std=None if x_std is None else tuple(float(v) for v in x_std),
                    class_names=None if names is None else tuple(str(n) for n in names),
-                   input_shape=None if X is None else tuple(int(s) for s in X.shape[1:]))
+                   input_shape=None if X is None else tuple(int(s) for s in X.shape[1:]),
+                   target_name=None if target is None else str(target),
+                   input_names=None if inputs is None else tuple(str(n) for n in inputs))
 
     def shape_of(self, X: torch.Tensor) -> tuple[int, ...]:
         """One input's shape: X's [N, ...] without N, checked against `input_shape` when that is given."""

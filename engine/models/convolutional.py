@@ -103,7 +103,8 @@ class ConvolutionalGP(SVGP):
                                                             "wide spread means an ill-conditioned K_uu (more jitter "
                                                             "needed).")
         if self.wants("hyperparameters"):
-            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+            views["hyperparameters"] = dg.Scalars(title=dg.hyperparameter_title(self),
+                                                  values=hyperparameter_values(self))
         return views
 
     def _inducing_patch_view(self) -> dg.ImageGrid:

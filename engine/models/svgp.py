@@ -180,7 +180,8 @@ class SVGP(ModelFamily):
                                                 description="A wide spread means an ill-conditioned K_uu "
                                                             "(more jitter needed).")
         if self.wants("hyperparameters"):
-            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
+            views["hyperparameters"] = dg.Scalars(title=dg.hyperparameter_title(self),
+                                                  values=hyperparameter_values(self))
         image_shape = getattr(self, "image_shape", None) if self.wants("inducing_inputs") else None
         if isinstance(self.inducing, InducingPoints) and image_shape is not None:
             Z = self.inducing.Z.detach().cpu().numpy()

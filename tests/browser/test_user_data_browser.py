@@ -4,7 +4,7 @@ a regression on it, and the test RMSE curve fills, in the price's own units."""
 import numpy as np
 import pytest
 
-from pagekit import browser_page, column_length, poll, serve_dashboard
+from pagekit import browser_page, column_length, page_texts, poll, serve_dashboard
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,9 @@ def test_a_csv_in_an_allowed_folder_is_picked_and_trains(served_with_csv):
           return null;
         }""")
         assert 1e3 < rmse[-1] < 1e5  # the price's units (a standardised RMSE would be below 2)
+        # the columns are named where the page shows their values (it said "target units", "x₁" and "x₂")
+        poll(lambda: {"test RMSE (price)", "true price"} <= set(page_texts(page)), timeout=60)
+        assert "Hyper-parameters (of the standardised inputs and target)" in " ".join(page_texts(page))
         assert not errors, errors
 
 

@@ -229,11 +229,11 @@ def test_regression_shows_test_predictions_against_the_truth_in_the_targets_unit
     query = "?data.dataset=diabetes&model.num_inducing=20&train.batch_size=64&train.steps=100000"
     with browser_page() as (page, errors):
         start(page, query, served_app)
-        truth = lambda: [p for p in plots(page) if p["xlabel"] == "true target (target's units)" and p["n"]]  # noqa: E731
+        truth = lambda: [p for p in plots(page) if p["xlabel"] == "true target (its own units)" and p["n"]]  # noqa: E731
         found = poll(truth, timeout=120)
         poll(lambda: "Test predictions against the truth" in " ".join(page_texts(page)), timeout=30)
         plot = found[0]
-        assert plot["ylabel"] == "predicted mean ± 2 sd (target's units)"
+        assert plot["ylabel"] == "predicted target (± 2 sd)"
         # original units (standardised targets would lie within ±4); the extent includes the line y = x's padding
         assert 0 < plot["xmin"] < 100 and 250 < plot["xmax"] < 400
         assert (plot["x0"], plot["x1"]) == (plot["y0"], plot["y1"])  # one scale: y = x is the diagonal

@@ -3,6 +3,7 @@ Dataset trains on exactly that data, the data box lists handed-over data and the
 the page may read, and a served page refuses data outside them."""
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import make_circles
 
 from dashboard import Explorer
@@ -48,6 +49,21 @@ def test_a_dataframe_trains_on_its_target_with_metrics_in_its_units(tmp_path, wa
         e.pause()
         plotted = e.curves.buffers["test_rmse"].data["test_rmse"]
         assert 0 < plotted.iloc[-1] < 500 and rmse < 500  # not standardised units (≈ 0.x) and not nonsense
+        # the target's column names its units on the curve and on the predictions' axes
+        assert e.curves.curve_plots["test_rmse"].figure.yaxis[0].axis_label == "test RMSE (price)"
+        scatter = trainer.model.data_info
+        assert scatter.target_name == "price" and scatter.input_names == ("area", "noise")
+        from engine.diagnostics import field_over_plane, predictions_against_truth
+
+        X, y = torch.as_tensor(trainer.dataset.X_test), torch.as_tensor(trainer.dataset.y_test)
+        with trainer.lock:
+            view = predictions_against_truth(trainer.model, X, y)
+            field = field_over_plane(trainer.model, X, y, resolution=8)
+        assert (view.xlabel, view.ylabel) == ("true price", "predicted price (± 2 sd)")
+        assert field.axis_names == ("area", "noise")
+        # its hyper-parameters are those of the standardised data, and the view's title says so
+        assert trainer.model.diagnostics(only=["hyperparameters"])["hyperparameters"].title == \
+            "Hyper-parameters (of the standardised inputs and target)"
     finally:
         e.close()
 
