@@ -33,7 +33,8 @@ def test_controls_are_generated_from_the_param_configs(explorer):
     tabs = explorer.controls()
     names = [t.name for t in tabs]
     assert names == ["Data", "Model", "Invariance", "Optimisation", "Runs"]
-    rotate = tabs[0]._widgets["rotate"]
+    assert explorer.data_group in tabs[0].objects  # the Data tab: its generated controls, then the Task selector
+    rotate = explorer.data_group._widgets["rotate"]
     assert (rotate.slider.start, rotate.slider.end) == DataConfig.param.rotate.bounds  # an angle on 0..180°
     model_widgets = explorer.model_group[0]._widgets
     assert set(model_widgets) >= {"kernel", "num_inducing", "likelihood", "lengthscale"}
