@@ -6,7 +6,8 @@ import panel as pn
 
 from .compare import ComparePage
 from .controls import data_controls, model_controls, optimisation_controls
-from .lessons import LessonCards, get_lesson, steps_markdown, visible_controls
+from .lesson_cards import LessonCards
+from .lessons import get_lesson, steps_markdown, visible_controls
 from .number_guard import NumberBoxGuard
 from .page_layout import KeyViewPlacer, key_view_names, presenter_styles, sidebar_tabs, training_page
 from .prior import URL_KEYS as PRIOR_URL_KEYS

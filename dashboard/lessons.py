@@ -6,8 +6,8 @@ visible (`teacher=1` hides the rest), for lessons that compare two runs the sett
 `Step`s: the control to touch, the expected effect, the view to watch and how the page shows the effect. The card,
 the banner on each page the lesson touches, teacher mode and the tests all read these steps. Sizes
 are chosen so that each lesson shows its effect within a minute on a 2-core CPU with one torch thread
-(`python -m benchmarks.dashboard.lessons` measures it). `LessonCards` is the landing view: one card per lesson,
-each a link to its preset.
+(`python -m benchmarks.dashboard.lessons` measures it; Discover's study takes longer and its card says how long). The
+landing view, one card per lesson, is `dashboard.lesson_cards`.
 """
 from __future__ import annotations
 
@@ -15,10 +15,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 
-import panel as pn
-import param
-
-from .safe_text import html_text, markdown_text
+from .safe_text import markdown_text
 
 # Keys of a lesson's settings that are not run configuration: which page opens, and the prior explorer's sliders.
 PAGE_KEY = "page"
@@ -335,73 +332,3 @@ def steps_markdown(lesson: Lesson, folded: bool = False) -> str:
 def control_hidden(lesson: Lesson | None, name: str) -> bool:
     """True when teacher mode with `lesson` hides control `name` ("model", "data.rotate", ...)."""
     return lesson is not None and name not in visible_controls(lesson)
-
-
-# -- the landing view ------------------------------------------------------------------------------------------------
-CARD_CSS = """
-:host { display: block; }
-.invlab-lessons { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 16px;
-  width: 100%; box-sizing: border-box; }
-.invlab-lesson { border: 1px solid #d0d7de; border-radius: 8px; padding: 14px 16px; background: #fff;
-  display: flex; flex-direction: column; font-size: 15px; line-height: 1.45; color: #1f2328; }
-.invlab-lesson h3 { margin: 0 0 6px 0; font-size: 17px; color: #2f4f6f; }
-.invlab-lesson .invlab-lesson-meta { font-size: 13px; color: #57606a; margin-bottom: 8px; }
-.invlab-lesson p { margin: 0 0 6px 0; }
-.invlab-lesson ol.invlab-steps { margin: 0 0 12px 0; padding-left: 20px; flex: 1; }
-.invlab-lesson ol.invlab-steps li { margin-bottom: 4px; }
-.invlab-lesson a.invlab-open { align-self: flex-start; background: #2f4f6f; color: #fff; text-decoration: none;
-  padding: 6px 14px; border-radius: 6px; font-weight: 600; }
-.invlab-lesson a.invlab-open:hover { background: #1f3a56; }
-"""
-
-
-def lesson_meta(lesson: Lesson) -> str:
-    """One line under the title: the page or the family and dataset it opens, and what the comparison switches to."""
-    if lesson.page == "prior":
-        return "Deep kernel prior page"
-    if lesson.page == "compare":
-        return f"Compare page: Discover on {lesson.settings.get('data.dataset', 'digits')}"
-    family = lesson.settings.get("model", "svgp")
-    dataset = lesson.settings.get("data.dataset", "digits")
-    then = lesson.compare.get("model")
-    return f"{family} on {dataset}" + (f", then {then}" if then and then != family else "")
-
-
-def card_html(lesson: Lesson, base: str = "", teacher: bool = False) -> str:
-    """A lesson's card as HTML: title, meta line, text and an "Open lesson" link (every text escaped)."""
-    href = html_text(base + lesson_query(lesson, teacher=teacher))
-    steps = "".join(f"<li>{html_text(step.words)}</li>" for step in lesson.steps)
-    return (f'<div class="invlab-lesson" data-lesson="{html_text(lesson.key)}">'
-            f"<h3>{html_text(lesson.title)}</h3>"
-            f'<div class="invlab-lesson-meta">{html_text(lesson_meta(lesson))}</div>'
-            f"<p>{html_text(lesson.text)}</p>"
-            f"<ol class=\"invlab-steps\">{steps}</ol>"
-            f'<a class="invlab-open" href="{href}" target="_top">Open lesson</a></div>')
-
-
-class LessonCards(pn.viewable.Viewer):
-    """The landing view: one card per lesson (title, what to press and watch, an "Open lesson" link to its preset),
-    in a grid that fills the page's width."""
-
-    base = param.String(default="", doc="Prefix of the links (e.g. the app's path); empty: relative to the page.")
-    teacher = param.Boolean(default=False, doc="Links open in teacher mode (controls a lesson does not use hidden).")
-
-    def __init__(self, lessons: list[Lesson] | None = None, **params):
-        super().__init__(**params)
-        self.lessons = list(LESSONS if lessons is None else lessons)
-        self._pane = pn.pane.HTML(self._html(), stylesheets=[CARD_CSS], sizing_mode="stretch_width",
-                                  css_classes=["invlab-lesson-cards"])
-
-    def _html(self) -> str:
-        cards = "".join(card_html(lesson, self.base, self.teacher) for lesson in self.lessons)
-        return f'<div class="invlab-lessons">{cards}</div>'
-
-    @param.depends("base", "teacher", watch=True)
-    def _refresh(self) -> None:
-        self._pane.object = self._html()
-
-    def __panel__(self):
-        intro = pn.pane.Markdown(
-            "## Lessons\nEach lesson opens the lab with its settings; press ▶ Start and watch what its card says. "
-            "Each shows its effect within a minute on a laptop.", sizing_mode="stretch_width")
-        return pn.Column(intro, self._pane, sizing_mode="stretch_width", name="Lessons")

@@ -4,11 +4,10 @@ import re
 
 import pytest
 
+from dashboard.lesson_cards import LessonCards, card_html
 from dashboard.lessons import (
     BUTTONS,
     LESSONS,
-    LessonCards,
-    card_html,
     compare_for_family,
     control_hidden,
     lesson_query,
