@@ -144,7 +144,7 @@ class ExplorerPage:
                          self.notice_pane, self.plugin_note,
                          self.curves.layout, curve_opts, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
-        self.key_views = KeyViewPlacer(main, self.curves.layout, self.feed.views_area,
+        self.key_views = KeyViewPlacer(self.curves.layout, self.feed.views_area,
                                        key_view_names(get_lesson(self.settings.lesson)))
         sidebar = self.controls()
         layout = training_page(sidebar, main)

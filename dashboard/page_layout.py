@@ -54,7 +54,7 @@ def key_view_names(lesson) -> set[str]:
     names."""
     if lesson is None:
         return set()
-    names = (lesson.key_view, lesson.compare_view, *(getattr(step, "watch", "") for step in lesson.steps))
+    names = (lesson.key_view, lesson.compare_view, *(step.watch for step in lesson.steps))
     return {name for name in names if name}
 
 
@@ -69,8 +69,8 @@ class KeyViewPlacer:
     the ELBO overtaking the dashed plain run) has both on the first screen. Call `place(view_panes)` after each
     update of the views; `LiveFeed.detach` takes a placed view out of either row."""
 
-    def __init__(self, main: pn.Column, curves, views, keys: set[str]):
-        self.main, self.curves, self.views, self.keys = main, curves, views, keys
+    def __init__(self, curves, views, keys: set[str]):
+        self.curves, self.views, self.keys = curves, views, keys
 
     def place(self, view_panes: dict) -> None:
         """Move the lesson's key views among `view_panes` (name → pane) into the first row of curves, outlined."""

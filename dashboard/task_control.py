@@ -34,7 +34,7 @@ class TaskControl(pn.viewable.Viewer):
     def __init__(self, data: param.Parameterized, **params):
         super().__init__(**params)
         self.data = data
-        self.select = pn.widgets.Select(name="Task", options=CHOICES, value="auto", description=HELP, width=300)
+        self.select = pn.widgets.Select(label="Task", options=CHOICES, value="auto", description=HELP, width=300)
         self.select.param.watch(self._chosen, "value")
         data.param.watch(self._sync, ["dataset", "source_options"])
         self._sync()
