@@ -28,6 +28,7 @@ A test that only makes sense in float64 (gradcheck, identities checked to 1e-12,
 """
 import math
 import os
+import sys
 from dataclasses import dataclass, replace
 
 import pytest
@@ -62,6 +63,10 @@ def _device_and_dtype(config) -> tuple[torch.device, torch.dtype]:
 def pytest_configure(config):
     config.addinivalue_line("markers", "float64_only(reason): the test checks something only float64 can resolve; "
                                        "skipped, with the reason, under --dtype float32")
+    config.addinivalue_line("markers", "browser: drives a real Chromium (tests/browser, tests/jupyter, the benchmarks' "
+                                       "smoke runs); -m 'not browser' is the fast tier")
+    config.addinivalue_line("markers", "slow: ten seconds or more without a browser; -m 'not browser and not slow' "
+                                       "is the fast tier")
     config.addinivalue_line("markers", "package: builds the sdist and the wheel and installs the wheel in a fresh venv "
                                        "(about a minute; -m 'not package' leaves it out)")
     if config.getoption("--device") == "cuda" and not torch.cuda.is_available():
@@ -75,7 +80,44 @@ def pytest_report_header(config):
     return f"engine tests on device={device}, dtype={str(dtype).removeprefix('torch.')}"
 
 
+# `make test` runs two processes (pytest-xdist, `--dist loadfile`): each takes whole test files in collection order as
+# it finishes the last. The long files (a real browser, JupyterLab, the benchmarks' smoke runs, the notebooks) go
+# first, longest first, so the short engine tests fill in at the end instead of one process finishing a lesson walk
+# alone.
+LONG_FIRST = ("tests/browser/test_lesson_walk_browser.py", "tests/jupyter/", "tests/test_benchmark_smoke.py",
+              "tests/browser/", "notebooks/", "tests/dashboard/test_server_lifecycle.py")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    chromium = sys.modules.get("tests.helpers.chromium")  # the browser tests' shared Chromium, if one was started
+    if chromium is not None:
+        chromium.close_shared_browser()
+
+
+def _long_first_rank(item) -> int:
+    path = os.path.relpath(str(item.fspath), os.path.dirname(os.path.dirname(__file__))).replace(os.sep, "/")
+    return next((rank for rank, prefix in enumerate(LONG_FIRST) if path.startswith(prefix)), len(LONG_FIRST))
+
+
+# Tests of ten seconds or more without a browser (a docs build, a wheel, a Dask cluster, the CLI in a subprocess, a
+# README section run as written): marked `slow`, so `-m "not browser and not slow"` is a fast tier of a few minutes.
+SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py", "tests/test_notebook_text.py",
+        "tests/sweeps/test_cluster.py", "tests/sweeps/test_readme_discover.py", "tests/sweeps/test_discover.py",
+        "tests/sweeps/test_local_sweep.py", "tests/data/test_readme_own_data.py", "tests/train/test_own_data_runs.py",
+        "tests/dashboard/test_server_lifecycle.py", "tests/dashboard/test_watch_follow.py",
+        "tests/test_cli.py::test_train_on_digits_then_list_and_resume", "tests/test_cli.py::test_stopping_invlab_serve",
+        "tests/test_plugins.py::test_the_readme_watch_snippet", "tests/test_plugins.py::test_a_two_value_sweep",
+        "tests/bad_inputs/test_plugin_faults.py::test_a_plugin_that_fails_half_way",
+        "tests/dashboard/test_scheduling.py::test_a_training_thread_and_its_torch_workers",
+        "tests/dashboard/test_server_commands.py::test_page_commands_never_wait",
+        "tests/train/test_lease.py::test_two_cli_resumes")
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_long_first_rank)  # stable: a file's tests keep their order and stay together
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
     _, dtype = _device_and_dtype(config)
     if dtype == torch.float64:
         return

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+# the page's benchmarks (page_speed, latency, overhead, lessons) drive Chromium, and one fixture starts every run
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 TIMEOUT_S = 240  # one run on a loaded 2-core machine; a smoke run takes seconds

@@ -1,7 +1,8 @@
 """Fixtures for the real-browser tests (helpers in pagekit.py, importable from every test module here).
 
-One `panel serve` per test module (each page is its own session, so tests stay independent) keeps the
-suite fast; a test that needs a server of its own uses `pagekit.serve_dashboard` directly.
+One `invlab serve` per test process (each page is its own session, so tests stay independent: a test finds its own
+runs by their ids, never by the store's order) keeps the suite fast; a test that needs a server of its own (other
+options, a fresh store, its process to inspect) uses `pagekit.serve_dashboard` directly.
 """
 import os
 import sys
@@ -14,15 +15,15 @@ from pagekit import HAVE_CHROMIUM, serve_dashboard  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_CHROMIUM:
-        return
     skip = pytest.mark.skip(reason="Chromium is not installed (CI installs Debian's chromium via .ci/run)")
     for item in items:
         if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(skip)
+            item.add_marker(pytest.mark.browser)
+            if not HAVE_CHROMIUM:
+                item.add_marker(skip)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served_app(tmp_path_factory):
     with serve_dashboard(tmp_path_factory.mktemp("served")) as url:
         yield url

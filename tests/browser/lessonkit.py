@@ -46,6 +46,11 @@ def group(page, label: str):
     return page.locator(".bk-input-group", has_text=re.compile(r"^\s*" + re.escape(label))).first
 
 
+def select_value(page, label: str) -> str:
+    """The value selected in the drop-down under `label`."""
+    return page.locator(".bk-input-group", has_text=label).locator("select").first.input_value()
+
+
 def field(page, label: str):
     return group(page, label).locator("input").first
 

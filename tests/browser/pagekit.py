@@ -3,6 +3,7 @@ import contextlib
 import time
 
 from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
+from tests.helpers.chromium import browser_context
 
 HAVE_CHROMIUM = chromium_path() is not None
 
@@ -20,18 +21,12 @@ def poll(fn, timeout=90.0, interval=0.2):
 
 @contextlib.contextmanager
 def browser_page(width: int = 1400, height: int = 1000):
-    """A page in headless Chromium and the list that collects its JavaScript errors."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            errors = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            yield page, errors
-        finally:
-            browser.close()
+    """A page in a fresh context of the shared headless Chromium and the list that collects its JavaScript errors."""
+    with browser_context(viewport={"width": width, "height": height}) as context:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        yield page, errors
 
 
 # The number of points in the page's data source holding column `name` (the largest such source).

@@ -141,7 +141,7 @@ def test_a_stored_sweeps_own_text_is_shown_as_text(served, launched):
         cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
         cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
         status = page.locator(".invlab-status").first
-        poll(lambda: f"opened stored run {run_id}" in status.inner_text(), timeout=60)
+        poll(lambda: f"opened stored run {run_id}" in status.inner_text(), timeout=120)  # the run is built first
         # the Runs list names the run with its stored status, as text
         poll(lambda: page.locator("select option", has_text=f"#{run_id} ").count() > 0, timeout=30)
         assert payload in page.locator("select option", has_text=f"#{run_id} ").first.inner_text()

@@ -1,13 +1,15 @@
-"""Every lesson walked in a real Chromium exactly as its card words it: the card lists the lesson's steps, the
-lesson's banner lists them on the page it opens, and each step done with the page's own controls (a press, a
-choice, a typed value, a dragged slider) shows its expected effect on the page.
+"""Every lesson walked in a real Chromium exactly as its card words it: the card lists the lesson's steps, its link
+opens the lesson's preset (the page shows the lesson's title and selects its family and data set, or opens the prior
+or Compare page), the lesson's banner lists the steps on the page it opens, and each step done with the page's own
+controls (a press, a choice, a typed value, a dragged slider) shows its expected effect on the page; the first
+step's effect is the lesson's key view receiving data.
 
 The steps are data (`dashboard.lessons.Step`): what the card says, the control, the expected effect and how the
 page shows it; this test reads the same data."""
 import pytest
 
 from dashboard.lessons import LESSONS, get_lesson, lesson_query
-from lessonkit import do, effect_shown, page_text, view_title
+from lessonkit import do, effect_shown, page_text, select_value, view_title
 from pagekit import browser_page, poll
 
 
@@ -21,6 +23,30 @@ def titles_for(lesson) -> dict:
     return out
 
 
+def preset_shown(page, lesson) -> None:
+    """The page a lesson's card opened shows the lesson: its key in the address, its title, and its page and
+    settings selected (the prior page; Compare with the lesson's data and every Discover candidate ticked; or the
+    Training page with the lesson's family and data set)."""
+    poll(lambda: f"lesson={lesson.key}" in page.url)
+    heading = page.get_by_text(lesson.title)
+    poll(lambda: heading.count() > 0 and any(heading.nth(i).is_visible() for i in range(heading.count())))
+    if lesson.page == "prior":
+        tab = page.locator(".bk-tab", has_text="Deep kernel prior").first
+        poll(lambda: "bk-active" in (tab.get_attribute("class") or ""))
+    elif lesson.page == "compare":
+        tab = page.locator(".bk-tab", has_text="Compare").first
+        poll(lambda: "bk-active" in (tab.get_attribute("class") or ""))
+        poll(lambda: select_value(page, "Data set") == lesson.settings["data.dataset"], timeout=60)
+        ticked = page.locator(".invlab-discover-candidates input[type=checkbox]")
+        poll(lambda: ticked.count() >= 6 and all(ticked.nth(i).is_checked() for i in range(ticked.count())))
+        names = [" ".join(t.split()) for t in page.locator(".invlab-discover-candidates label").all_inner_texts()]
+        assert "rotation" in names and "flips" in names, names
+    else:
+        poll(lambda: select_value(page, "Model family") == lesson.settings["model"])
+        if "data.dataset" in lesson.settings:
+            assert select_value(page, "Dataset") == lesson.settings["data.dataset"]
+
+
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
 def test_every_lesson_walked_as_its_card_words_it(served_app, lesson):
     titles = titles_for(lesson)
@@ -31,6 +57,7 @@ def test_every_lesson_walked_as_its_card_words_it(served_app, lesson):
         card.wait_for(timeout=90_000)
         assert [" ".join(t.split()) for t in card.locator("li").all_inner_texts()] == words
         card.locator("a.invlab-open").click()
+        preset_shown(page, lesson)
         poll(lambda: all(w in " ".join(page_text(page).split()) for w in words), timeout=90)  # the banner
         for step in lesson.steps:
             do(page, step)

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from engine.train import RunStore
-from pagekit import CHROMIUM_ARGS, chromium_path, poll, serve_dashboard
+from pagekit import poll, serve_dashboard
+from tests.helpers.chromium import shared_browser
 
 SMALL = "?data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=20"
 USERS = {"alice": "alice-secret", "bob": "bob-secret", "lecturer": "lecturer-secret"}
@@ -45,18 +46,17 @@ def train_one(page, store_path) -> int:
 @pytest.fixture(scope="module")
 def class_server(tmp_path_factory):
     """(url, browser, store path) of `invlab serve --basic-auth users.json --cookie-secret S --admin lecturer`."""
-    from playwright.sync_api import sync_playwright
-
     tmp = tmp_path_factory.mktemp("class")
     users = tmp / "users.json"
     users.write_text(json.dumps(USERS))
     args = ["--basic-auth", str(users), "--cookie-secret", "s" * 32, "--admin", "lecturer"]
-    with serve_dashboard(tmp / "served", args=args) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    with serve_dashboard(tmp / "served", args=args) as url:
+        browser = shared_browser()
         try:
             yield url, browser, tmp / "served" / "data" / "runs.sqlite"
         finally:
-            browser.close()
+            for context in browser.contexts:  # each user's login, opened by the tests of this module
+                context.close()
 
 
 def test_each_user_sees_their_own_runs_and_the_admin_sees_all(class_server):

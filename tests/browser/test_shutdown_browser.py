@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from dashboard.serving import serve_dashboard_process
-from pagekit import CHROMIUM_ARGS, chromium_path, poll
+from pagekit import poll
+from tests.helpers.chromium import browser_context
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -31,33 +32,28 @@ def thread_names(pid: int) -> list[str]:
 
 
 def test_ten_tabs_opened_and_closed_leave_no_traceback_in_the_server_log(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with serve_dashboard_process(tmp_path, timeout=600) as (url, proc), sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    with serve_dashboard_process(tmp_path, timeout=600) as (url, proc), \
+            browser_context(viewport={"width": 1200, "height": 900}) as context:
+        before = threads(proc.pid)
+        names_before = thread_names(proc.pid)
+        pages = []
+        for k in range(TABS):
+            page = context.new_page()
+            page.goto(url + SMALL, timeout=300_000)
+            page.get_by_role("button", name="▶ Start").wait_for(timeout=300_000)
+            if k % 3 == 0:  # a few train (their curves stream until the tab goes)
+                page.get_by_role("button", name="▶ Start").click(timeout=120_000)
+            elif k == 1:  # one looks at the prior page, whose redraws run off the server's thread
+                page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=120_000)
+            pages.append(page)
+        poll(lambda: "running" in pages[0].locator(".invlab-status [data-field=state]").first.inner_text())
+        for page in pages:
+            page.close()
+        # Bokeh ends a session within --unused-session-lifetime of its tab closing; then its thread goes
         try:
-            before = threads(proc.pid)
-            names_before = thread_names(proc.pid)
-            pages = []
-            for k in range(TABS):
-                page = browser.new_page(viewport={"width": 1200, "height": 900})
-                page.goto(url + SMALL, timeout=300_000)
-                page.get_by_role("button", name="▶ Start").wait_for(timeout=300_000)
-                if k % 3 == 0:  # a few train (their curves stream until the tab goes)
-                    page.get_by_role("button", name="▶ Start").click(timeout=120_000)
-                elif k == 1:  # one looks at the prior page, whose redraws run off the server's thread
-                    page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=120_000)
-                pages.append(page)
-            poll(lambda: "running" in pages[0].locator(".invlab-status [data-field=state]").first.inner_text())
-            for page in pages:
-                page.close()
-            # Bokeh ends a session within --unused-session-lifetime of its tab closing; then its thread goes
-            try:
-                poll(lambda: threads(proc.pid) <= before, timeout=90, interval=0.5)
-            except AssertionError:
-                raise AssertionError(f"threads before: {names_before}; after: {thread_names(proc.pid)}") from None
-        finally:
-            browser.close()
+            poll(lambda: threads(proc.pid) <= before, timeout=90, interval=0.5)
+        except AssertionError:
+            raise AssertionError(f"threads before: {names_before}; after: {thread_names(proc.pid)}") from None
     log = (tmp_path / "server.log").read_text()
     assert "Traceback" not in log and "exception was never retrieved" not in log, log[-4000:]
     assert "WebSocketClosedError" not in log and "StreamClosedError" not in log, log[-4000:]

@@ -19,8 +19,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from dashboard.serving import CHROMIUM_ARGS, ROOT, chromium_path, free_port, running_server
+from dashboard.serving import ROOT, chromium_path, free_port, running_server
 from tests.browser.pagekit import poll  # noqa: F401 — the tests import it from here
+from tests.helpers.chromium import browser_context
 
 HAVE_CHROMIUM = chromium_path() is not None
 try:
@@ -141,8 +142,6 @@ def lab_page(width: int = 1500, height: int = 1000):
     """A Chromium page on which every request to a host other than this machine is refused and recorded.
 
     Yields (page, outside, errors): the URLs of refused requests and the page's JavaScript errors."""
-    from playwright.sync_api import sync_playwright
-
     outside: list[str] = []
     errors: list[str] = []
 
@@ -153,16 +152,11 @@ def lab_page(width: int = 1500, height: int = 1000):
             outside.append(route.request.url)
             route.abort("internetdisconnected")
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": width, "height": height})
-            context.route("**/*", route)
-            page = context.new_page()
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            yield page, outside, errors
-        finally:
-            browser.close()
+    with browser_context(viewport={"width": width, "height": height}) as context:
+        context.route("**/*", route)
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        yield page, outside, errors
 
 
 # JupyterLab's state, read through the application object (`expose_app_in_browser`): the notebook open at `path`,
