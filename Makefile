@@ -32,7 +32,7 @@ lint: setup
 # Two test processes (pytest-xdist), each taking whole test files: a browser test mostly waits on its page and
 # server, so the other process runs the engine's tests beside it.
 test: setup lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbmake tests notebooks
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --nbmake tests notebooks
 
 # JupyterLab on the teaching notebooks, with this venv's Python as the kernel.
 lab: setup

@@ -80,10 +80,10 @@ def pytest_report_header(config):
     return f"engine tests on device={device}, dtype={str(dtype).removeprefix('torch.')}"
 
 
-# `make test` runs two processes (pytest-xdist, `--dist loadfile`): each takes whole test files in collection order as
-# it finishes the last. The long files (a real browser, JupyterLab, the benchmarks' smoke runs, the notebooks) go
-# first, longest first, so the short engine tests fill in at the end instead of one process finishing a lesson walk
-# alone.
+# `make test` runs two processes (pytest-xdist, `--dist loadfile --no-loadscope-reorder`): each takes whole test files
+# in collection order as it finishes the last (xdist would otherwise hand out the files with the most tests first).
+# The long files (a real browser, JupyterLab, the benchmarks' smoke runs, the notebooks) go first, longest first, so
+# the short engine tests fill in at the end instead of one process finishing a lesson walk alone.
 LONG_FIRST = ("tests/browser/test_lesson_walk_browser.py", "tests/jupyter/", "tests/test_benchmark_smoke.py",
               "tests/browser/", "notebooks/", "tests/dashboard/test_server_lifecycle.py")
 
