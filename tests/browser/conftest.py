@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from pagekit import HAVE_CHROMIUM, serve_dashboard  # noqa: E402
+from tests.helpers.chromium import close_shared_browser  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
@@ -29,3 +30,8 @@ def served_app(tmp_path_factory):
         yield url
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_chromium_per_module():
+    """The module's tests share one Chromium (tests/helpers/chromium.py), stopped when the module ends."""
+    yield
+    close_shared_browser()

@@ -1,9 +1,10 @@
-"""One headless Chromium per test process, and a fresh browser context (cookies, storage, viewport) per test.
+"""One headless Chromium per test module, and a fresh browser context (cookies, storage, viewport) per test.
 
 Launching Chromium takes a second or two of a busy 2-core machine; the browser and JupyterLab tests open about sixty
-pages a run. They share one browser, started on first use and stopped when the test session ends
-(`close_shared_browser`, called from tests/conftest.py); each test gets a context of its own, so no cookie, login or
-storage passes from one test to the next.
+pages a run. The tests of a module share one browser, started on first use and stopped when the module ends
+(`close_shared_browser`, from the autouse fixtures of tests/browser and tests/jupyter): playwright's synchronous API
+keeps an event loop marked running in its thread, so a later test of the same process could not run asyncio. Each
+test gets a context of its own, so no cookie, login or storage passes from one test to the next.
 """
 import contextlib
 

@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from labkit import HAVE_CHROMIUM, HAVE_JUPYTERLAB, jupyter_lab  # noqa: E402
+from tests.helpers.chromium import close_shared_browser  # noqa: E402
 
 
 def pytest_configure(config):
@@ -43,3 +44,10 @@ def screenshot_path(tmp_path):
     folder = folder if folder else str(tmp_path)
     os.makedirs(folder, exist_ok=True)
     return lambda name: os.path.join(folder, name)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_chromium_per_module():
+    """The module's tests share one Chromium (tests/helpers/chromium.py), stopped when the module ends."""
+    yield
+    close_shared_browser()
