@@ -342,9 +342,8 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     last_views = time.perf_counter()
                     self.views_cost = last_views - now
                     views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
-                # a closed page (`not self._alive`) ends the loop at the generator's own stop check before the next
-                # step: the run is paused with a checkpoint at its step. Leaving the generator here instead would
-                # close it mid-yield and mark the run interrupted, losing the steps since its last checkpoint.
+                # a closed page ends the loop at the generator's own stop check (paused, checkpointed); a `break` here
+                # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
             converged = trainer.converged
             done = converged or trainer.step_count >= trainer.tc.steps
             self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
