@@ -64,7 +64,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "float64_only(reason): the test checks something only float64 can resolve; "
                                        "skipped, with the reason, under --dtype float32")
     config.addinivalue_line("markers", "browser: drives a real Chromium (tests/browser, tests/jupyter, the benchmarks' "
-                                       "smoke runs); -m 'not browser' is the fast tier")
+                                       "smoke runs); -m 'not browser' leaves them out")
     config.addinivalue_line("markers", "slow: ten seconds or more without a browser; -m 'not browser and not slow' "
                                        "is the fast tier")
     config.addinivalue_line("markers", "package: builds the sdist and the wheel and installs the wheel in a fresh venv "

@@ -14,7 +14,7 @@ _shared: dict = {}
 
 
 def shared_browser():
-    """The process's Chromium (a playwright `Browser`), launched on first use and again if it went away."""
+    """The shared Chromium (a playwright `Browser`), launched on first use and again after it was closed."""
     browser = _shared.get("browser")
     if browser is not None and browser.is_connected():
         return browser
