@@ -14,6 +14,7 @@ from engine.models import get_model
 from engine.train import RunConfig
 
 from .closing import connected, settle_writes
+from .feed import one_message
 from .learned_controls import LearnedValueControl
 from .safe_text import markdown_text
 from .settings import describe_difference
@@ -75,13 +76,14 @@ class TrainingDisplay:
             self.close()
             return
         try:
-            update = self.feed.drain(self._start_new_run)
-            if update.tunables is not None:
-                self._show_learned(update.tunables)
-            self._status_from_snapshot(self.feed.last_snapshot)
-            self.follow_run_in_link()
-            if getattr(self, "key_views", None) is not None:
-                self.key_views.place(self.feed.view_panes)
+            with one_message(self._doc) as flush:
+                update = self.feed.drain(self._start_new_run, flush)
+                if update.tunables is not None:
+                    self._show_learned(update.tunables)
+                self._status_from_snapshot(self.feed.last_snapshot)
+                self.follow_run_in_link()
+                if getattr(self, "key_views", None) is not None:
+                    self.key_views.place(self.feed.view_panes)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("dashboard update failed")
             self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."

@@ -47,7 +47,7 @@ class LiveFeed:
     def start(self, tick) -> None:
         """Run `tick` periodically (under a server or in a notebook)."""
         if self.callback is None:
-            self.callback = pn.state.add_periodic_callback(tick, period=self.tick_ms)
+            self.callback = background_periodic(tick, self.tick_ms)
             TICKING.add(self)
 
     def stop(self) -> None:
@@ -58,8 +58,9 @@ class LiveFeed:
             self.callback = None
 
     # -- one tick ------------------------------------------------------------------------------------------------------
-    def drain(self, on_new_run) -> Update:
-        """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data."""
+    def drain(self, on_new_run, flush=lambda: None) -> Update:
+        """Take what the session produced and send it to the page; `on_new_run(update)` runs before a new run's data,
+        `flush()` (`one_message`'s) once new plots are attached, before data is streamed into them."""
         started = time.perf_counter()
         notebook_roots = self._hold_notebook_documents()
         update = self.session.drain()
@@ -73,6 +74,7 @@ class LiveFeed:
             sends = self._curves_to_send(update)
             if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run) or created:
                 attach_new_models()  # before any data is streamed into the new plots
+                flush()  # and sent to the page as they are
             building = time.perf_counter() - started
             for metric, steps, values in sends:
                 self.curves.send(metric, steps, values)
@@ -191,6 +193,46 @@ class LiveFeed:
         period = min(max(self.tick_ms, int(4000 * elapsed * pages)), self.max_period_ms)
         if abs(period - cb.period) > 0.25 * cb.period:
             cb.period = period
+
+
+def background_periodic(callback, period_ms: int):
+    """`pn.state.add_periodic_callback(callback, period_ms)` run as background work: it does not set Panel's `busy`
+    state. A foreground one sets it twice a tick, which spins the header's busy indicator on every open page of the
+    server (one Bokeh change per page and tick: a third of the browser's time on a training page)."""
+    from panel.io.callbacks import PeriodicCallback
+
+    callback_ = PeriodicCallback(callback=callback, period=period_ms, background=True)
+    callback_.start()
+    doc = pn.state.curdoc
+    if doc is not None:  # stopped with its session, as Panel's own `add_periodic_callback` registers it
+        pn.state._periodic.setdefault(doc, []).append(callback_)
+    return callback_
+
+
+@contextlib.contextmanager
+def one_message(doc):
+    """The changes a served page's tick makes go out together, as one message (Panel's `hold`): otherwise each is a
+    message of its own, and the browser handles and draws each one apart (half its time on a training page).
+    Yields `flush()`, which sends what is held so far: new plots go out before the data streamed into them, so a
+    stream is never also part of the plot's first copy. Nothing special in a notebook, whose outputs are held and
+    pushed by the feed."""
+    if doc is None or doc.session_context is None:
+        yield lambda: None
+        return
+    from panel.io.document import hold
+
+    held = [contextlib.ExitStack()]
+
+    def flush():
+        held[0].close()
+        held[0] = contextlib.ExitStack()
+        held[0].enter_context(hold(doc))
+
+    held[0].enter_context(hold(doc))
+    try:
+        yield flush
+    finally:
+        held[0].close()
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from engine.sweeps.discover_html import bayes_factor_svg, report_html, table_row
 from engine.sweeps.discover_report import discover_report
 from engine.train import RunConfig
 
+from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
 from .data import progress_text
 from .runner import DiscoverRunner
@@ -197,7 +198,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         self._draw()
         self.page.discover_changed()
         if self._callback is None and pn.state.curdoc is not None:
-            self._callback = pn.state.add_periodic_callback(self.tick, period=self.page.tick_ms)
+            self._callback = background_periodic(self.tick, self.page.tick_ms)
 
     def stop(self) -> None:
         """Stop the study: runs in progress are abandoned; what finished is kept and ranked (the report is partial)."""

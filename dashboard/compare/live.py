@@ -14,6 +14,7 @@ import panel as pn
 from engine.errors import InvlabError
 from engine.sweeps import comparison
 
+from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
 from ..views import RANGE_UNITS
 from .data import AxisData, _finite, _is_number, _round, axis_data, field_name, primary_axis, progress_text
@@ -32,7 +33,7 @@ class SweepFollowing:
     # -- the tick: drain the sweep's progress into the page (server thread) --------------------------------------------
     def _start_ticking(self) -> None:
         if self._callback is None and pn.state.curdoc is not None:
-            self._callback = pn.state.add_periodic_callback(self.tick, period=self.tick_ms)
+            self._callback = background_periodic(self.tick, self.tick_ms)
 
     def _stop_ticking(self) -> None:
         if self._callback is not None:

@@ -3,6 +3,7 @@
 Serves `dashboard/app.py` with `panel serve` on a free localhost port, presses Start, waits for the ELBO
 curve's data source in the page to fill, changes the learning rate live, pauses, and keeps a screenshot.
 """
+import json
 import re
 import time
 
@@ -75,4 +76,31 @@ def test_invariance_range_in_a_real_browser(served_app):
         handle.press("End")  # the slider's maximum, released: what a drag to the end does
         notice = page.get_by_text(re.compile(r"rotation half-width set to 1[78]\d")).first
         poll(lambda: notice.count() > 0 and notice.is_visible())
+        assert not errors, errors
+
+
+def test_a_training_page_gets_one_message_a_tick_and_its_busy_indicator_stays_still(served_app):
+    """While a page trains, each tick of its updates (status, curves, views) reaches it as one message, and the
+    header's busy indicator, which says the server is handling the person's input, does not flash at every tick:
+    each message is handled and drawn by the browser on the cores training uses."""
+    with browser_page() as (page, errors):
+        messages = []
+
+        def watch(ws):
+            ws.on("framereceived", lambda payload: messages.append(json.loads(payload))
+                  if isinstance(payload, str) and '"events"' in payload else None)
+
+        page.on("websocket", watch)
+        page.goto(served_app + "?train.steps=100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: elbo_points(page) >= 5)
+        page.wait_for_timeout(1000)
+        messages.clear()
+        page.wait_for_timeout(4000)  # eight ticks of 500 ms (fewer on a busy machine: the tick's period stretches)
+        events = [event for message in messages for event in message["events"]]
+        assert sum(e.get("kind") == "ColumnsStreamed" for e in events) >= 2, "the curves did not grow"
+        busy = [e for e in events if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
+        assert not busy, f"the busy indicator turned on {len(busy)} times in 4 s of training"
+        assert len(messages) <= 12, f"{len(messages)} messages in 4 s: {[len(m['events']) for m in messages]}"
+        assert "running" in page.locator(".invlab-status").first.inner_text()
         assert not errors, errors
