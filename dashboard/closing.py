@@ -122,7 +122,9 @@ def write_quietly() -> None:
     from bokeh.server.views.ws import WSHandler
     from panel.io import document as panel_document
 
+    global PANEL_DISPATCH
     if panel_document.dispatch_tornado is not dispatch_quietly:
+        PANEL_DISPATCH = panel_document.dispatch_tornado
         panel_document.dispatch_tornado = dispatch_quietly
     if getattr(ServerSession.patch, "__func__", None) is not _patch_classmethod.__func__:
         ServerSession.patch = _patch_classmethod
@@ -131,4 +133,5 @@ def write_quietly() -> None:
         WSHandler.on_close = close_once
 
 
+PANEL_DISPATCH = None  # Panel's own `dispatch_tornado`, once `write_quietly` has put `dispatch_quietly` in its place
 _patch_classmethod = classmethod(lambda cls, message, connection: patch_from_attached(message, connection))
