@@ -1,9 +1,11 @@
 """`invlab` end to end, as a user runs it: a real process, the real store, a real (small) training run."""
 import json
 import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.helpers.cli import run_main
@@ -242,3 +244,19 @@ def test_serve_builds_a_page_before_it_listens_so_the_first_visitor_does_not_wai
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_tables_rmse_is_named_by_its_target_column_and_the_name_cannot_drive_the_terminal(capsys, tmp_path):
+    """`invlab train` on your own table gives the test RMSE in the target column's units, by the column's name; a name
+    with a terminal escape in it is printed with the escape as `?`."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, size=(80, 2))
+    for name, shown in [("price_keur", "price_keur"), ("stars\x1b[2J", "stars?[2J")]:
+        path = tmp_path / f"{len(shown)}.csv"
+        rows = [f"{a:.4f},{b:.4f},{3 * a - b:.4f}" for a, b in x]
+        path.write_text("area,age," + name + "\n" + "\n".join(rows) + "\n")
+        code, out, err = run_main(capsys, "train", "--model", "svgp", "--dataset", f"csv:{path}", "--steps", "3")
+        assert code == 0, err
+        line = next(line for line in out.splitlines() if "test RMSE" in line)
+        assert re.search(r"test RMSE [0-9.e+-]+ " + re.escape(shown) + r"( |$)", line), line
+        assert "\x1b" not in out
