@@ -198,7 +198,7 @@ class LiveFeed:
 def background_periodic(callback, period_ms: int):
     """`pn.state.add_periodic_callback(callback, period_ms)` run as background work: it does not set Panel's `busy`
     state. A foreground one sets it twice a tick, which spins the header's busy indicator on every open page of the
-    server (one Bokeh change per page and tick: a third of the browser's time on a training page)."""
+    server (a change sent to each page at each tick: Chromium drew a training page on 0.30 of a core, 0.17 without)."""
     from panel.io.callbacks import PeriodicCallback
 
     callback_ = PeriodicCallback(callback=callback, period=period_ms, background=True)
