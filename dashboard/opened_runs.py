@@ -8,6 +8,7 @@ import weakref
 from engine.errors import InvlabError
 from engine.train import RunConfig, Trainer
 from engine.train.checkpoint import load_checkpoint
+from engine.train.store import RunStoreError
 
 from .follow import RunFollower, gaps_as_nan
 
@@ -33,6 +34,22 @@ class OpenedRuns:
         if trainer is not None and trainer.run_id is not None:
             return int(trainer.run_id)
         return following.run_id if following is not None else None
+
+    def _claim_or_follow(self, trainer) -> bool:
+        """Claim `trainer`'s stored run for this page (`Trainer.claim`); whether it may train. While another page of
+        this server trains the run (a second tab on it, or another user of a class server), this page follows that
+        run instead, saying so, and False is returned; a refusal for another reason (a process outside this server)
+        is raised, with that process named."""
+        try:
+            trainer.claim()
+            return True
+        except RunStoreError:
+            run_id = trainer.run_id
+            if run_id is None or not trained_by_another_page(self, int(run_id)):
+                raise
+        self._open(int(run_id))  # its live writer is followed: its points drawn here as that page trains it
+        self._set(message=f"▶ Start did not train run {run_id} here: {self.message}")
+        return False
 
     def _open(self, run_id: int) -> None:
         """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one.

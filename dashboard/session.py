@@ -45,7 +45,6 @@ from .view_watch import ShownViews
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
 
-
 SLOTS = default_slots()
 VIEW_SHARE = 0.05  # at most this share of the training thread's time goes to computing views while it trains
 
@@ -313,7 +312,8 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     self._set(state="paused", message="", tone="info")
                     return
         try:
-            trainer.claim()  # one writer per run: refused (with the other process named) while another trains it
+            if not self._claim_or_follow(trainer):  # one writer per run; another page's run is followed instead
+                return
             if self._truncate_on_start is not None and self.store is not None:
                 self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
                 self._truncate_on_start = None

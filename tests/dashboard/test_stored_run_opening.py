@@ -60,3 +60,43 @@ def test_a_run_another_page_of_this_server_trains_is_followed_and_said_so_in_the
     finally:
         first.close()
         second.close()
+
+
+def _wait(explorer, done, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline and not done():
+        time.sleep(0.1)
+        explorer.tick()
+    return done()
+
+
+def test_start_on_a_run_another_page_took_back_follows_that_page_instead_of_naming_the_servers_process(tmp_path):
+    """Two tabs on one run: the second opened it while the first was paused (so it could continue it), then the first
+    went on training. The second's ▶ Start does not tell a web user to kill the server's own process: it says
+    another page of this server trains the run and draws that page's new points here."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    settings = RunSettings()
+    settings.apply_query({"data.subset": "200", "data.test_subset": "100", "model.num_inducing": "10",
+                          "train.steps": "100000"})
+    first, second = Explorer(settings.run_config(), store=store), Explorer(store=store)
+    try:
+        first.start()
+        assert _wait(first, lambda: first.session.step >= 3)
+        first.pause()
+        assert _wait(first, lambda: first.session.state == "paused")
+        run_id = first.session.run_id
+        second.open_stored_run(run_id)
+        assert _wait(second, lambda: "Start continues it" in second.status_values()["message"])
+        first.start()
+        assert _wait(first, lambda: first.session.state == "running")
+        second.start()
+        assert _wait(second, lambda: "another page of this server" in second.status_values()["message"])
+        message = second.status_values()["message"]
+        assert f"Start did not train run {run_id} here" in message and "drawn here" in message, message
+        assert "kill" not in message and "pid" not in message, message
+        step = second.session.step
+        assert _wait(second, lambda: second.session.step > step, timeout=30)  # the first page's steps, followed
+        assert first.session.state == "running" and second.session.run_id == run_id
+    finally:
+        first.close()
+        second.close()
