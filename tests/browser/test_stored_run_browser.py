@@ -62,3 +62,28 @@ def test_an_opened_paused_run_is_shown_and_continued_as_it_was(served_app):
         page.locator(".invlab-view--augmentation_history").first.scroll_into_view_if_needed()  # back to the view
         poll(lambda: page.evaluate(RANGE_STEPS) >= paused + 10, timeout=30)  # goes on from the run's step
         assert not errors, errors
+
+
+def test_two_tabs_on_one_run_the_second_follows_the_first_and_neither_page_breaks(served_app):
+    """A second tab opened on a paused run's link, then the first tab goes on training it: the second's ▶ Start
+    says another page of this server trains it and draws that page's points (no `kill`, no process id), and neither
+    page throws (BokehJS's "reference … isn't known" included)."""
+    with browser_page(1440, 900) as (first, first_errors), browser_page(1440, 900) as (second, second_errors):
+        first.goto(served_app + "?data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=100000")
+        first.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: "run=" in first.evaluate("location.search") and int(field(first, "step")) >= 5, timeout=150)
+        first.get_by_role("button", name="❚❚ Pause").click()
+        poll(lambda: field(first, "state") == "paused")
+        run_id = re.search(r"[?&]run=(\d+)", first.evaluate("location.search")).group(1)
+        second.goto(served_app + first.evaluate("location.search"))
+        poll(lambda: "Start continues it" in field(second, "message"), timeout=90)
+        first.get_by_role("button", name="▶ Start").click()
+        poll(lambda: field(first, "state") == "running")
+        second.get_by_role("button", name="▶ Start").click()
+        poll(lambda: "another page of this server" in field(second, "message"), timeout=60)
+        message = field(second, "message")
+        assert f"Start did not train run {run_id} here" in message and "kill" not in message, message
+        drawn = column_length(second, "elbo")
+        poll(lambda: column_length(second, "elbo") > drawn, timeout=60)  # the first page's new points
+        assert field(first, "state") == "running"
+        assert first_errors == [] and second_errors == [], (first_errors, second_errors)
