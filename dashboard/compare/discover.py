@@ -293,9 +293,9 @@ class DiscoverStudy(pn.viewable.Viewer):
         seeds = len(self.plan.spec.seeds) if self.plan is not None else None
         if self.report is not None:
             headers, cells = table_rows(self.report, limit=2)
-            columns[COLUMNS.index("test error")] = headers[6]  # "test RMSE" (in the data's units) for regression
             for c, row in zip(self.report.ranking, cells):
                 cell = dict(zip(headers, row))
+                cell["test error"] = cell[headers[6]]  # "test RMSE (price)" for a table's regression: its title
                 done = c.finished + len(c.failed)
                 status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
                 records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.candidate,
@@ -309,6 +309,9 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     def _draw(self) -> None:
         frame = self.rows()
+        titles = self.score_titles(self.report)
+        if titles != self.table.titles:
+            self.table.titles = titles
         if not frame.equals(self.table.value):
             self.table.value = frame
         report = self.report
@@ -322,6 +325,14 @@ class DiscoverStudy(pn.viewable.Viewer):
         else:
             self.verdict.object, self.chart.object = "", ""
         self._show_status()
+
+    @staticmethod
+    def score_titles(report) -> dict[str, str]:
+        """The ranking's column titles for `report` (a `DiscoverReport` or None): the score column reads "test RMSE"
+        for regression data, "test RMSE (price_keur)" for a table's named target; escaped, as Tabulator shows a
+        title as HTML."""
+        score = table_rows(report)[0][6] if report is not None else "test error"
+        return {"test error": html_text(score)} if score != "test error" else {}
 
     def _report_file(self):
         return io.BytesIO(report_html(self.report).encode()) if self.report is not None else io.BytesIO(b"")

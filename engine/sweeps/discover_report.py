@@ -10,6 +10,7 @@ report says so. `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that `i
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -68,12 +69,14 @@ class DiscoverReport:
     partial: bool
     total: int
     stored: int
+    target_name: str | None = None  # a table's target column, which names the RMSE's units; None: no names
 
     def to_dict(self) -> dict:
         """The report as JSON-ready data: `ranking` (best first), verdict, notes, budget, partial, sweep id."""
         return {"ranking": [c.to_dict() for c in self.ranking], "verdict": self.verdict, "notes": self.notes,
                 "budget": self.budget, "partial": self.partial, "status": self.status, "sweep_id": self.sweep_id,
-                "dataset": self.dataset, "runs_planned": self.total, "runs_stored": self.stored}
+                "dataset": self.dataset, "runs_planned": self.total, "runs_stored": self.stored,
+                "target_name": self.target_name}
 
     def row(self, name: str) -> CandidateResult | None:
         """The candidate called `name`, or None."""
@@ -306,7 +309,25 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
     if record.name.startswith(SWEEP_PREFIX):
         dataset = dataset or record.name[len(SWEEP_PREFIX):]
     return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes, verdict(ranking), partial,
-                          total, stored)
+                          total, stored, target_column(json.dumps(spec.base.data, sort_keys=True, default=str)))
+
+
+@functools.lru_cache(maxsize=32)
+def target_column(data_json: str) -> str | None:
+    """The target column of the table a sweep's data settings (`RunConfig.data` as JSON) name, which names the test
+    RMSE's units; None for data with no column names (the bundled sets) or data that cannot be read now."""
+    from ..data import sources
+    from ..train.config import RunConfig
+
+    name = json.loads(data_json).get("dataset")
+    if not isinstance(name, str) or sources.file_path(name) is None:
+        return None  # a registered data set: no column names
+    try:
+        dataset = RunConfig(data=json.loads(data_json)).data_config().load()
+    except Exception:  # noqa: BLE001 — the report is shown without the name; the runs said why the data failed
+        return None
+    target = (getattr(dataset, "metadata", None) or {}).get("target")
+    return None if target is None else str(target)
 
 
 def ranking_json(report: DiscoverReport) -> str:

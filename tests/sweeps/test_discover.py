@@ -187,3 +187,36 @@ def test_on_dask_a_diverging_candidate_fails_once_and_stage_two_still_runs(tmp_p
     report = discover_report(store, sweep_id)
     assert any("+" in c.candidate for c in report.ranking) and report.row(name).failed
     assert len(store.sweep_runs(sweep_id)) == report.total == 10
+
+
+def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the_name_as_html(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """`invlab discover` on your own CSV: the terminal's table, the HTML report and the page's ranking name the test
+    RMSE by the target column ("test RMSE (price_keur)"); a column name with markup is shown as text everywhere."""
+    import dataclasses
+
+    from dashboard.compare.discover import DiscoverStudy
+    from engine.sweeps.discover_html import report_html
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(40, 2))
+    path = tmp_path / "flats.csv"
+    np.savetxt(path, np.column_stack([X, X[:, 0] ** 2 + X[:, 1] ** 2]), delimiter=",", header="rooms,floor,price_keur",
+               comments="")
+    monkeypatch.setenv("INVLAB_DATA", str(tmp_path))
+    code, out, err = run_main(capsys, "discover", "--dataset", f"csv:{path}", "--seeds", "1", "--steps", "30",
+                              "--num-inducing", "8", "--batch-size", "0", "--serial", "--report",
+                              str(tmp_path / "r.html"))
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("#"))
+    assert "test RMSE (price_keur)" in header, out
+    assert "<th>test RMSE (price_keur)</th>" in (tmp_path / "r.html").read_text()
+    store = RunStore(tmp_path / "runs.sqlite")
+    report = discover_report(store, store.list_sweeps()[0].id)
+    assert report.target_name == "price_keur" and report.to_dict()["target_name"] == "price_keur"
+    marked = dataclasses.replace(report, target_name='<img src=x onerror="alert(1)">')
+    assert "<img" not in report_html(marked) and "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;&gt;)" in \
+        report_html(marked)
+    assert DiscoverStudy.score_titles(report) == {"test error": "test RMSE (price_keur)"}  # the page's column title
+    assert DiscoverStudy.score_titles(marked) == {"test error": "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;"
+                                                                "&gt;)"}  # Tabulator reads titles as HTML
