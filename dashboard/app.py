@@ -11,7 +11,7 @@ from dashboard.identity import page_owner
 from dashboard.limits import ServerLimits
 from dashboard.reattach import page_coming_back_to_its_run, register
 from dashboard.safe_text import markdown_text, notify
-from dashboard.scheduling import server_thread_on_one_core
+from dashboard.scheduling import server_thread_on_one_core, warm_optimisers
 from dashboard.theme_switch import page_for, session_theme
 from engine.errors import InvlabError
 
@@ -19,6 +19,7 @@ csp.install()  # only this server's own scripts run on the page (dashboard/csp.p
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
 pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")
 server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
+warm_optimisers()  # the first ▶ Start's cold imports, done as the server warms up (not while a user waits)
 
 
 def page():

@@ -80,6 +80,16 @@ def server_thread_on_one_core() -> None:
         torch.set_num_threads(1)
 
 
+def warm_optimisers() -> None:
+    """Load what a page's first ▶ Start would otherwise load while the user waits: the first `torch.optim` optimiser
+    a process builds imports `torch._dynamo` (and sympy with it, some 800 modules: about 3 s of a busy 2-core
+    laptop, the first Start's whole cold cost). The served app calls this as Panel's warm-up builds its first page,
+    before the server listens; once a process has done it, it costs nothing."""
+    import torch
+
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+
+
 def lower_training_priority(environ=None) -> int:
     """Run the calling thread (a page's training thread, before its first torch call) `TRAINING_NICE` steps nicer
     than it is, so that it yields its core to the server thread and the browser when they need one; the intra-op
