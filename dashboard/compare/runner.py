@@ -5,6 +5,7 @@ Dask does the training; the thread only waits and collects progress reports, and
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 
@@ -12,7 +13,7 @@ from engine.errors import InvlabError
 from engine.sweeps import SweepSpec, run_sweep
 from engine.train import RunStore
 
-from .cluster import shared_scheduler
+from .cluster import using_shared
 
 
 class BackgroundRunner:
@@ -57,9 +58,9 @@ class BackgroundRunner:
             # A connection of its own: the page's store is closed with the page (a tab closed mid-study), and the
             # work must still store the runs that finish and mark the sweep stopped.
             self.store = RunStore(page_store.path, owner=page_store.owner, admin=page_store.admin)
-            if self.shared:
-                self.scheduler = shared_scheduler()
-            self._work()
+            with using_shared() if self.shared else contextlib.nullcontext(self.scheduler) as scheduler:
+                self.scheduler = scheduler  # the server's shared cluster, kept open while this work uses it
+                self._work()
         except InvlabError as err:
             with self._lock:
                 self.error = str(err)

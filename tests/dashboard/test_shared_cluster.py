@@ -59,3 +59,33 @@ def test_a_notebook_page_keeps_a_cluster_of_its_own(tmp_path):
 
         runner = DiscoverRunner(None, store, 1, scheduler="tcp://10.0.0.1:8786", shared=True)
         assert not runner.shared  # ...given an address uses that one
+
+
+def test_the_shared_cluster_closes_once_no_page_has_used_it_for_a_while(monkeypatch, shared):
+    """Idle Dask workers still take a share of a core each (heartbeats, memory checks): a server whose pages ran a
+    sweep an hour ago must not keep them. The cluster stays open while work uses it, however long, and closes
+    `IDLE_SECONDS` after the last use; the next page's work starts a new one."""
+    import dashboard.compare.cluster as cluster_module
+
+    monkeypatch.setattr(cluster_module, "IDLE_SECONDS", 1.0)
+    with cluster_module.using_shared() as address:
+        cluster = cluster_module._cluster
+        pids = [w.process.pid for w in cluster.workers.values()]
+        time.sleep(2.5)  # longer than the idle time, but in use
+        assert cluster_module._cluster is cluster and cluster.scheduler_address == address
+    deadline = time.time() + 60
+    while time.time() < deadline and (cluster.status.name != "closed" or any(_alive(pid) for pid in pids)):
+        time.sleep(0.1)
+    assert cluster_module._cluster is None and cluster.status.name == "closed"
+    assert pids and not any(_alive(pid) for pid in pids), pids  # its worker processes are gone
+    with cluster_module.using_shared() as again:
+        assert again != address  # a new cluster for the next page's work
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
