@@ -1,0 +1,57 @@
+"""Every page and every lesson, loaded again and again while another page trains, asks nothing of any host but the
+dashboard's own server and breaks no rule of its Content-Security-Policy: Panel's and Bokeh's scripts, stylesheets and
+theme come from the installed packages, never a CDN, on every load (classrooms and clusters are often offline).
+
+A load is a fresh browser context (no cache) opening the page's link and waiting for its tabs, its lesson banner or
+its Compare form; requests to any other host are refused and counted."""
+import os
+import time
+
+from dashboard.lessons import LESSONS, lesson_query
+from pagekit import browser_page, poll
+from tests.helpers.chromium import browser_context
+
+# Each page and lesson this many times: once in the suite (about two minutes on 2 cores), more by hand, e.g.
+# INVLAB_OFFLINE_ROUNDS=30 (the CDN requests seen once came on about 4 loads in 25).
+ROUNDS = int(os.environ.get("INVLAB_OFFLINE_ROUNDS", "1"))
+LINKS = ["", "?model=svgp&data.subset=200", "?page=compare", "?page=prior", "?theme=dark&model=convolutional",
+         *(lesson_query(lesson) for lesson in LESSONS)]
+# Every Content-Security-Policy violation, recorded before the page's own scripts run.
+RECORD = ("window.__violations = [];"
+          "document.addEventListener('securitypolicyviolation', (e) => window.__violations.push("
+          "e.violatedDirective + ' ' + (e.blockedURI || '')), true);")
+
+
+def _own(url: str, server: str) -> bool:
+    return url.startswith((server, server.replace("http://", "ws://"), "data:", "blob:", "about:"))
+
+
+def test_every_page_and_lesson_loads_from_this_server_alone_on_every_load(served_app):
+    server = served_app.split("/app")[0]
+    with browser_page() as (trainer, trainer_errors):  # a page training meanwhile, as in a class
+        trainer.goto(f"{served_app}?data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=100000")
+        trainer.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        refused, violations, loads = [], [], 0
+        for _ in range(ROUNDS):
+            for link in LINKS:
+                with browser_context(viewport={"width": 1280, "height": 720}) as context:
+                    def guard(route, link=link):
+                        if _own(route.request.url, server):
+                            route.continue_()
+                        else:
+                            refused.append((link, route.request.url))
+                            route.abort()
+
+                    context.route("**/*", guard)
+                    page = context.new_page()
+                    page.add_init_script(RECORD)
+                    page.goto(served_app + link)
+                    page.locator(".bk-tab").first.wait_for(timeout=90_000)
+                    time.sleep(0.5)  # what a page asks for after its first draw (design stylesheets, icons)
+                    violations += [(link, v) for v in page.evaluate("() => window.__violations")]
+                    loads += 1
+        poll(lambda: trainer.locator(".invlab-status [data-field=state]").first.inner_text() == "running")
+    assert loads == ROUNDS * len(LINKS)
+    assert refused == [], f"{len(refused)} requests to other hosts in {loads} loads: {refused[:5]}"
+    assert violations == [], f"{len(violations)} CSP violations in {loads} loads: {violations[:5]}"
+    assert trainer_errors == []
