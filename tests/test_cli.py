@@ -86,7 +86,7 @@ def test_serve_binds_to_localhost_and_passes_panel_options_through():
     assert "127.0.0.1:5100" in cmd and "localhost:5100" in cmd
     assert cmd[-2:] == ["--basic-auth", "creds.json"]
     # logins: a class server's per-page cap; one malloc arena unless the user chose otherwise
-    expected = {"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "25"}
+    expected = {"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "25", "BOKEH_RESOURCES": "server"}
     if "MALLOC_ARENA_MAX" not in os.environ:
         expected["MALLOC_ARENA_MAX"] = "1"
     assert env == expected

@@ -83,7 +83,9 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--unused-session-lifetime", str(UNUSED_SESSION_LIFETIME_MS)]
     if not any(a.startswith("--check-unused-sessions") for a in passthrough):
         cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
-    env = {}
+    # Scripts and stylesheets from the installed packages, never a CDN (classrooms and clusters are often offline),
+    # even where the environment says otherwise (BOKEH_RESOURCES=cdn, say from a notebook set-up).
+    env = {"BOKEH_RESOURCES": "server"}
     if "MALLOC_ARENA_MAX" not in os.environ:
         # glibc gives each thread but the first its own malloc arena, whose heaps hand freed tensor memory back
         # and fault it in again: a page's training thread then took a quarter more time per step than the engine

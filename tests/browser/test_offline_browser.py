@@ -8,7 +8,7 @@ import os
 import time
 
 from dashboard.lessons import LESSONS, lesson_query
-from pagekit import browser_page, poll
+from pagekit import browser_page, poll, serve_dashboard
 from tests.helpers.chromium import browser_context
 
 # Each page and lesson this many times: once in the suite (about two minutes on 2 cores), more by hand, e.g.
@@ -55,3 +55,15 @@ def test_every_page_and_lesson_loads_from_this_server_alone_on_every_load(served
     assert refused == [], f"{len(refused)} requests to other hosts in {loads} loads: {refused[:5]}"
     assert violations == [], f"{len(violations)} CSP violations in {loads} loads: {violations[:5]}"
     assert trainer_errors == []
+
+
+def test_a_cdn_in_the_users_environment_does_not_reach_the_page(tmp_path):
+    """`BOKEH_RESOURCES=cdn` left in the environment (a notebook set-up, say) would make Bokeh and Panel write CDN
+    addresses into every page; `invlab serve` serves the installed files whatever it says."""
+    import urllib.request
+
+    with serve_dashboard(tmp_path, extra_env={"BOKEH_RESOURCES": "cdn"}) as url:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            page = response.read().decode()
+    assert "static/extensions/panel" in page and "cdn." not in page, [
+        line.strip()[:120] for line in page.splitlines() if "cdn." in line][:3]
