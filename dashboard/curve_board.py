@@ -154,10 +154,11 @@ class CurveBoard(param.Parameterized):
         if plot is not None:
             plot.extend(steps, values)
 
-    def archive(self, label: str) -> None:
+    def archive(self, label: str, keep: bool = True) -> None:
         """Keep the current run's curves as a faint overlay labelled `label` (say what differs between the runs,
-        e.g. "lr 0.05, rotate 90°"; long labels wrap in the legend) and clear the live lines for a new run."""
-        frames = {m: b.data.copy() for m, b in self.buffers.items() if len(b.data)}
+        e.g. "lr 0.05, rotate 90°"; long labels wrap in the legend) and clear the live lines for a new run; with
+        `keep=False` (the same run drawn again, say now followed) they are cleared without an overlay."""
+        frames = {m: b.data.copy() for m, b in self.buffers.items() if len(b.data)} if keep else {}
         if frames:
             self.previous.append((label, frames))
         for b in self.buffers.values():

@@ -101,7 +101,10 @@ class TrainingDisplay:
         old_config, new_config = self._current_config, update.config or self.session.config
         label = (describe_difference(old_config, new_config, changes=self._changes_during_run)
                  if old_config is not None else "previous run")
-        self.curves.archive(label)
+        # the same stored run again (opened, then followed while another page trains it): no faint copy of itself
+        same_run = update.run_label.startswith("stored run") and update.run_label == getattr(self, "_shown_run", None)
+        self.curves.archive(label, keep=not same_run)
+        self._shown_run = update.run_label
         self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
         self._changes_during_run = []
         self._run_started = True

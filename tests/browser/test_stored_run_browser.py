@@ -20,6 +20,16 @@ RANGE_STEPS = """() => {
 }"""
 
 
+# The labels of every legend entry on the page (the live run's and the faint overlays of earlier runs).
+LEGEND_LABELS = """() => {
+  const out = [];
+  for (const doc of Bokeh.documents)
+    for (const m of doc._all_models.values())
+      if (m.label && typeof m.label.value === "string" && m.renderers !== undefined) out.push(m.label.value);
+  return out;
+}"""
+
+
 def field(page, name: str) -> str:
     return page.locator(f".invlab-status [data-field={name}]").first.inner_text()
 
@@ -66,8 +76,8 @@ def test_an_opened_paused_run_is_shown_and_continued_as_it_was(served_app):
 
 def test_two_tabs_on_one_run_the_second_follows_the_first_and_neither_page_breaks(served_app):
     """A second tab opened on a paused run's link, then the first tab goes on training it: the second's ▶ Start
-    says another page of this server trains it and draws that page's points (no `kill`, no process id), and neither
-    page throws (BokehJS's "reference … isn't known" included)."""
+    says another page of this server trains it and draws that page's points (no `kill`, no process id) as this run,
+    not beside a faint copy of itself, and neither page throws (BokehJS's "reference … isn't known" included)."""
     with browser_page(1440, 900) as (first, first_errors), browser_page(1440, 900) as (second, second_errors):
         first.goto(served_app + "?data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=100000")
         first.get_by_role("button", name="▶ Start").click(timeout=90_000)
@@ -85,5 +95,7 @@ def test_two_tabs_on_one_run_the_second_follows_the_first_and_neither_page_break
         assert f"Start did not train run {run_id} here" in message and "kill" not in message, message
         drawn = column_length(second, "elbo")
         poll(lambda: column_length(second, "elbo") > drawn, timeout=60)  # the first page's new points
+        labels = second.evaluate(LEGEND_LABELS)
+        assert "this run" in labels and "same settings" not in labels, labels  # no faint copy of the run itself
         assert field(first, "state") == "running"
         assert first_errors == [] and second_errors == [], (first_errors, second_errors)
