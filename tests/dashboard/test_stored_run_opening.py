@@ -37,14 +37,19 @@ def test_opening_a_run_past_its_checkpoint_says_what_continuing_drops(tmp_path):
         explorer.close()
 
 
-def test_a_run_another_page_of_this_server_trains_is_followed_and_said_so_in_the_pages_words(tmp_path):
-    """A second tab on a run the first tab trains: the page says another page of this server trains it and that its
-    points are drawn here, not that another process should be stopped with kill (the server's own process)."""
+def two_pages(tmp_path):
+    """Two pages of one server on one store: the first set to train a small run for long, the second blank."""
     store = RunStore(tmp_path / "runs.sqlite")
     settings = RunSettings()
     settings.apply_query({"data.subset": "200", "data.test_subset": "100", "model.num_inducing": "10",
                           "train.steps": "100000"})
-    first, second = Explorer(settings.run_config(), store=store), Explorer(store=store)
+    return Explorer(settings.run_config(), store=store), Explorer(store=store)
+
+
+def test_a_run_another_page_of_this_server_trains_is_followed_and_said_so_in_the_pages_words(tmp_path):
+    """A second tab on a run the first tab trains: the page says another page of this server trains it and that its
+    points are drawn here, not that another process should be stopped with kill (the server's own process)."""
+    first, second = two_pages(tmp_path)
     try:
         first.start()
         deadline = time.time() + 60
@@ -74,11 +79,7 @@ def test_start_on_a_run_another_page_took_back_follows_that_page_instead_of_nami
     """Two tabs on one run: the second opened it while the first was paused (so it could continue it), then the first
     went on training. The second's ▶ Start does not tell a web user to kill the server's own process: it says
     another page of this server trains the run and draws that page's new points here."""
-    store = RunStore(tmp_path / "runs.sqlite")
-    settings = RunSettings()
-    settings.apply_query({"data.subset": "200", "data.test_subset": "100", "model.num_inducing": "10",
-                          "train.steps": "100000"})
-    first, second = Explorer(settings.run_config(), store=store), Explorer(store=store)
+    first, second = two_pages(tmp_path)
     try:
         first.start()
         assert _wait(first, lambda: first.session.step >= 3)
