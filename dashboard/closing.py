@@ -135,3 +135,23 @@ def write_quietly() -> None:
 
 PANEL_DISPATCH = None  # Panel's own `dispatch_tornado`, once `write_quietly` has put `dispatch_quietly` in its place
 _patch_classmethod = classmethod(lambda cls, message, connection: patch_from_attached(message, connection))
+
+
+def spare_moved_models(doc) -> None:
+    """Let `doc` (a page's document whose Explorer another page has taken: a reload, a theme change, a new tab on an
+    orphaned page) be destroyed without wiping the models it no longer owns. Bokeh's `Document.destroy` calls
+    `destroy()` on every model it ever registered, which clears their properties; a plot that Panel moved to the
+    new page's document (the Bokeh figures of the curves) would be drawn there as an empty frame. Only the models
+    `doc` still owns are destroyed with it."""
+    registry = getattr(doc, "models", None)
+    if registry is None or getattr(registry, "_invlab_spares", False):
+        return
+    destroy = registry.destroy
+
+    def destroy_own() -> None:
+        models = getattr(registry, "_models", None)
+        if models is not None:
+            registry._models = {key: m for key, m in models.items() if m.document is doc}
+        destroy()
+
+    registry.destroy, registry._invlab_spares = destroy_own, True

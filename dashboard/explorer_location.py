@@ -8,7 +8,7 @@ import panel as pn
 
 from engine.errors import InvlabError
 
-from .closing import settle_writes, write_quietly
+from .closing import settle_writes, spare_moved_models, write_quietly
 from .lessons import get_lesson, prior_settings
 from .prior import apply_prior_query, prior_query
 from .settings import family_defaults
@@ -62,6 +62,8 @@ class PageLocation:
         """Be shown again on a new page (the reload of a theme change): the new page's link is read again (same
         settings) and its document gets the periodic updates."""
         self.feed.stop()
+        if self._closes_with is not None:
+            spare_moved_models(self._closes_with)  # its end must not wipe the plots the new page now draws
         self._location = None
         self._doc = None
 

@@ -1,6 +1,7 @@
 """An opened stored run in a real Chromium shows the run as it was stored: its learning rate in the status as in the
 box, its augmentation ranges' history, the step it was paused at, and a continued run's plots go on from that step."""
 import re
+import time
 
 from pagekit import browser_page, column_length, page_texts, poll
 
@@ -99,3 +100,28 @@ def test_two_tabs_on_one_run_the_second_follows_the_first_and_neither_page_break
         assert "this run" in labels and "same settings" not in labels, labels  # no faint copy of the run itself
         assert field(first, "state") == "running"
         assert first_errors == [] and second_errors == [], (first_errors, second_errors)
+
+
+def test_a_new_tab_on_an_opened_run_whose_tab_closed_draws_its_curves(served_app):
+    """A tab showing an opened stored run closes, and the run's link is opened again a moment later: the new tab
+    takes over the old page (its Explorer), and its curves are drawn there with their points. The old page's end used
+    to wipe the plots the new page had taken over, which then showed as empty frames."""
+    with browser_page(1440, 900) as (first, _):
+        first.goto(served_app + "?data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=100000")
+        first.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: "run=" in first.evaluate("location.search") and int(field(first, "step")) >= 30, timeout=150)
+        first.get_by_role("button", name="❚❚ Pause").click()
+        poll(lambda: field(first, "state") == "paused")
+        link = first.evaluate("location.search")
+        with browser_page(1440, 900) as (opened, _):
+            opened.goto(served_app + link)
+            poll(lambda: "opened stored run" in field(opened, "message"), timeout=90)
+            poll(lambda: column_length(opened, "elbo") >= 3)
+            drawn = column_length(opened, "elbo")
+        time.sleep(2)  # its tab is gone; the server ends its session a few seconds later
+        with browser_page(1440, 900) as (again, errors):
+            again.goto(served_app + link)
+            poll(lambda: "opened stored run" in field(again, "message"), timeout=90)
+            time.sleep(8)  # past the old session's end
+            assert column_length(again, "elbo") == drawn, (column_length(again, "elbo"), drawn)
+            assert errors == []
