@@ -309,9 +309,8 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     def _draw(self) -> None:
         frame = self.rows()
-        titles = self.score_titles(self.report)
-        if titles != self.table.titles:
-            self.table.titles = titles
+        if self.score_titles(self.report) != self.table.titles:
+            self.table.titles = self.score_titles(self.report)
         if not frame.equals(self.table.value):
             self.table.value = frame
         report = self.report
@@ -328,9 +327,8 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     @staticmethod
     def score_titles(report) -> dict[str, str]:
-        """The ranking's column titles for `report` (a `DiscoverReport` or None): the score column reads "test RMSE"
-        for regression data, "test RMSE (price_keur)" for a table's named target; escaped, as Tabulator shows a
-        title as HTML."""
+        """The ranking's column titles for `report` (a `DiscoverReport` or None): "test RMSE" for regression, "test
+        RMSE (price_keur)" for a table's named target; escaped (Tabulator shows a title as HTML)."""
         score = table_rows(report)[0][6] if report is not None else "test error"
         return {"test error": html_text(score)} if score != "test error" else {}
 
