@@ -29,3 +29,9 @@ class NonFiniteLossError(NumericalError):
     """A training step produced a non-finite loss or gradient; the model was left at its last good state."""
 
     kernel_fault = False  # True when a user's kernel was not finite on finite inputs: a smaller step will not help
+
+
+def printable(text) -> str:
+    """`text` (a name a file or a user supplies) as it may go into a message for a terminal: every control
+    character, terminal escapes included, shown as `?`."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text))

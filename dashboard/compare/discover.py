@@ -19,7 +19,7 @@ import panel as pn
 
 from engine.errors import InvlabError
 from engine.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
-from engine.sweeps.discover_html import bayes_factor_svg, report_html, table_rows
+from engine.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
 from engine.sweeps.discover_report import discover_report
 from engine.train import RunConfig
 
@@ -309,8 +309,8 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     def _draw(self) -> None:
         frame = self.rows()
-        if self.score_titles(self.report) != self.table.titles:
-            self.table.titles = self.score_titles(self.report)
+        if (titles := self.score_titles(self.report)) != self.table.titles:
+            self.table.titles = titles
         if not frame.equals(self.table.value):
             self.table.value = frame
         report = self.report
@@ -329,7 +329,7 @@ class DiscoverStudy(pn.viewable.Viewer):
     def score_titles(report) -> dict[str, str]:
         """The ranking's column titles for `report` (a `DiscoverReport` or None): "test RMSE" for regression, "test
         RMSE (price_keur)" for a table's named target; escaped (Tabulator shows a title as HTML)."""
-        score = table_rows(report)[0][6] if report is not None else "test error"
+        score = score_header(report) if report is not None else "test error"
         return {"test error": html_text(score)} if score != "test error" else {}
 
     def _report_file(self):

@@ -11,7 +11,7 @@ import math
 import sys
 import time
 
-from ..errors import ConfigError, InvlabError, NonFiniteLossError
+from ..errors import ConfigError, InvlabError, NonFiniteLossError, printable
 from .flags import add_param_flags, collect, id_flag, in_flag_words
 
 
@@ -337,11 +337,6 @@ def result_json(trainer, seconds: float, steps: int) -> str:
     return json.dumps({k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in out.items()})
 
 
-def _printable(text) -> str:
-    """`text` (a name a file supplies) as it may go to a terminal: control characters, escapes included, as `?`."""
-    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
-
-
 def summary_line(trainer, seconds: float, steps: int) -> str:
     """The one-line result of a run: id, family, data, step, ELBO, test metrics (the RMSE in the target column's
     units, named when the table names it) and speed."""
@@ -353,7 +348,7 @@ def summary_line(trainer, seconds: float, steps: int) -> str:
     if "test_error" in m:
         parts.append(f"test error {100 * m['test_error']:.2f}%")
     if "test_rmse" in m:
-        parts.append(f"test RMSE {m['test_rmse']:.4g}" + (f" {_printable(target)}" if target is not None else ""))
+        parts.append(f"test RMSE {m['test_rmse']:.4g}" + (f" {printable(target)}" if target is not None else ""))
     if "test_nlpd" in m:
         parts.append(f"NLPD {m['test_nlpd']:.4g}")
     rate = steps / seconds if seconds > 0 else math.nan

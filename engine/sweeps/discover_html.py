@@ -9,6 +9,7 @@ import html
 import math
 from pathlib import Path
 
+from ..errors import printable
 from .discover import NONE
 from .discover_report import CandidateResult, DiscoverReport
 
@@ -52,21 +53,22 @@ def learned_text(c: CandidateResult, limit: int | None = None) -> str:
     return ", ".join(parts) or "-"
 
 
-def rmse_header(report: DiscoverReport) -> str:
-    """"test RMSE (price_keur)" for a table whose target column has a name (the RMSE is in its units), else
-    "test RMSE"; control characters of the name are shown as "?"."""
-    name = report.target_name
-    if not name:
-        return "test RMSE"
-    return "test RMSE (" + "".join(ch if ch.isprintable() else "?" for ch in name) + ")"
+def score_header(report: DiscoverReport) -> str:
+    """The ranking's score column: "test error" for classification, "test RMSE" for regression, "test RMSE
+    (price_keur)" for a table whose target column has a name (the RMSE is in its units; control characters of the
+    name shown as "?")."""
+    if not any(c.test_rmse[0] is not None for c in report.ranking):
+        return "test error"
+    return f"test RMSE ({printable(report.target_name)})" if report.target_name else "test RMSE"
 
 
 def table_rows(report: DiscoverReport, limit: int | None = None) -> tuple[list[str], list[list[str]]]:
     """The ranked table as text cells: headers and one row per candidate (also what the terminal prints, with at most
     `limit` learned ranges per candidate)."""
-    regression = any(c.test_rmse[0] is not None for c in report.ranking)
-    headers = ["#", "candidate", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
-               rmse_header(report) if regression else "test error", "NLPD", "s / run", "failed"]
+    score = score_header(report)
+    regression = score != "test error"
+    headers = ["#", "candidate", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)", score,
+               "NLPD", "s / run", "failed"]
     rows = []
     for i, c in enumerate(report.ranking, 1):
         score = (_pm(*c.test_rmse, 3) if regression else _pm(*c.test_error, 1, 100, "%"))
