@@ -12,6 +12,7 @@ from dashboard.limits import ServerLimits
 from dashboard.reattach import page_coming_back_to_its_run, register
 from dashboard.safe_text import markdown_text, notify
 from dashboard.scheduling import server_thread_on_one_core, warm_optimisers
+from dashboard.session_start import hold_until_connected, packaged_stylesheets
 from dashboard.theme_switch import page_for, session_theme
 from engine.errors import InvlabError
 
@@ -25,6 +26,8 @@ warm_optimisers()  # the first ▶ Start's cold imports, done as the server warm
 def page():
     """One served page: an `Explorer` with the server's limits and the logged-in user (an admin if listed), or a page
     with the message when the server's settings are refused."""
+    packaged_stylesheets()  # this server's own stylesheet links from the first model on (dashboard/session_start.py)
+    hold_until_connected()  # a browser slower to connect than a closed tab's few seconds keeps this session
     try:
         limits = ServerLimits.from_env()
         user = page_owner()  # the signed logged-in user under --basic-auth or OAuth (no cookie a page can write)

@@ -325,3 +325,29 @@ def test_compares_discover_buttons_stay_on_a_tablets_screen(served_app):
             box = button.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= 768, (name, box)
         assert not errors, errors
+
+
+def test_the_theme_switch_keeps_the_run_when_the_new_page_connects_late(served_app):
+    """On a busy server the page after the theme switch can take longer than a closed tab's few seconds to open its
+    websocket; its session used to be ended unseen meanwhile, stopping the run it had just taken over, and built again
+    as a fresh page at step 0. Here Panel's script reaches the new page a few seconds after that lifetime."""
+    import time
+
+    from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
+
+    with browser_page(1440, 900) as (page, errors):
+        page.goto(served_app + SMALL + "&train.learning_rate=0.02&train.steps=100000")
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 3)
+        step = int(field(page, "step"))
+
+        def slow(route):
+            time.sleep(UNUSED_SESSION_LIFETIME_MS / 1000 + 4)
+            route.continue_()
+
+        page.context.route("**/panel.min.js*", slow)
+        page.locator("#theme-switch").click()
+        poll(lambda: background_is_dark(page), timeout=90)
+        poll(lambda: field(page, "state") == "running" and int(field(page, "step")) > step, timeout=60)
+        assert "lr 0.02" in page.locator(".invlab-status").first.inner_text()
+        assert not errors, errors

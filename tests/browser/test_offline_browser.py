@@ -8,6 +8,7 @@ import os
 import time
 
 from dashboard.lessons import LESSONS, lesson_query
+from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
 from pagekit import browser_page, poll, serve_dashboard
 from tests.helpers.chromium import browser_context
 
@@ -55,6 +56,33 @@ def test_every_page_and_lesson_loads_from_this_server_alone_on_every_load(served
     assert refused == [], f"{len(refused)} requests to other hosts in {loads} loads: {refused[:5]}"
     assert violations == [], f"{len(violations)} CSP violations in {loads} loads: {violations[:5]}"
     assert trainer_errors == []
+
+
+def test_a_page_whose_browser_connects_late_keeps_its_session_and_the_packaged_styles(served_app):
+    """On a busy server (a class pressing Start together) or a slow network the browser can take longer than the
+    unused-session lifetime to load the scripts and open the page's websocket. The session the page was built for
+    used to be ended unseen meanwhile and built again when the browser connected, without its stylesheet links
+    pointed at this server: the page asked a CDN for Panel's theme and loading styles (unstyled offline) and the
+    whole page was built twice. Here Panel's script arrives a few seconds after the lifetime has run out."""
+    late = UNUSED_SESSION_LIFETIME_MS / 1000 + 4
+
+    def slow(route):
+        time.sleep(late)
+        route.continue_()
+
+    with browser_context(viewport={"width": 1280, "height": 720}) as context:
+        context.route("**/panel.min.js*", slow)
+        page = context.new_page()
+        page.add_init_script(RECORD)
+        errors = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(served_app + "?model=svgp&data.subset=200&data.test_subset=100")
+        page.locator(".bk-tab").first.wait_for(timeout=90_000)
+        time.sleep(0.5)
+        violations = page.evaluate("() => window.__violations")
+        state = page.locator(".invlab-status [data-field=state]").first.inner_text()
+    assert violations == [], f"{len(violations)} CSP violations: {violations[:3]}"
+    assert state == "idle" and errors == []
 
 
 def test_a_cdn_in_the_users_environment_does_not_reach_the_page(tmp_path):
