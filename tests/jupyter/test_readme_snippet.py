@@ -63,23 +63,47 @@ def snippet_trains_and_stays_in_step(page, screenshot: str) -> None:
     poll(lambda: (run_cell(page, 2), output_texts(page, 2).strip())[1] == "0.005", timeout=30, interval=1.0)
 
 
-def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
+def every_plot_holds_data_in_the_page(page, client, errors) -> None:
+    """The Test error plot included: read from the data the page's Bokeh models hold, not from Python's buffers.
+
+    Each plot is laid out in a message of its own while the page sends every update back: an echo of the
+    children before the last plot was added used to detach that plot in the kernel (one plot, a different one
+    each run, stayed empty or never arrived), and echoed data was appended to the kernel's copy twice."""
+    poll(lambda: kernel_eval(client, "'test_error' in explorer.curves.buffers and "
+                                     "len(explorer.curves.buffers['test_error'].data) >= 2 and "
+                                     "explorer.session.step >= 20"), timeout=240, interval=1.0)
+    layout = kernel_eval(client, LAYOUT_PLOTS)
+    assert {"elbo", "test_error", "test_nlpd", "kuu_spectrum"} <= set(layout.values())
+    try:
+        poll(lambda: all(plot_points(page, list(layout)).values()), timeout=60, interval=0.5)
+    except AssertionError:
+        points = plot_points(page, list(layout))
+        empty = {f"{layout[k]} ({k})": v for k, v in points.items() if not v}
+        shown = kernel_eval(client, "{n: [m.id for (m, _) in p._models.values()] for n, p in "
+                                    "explorer.curves.plots.items()}")
+        raise AssertionError(f"plots without data in the page (None: not in the page): {empty}; "
+                             f"the kernel's models: {shown}; page errors: {errors}") from None
+
+
+def test_readme_snippet_renders_trains_fills_every_plot_and_closes_offline(lab, screenshot_path):
+    """One notebook, as a user goes: the snippet trains, widgets and Python agree both ways, every plot of the run
+    fills with data, and closing the notebook or restarting its kernel ends the training."""
     url, dirs = lab
     write_snippet_notebook(dirs["root"])
     try:
         with lab_page() as (page, outside, errors):
             open_notebook(page, url, "snippet.ipynb")
             snippet_trains_and_stays_in_step(page, screenshot_path("jupyterlab_snippet_training.png"))
-
-            texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
-            assert "Could not update the page" not in texts
-            assert error_outputs(page) == []
-            assert errors == []
-            assert outside == [], f"requests left the machine: {outside[:5]}"
-
-            # Closing the notebook (the kernel keeps running) stops training.
             client = kernel_client(url, dirs, "snippet.ipynb")
             try:
+                every_plot_holds_data_in_the_page(page, client, errors)
+                texts = page.evaluate("() => document.querySelector('.jp-NotebookPanel').innerText")
+                assert "Could not update the page" not in texts
+                assert error_outputs(page) == []
+                assert errors == []
+                assert outside == [], f"requests left the machine: {outside[:5]}"
+
+                # Closing the notebook (the kernel keeps running) stops training.
                 assert kernel_eval(client, "explorer.session.thread.is_alive()") is True
                 command(page, "application:close")
                 page.get_by_role("button", name="Discard").click(timeout=10_000)
@@ -104,43 +128,6 @@ def test_readme_snippet_renders_trains_and_closes_offline(lab, screenshot_path):
                     assert new_pid != pid and has_explorer is False
                 finally:
                     fresh.stop_channels()
-                assert error_outputs(page) == []
-            finally:
-                client.stop_channels()
-    finally:
-        shut_down_kernels(url)
-
-
-def test_every_plot_of_the_run_holds_data_in_the_page_after_start(lab):
-    """The Test error plot included: read from the data the page's Bokeh models hold, not from Python's buffers.
-
-    Each plot is laid out in a message of its own while the page sends every update back: an echo of the
-    children before the last plot was added used to detach that plot in the kernel (one plot, a different one
-    each run, stayed empty or never arrived), and echoed data was appended to the kernel's copy twice."""
-    url, dirs = lab
-    write_notebook(dirs["root"] / "plots.ipynb", [SNIPPET])
-    try:
-        with lab_page() as (page, outside, errors):
-            open_notebook(page, url, "plots.ipynb")
-            run_cell(page, 0, timeout=120)
-            page.get_by_role("button", name="▶ Start").click(timeout=60_000)
-            client = kernel_client(url, dirs, "plots.ipynb")
-            try:
-                poll(lambda: kernel_eval(client, "'test_error' in explorer.curves.buffers and "
-                                                 "len(explorer.curves.buffers['test_error'].data) >= 2 and "
-                                                 "explorer.session.step >= 20"), timeout=240, interval=1.0)
-                layout = kernel_eval(client, LAYOUT_PLOTS)
-                assert {"elbo", "test_error", "test_nlpd", "kuu_spectrum"} <= set(layout.values())
-                try:
-                    poll(lambda: all(plot_points(page, list(layout)).values()), timeout=60, interval=0.5)
-                except AssertionError:
-                    points = plot_points(page, list(layout))
-                    empty = {f"{layout[k]} ({k})": v for k, v in points.items() if not v}
-                    shown = kernel_eval(client, "{n: [m.id for (m, _) in p._models.values()] for n, p in "
-                                                "explorer.curves.plots.items()}")
-                    raise AssertionError(f"plots without data in the page (None: not in the page): {empty}; "
-                                         f"the kernel's models: {shown}; page errors: {errors}") from None
-                assert errors == [], errors
                 assert error_outputs(page) == []
             finally:
                 client.stop_channels()
