@@ -95,3 +95,58 @@ def test_benchmark_smoke_run_ends_with_its_json_line(module, smoke_runs):
     assert out.returncode == 0, f"{module} --smoke failed:\n{out.stderr[-3000:]}"
     last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
     assert isinstance(json.loads(last), dict), f"{module}'s last line is not a JSON object: {last!r}"
+
+
+def result_of(smoke_runs, module: str) -> tuple[dict, str]:
+    """The JSON line a module's smoke run ended with, and what it wrote to stderr."""
+    out = smoke_runs[module].result()
+    assert out.returncode == 0, f"{module} --smoke failed:\n{out.stderr[-3000:]}"
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+# What some scripts' JSON lines hold, read from the same smoke runs. Timings are reported, never asserted; a ratio
+# must be the ratio of the figures printed beside it.
+def test_dkp_scaling_prints_its_ratios(smoke_runs):
+    result, _ = result_of(smoke_runs, "benchmarks.dkp.scaling")
+    assert result["ratio_double_pt"] > 0 and result["ratio_double_pi"] > 0
+    steps = result["step_ms"]
+    assert abs(result["ratio_double_pt"] - steps["pi_2pt"] / steps["pi_pt"]) < 0.01 * result["ratio_double_pt"]
+    assert set(result["step_ms"]) == {"pi_pt", "pi_2pt", "2pi_pt"}
+
+
+def test_page_defaults_prints_a_row_per_family_on_its_own_dataset(smoke_runs):
+    result, _ = result_of(smoke_runs, "benchmarks.dashboard.page_defaults")
+    assert set(result["families"]) == {"svgp"}  # the smoke run's one family
+    row = result["families"]["svgp"]
+    assert row["dataset"] == "digits" and row["steps_per_s"] > 0 and row["eval_ms"] > 0
+    assert result["min_page_steps_per_s"] == row["page_steps_per_s"] and isinstance(result["below_target"], list)
+
+
+def test_sweep_scaling_compares_serial_runs_with_a_local_cluster(smoke_runs):
+    result, _ = result_of(smoke_runs, "benchmarks.sweep_scaling")
+    assert result["runs"] == 2 and result["workers"] >= 1
+    # the speedup is the ratio of the unrounded times, so it agrees with the printed (rounded to 1 ms) times within
+    # what that rounding can move it
+    serial, sweep = result["serial_s"], result["sweep_s"]
+    slack = 0.0005 * (1 / sweep + serial / sweep ** 2) + 0.0005
+    assert abs(result["speedup"] - serial / sweep) <= slack * 1.01
+    assert {"overhead_s_per_run", "startup_s", "run_s_on_workers"} <= set(result)
+
+
+def test_csv_load_prints_time_and_memory_per_method(smoke_runs):
+    result, _ = result_of(smoke_runs, "benchmarks.data.csv_load")
+    assert set(result["methods"]) == {"invlab", "invlab_read", "pandas", "numpy"} and result["rows"] == 2000
+    assert all(m["seconds"] > 0 and m["peak_over_array"] >= 0 for m in result["methods"].values())
+    assert result["time_ratio_invlab_over_pandas"] > 0 and isinstance(result["meets_targets"], bool)
+
+
+def test_watch_overhead_prints_its_ratio(smoke_runs):
+    result, stderr = result_of(smoke_runs, "benchmarks.watch.overhead")
+    assert result["benchmark"] == "benchmarks.watch.overhead" and result["device"] == "cpu"
+    assert result["steps"] == 10 and result["repeats"] == 1 and result["target_percent"] == 5.0
+    # the ratio is the median of the per-repetition ratios of the printed times
+    (bare,), (watched,) = result["seconds"]["bare"], result["seconds"]["watched"]
+    assert result["ratios"] == [pytest.approx(watched / bare, abs=2e-3)]
+    assert result["ratio"] == result["ratios"][0]
+    assert result["overhead_percent"] == pytest.approx(100 * (result["ratio"] - 1), abs=0.01)
+    assert "watch costs" in stderr and "steps/s bare" in stderr
