@@ -47,12 +47,14 @@ class OpenedRuns:
             run_id = trainer.run_id
             if run_id is None or not trained_by_another_page(self, int(run_id)):
                 raise
-        self._open(int(run_id))  # its live writer is followed: its points drawn here as that page trains it
-        self._set(message=f"▶ Start did not train run {run_id} here: {self.message}")
+        # its live writer is followed: its points drawn here as that page trains it; the page's message says why in
+        # one update (two would show the plain 'opened' message for a moment before it)
+        self._open(int(run_id), lead=f"▶ Start did not train run {run_id} here: ")
         return False
 
-    def _open(self, run_id: int) -> None:
-        """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one.
+    def _open(self, run_id: int, *, lead: str = "") -> None:
+        """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one. `lead`
+        begins the message that says so when another writer trains the run (why this page follows it).
 
         Nothing stored is changed by opening: metrics logged after the checkpoint are dropped only when the
         user continues training (they would be replaced by the new steps)."""
@@ -82,7 +84,7 @@ class OpenedRuns:
             else:
                 why = "it has no checkpoint to continue from"
             self._set(state="idle", step=record.step, tone="info",
-                      message=f"opened stored run {run_id} ({record.status} at step {record.step}): "
+                      message=f"{lead}opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")
             if writer:  # judged on what it stored so far, not only once new points arrive
                 self._judge_followed()
