@@ -2,10 +2,11 @@
 
 `invlab serve` ends a session a few seconds after its browser goes (`UNUSED_SESSION_LIFETIME_MS`), so a closed tab
 stops its training at once. Bokeh counts those seconds for a page that has not connected yet too: from the moment its
-HTML is made. On a busy server (a class pressing Start together) or a slow network the browser can take longer than
-that to fetch the scripts and open the page's websocket; the session was then ended unseen and built again when the
-browser connected — the whole page built twice, and the second build had no stylesheet address of this server, so
-Panel's theme and loading styles were asked of a CDN (an offline class saw an unstyled page).
+session is made, before its HTML is even sent. On a busy server (a class pressing Start together) or a slow network
+the browser can take longer than that to fetch the scripts and open the page's websocket; the session was then ended
+unseen and built again when the browser connected — the whole page built twice, and the second build had no
+stylesheet address of this server, so Panel's theme and loading styles were asked of a CDN (an offline class saw an
+unstyled page).
 
 `hold_until_connected()` keeps a new session until its page has loaded in the browser, or `FIRST_CONNECTION_S` at
 most (a request that never connects, such as a health probe, is let go then). `packaged_stylesheets()` makes the
@@ -14,13 +15,9 @@ came to be built.
 """
 from __future__ import annotations
 
-import logging
-
 import panel as pn
 
 FIRST_CONNECTION_S = 90.0  # how long a page's session waits for its browser to connect, at most
-
-log = logging.getLogger("dashboard")
 
 
 def packaged_stylesheets(doc=None) -> None:
