@@ -19,6 +19,18 @@ def poll(fn, timeout=90.0, interval=0.2):
     raise AssertionError(f"timed out; last value {value!r}")
 
 
+def panel_script_late(context) -> None:
+    """From now on Panel's script reaches the pages of `context` a few seconds after `invlab serve` ends a session
+    no browser is connected to: as on a busy server or a slow network."""
+    from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
+
+    def slow(route):
+        time.sleep(UNUSED_SESSION_LIFETIME_MS / 1000 + 4)
+        route.continue_()
+
+    context.route("**/panel.min.js*", slow)
+
+
 @contextlib.contextmanager
 def browser_page(width: int = 1400, height: int = 1000):
     """A page in a fresh context of the shared headless Chromium and the list that collects its JavaScript errors."""

@@ -4,7 +4,7 @@ on and says how far it is, a finished run's Start says what to do, the theme cha
 presenter zoom, and the lesson's key view at the top."""
 import re
 
-from pagekit import TEXT, browser_page, column_length, poll
+from pagekit import TEXT, browser_page, column_length, panel_script_late, poll
 
 SIDEBAR_TABS = ("Data", "Model", "Invariance", "Optimisation", "Runs")
 SMALL = "?data.subset=200&data.test_subset=100&model.num_inducing=10"
@@ -331,21 +331,12 @@ def test_the_theme_switch_keeps_the_run_when_the_new_page_connects_late(served_a
     """On a busy server the page after the theme switch can take longer than a closed tab's few seconds to open its
     websocket; its session used to be ended unseen meanwhile, stopping the run it had just taken over, and built again
     as a fresh page at step 0. Here Panel's script reaches the new page a few seconds after that lifetime."""
-    import time
-
-    from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
-
     with browser_page(1440, 900) as (page, errors):
         page.goto(served_app + SMALL + "&train.learning_rate=0.02&train.steps=100000")
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
         poll(lambda: field(page, "state") == "running" and int(field(page, "step")) >= 3)
         step = int(field(page, "step"))
-
-        def slow(route):
-            time.sleep(UNUSED_SESSION_LIFETIME_MS / 1000 + 4)
-            route.continue_()
-
-        page.context.route("**/panel.min.js*", slow)
+        panel_script_late(page.context)
         page.locator("#theme-switch").click()
         poll(lambda: background_is_dark(page), timeout=90)
         poll(lambda: field(page, "state") == "running" and int(field(page, "step")) > step, timeout=60)

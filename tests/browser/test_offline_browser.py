@@ -8,8 +8,7 @@ import os
 import time
 
 from dashboard.lessons import LESSONS, lesson_query
-from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
-from pagekit import browser_page, poll, serve_dashboard
+from pagekit import browser_page, panel_script_late, poll, serve_dashboard
 from tests.helpers.chromium import browser_context
 
 # Each page and lesson this many times: once in the suite (about two minutes on 2 cores), more by hand, e.g.
@@ -64,14 +63,8 @@ def test_a_page_whose_browser_connects_late_keeps_its_session_and_the_packaged_s
     used to be ended unseen meanwhile and built again when the browser connected, without its stylesheet links
     pointed at this server: the page asked a CDN for Panel's theme and loading styles (unstyled offline) and the
     whole page was built twice. Here Panel's script arrives a few seconds after the lifetime has run out."""
-    late = UNUSED_SESSION_LIFETIME_MS / 1000 + 4
-
-    def slow(route):
-        time.sleep(late)
-        route.continue_()
-
     with browser_context(viewport={"width": 1280, "height": 720}) as context:
-        context.route("**/panel.min.js*", slow)
+        panel_script_late(context)
         page = context.new_page()
         page.add_init_script(RECORD)
         errors = []

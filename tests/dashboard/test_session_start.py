@@ -24,4 +24,3 @@ def test_a_document_built_before_its_html_links_the_packaged_stylesheets():
     assert len(after) == len(before)
     assert not any("cdn" in url for url in after), after
     assert all(url.startswith("static/extensions/panel/") for url in after), after
-
