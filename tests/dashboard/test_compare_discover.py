@@ -20,6 +20,7 @@ DATA = {"dataset": "digits", "rotate": 90.0, "subset": 160, "test_subset": 80, "
 SMALL = RunConfig(model="invariant", data=DATA, model_config={"augmentation": "rotation", "num_inducing": 12},
                   train={"steps": 80, "batch_size": 80})
 TICKED = ["rotation", "flips", "cyclic_shifts"]
+DONE = ("finished", "failed", "stopped")  # the states a study's page ends in
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,7 @@ def study(explorer):
     assert list(d.table.value["candidate"]) == ["none", *TICKED]
     assert set(d.table.value["status"]) == {"training"}
     seen = []
-    follow(d, lambda: d.state in ("finished", "failed", "stopped"), timeout=240,
+    follow(d, lambda: d.state in DONE, timeout=240,
            each=lambda: seen.append(list(d.table.value["status"])))
     assert d.state == "finished", d.message
     return d, seen
@@ -141,7 +142,8 @@ def test_stop_keeps_what_finished_and_the_report_says_it_is_partial(explorer):
     explorer.compare.launch_study("rotation-choice")
     assert "the Discover study is running" in explorer.compare.form_error_text
     d.stop_button.clicks += 1
-    follow(d, lambda: not d.running(), timeout=120)
+    # the page's own state, not the runner's: the tick that saw the runner finish is the one that says so
+    follow(d, lambda: d.state in DONE, timeout=120)
     assert d.state == "stopped"
     report = discover_report(explorer.store, d.sweep_id)
     assert report.partial and pane_text(d.verdict).startswith("Partial: Verdict:")
@@ -156,7 +158,7 @@ def test_a_regression_data_set_is_ranked_with_its_test_rmse(explorer):
     d.candidates.value = ["permutations"]
     d.seeds.value, d.steps.value = 2, 60
     d.start()
-    follow(d, lambda: not d.running(), timeout=180)
+    follow(d, lambda: d.state in DONE, timeout=180)
     assert d.state == "finished", d.message
     table = d.table.value
     assert d.table.titles == {"test error": "test RMSE"}  # the column's title on the page (no names: a bundled set)
