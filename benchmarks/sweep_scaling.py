@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.sweeps import SweepSpec, run_sweep
-from engine.sweeps.execute import local_cluster, run_serially
-from engine.train import RunConfig, RunStore
+from invlab.sweeps import SweepSpec, run_sweep
+from invlab.sweeps.execute import local_cluster, run_serially
+from invlab.train import RunConfig, RunStore
 
 from .common import arguments, emit, log, parse
 

@@ -6,15 +6,15 @@ import logging
 
 import panel as pn
 
-from dashboard import Explorer, csp
-from dashboard.identity import page_owner
-from dashboard.limits import ServerLimits
-from dashboard.reattach import page_coming_back_to_its_run, register
-from dashboard.safe_text import markdown_text, notify
-from dashboard.scheduling import server_thread_on_one_core, warm_optimisers
-from dashboard.session_start import hold_until_connected, packaged_stylesheets
-from dashboard.theme_switch import page_for, session_theme
-from engine.errors import InvlabError
+from invlab.dashboard import Explorer, csp
+from invlab.dashboard.identity import page_owner
+from invlab.dashboard.limits import ServerLimits
+from invlab.dashboard.reattach import page_coming_back_to_its_run, register
+from invlab.dashboard.safe_text import markdown_text, notify
+from invlab.dashboard.scheduling import server_thread_on_one_core, warm_optimisers
+from invlab.dashboard.session_start import hold_until_connected, packaged_stylesheets
+from invlab.dashboard.theme_switch import page_for, session_theme
+from invlab.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package

@@ -5,7 +5,7 @@ from __future__ import annotations
 import holoviews as hv
 import numpy as np
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, VIEW_TOOLS, _legend_opts, wrap_label, y_limits
 

@@ -19,8 +19,8 @@ import panel as pn
 import param
 from bokeh.models import CustomJSTickFormatter
 
-from engine.data import list_datasets
-from engine.errors import InvlabError
+from invlab.data import list_datasets
+from invlab.errors import InvlabError
 
 from .field_kinds import (  # noqa: F401 — the names other modules and tests read here
     BOX_FORMAT,

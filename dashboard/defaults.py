@@ -19,7 +19,7 @@ keeps when a family switch can run on it).
 What the measurements showed (all at one torch thread):
 - The convolutional families crawled (0.3–0.4 steps/s) on `rectangles` because k_ff costs N·P² per batch (676
   patches of 3×3 in a 28×28 image) and each evaluation scored all 2,000 test images. The engine now counts each
-  image's identical patches once (`engine.covariances.patches.distinct_patches`, exact): 27 distinct patches of
+  image's identical patches once (`invlab.covariances.patches.distinct_patches`, exact): 27 distinct patches of
   676 in a rectangle outline. Batches of 128 and 500 test images do the rest.
 - The multi-channel colour kernel has no repeated patches in photographs: batches of 32.
 - The DKP families draw `num_predict_samples` × 256 softmax samples per test point when classifying: 8 samples
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 
-from engine.train import RunConfig
+from invlab.train import RunConfig
 
 _CONV = {"batch_size": 128, "eval_size": 500}  # with identical patches counted once: ~20 ms a step on rectangles
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from engine.errors import InvlabError
-from engine.models import get_model
-from engine.plugins import failure_lines
-from engine.train import RunConfig, RunStore
+from invlab.errors import InvlabError
+from invlab.models import get_model
+from invlab.plugins import failure_lines
+from invlab.train import RunConfig, RunStore
 
 from . import notebook
 from .explorer_location import PageLocation
@@ -44,7 +44,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
 
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
     `data=(X, y)` (X [N, D], or images [N, H, W] / [N, C, H, W]) or `data=df` with `target="column"`, or
-    `dataset=` a built `engine.data.Dataset`; it is handed over as 'python:NAME' and listed in the data box.
+    `dataset=` a built `invlab.data.Dataset`; it is handed over as 'python:NAME' and listed in the data box.
     `store`: True for the data directory's run store (opened when the page connects), a `RunStore`, or None.
     `limits`: a server's `ServerLimits` (None in a notebook); `user` / `admin`: the logged-in user on a server
     with logins. Display it in a notebook cell, or serve it with `pn.serve` / `panel serve`."""
@@ -58,7 +58,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
                  eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False,
                  run: int | None = None, **params):
         """`run=ID`: open stored run ID at once (as Runs → Open run does); a run another process is writing, such as
-        a loop under `engine.train.watch`, is followed while it writes."""
+        a loop under `invlab.train.watch`, is followed while it writes."""
         super().__init__(**params)
         # your own data: (X, y) or a DataFrame (target= its column to predict), or a built Dataset
         self.settings = RunSettings(config_with_data(config, data, dataset, target))
@@ -66,7 +66,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         # that never connects opens no file; the session closes it when it ends.
         self._store = None if store is True else (store or None)
         self._store_wanted = store is True
-        self.limits = limits  # dashboard.limits.ServerLimits under `invlab serve`; None: no limits (a notebook)
+        self.limits = limits  # invlab.dashboard.limits.ServerLimits under `invlab serve`; None: no limits (a notebook)
         self.user, self.admin = user, admin  # a server with logins: the page's user (its own runs only, unless admin)
         self.session = TrainingSession(self.settings.run_config(), store=self._store, view_interval=view_interval,
                                        eval_interval=eval_interval, limits=limits)
@@ -88,7 +88,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self._closes_with = None  # the document whose end closes this explorer
         self.settings.on_change(self._on_settings_change)
         self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
-        # installed plugins are loaded with dashboard.settings; one that failed is named in a note that stays
+        # installed plugins are loaded with invlab.dashboard.settings; one that failed is named in a note that stays
         self.plugin_note = pn.pane.Alert(markdown_text(" ".join(f"Note: {line}." for line in failure_lines())),
                                          alert_type="warning", visible=bool(failure_lines()),
                                          sizing_mode="stretch_width")
@@ -319,7 +319,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
-        (see dashboard.notebook)."""
+        (see invlab.dashboard.notebook)."""
         notebook.extension("tabulator")  # the Compare page's run table
         if self._heartbeat is None:
             self._heartbeat = notebook.Heartbeat()

@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 
-from engine.errors import InvlabError
+from invlab.errors import InvlabError
 
 from .closing import settle_writes, spare_moved_models, write_quietly
 from .lessons import get_lesson, prior_settings

@@ -63,7 +63,7 @@ class ExplorerPage:
 
     def _prior_page(self):
         """The prior explorer of the family that has one (found through the model registry)."""
-        from engine.models import REGISTRY
+        from invlab.models import REGISTRY
 
         for spec in REGISTRY.values():
             factory = getattr(spec, "prior_explorer", None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from engine.errors import InvlabError
-from engine.train import RunConfig, RunStore
+from invlab.errors import InvlabError
+from invlab.train import RunConfig, RunStore
 
-log = logging.getLogger("dashboard.explorer")
+log = logging.getLogger("invlab.dashboard.explorer")
 
 
 class StoredRuns:

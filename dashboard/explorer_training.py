@@ -9,9 +9,9 @@ import logging
 
 import panel as pn
 
-from engine.errors import InvlabError
-from engine.models import get_model
-from engine.train import RunConfig
+from invlab.errors import InvlabError
+from invlab.models import get_model
+from invlab.train import RunConfig
 
 from .closing import connected, settle_writes
 from .feed import one_message
@@ -20,7 +20,7 @@ from .safe_text import markdown_text
 from .settings import describe_difference
 from .words import orbit_words
 
-log = logging.getLogger("dashboard.explorer")
+log = logging.getLogger("invlab.dashboard.explorer")
 
 
 class TrainingDisplay:

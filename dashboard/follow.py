@@ -1,14 +1,14 @@
-"""Following a stored run that another process writes (a user's loop under `engine.train.watch`, or `invlab train`):
+"""Following a stored run that another process writes (a user's loop under `invlab.train.watch`, or `invlab train`):
 the page draws the points it stores as they arrive, read a few times a second, and hears when it has stopped; while it
-runs, the page judges its health (`engine.train.health.assess`: collapsed, diverging, stalled) from what it stored.
+runs, the page judges its health (`invlab.train.health.assess`: collapsed, diverging, stalled) from what it stored.
 The run's stored diagnostics views (its latest snapshot: image grids, spectra, ...) are shown as they are replaced."""
 from __future__ import annotations
 
 import math
 
-from engine.train import RunConfig, RunRecord, RunStore
-from engine.train.evaluation import Snapshot
-from engine.train.health import Health, assess
+from invlab.train import RunConfig, RunRecord, RunStore
+from invlab.train.evaluation import Snapshot
+from invlab.train.health import Health, assess
 
 FOLLOW_SECONDS = 0.25  # a followed run is read again this often for new points
 

@@ -10,7 +10,7 @@ are no owners (every page sees every run), whatever cookies the browser sends.
 """
 from __future__ import annotations
 
-from engine.errors import InvlabError
+from invlab.errors import InvlabError
 
 
 class IdentityError(InvlabError):

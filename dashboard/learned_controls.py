@@ -24,7 +24,7 @@ class LearnedValueControl(pn.viewable.Viewer):
     def __init__(self, tunable, on_value, on_freeze, *legacy):
         super().__init__()
         if isinstance(tunable, str):  # the old call: (name, value, lo, hi, on_value, on_freeze)
-            from engine.models.base import Tunable
+            from invlab.models.base import Tunable
 
             name, value, lo, hi = tunable, on_value, on_freeze, legacy[0]
             on_value, on_freeze = legacy[1], legacy[2]

@@ -1,4 +1,5 @@
-"""The Lessons page: one card per lesson (`dashboard.lessons`), each with its title, what it opens, its steps and an
+"""The Lessons page: one card per lesson (`invlab.dashboard.lessons`), each with its title, what it opens, its steps
+and an
 "Open lesson" link to its preset, in a grid that fills the page's width. Every text on a card is escaped."""
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ visible (`teacher=1` hides the rest), for lessons that compare two runs the sett
 the banner on each page the lesson touches, teacher mode and the tests all read these steps. Sizes
 are chosen so that each lesson shows its effect within a minute on a 2-core CPU with one torch thread
 (`python -m benchmarks.dashboard.lessons` measures it; Discover's study takes longer and its card says how long). The
-landing view, one card per lesson, is `dashboard.lesson_cards`.
+landing view, one card per lesson, is `invlab.dashboard.lesson_cards`.
 """
 from __future__ import annotations
 
@@ -281,7 +281,7 @@ def split_settings(settings: dict) -> dict:
 
 def run_config(settings: dict):
     """The engine's `RunConfig` of a lesson's (or its comparison's) settings."""
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     parts = split_settings(settings)
     data = {"dataset": "digits", **parts["data"]}
@@ -290,7 +290,7 @@ def run_config(settings: dict):
 
 def prior_explorer(settings: dict):
     """The prior page's `PriorExplorer` set to a lesson's `prior.*` settings."""
-    from engine.models.dkp import PriorExplorer
+    from invlab.models.dkp import PriorExplorer
 
     return PriorExplorer(**split_settings(settings)["prior"])
 

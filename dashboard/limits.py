@@ -19,9 +19,9 @@ import math
 import os
 from dataclasses import dataclass
 
-from engine.data.sources import IDX_PREFIX, SOURCES, canonical, file_path
-from engine.errors import InvlabError
-from engine.train import RunConfig
+from invlab.data.sources import IDX_PREFIX, SOURCES, canonical, file_path
+from invlab.errors import InvlabError
+from invlab.train import RunConfig
 
 DEFAULT_MAX_POINTS = 100_000  # training + test points a source may make (all of MNIST fits)
 DEFAULT_MAX_INDUCING = 2_000
@@ -138,7 +138,7 @@ class ServerLimits:
                 raise InvlabError(f"{var} must be a finite number, at least 1, got {raw!r}")
             return value
 
-        from engine.settings import data_dir
+        from invlab.settings import data_dir
 
         dirs = [str(data_dir())] + [d for d in env.get("INVLAB_DATA_DIRS", "").split(os.pathsep) if d]
         try:

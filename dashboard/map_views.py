@@ -8,7 +8,7 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 from .plot_style import DIVERGING, FRAME_HEIGHT, FRAME_WIDTH, GREY, SEQUENTIAL, VIEW_TOOLS
 
@@ -69,7 +69,8 @@ def _grid_ticks(labels, n: int, size: int, pad: int, flip: bool = False, total: 
 
 def render_image_grid(view: dg.ImageGrid, pad: int = 1, frame: tuple[int, int] = (FRAME_WIDTH, FRAME_HEIGHT)):
     """The grid as one image, each image pixel drawn as an integer number of screen pixels, as large as fits in
-    `frame` (width, height): the dashboard's plot size by default, larger in a notebook (`dashboard.notebook.show`)."""
+    `frame` (width, height): the dashboard's plot size by default, larger in a notebook
+    (`invlab.dashboard.notebook.show`)."""
     imgs = np.asarray(view.images, dtype=np.float64)
     rows, cols, H, W = imgs.shape[:4]
     signed = is_signed(view)

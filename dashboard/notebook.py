@@ -12,7 +12,7 @@
   theirs from the CDN, so every output and update sent to the page has those links replaced by the packaged
   file's content (a `data:` URL).
 
-`Explorer()` calls it before it first draws, so `from dashboard import Explorer; Explorer()` is all a notebook
+`Explorer()` calls it before it first draws, so `from invlab.dashboard import Explorer; Explorer()` is all a notebook
 needs. A notebook that called `pn.extension()` first (CDN resources, which never arrive offline) is loaded
 again inline. Outside a notebook kernel it only selects the backend.
 
@@ -113,10 +113,10 @@ NOTEBOOK_IMAGE_FRAME = (560, 340)  # an image grid's largest drawing area in a n
 
 
 def show(view, **opts):
-    """An engine view (`engine.diagnostics`: an image grid, a spectrum, a curve, …) as a HoloViews plot, drawn by the
+    """An engine view (`invlab.diagnostics`: an image grid, a spectrum, a curve, …) as a HoloViews plot, drawn by the
     dashboard's own renderer; image grids larger than on the dashboard, since a notebook's cell has the page's
     width, and titled with the view's own title. `opts` are HoloViews options for the result (e.g. `title=`)."""
-    from engine import diagnostics as dg
+    from invlab import diagnostics as dg
 
     from .views import render_image_grid, renderer_for
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import weakref
 
-from engine.errors import InvlabError
-from engine.train import RunConfig, Trainer
-from engine.train.checkpoint import load_checkpoint
-from engine.train.store import RunStoreError
+from invlab.errors import InvlabError
+from invlab.train import RunConfig, Trainer
+from invlab.train.checkpoint import load_checkpoint
+from invlab.train.store import RunStoreError
 
 from .follow import RunFollower, gaps_as_nan
 

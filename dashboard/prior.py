@@ -16,9 +16,9 @@ import panel as pn
 import param
 from panel.io import hold
 
-from engine.errors import InvlabError
-from engine.ids import shorten
-from engine.models.dkp import PriorExplorer
+from invlab.errors import InvlabError
+from invlab.ids import shorten
+from invlab.models.dkp import PriorExplorer
 
 from .prior_plots import PriorPlot
 from .safe_text import markdown_text

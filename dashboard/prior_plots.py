@@ -18,7 +18,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.palettes import Category10_10, Viridis256
 from bokeh.plotting import figure
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 from .chart_views import spectrum_values
 from .plot_style import FRAME_HEIGHT, FRAME_WIDTH, TITLE_STYLE, WIDTH

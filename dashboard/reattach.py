@@ -5,7 +5,8 @@ it opens a new Bokeh session while the old one, its tab gone, still trains for a
 session without a browser after `UNUSED_SESSION_LIFETIME_MS`). If an Explorer of this server shows that run for the
 same user (`None` on a server without logins), and this request is its page reloading (browsers ask to revalidate a
 reloaded page) or its own page has no browser any more, the new page takes that Explorer as it is built, as the
-theme switch does (`dashboard.theme_switch`): the training thread, curves, step budget and status go on, and the new
+theme switch does (`invlab.dashboard.theme_switch`): the training thread, curves, step budget and status go on, and
+the new
 tab is the one whose closing stops it. A link to the run opened in a second tab while the first is still open gets a
 new Explorer, which opens the run from the store and follows it as it is written.
 """

@@ -10,7 +10,7 @@ def curve_layout(model: str, task: str | None, logged=()) -> tuple[str, ...]:
     known) will log, with the names already `logged` (an opened run's history, which decides when it holds no ELBO):
     `elbo` and its parts for a variational family, `loss` where the family logs no ELBO, the test metrics of the
     task."""
-    from engine.models import REGISTRY
+    from invlab.models import REGISTRY
 
     spec = REGISTRY.get(model)
     terms = tuple(spec.terms) if spec is not None else ()

@@ -33,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from engine.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
+from invlab.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
 
 SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
 TRAINING_NICE = 10  # how much nicer than the server a training thread runs (CPU weight 110 against 1024 on Linux)

@@ -6,8 +6,8 @@ until the lesson's key view has data; for a lesson that compares two runs it the
 first run finishes: the comparison's family, ↺ Reset, ▶ Start). After `--settle` seconds more it saves the visible
 page as a small PNG (palette-quantised and optimised with Pillow; ≤ 200 KB at 1200×800).
 
-    python -m dashboard.screenshot [--lesson rotation] [--out PATH] [--width 1200 --height 800]
-    python -m dashboard.screenshot --family gwi --out docs/images/families/gwi.png
+    python -m invlab.dashboard.screenshot [--lesson rotation] [--out PATH] [--width 1200 --height 800]
+    python -m invlab.dashboard.screenshot --family gwi --out docs/images/families/gwi.png
 
 By default it rewrites the README's picture, dashboard/screenshots/lesson.png. `--family NAME` opens the Training
 page on that model family's defaults instead of a lesson (the documentation's family pages show these).
@@ -56,7 +56,8 @@ def log(message: str) -> None:
 
 
 def serve(directory: Path, timeout: float = 120.0):
-    """`invlab serve` on a free port with its own data directory (see `dashboard.serving`); yields the app's URL."""
+    """`invlab serve` on a free port with its own data directory (see `invlab.dashboard.serving`); yields the app's
+    URL."""
     return serve_dashboard(directory, timeout=timeout)
 
 
@@ -91,7 +92,7 @@ def key_view_title(lesson: Lesson) -> str | None:
         explorer = prior_explorer(lesson.settings)
         explorer.size, explorer.num_points = 20, 20  # titles do not depend on the sizes
         return explorer.views()[lesson.key_view].title
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     trainer = Trainer(run_config(lesson.settings))
     trainer.step()
@@ -236,7 +237,7 @@ def family_query(lesson: Lesson) -> str:
 
 
 def main(argv=None) -> int:
-    """`python -m dashboard.screenshot`: take a lesson's screenshot (the README's by default); returns the exit
+    """`python -m invlab.dashboard.screenshot`: take a lesson's screenshot (the README's by default); returns the exit
     status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lesson", default=LESSONS[0].key, choices=sorted(BY_KEY),

@@ -1,6 +1,6 @@
 """Serving the dashboard from a script: `invlab serve` on a free localhost port, and where Chromium is.
 
-Used by the README screenshot (`dashboard.screenshot`), the page benchmarks and the real-browser tests, so
+Used by the README screenshot (`invlab.dashboard.screenshot`), the page benchmarks and the real-browser tests, so
 each drives the page exactly as `make run` serves it.
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ def serve_dashboard_process(directory: Path, *, args=(), extra_env: dict | None 
     if root != ROOT:
         env["PYTHONPATH"] = str(root)
     url = f"http://127.0.0.1:{port}/app"
-    with running_server([sys.executable, "-m", "engine", "serve", "--port", str(port), *args], cwd=root, env=env,
+    with running_server([sys.executable, "-m", "invlab", "serve", "--port", str(port), *args], cwd=root, env=env,
                         log_path=directory / "server.log", probe_url=url, what="the dashboard",
                         timeout=timeout) as proc:
         yield url, proc

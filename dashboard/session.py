@@ -2,7 +2,7 @@
 
 The thread owns the Trainer: it builds it, steps it, and every `view_interval` seconds takes a
 snapshot with diagnostics, only while the page shows them (`views_wanted`), only of the views on screen
-(`views_shown`, from `dashboard.view_watch`) and never spending more than
+(`views_shown`, from `invlab.dashboard.view_watch`) and never spending more than
 `VIEW_SHARE` of its time on them (a slow family's views come less often); the history goes out point by point,
 never copied whole. It starts with the first command, so a page that never asks for training (a link
 preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
@@ -31,10 +31,10 @@ from dataclasses import dataclass, field, replace
 import param
 import torch
 
-from engine.errors import InvlabError, NonFiniteLossError
-from engine.settings import one_malloc_arena
-from engine.train import RunConfig, RunStore, Trainer
-from engine.train.health import Health
+from invlab.errors import InvlabError, NonFiniteLossError
+from invlab.settings import one_malloc_arena
+from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.health import Health
 
 from .follow import FOLLOW_SECONDS, RunFollower
 from .opened_runs import SESSIONS, OpenedRuns
@@ -96,7 +96,7 @@ class Update:
 
 
 class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
-    """One browser session's training: a daemon thread around an `engine.train.Trainer`, driven by commands (start,
+    """One browser session's training: a daemon thread around an `invlab.train.Trainer`, driven by commands (start,
     pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
     read-only params."""
     state = param.Selector(default="idle", objects=["idle", "building", "queued", "running", "paused", "finished",
@@ -112,7 +112,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self.config = config
         self.store = store
         self.owns_store = owns_store  # close the store when the session ends
-        self.limits = limits  # a dashboard.limits.ServerLimits every model is checked against before it is built
+        self.limits = limits  # a invlab.dashboard.limits.ServerLimits every model is checked against before it is built
         self.view_interval = view_interval
         self.eval_interval = eval_interval
         self._slots = slots
@@ -147,7 +147,8 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
 
     @property
     def views_shown(self) -> frozenset[str] | None:
-        """The names of the views the page has on screen (`dashboard.view_watch.ViewWatcher`), or None: all. Views
+        """The names of the views the page has on screen (`invlab.dashboard.view_watch.ViewWatcher`), or None: all.
+        Views
         known to the run but not among them are not computed; one coming on screen is computed at the next step."""
         return self.shown.names
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 import traceback
 
-from engine.errors import InvlabError
-from engine.train import RunConfig
+from invlab.errors import InvlabError
+from invlab.train import RunConfig
 
 
 class SessionCommands:

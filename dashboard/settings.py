@@ -2,7 +2,7 @@
 
 Widgets, the URL and the training session all follow this object, never the other way round. The URL
 carries only what differs from the page's defaults (the engine's config defaults plus the page's
-per-family defaults in `dashboard.defaults`), so a shared link is short and says what is special about
+per-family defaults in `invlab.dashboard.defaults`), so a shared link is short and says what is special about
 a demo. Switching the family swaps in that family's config; data and training settings the user changed
 stay (so two families can be compared on the same data), untouched ones follow the new family's defaults.
 """
@@ -16,14 +16,14 @@ from urllib.parse import urlencode
 
 import param
 
-from engine.data import DataConfig
-from engine.data.sources import resolve as resolve_source
-from engine.errors import InvlabError
-from engine.ids import shorten
-from engine.models import get_model, model_names
-from engine.plugins import load_plugins
-from engine.train import RunConfig
-from engine.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_values
+from invlab.data import DataConfig
+from invlab.data.sources import resolve as resolve_source
+from invlab.errors import InvlabError
+from invlab.ids import shorten
+from invlab.models import get_model, model_names
+from invlab.plugins import load_plugins
+from invlab.train import RunConfig
+from invlab.train.config import DEFAULT_LEARNING_RATE, TrainConfig, config_values
 
 from .defaults import FAMILY_DEFAULTS, PAGE_TRAIN
 

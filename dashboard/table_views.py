@@ -5,7 +5,7 @@ import math
 
 import panel as pn
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 from .plot_style import WIDTH
 from .safe_text import html_text

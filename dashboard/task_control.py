@@ -11,7 +11,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from engine.data.sources import resolve
+from invlab.data.sources import resolve
 
 CHOICES = {"inferred from the target": "auto", "classification": "classification", "regression": "regression"}
 HELP = ("What the page predicts from your table: classes (classification) or a number (regression). Inferred: "

@@ -2,7 +2,7 @@
 Python.
 
 The data box lists the bundled datasets, the data handed over in this process (`Explorer(data=...)`), and the
-files and folders `load` can read (`engine.data.loadable`: CSV, npz and Parquet files, image folders, IDX folders)
+files and folders `load` can read (`invlab.data.loadable`: CSV, npz and Parquet files, image folders, IDX folders)
 inside the directories the page may read: under `invlab serve`, the data directory and every `--allow-data-dir`;
 in a notebook, the data directory. The MNIST cache (`invlab fetch mnist`) is the bundled 'mnist', not a file to
 list. Nothing is read until a run is built.
@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from engine.data import hand_over, handed_names, list_datasets, loadable
-from engine.data.mnist import cache_path
-from engine.errors import ConfigError
-from engine.settings import data_dir
-from engine.train import RunConfig
+from invlab.data import hand_over, handed_names, list_datasets, loadable
+from invlab.data.mnist import cache_path
+from invlab.errors import ConfigError
+from invlab.settings import data_dir
+from invlab.train import RunConfig
 
 log = logging.getLogger(__name__)
 

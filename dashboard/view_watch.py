@@ -5,7 +5,7 @@ element drawn once on the Training page (served or in a notebook), looks every h
 are in the browser window: a pane scrolled out of the window, in a collapsed card or a hidden tab (no size), or on
 a browser tab in the background is not on screen. When the set changes the page sends the names of the panes on
 screen (`on_screen`), and the page's training session skips the others' views until they come back
-(`dashboard.session.TrainingSession.views_shown`). Until the browser has said anything (a notebook run without a
+(`invlab.dashboard.session.TrainingSession.views_shown`). Until the browser has said anything (a notebook run without a
 browser, a page still loading) every view is computed.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 import param
 from panel.reactive import ReactiveHTML
 
-from engine.diagnostics import AllViewsBut
+from invlab.diagnostics import AllViewsBut
 
 VIEW_CLASS = "invlab-view"
 _PREFIX = "invlab-view--"

@@ -1,4 +1,4 @@
-"""Renderers: one per diagnostic view type (engine.diagnostics), and the pane that streams a view to the page.
+"""Renderers: one per diagnostic view type (invlab.diagnostics), and the pane that streams a view to the page.
 
 A `ViewPane` owns an `hv.streams.Pipe` and a DynamicMap fed by it, made once with the view's first data; the
 server thread calls `update(view)` with plain numpy data and HoloViews updates the same plot's data in the browser.
@@ -15,7 +15,7 @@ import holoviews as hv
 import panel as pn
 import param
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 from .chart_views import EIGEN_FLOOR, render_curves, render_scatter, render_spectrum, spectrum_values
 from .curve_board import CurveBoard, ema

@@ -5,7 +5,7 @@ Data, not layout: the controls and the Explorer read these texts; a family a plu
 description."""
 from __future__ import annotations
 
-from engine.models import REGISTRY
+from invlab.models import REGISTRY
 
 # Papers, cited by authors, year and title.
 VDW_2018 = "van der Wilk, Bauer, John & Hensman (2018), “Learning Invariances using the Marginal Likelihood”"
@@ -70,10 +70,10 @@ COORDINATE_ORBITS = ("permutations", "sign_flips")  # the orbits `orbit_coordina
 def not_applicable(settings) -> dict[str, str]:
     """Controls that do nothing with the current settings, as {"model.degree": reason, ...}; `settings` is the page's
     `RunSettings`."""
-    from engine import kernels
-    from engine.data.sources import resolve as resolve_source
-    from engine.errors import InvlabError
-    from engine.models import get_model
+    from invlab import kernels
+    from invlab.data.sources import resolve as resolve_source
+    from invlab.errors import InvlabError
+    from invlab.models import get_model
 
     out: dict[str, str] = {}
     config = settings.model_config
@@ -112,7 +112,7 @@ def not_applicable(settings) -> dict[str, str]:
 def orbit_words(family: str, augmentation: str, kind: str) -> str:
     """What a run's finite orbit is, and that it has no ranges (Markdown-free text): for a family whose invariance
     has nothing to set."""
-    from engine.transforms import REGISTRY as TRANSFORMS
+    from invlab.transforms import REGISTRY as TRANSFORMS
 
     if augmentation == "auto":
         augmentation = "rotation" if kind == "image" else "permutations"

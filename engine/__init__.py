@@ -24,3 +24,34 @@ def _version() -> str:
 
 __version__ = _version()
 """The version of Invariance Lab this engine belongs to (PEP 440, e.g. "0.2.0")."""
+
+# The public face, imported when first used (`import invlab` alone loads neither torch nor the dashboard):
+#   from invlab import Explorer, watch, load, RunConfig, Trainer
+# and the registries' doors: invlab.kernels.register, invlab.transforms.register, invlab.models.register,
+# invlab.data.register_reader.
+_FACE = {
+    "Explorer": ("invlab.dashboard", "Explorer"),  # the dashboard (the `dashboard` extra)
+    "watch": ("invlab.train", "watch"),
+    "load": ("invlab.data", "load"),
+    "RunConfig": ("invlab.train", "RunConfig"),
+    "Trainer": ("invlab.train", "Trainer"),
+    "RunStore": ("invlab.train", "RunStore"),
+}
+__all__ = ["__version__", *_FACE]
+
+
+def __getattr__(name: str):
+    """`invlab.Explorer`, `invlab.watch`, ...: the public names, imported on first use (PEP 562)."""
+    if name in _FACE:
+        import importlib
+
+        module, attribute = _FACE[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'invlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names and the public face's."""
+    return sorted([*globals(), *_FACE])

@@ -1,4 +1,4 @@
-"""`python -m engine ARGS` runs the `invlab` command line (see `engine.cli`)."""
+"""`python -m invlab ARGS` runs the `invlab` command line (see `invlab.cli`)."""
 import sys
 
 from .cli import main

@@ -5,11 +5,11 @@ A package declares entry points in the group `invariance_lab.plugins`, each nami
     [project.entry-points."invariance_lab.plugins"]
     rq = "my_kernels.plugin"
 
-Importing the module registers its parts (`@engine.kernels.register("rq")` ...). `load_plugins()` imports every
+Importing the module registers its parts (`@invlab.kernels.register("rq")` ...). `load_plugins()` imports every
 such module once per process; the CLI, the served page, `Explorer` and sweep workers call it at start. A plugin
 that fails to import (or whose registration is refused, e.g. a name clash) is named in one line and skipped; the
 rest of the lab still starts. A plugin is all or nothing: whatever it registered before failing (in any registry or
-registration table, see `engine.registry.snapshot`) is rolled back with it.
+registration table, see `invlab.registry.snapshot`) is rolled back with it.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import param
 
 from .errors import ConfigError
 
-_current_origin: list[str] = []  # the plugin being loaded (set by engine.plugins while it imports a module)
+_current_origin: list[str] = []  # the plugin being loaded (set by invlab.plugins while it imports a module)
 _TABLES: list[dict] = []  # the registration tables declared with `table`
 _REGISTRIES: list["Registry"] = []  # every `Registry` made
 

@@ -13,7 +13,7 @@ The same properties the engine's own kernels are tested for (GPyTorch's base tes
 A failure raises `KernelContractError` whose message names the property, what was seen and what it should be, so
 it reads well both as a pytest failure and at a prompt:
 
-    from engine.testing import check_kernel
+    from invlab.testing import check_kernel
     check_kernel("rq")                  # a registered kernel, built with input_dim=5
     check_kernel(MyKernel(5))           # or an instance
 """
@@ -52,7 +52,7 @@ def check_kernel(kernel_or_name: Kernel | str, *, input_dim: int = 5, num_points
     else:
         kernel, what = kernel_or_name, f"kernel {type(kernel_or_name).__name__}"
     if not isinstance(kernel, Kernel):
-        _fail(what, "type", f"got a {type(kernel).__name__}; a kernel is an engine.kernels.Kernel subclass")
+        _fail(what, "type", f"got a {type(kernel).__name__}; a kernel is an invlab.kernels.Kernel subclass")
     kernel = copy.deepcopy(kernel).to(torch.float64)
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(num_points, input_dim, generator=g, dtype=torch.float64)

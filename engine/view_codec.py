@@ -1,4 +1,4 @@
-"""Diagnostics views (`engine.diagnostics`) as compact bytes and back, for the run store.
+"""Diagnostics views (`invlab.diagnostics`) as compact bytes and back, for the run store.
 
 A view becomes JSON holding only numbers, text, lists, and arrays of numbers (dtype, shape and the raw bytes in
 base64, so float64 values come back bit for bit), compressed with zlib. Reading it back builds only the engine's own

@@ -13,7 +13,7 @@ from tests.helpers.cli import run_main
 
 def invlab(*args, data_dir, timeout=300):
     env = dict(os.environ, INVLAB_DATA=str(data_dir))
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "invlab", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
 
 
@@ -78,7 +78,7 @@ def test_runs_on_an_empty_store(capsys):
 
 
 def test_serve_binds_to_localhost_and_passes_panel_options_through():
-    from engine.cli import serve_command
+    from invlab.cli import serve_command
 
     cmd, env = serve_command(["--port", "5100", "--basic-auth", "creds.json", "--max-training", "3"])
     assert cmd[1:4] == ["-m", "panel", "serve"] and cmd[4].endswith("dashboard/app.py")
@@ -96,11 +96,11 @@ def test_serve_without_the_dashboard_installed_says_how_to_install_it(monkeypatc
     """The engine installs without the dashboard: `invlab serve` then explains instead of failing on an import."""
     import importlib.util
 
-    from engine import cli
+    from invlab import cli
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *args: None if name == "dashboard" else real_find_spec(name, *args))
+                        lambda name, *args: None if name == "invlab.dashboard" else real_find_spec(name, *args))
     assert cli.main(["serve"]) == 2
     err = capsys.readouterr().err
     assert "dashboard is not installed" in err and "[dashboard]" in err
@@ -118,7 +118,7 @@ def test_stopping_invlab_serve_stops_the_server(data_dir):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/app"
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-m", "invlab", "serve", "--port", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=dict(os.environ, INVLAB_DATA=str(data_dir)))
     try:
         deadline = time.time() + 90
@@ -177,8 +177,8 @@ def test_a_sweep_names_a_refused_setting_by_its_dotted_name(capsys):
 
 
 def test_a_refused_setting_from_python_names_the_setting():
-    from engine.errors import ConfigError
-    from engine.train import RunConfig
+    from invlab.errors import ConfigError
+    from invlab.train import RunConfig
 
     with pytest.raises(ConfigError) as caught:
         RunConfig(train={"steps": -1}).train_config()
@@ -199,8 +199,8 @@ def test_train_json_prints_the_final_metrics_as_one_json_line_last(data_dir):
 
 def test_the_compare_table_gives_every_mean_and_sd_of_a_column_the_same_precision(capsys, monkeypatch):
     """`-40.026 ± 2.297` beside `-87.736 ± 2.4355` read as different precisions: a column's numbers share one."""
-    import engine.sweeps
-    from engine.sweeps.compare import Comparison
+    import invlab.sweeps
+    from invlab.sweeps.compare import Comparison
 
     def group(value, elbo, sd, error, error_sd):
         return {"model.init_rotation": value, "n": 3, "failed": 0, "elbo_mean": elbo, "elbo_sd": sd,
@@ -209,7 +209,7 @@ def test_the_compare_table_gives_every_mean_and_sd_of_a_column_the_same_precisio
 
     groups = [group(0, -40.0262, 2.2971, 0.1234, 0.0101), group(90, -87.7361, 2.4355, 0.31, 0.002)]
     cmp = Comparison(4, "rotation", ["model.init_rotation"], [], groups, True, "comparable", 6)
-    monkeypatch.setattr(engine.sweeps, "comparison", lambda store, sweep_id: cmp)
+    monkeypatch.setattr(invlab.sweeps, "comparison", lambda store, sweep_id: cmp)
     code, out, _ = run_main(capsys, "compare", "4")
     assert code == 0, out
     rows = out.splitlines()[3:]
@@ -225,11 +225,11 @@ def test_serve_builds_a_page_before_it_listens_so_the_first_visitor_does_not_wai
     import socket
     import time
 
-    from dashboard.serving import free_port
+    from invlab.dashboard.serving import free_port
 
     port = free_port()
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "invlab", "serve", "--port", str(port)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 120

@@ -10,20 +10,23 @@ enclose the importing module, which Python has imported before it).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "engine"
-UI_PACKAGES = ("dashboard", "panel", "holoviews", "bokeh")
+PACKAGE = "invlab"  # the import name of the engine
+FOLDER = "engine"  # its folder in the repository
+DASHBOARD = "invlab.dashboard"  # the dashboard/ folder: the engine never imports it
+UI_PACKAGES = (DASHBOARD, "panel", "holoviews", "bokeh")
 
 
-def engine_modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
-    """Dotted module name → (file, is a package)."""
+def engine_modules(root: Path = ROOT, package: str = PACKAGE, folder: str = FOLDER) -> dict[str, tuple[Path, bool]]:
+    """Dotted module name (as imported: `invlab.train.trainer`) → (file under `folder`, is a package)."""
     modules = {}
-    for path in sorted((root / package).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
+    for path in sorted((root / folder).rglob("*.py")):
+        parts = [package, *path.relative_to(root / folder).with_suffix("").parts]
         is_package = parts[-1] == "__init__"
         modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return modules
@@ -39,10 +42,11 @@ def _imports(tree: ast.AST, in_function: bool = False):
         yield from _imports(node, in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
 
-def import_graph(root: Path = ROOT, package: str = PACKAGE):
+def import_graph(root: Path = ROOT, package: str = PACKAGE, folder: str = FOLDER):
     """(module-level edges {module: {modules of the package}}, function-local edges [(module, target, line)],
-    {external top-level package: {importing modules}}) over every module of the package."""
-    modules = engine_modules(root, package)
+    {external top-level package (or the dashboard, `invlab.dashboard`): {importing modules}}) over every module of
+    the package."""
+    modules = engine_modules(root, package, folder)
     graph, local, external = {}, [], {}
     for name, (path, is_package) in modules.items():
         here = name.split(".") if is_package else name.split(".")[:-1]  # the package `from .` refers to
@@ -57,10 +61,12 @@ def import_graph(root: Path = ROOT, package: str = PACKAGE):
                 submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
                 targets = submodules + ([base] if len(submodules) < len(node.names) else [])
             for target in targets:
-                if target.split(".")[0] != package:
-                    external.setdefault(target.split(".")[0], set()).add(name)
+                outside = DASHBOARD if target == DASHBOARD or target.startswith(DASHBOARD + ".") else \
+                    target.split(".")[0]
+                if outside != package:
+                    external.setdefault(outside, set()).add(name)
                     continue
-                while target not in modules:  # `import engine.kernels.RBF`-style names: the module holding them
+                while target not in modules:  # `import invlab.kernels.RBF`-style names: the module holding them
                     target = target.rpartition(".")[0]
                 if target == name:
                     continue
@@ -116,7 +122,7 @@ def test_the_graph_reader_finds_cycles_and_ignores_function_local_imports(tmp_pa
     (pkg / "b.py").write_text("from . import a\nB = 2\n\ndef late():\n    from .sub import c\n")
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "c.py").write_text("from ..b import B\nimport panel\n")
-    graph, local, external = import_graph(tmp_path, "pkg")
+    graph, local, external = import_graph(tmp_path, "pkg", "pkg")
     assert graph["pkg.b"] == {"pkg.a"}  # `from . import a` is the submodule, not the package
     assert graph["pkg.sub.c"] == {"pkg.b"}  # its enclosing packages are not edges
     assert local == [("pkg.b", "pkg.sub.c", 5)]
@@ -159,7 +165,7 @@ IMPORT_ALONE = """
 import importlib, sys, traceback
 failed = []
 for name in sys.argv[1:]:
-    for loaded in [m for m in sys.modules if m == "engine" or m.startswith("engine.")]:
+    for loaded in [m for m in sys.modules if m == "invlab" or m.startswith("invlab.")]:
         del sys.modules[loaded]
     try:
         importlib.import_module(name)
@@ -178,12 +184,33 @@ def test_every_engine_module_imports_alone():
 
 
 def test_the_trainer_and_the_command_line_load_without_scikit_learn_or_scipys_optimiser():
-    """`invlab runs`, `invlab train --help` and `import engine.train` do not pay for scikit-learn (about two seconds
+    """`invlab runs`, `invlab train --help` and `import invlab.train` do not pay for scikit-learn (about two seconds
     on 2 cores) or scipy.optimize / scipy.ndimage: they are imported by the data sets and the GWI tempering that use
     them, when they are used."""
     heavy = ("sklearn", "scipy.optimize", "scipy.ndimage", "scipy.stats")
-    code = ("import sys, engine.train, engine.cli, engine.models, engine.data\n"
+    code = ("import sys, invlab.train, invlab.cli, invlab.models, invlab.data\n"
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# -- one import name --------------------------------------------------------------------------------------------------
+OLD_NAMES = re.compile(r"^\s*(from|import)\s+(engine|dashboard)\b|[\"']-m[\"'],\s*[\"'](engine|dashboard)[\"']|"
+                       r"-m (engine|dashboard)\b|monkeypatch\.setattr\([\"'](engine|dashboard)\.", re.M)
+
+
+def test_nothing_imports_the_folders_by_their_own_names():
+    """The repository's engine/ and dashboard/ folders are the package `invlab` and `invlab.dashboard`; code that
+    imported them as `engine` or `dashboard` would load a second copy of every module beside the installed one (two
+    `RunConfig` classes, two registries) whenever the checkout is on sys.path, and fail wherever it is not."""
+    offending = []
+    for folder in ("engine", "dashboard", "tests", "benchmarks", "docs", "notebooks"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in (".py", ".ipynb", ".md") or "_build" in path.parts or "_generated" in path.parts:
+                continue
+            for match in OLD_NAMES.finditer(path.read_text(encoding="utf-8")):
+                offending.append(f"{path.relative_to(ROOT)}: {match.group(0).strip()}")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    offending += [f"README.md: {m.group(0).strip()}" for m in OLD_NAMES.finditer(readme)]
+    assert not offending, offending

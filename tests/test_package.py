@@ -68,11 +68,38 @@ def test_the_sdist_carries_tests_notebooks_docs_and_the_set_up(built):
     assert "License-Expression: MIT" in meta and "Version: 0.2.0" in meta
 
 
-def test_pytest_runs_from_the_unpacked_sdist(built):
+def fresh_venv(env_dir: Path) -> Path:
+    """A venv at `env_dir` whose dependencies come from this interpreter's site-packages (a .pth file: no download);
+    its Python."""
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    ours = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    Path(site, "invlab-test-deps.pth").write_text("\n".join(ours) + "\n")  # dependencies only, after the venv's own
+    return python
+
+
+def pip_install(python: Path, *args) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                           "--quiet", *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def test_pytest_runs_from_the_unpacked_sdist(built, tmp_path):
+    """As a contributor starts from the sdist: an editable install of it (engine/ and dashboard/ mapped into `invlab`,
+    as `make setup` does), then its own tests, on its own code."""
     *_, unpacked = built
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_parameters.py",
+    python = fresh_venv(tmp_path / "venv")
+    pip_install(python, "--no-build-isolation", "-e", str(unpacked))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    where = subprocess.run([str(python), "-c", "import invlab, invlab.dashboard; print(invlab.__file__); "
+                            "print(invlab.dashboard.__file__)"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert where.returncode == 0, where.stderr
+    assert [Path(line).parent for line in where.stdout.split()] == [unpacked / "engine", unpacked / "dashboard"]
+    done = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_parameters.py",
                            "tests/kernels/test_kernels.py"], cwd=unpacked, capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=str(unpacked)))
+                          timeout=300, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "error" not in done.stdout.splitlines()[-1]
 
@@ -83,9 +110,10 @@ def test_the_wheel_carries_the_notebooks_type_markers_and_metadata(built):
         names = set(whl.namelist())
         (meta_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         meta = whl.read(meta_name).decode()
-    notebooks = {n for n in names if n.startswith("engine/notebooks/") and n.endswith(".ipynb")}
+    notebooks = {n for n in names if n.startswith("invlab/notebooks/") and n.endswith(".ipynb")}
     assert len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb"))) == 7
-    assert {"engine/py.typed", "dashboard/py.typed", "dashboard/screenshots/lesson.png"} <= names
+    assert {"invlab/py.typed", "invlab/dashboard/py.typed", "invlab/dashboard/screenshots/lesson.png",
+            "invlab/dashboard/compare/__init__.py", "invlab/train/trainer.py"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any(n.startswith("tests/") for n in names)
     assert "License-Expression: MIT" in meta and "Author: The Invariance Lab developers" in meta
@@ -94,6 +122,17 @@ def test_the_wheel_carries_the_notebooks_type_markers_and_metadata(built):
         assert f"Provides-Extra: {extra}" in meta
     requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist:")]
     assert all("extra ==" in line for line in requires if "dask" in line or "panel" in line or "jupyterlab" in line)
+
+
+def test_the_wheel_installs_one_top_level_package_invlab(built):
+    """Nothing named `engine` or `dashboard` (names a user's own engine.py or dashboard/ would shadow, or be shadowed
+    by) lands in site-packages: `invlab` and the distribution's metadata are all there is at the top level."""
+    _, wheel, _, _ = built
+    with zipfile.ZipFile(wheel) as whl:
+        tops = {name.split("/")[0] for name in whl.namelist()}
+    (dist_info,) = [t for t in tops if t.endswith(".dist-info")]
+    assert tops == {"invlab", dist_info}, tops
+    assert dist_info.startswith("invariance_lab-")
 
 
 def free_port() -> int:
@@ -105,15 +144,8 @@ def free_port() -> int:
 def test_the_installed_wheel_works_from_another_folder(built, tmp_path):
     _, wheel, _, _ = built
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    ours = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
-    Path(site, "invlab-test-deps.pth").write_text("\n".join(ours) + "\n")  # dependencies only, after the venv's own
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                           "--quiet", str(wheel)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    python = fresh_venv(env_dir)
+    pip_install(python, str(wheel))
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -125,9 +157,11 @@ def test_the_installed_wheel_works_from_another_folder(built, tmp_path):
         return subprocess.run([invlab, *args], cwd=elsewhere, capture_output=True, text=True, env=env,
                               timeout=timeout)
 
-    where = subprocess.run([str(python), "-c", "import engine, dashboard; print(engine.__file__, dashboard.__file__)"],
-                           cwd=elsewhere, capture_output=True, text=True, env=env)
+    where = subprocess.run([str(python), "-c", "import invlab, invlab.dashboard, importlib.util as u; "
+                            "print(invlab.__file__, invlab.dashboard.__file__, u.find_spec('engine'), "
+                            "u.find_spec('dashboard'))"], cwd=elsewhere, capture_output=True, text=True, env=env)
     assert where.stdout.count(str(env_dir)) == 2, where  # the wheel's code, not this checkout's
+    assert where.stdout.split()[-2:] == ["None", "None"], where  # no top-level engine or dashboard
     assert run("--version").stdout.strip() == "invlab 0.2.0"
 
     trained = run("train", "--steps", "5", "--num-inducing", "10", "--eval-every", "5", "--quiet", "--json")

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from engine.errors import ConfigError
-from engine.parameters import Bounded, LogPositive, Positive, Unconstrained, learnables
+from invlab.errors import ConfigError
+from invlab.parameters import Bounded, LogPositive, Positive, Unconstrained, learnables
 
 
 def test_positive_round_trip_and_floor():
@@ -45,7 +45,7 @@ def test_assign_keeps_the_parameter_object_and_freeze_stops_gradients():
 
 
 def test_learnables_finds_nested_values():
-    from engine.kernels import RBF
+    from invlab.kernels import RBF
 
     m = torch.nn.Module()
     m.kernel = RBF(2)

@@ -1,4 +1,4 @@
-"""`engine.registry.Registry`, on a private registry and config class (the engine's own are not touched): a
+"""`invlab.registry.Registry`, on a private registry and config class (the engine's own are not touched): a
 registered part becomes a choice of every attached selector (subclasses too), its own constructor arguments become
 settings with flags, prefixed by the part's name only where the name is taken, and a second part under a taken
 name is refused naming both."""
@@ -9,9 +9,9 @@ import argparse
 import param
 import pytest
 
-from engine.cli.flags import add_param_flags
-from engine.errors import ConfigError
-from engine.registry import Registry
+from invlab.cli.flags import add_param_flags
+from invlab.errors import ConfigError
+from invlab.registry import Registry
 
 
 def fresh():
@@ -126,7 +126,7 @@ def test_the_contracts_arguments_reach_the_part_and_other_settings_do_not():
 
 
 def test_the_engines_kernels_get_their_initial_hyper_parameters():
-    from engine.kernels import build_kernel
+    from invlab.kernels import build_kernel
 
     k = build_kernel("matern52", 4, lengthscale=0.5, variance=2.0, ard=True, degree=3)
     assert all(abs(v - 0.5) < 1e-12 for v in k.lengthscale().tolist()) and abs(float(k.variance()) - 2.0) < 1e-12

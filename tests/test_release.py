@@ -20,9 +20,9 @@ def project_version() -> str:
 
 
 def test_the_version_is_the_projects_and_invlab_prints_it(capsys):
-    import engine
+    import invlab
 
-    assert engine.__version__ == project_version()
+    assert invlab.__version__ == project_version()
     code, out, _ = run_main(capsys, "--version")
     assert code == 0 and out.strip() == f"invlab {project_version()}"
 
@@ -67,7 +67,7 @@ def test_invlab_notebooks_refuses_a_file_as_the_folder(tmp_path, capsys):
 
 
 def test_invlab_lab_copies_the_notebooks_once_and_opens_them_in_jupyterlab(tmp_path):
-    from engine.cli.notebooks import lab_command
+    from invlab.cli.notebooks import lab_command
 
     target = tmp_path / "nb"
     cmd = lab_command([str(target)])
@@ -106,7 +106,7 @@ def test_the_core_install_needs_no_dask_and_the_set_up_installs_every_extra():
 
 
 def test_the_engine_imports_without_dask_or_the_dashboard():
-    code = ("import sys, engine, engine.cli, engine.sweeps, engine.train; "
+    code = ("import sys, invlab, invlab.cli, invlab.sweeps, invlab.train; "
             "bad = sorted(m for m in ('dask', 'distributed', 'panel', 'bokeh', 'holoviews') if m in sys.modules); "
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
@@ -118,7 +118,8 @@ def test_the_engine_imports_without_dask_or_the_dashboard():
 def test_the_page_imports_without_dask_or_jupyterlab():
     """The `dashboard` extra alone serves the page: its modules import neither Dask (the `sweeps` extra) nor
     JupyterLab (the `lab` extra) until a sweep runs."""
-    code = ("import sys, dashboard, dashboard.explorer, dashboard.compare, dashboard.serving; "
+    code = ("import sys, invlab.dashboard, invlab.dashboard.explorer, invlab.dashboard.compare, "
+            "invlab.dashboard.serving; "
             "print(sorted(m for m in ('dask', 'distributed', 'jupyterlab', 'notebook') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)

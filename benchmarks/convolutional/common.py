@@ -14,8 +14,8 @@ import json
 
 import torch
 
-from engine.covariances import Kff_diag
-from engine.train import RunConfig, Trainer
+from invlab.covariances import Kff_diag
+from invlab.train import RunConfig, Trainer
 
 from ..common import arguments, emit, log, timed_run
 

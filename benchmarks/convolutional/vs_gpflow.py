@@ -40,12 +40,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from engine.inducing import InducingPatches, initial_patches
-from engine.kernels import RBF, median_distance
-from engine.kernels.convolutional import WeightedConvolutional
-from engine.likelihoods import Gaussian
-from engine.models.convolutional import ConvolutionalGP
-from engine.settings import keep_freed_cpu_memory
+from invlab.inducing import InducingPatches, initial_patches
+from invlab.kernels import RBF, median_distance
+from invlab.kernels.convolutional import WeightedConvolutional
+from invlab.likelihoods import Gaussian
+from invlab.models.convolutional import ConvolutionalGP
+from invlab.settings import keep_freed_cpu_memory
 
 from ..common import arguments, emit, log
 
@@ -74,8 +74,8 @@ class BenchmarkConfig:
 # -- data and values -------------------------------------------------------------------------------------------------
 def images(config: BenchmarkConfig) -> tuple[np.ndarray, np.ndarray, str]:
     """X [N, 1, 28, 28] in [0, 1], y [N] standardised labels, and the data set's name."""
-    from engine.data import load
-    from engine.errors import InvlabError
+    from invlab.data import load
+    from invlab.errors import InvlabError
 
     try:
         ds = load("mnist", subset=config.num_train, seed=config.seed)

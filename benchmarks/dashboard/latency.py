@@ -1,6 +1,6 @@
 """How long a click takes to show its effect in the page while training runs, measured in Chromium.
 
-The dashboard is served as a user serves it (`python -m engine serve --port P`, in its own data directory
+The dashboard is served as a user serves it (`python -m invlab serve --port P`, in its own data directory
 `INVLAB_DATA`, the server's own threads and pace, `--max-training 3` so that every open page trains) and opened in
 Debian's headless Chromium through Playwright. Each page opens the `invariant` family on rotated digits (it has
 an invariance range slider; Pause, Step and the learning rate are the same for every family) and presses Start.
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
+from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
 
 from ..common import arguments, emit
 from .overhead import show_training_page
@@ -123,7 +123,7 @@ HELPERS_JS = r"""() => {
 
 
 def served(root: Path, workdir: Path, max_training: int):
-    """`python -m engine serve` from `root` on a free port with its own data directory; yields the page's URL."""
+    """`python -m invlab serve` from `root` on a free port with its own data directory; yields the page's URL."""
     return serve_dashboard(workdir, args=["--max-training", str(max_training)], root=root,
                            extra_env={"INVLAB_TORCH_THREADS": None, "INVLAB_MAX_STEPS_PER_S": None},  # its own
                            timeout=600.0)  # a first page on a loaded machine can take minutes

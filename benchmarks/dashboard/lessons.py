@@ -1,4 +1,4 @@
-"""Does every lesson show its key effect within a minute? Each lesson's preset trained through `engine.train.Trainer`.
+"""Does every lesson show its key effect within a minute? Each lesson's preset trained through `invlab.train.Trainer`.
 
 As the page runs them: one torch thread, the test subset evaluated and a snapshot with views taken every 2 s of
 wall time (the page's pace), the lesson's first run, then its comparison run (the page's "change the family and
@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 
-from dashboard.lessons import BY_KEY, LESSONS, prior_explorer, run_config
-from engine.train import Trainer
+from invlab.dashboard.lessons import BY_KEY, LESSONS, prior_explorer, run_config
+from invlab.train import Trainer
 
 from ..common import arguments, emit, log, parse
 
@@ -269,8 +269,8 @@ def page_lessons(args, headless: dict) -> dict:
 
     from playwright.sync_api import sync_playwright
 
-    from dashboard.lessons import lesson_query
-    from dashboard.screenshot import CHROMIUM_ARGS, executable, serve
+    from invlab.dashboard.lessons import lesson_query
+    from invlab.dashboard.screenshot import CHROMIUM_ARGS, executable, serve
 
     out = {}
     lessons = [lesson for lesson in LESSONS if lesson.compare and (not args.lesson or lesson.key in args.lesson)]
@@ -327,11 +327,11 @@ def page_lessons(args, headless: dict) -> dict:
 def lesson_discover(lesson, args) -> dict:
     import tempfile
 
-    from dashboard.compare.discover import DEFAULT_SEEDS
-    from dashboard.lessons import split_settings
-    from engine.sweeps.discover import plan_candidates, run_candidates
-    from engine.sweeps.discover_report import discover_report
-    from engine.train import RunStore
+    from invlab.dashboard.compare.discover import DEFAULT_SEEDS
+    from invlab.dashboard.lessons import split_settings
+    from invlab.sweeps.discover import plan_candidates, run_candidates
+    from invlab.sweeps.discover_report import discover_report
+    from invlab.train import RunStore
 
     data = {"dataset": "digits", **split_settings(lesson.settings)["data"]}
     with tempfile.TemporaryDirectory(prefix="invlab-lesson-") as tmp:

@@ -1,13 +1,13 @@
 """What the live dashboard costs training: the Trainer alone against the same Trainer inside a served Explorer.
 
 Problem: the dashboard's default run — sklearn's bundled `digits` (no download), the `svgp` family with its
-page defaults (`dashboard.defaults`: RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes,
+page defaults (`invlab.dashboard.defaults`: RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes,
 float64, Adam on minibatches of 256, loss logged every 10 steps, test metrics on the test subset every
 `eval_interval` seconds of wall time, as the page's session evaluates). The step budget is raised so the run never
 finishes during the benchmark; no run store on either side (SQLite writes are not the dashboard's). The alone arm
 trains the configuration the served page reports (`Explorer.run_config()`), so both arms run the same thing.
 
-Arm "alone": an `engine.train.Trainer` stepped by `Trainer.run(every=10)` in the main thread, evaluating at the
+Arm "alone": an `invlab.train.Trainer` stepped by `Trainer.run(every=10)` in the main thread, evaluating at the
 same wall-clock interval as the session (once when a repetition starts, then every `eval_interval` s), nothing else.
 Arm "dashboard": the same configuration inside an `Explorer`, served in-process with
 `pn.serve(..., threaded=True)` on 127.0.0.1, with Debian's headless Chromium (driven by Playwright, launched
@@ -17,7 +17,7 @@ curves' Bokeh `ColumnDataSource`s (`stream`), and a snapshot with views (K_uu sp
 hyper-parameters) goes out every `view_interval` seconds — exactly what a user watching the dashboard gets.
 
 Each arm runs with its own defaults: the page with the dashboard's (no thread override, no steps/s cap: a page
-training alone takes every core, `dashboard.scheduling`), the alone arm with torch's default threads; nothing is
+training alone takes every core, `invlab.dashboard.scheduling`), the alone arm with torch's default threads; nothing is
 turned off in either arm. Each arm keeps one model across its
 repetitions, so both advance over the same steps. Repetitions are interleaved (alone, dashboard, alone, ...);
 in each, `--warmup` steps are taken untimed, then `--steps` steps are timed by the wall-clock between the
@@ -51,7 +51,7 @@ import time
 os.environ.pop("INVLAB_TORCH_THREADS", None)
 os.environ.pop("INVLAB_MAX_STEPS_PER_S", None)
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
 
 from ..common import arguments, emit  # noqa: E402
 
@@ -79,7 +79,7 @@ INSTALL_POLLER_JS = """() => {
 
 
 def run_config():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     # the page's default run (svgp on digits with the page's defaults) with a budget that outlasts the benchmark
     return RunConfig(train={"steps": 1_000_000})
@@ -87,7 +87,7 @@ def run_config():
 
 def timed_trainer_class():
     """A Trainer that notes the wall-clock time at which each optimiser step completes (both arms use it)."""
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     class TimedTrainer(Trainer):
         def __init__(self, *args, **kwargs):
@@ -160,10 +160,10 @@ class DashboardArm:
     def __init__(self):
         import panel as pn
 
-        import dashboard.session
-        from dashboard import Explorer
+        import invlab.dashboard.session
+        from invlab.dashboard import Explorer
 
-        dashboard.session.Trainer = timed_trainer_class()  # the session builds its Trainer from this name
+        invlab.dashboard.session.Trainer = timed_trainer_class()  # the session builds its Trainer from this name
         pn.extension()
         self.sent: list[tuple[int, float]] = []  # (last ELBO step handed to the curve board, server ms)
         holder = {}

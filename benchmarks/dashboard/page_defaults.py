@@ -1,7 +1,8 @@
 """Every model family's default in the page, trained by the Trainer alone: is it quick enough to watch?
 
 The page (dashboard) starts each family from the engine's config defaults overridden by
-`dashboard.defaults.FAMILY_DEFAULTS`, on the dataset `dashboard.defaults.FAMILY_DATASETS` gives it. Targets:
+`invlab.dashboard.defaults.FAMILY_DEFAULTS`, on the dataset `invlab.dashboard.defaults.FAMILY_DATASETS` gives it.
+Targets:
 at least 5 steps/s on a 2-core CPU with one torch thread, and a first test-error point within 10 s
 of pressing Start.
 
@@ -34,15 +35,15 @@ from ..common import arguments, emit, parse
 
 
 def page_config(family: str, dataset: str | None = None):
-    from dashboard.defaults import page_run_config
+    from invlab.dashboard.defaults import page_run_config
 
     return page_run_config(family, dataset)
 
 
 def suits(family: str, dataset: str) -> bool:
     """Whether the page can run `family` on `dataset` (its task, and images where the family needs them)."""
-    from engine.data.sources import resolve
-    from engine.models import get_model
+    from invlab.data.sources import resolve
+    from invlab.models import get_model
 
     spec, source = get_model(family), resolve(dataset)
     return source.task in spec.tasks and (source.kind == "image" or not spec.image_only)
@@ -56,7 +57,7 @@ class FamilyProbe:
     """One family's page default: a Trainer and the measurements taken on it."""
 
     def __init__(self, family: str, dataset: str | None = None):
-        from engine.train import Trainer
+        from invlab.train import Trainer
 
         self.family = family
         config = page_config(family, dataset)
@@ -119,13 +120,13 @@ class FamilyProbe:
 
 def warm_up() -> None:
     """Import what building and stepping a Trainer imports (a served page has done so long before Start)."""
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
 
     Trainer(RunConfig(data={"dataset": "two-moons"}, train={"steps": 1})).step()
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from engine.models import model_names
+    from invlab.models import model_names
 
     parser = arguments(__doc__, quick="1 repetition of 20 steps per family.")  # --threads 1: the page gives a session 1
     parser.add_argument("--family", nargs="*", default=None, help="Only these families (default: all).")

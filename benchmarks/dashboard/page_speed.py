@@ -7,7 +7,7 @@ pressed. Its steps/s are read from the page itself: the status line's step count
 `--warmup` seconds after the run is going and again `--window` seconds later.
 
 Against it, the engine alone: the same configuration (`Explorer().run_config()`, what the page trains) trained by
-`engine.train.Trainer` in a fresh process with torch's default threads, evaluating on the page's wall-clock
+`invlab.train.Trainer` in a fresh process with torch's default threads, evaluating on the page's wall-clock
 schedule (every `eval_interval` seconds, as the page's session does), its steps counted over the same warm-up and
 window. The arms are interleaved (alone, page, alone, page, ...; the page is paused while the alone arm runs), and
 `ratio` is the median over repetitions of page ÷ the alone arm measured just before it.
@@ -36,7 +36,7 @@ BUDGET = 1_000_000  # steps: the run never finishes during the benchmark
 
 def page_config():
     """The page's default run with the benchmark's step budget, and the session's evaluation interval (seconds)."""
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     explorer = Explorer(store=None)
     try:
@@ -50,7 +50,7 @@ def page_config():
 
 def alone(warmup: float, window: float) -> dict:
     """The engine alone (run in a fresh process by `--alone`): steps/s over `window` seconds after `warmup`."""
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     config, interval = page_config()
     trainer = Trainer(config)
@@ -84,7 +84,7 @@ class PageArm:
     def __init__(self, workdir: Path):
         from playwright.sync_api import sync_playwright
 
-        from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard_process
+        from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard_process
 
         chromium = chromium_path()
         if chromium is None:

@@ -1,4 +1,4 @@
-"""Loading a large CSV: `engine.data.load("csv:PATH")` against pandas and NumPy reading the same file.
+"""Loading a large CSV: `invlab.data.load("csv:PATH")` against pandas and NumPy reading the same file.
 
 A file of 10⁶ rows × 20 columns (19 inputs and a regression target; `--quick`: 10⁵ rows) is written to a temporary
 folder, then each way of reading it runs in a fresh process, interleaved over `--repeats` rounds: `invlab` (the
@@ -48,8 +48,8 @@ def worker(method: str, path: str) -> dict:
     import numpy as np  # noqa: F401  (imported before the baseline, like the others' libraries)
     import pandas as pd
 
-    from engine.data import load
-    from engine.data.files import read_csv
+    from invlab.data import load
+    from invlab.data.files import read_csv
 
     before = _rss_bytes()
     start = time.perf_counter()

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.sweeps.discover import plan_candidates, run_candidates
-from engine.sweeps.discover_report import discover_report
-from engine.sweeps.execute import local_cluster, run_serially
-from engine.train import RunStore
+from invlab.sweeps.discover import plan_candidates, run_candidates
+from invlab.sweeps.discover_report import discover_report
+from invlab.sweeps.execute import local_cluster, run_serially
+from invlab.train import RunStore
 
 from ..common import arguments, emit, log, parse
 

@@ -17,8 +17,8 @@ import math
 import numpy as np
 import torch
 
-from engine.models.dkp import DeepKernelProcess
-from engine.train import RunConfig, Trainer
+from invlab.models.dkp import DeepKernelProcess
+from invlab.train import RunConfig, Trainer
 
 from ..common import arguments, emit, log, timed_run
 

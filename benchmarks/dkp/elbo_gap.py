@@ -28,9 +28,9 @@ import math
 
 import torch
 
-from engine.models.dkp import layers as dkp_layers
-from engine.models.dkp.config import nngp_inducing_kernels
-from engine.train import RunConfig, Trainer
+from invlab.models.dkp import layers as dkp_layers
+from invlab.models.dkp.config import nngp_inducing_kernels
+from invlab.train import RunConfig, Trainer
 
 from ..common import emit, log, parse, timed_run
 from .common import common_parser

@@ -3,7 +3,7 @@ fully-connected layers (two hidden + output; no learned input scale or bias, as 
 DIWP against NNGP and the plain SVGP with the same ReLU kernel — test log-likelihood, accuracy and ELBO per training
 point.
 
-    INVLAB_DATA=/tmp/invlab-data python -m engine fetch mnist   # once
+    INVLAB_DATA=/tmp/invlab-data python -m invlab fetch mnist   # once
     INVLAB_DATA=/tmp/invlab-data python -m benchmarks.dkp.mnist [--quick] [--steps 3000 --batch-size 256]
 """
 from ..common import parse

@@ -18,9 +18,9 @@ import time
 
 import torch
 
-from engine.models import DataInfo
-from engine.models.dkp import DIWPConfig, build_dkp
-from engine.models.dkp.wishart import InverseWishart
+from invlab.models import DataInfo
+from invlab.models.dkp import DIWPConfig, build_dkp
+from invlab.models.dkp.wishart import InverseWishart
 
 from ..common import arguments, emit, log, parse
 

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from engine.train import RunConfig, Trainer
+from invlab.train import RunConfig, Trainer
 
 from ..common import timed_run
 

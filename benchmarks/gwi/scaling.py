@@ -25,11 +25,11 @@ import time
 import numpy as np
 import torch
 
-from engine.kernels import RBF
-from engine.models import DataInfo
-from engine.models.gwi import GWIConfig, build_gwi
-from engine.models.gwi.reference import exact_log_marginal_likelihood
-from engine.parameters import Positive
+from invlab.kernels import RBF
+from invlab.models import DataInfo
+from invlab.models.gwi import GWIConfig, build_gwi
+from invlab.models.gwi.reference import exact_log_marginal_likelihood
+from invlab.parameters import Positive
 
 from ..common import arguments, emit, parse
 

@@ -18,10 +18,10 @@ import statistics
 
 import torch
 
-from engine.data import load
-from engine.models import DataInfo
-from engine.models.gwi import GWIConfig, build_gwi
-from engine.models.gwi.wasserstein import psd_product_eigenvalues, psd_sqrt, sum_sqrt
+from invlab.data import load
+from invlab.models import DataInfo
+from invlab.models.gwi import GWIConfig, build_gwi
+from invlab.models.gwi.wasserstein import psd_product_eigenvalues, psd_sqrt, sum_sqrt
 
 from ..common import arguments, emit, parse
 

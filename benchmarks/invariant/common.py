@@ -11,8 +11,8 @@ import json
 
 import torch
 
-from engine.likelihoods.calibration import expected_calibration_error
-from engine.train import RunConfig, Trainer
+from invlab.likelihoods.calibration import expected_calibration_error
+from invlab.train import RunConfig, Trainer
 
 from ..common import arguments, log, parse, timed_run
 

@@ -4,7 +4,7 @@ for Bernoulli), both against scipy `quad` on a randomised grid with σ ratios do
 
 Cost: the training-path call (E log p forward and backward) of both rules, interleaved in one process, median ratio;
 and a whole SVGP training step (robust-max, K = 10; Bernoulli) with each rule. Like the trainer, the script keeps
-freed CPU memory for reuse (`engine.settings.keep_freed_cpu_memory`), without which tensors of a few hundred kB are
+freed CPU memory for reuse (`invlab.settings.keep_freed_cpu_memory`), without which tensors of a few hundred kB are
 page-faulted in afresh on every call and time grows faster than their size.
 
     python -m benchmarks.invariant.quadrature [--quick]
@@ -21,18 +21,18 @@ import numpy as np
 import torch
 from scipy import integrate, special, stats
 
-from engine.likelihoods import bernoulli as bernoulli_module
-from engine.likelihoods import robustmax as robustmax_module
-from engine.likelihoods.quadrature import (
+from invlab.likelihoods import bernoulli as bernoulli_module
+from invlab.likelihoods import robustmax as robustmax_module
+from invlab.likelihoods.quadrature import (
     expectation_with_kinks,
     gauss_hermite_expectation,
     hermgauss,
     prob_is_largest,
     prob_is_largest_at,
 )
-from engine.models import DataInfo, SVGPConfig
-from engine.models.svgp import build_svgp
-from engine.settings import keep_freed_cpu_memory
+from invlab.models import DataInfo, SVGPConfig
+from invlab.models.svgp import build_svgp
+from invlab.settings import keep_freed_cpu_memory
 
 from ..common import arguments, emit, log, parse
 

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from engine.train import RunConfig, Trainer
+from invlab.train import RunConfig, Trainer
 
 from ..common import arguments, emit, parse
 

@@ -7,7 +7,7 @@ representer Gram block N = (⟨z_{i,d}, z_{j,d'}⟩) (eq. 8) is (n·l × n·l). 
 - direct: N materialised once (O(l²n²) memory, reported), then each product N α is a matrix-vector product,
   O(l²n²) time;
 - eq. 11: G = σ⁻⁴ [σ² A K + X Q − X ∘ (1_n ⊗ 1_lᵀ Q)] with the l×l kernel matrix K computed once, O(l²n) time and
-  O(l² + nl) memory (`engine.models.rkhs.fast_gradient`, the paper's layout: X, A, G are [n, l]).
+  O(l² + nl) memory (`invlab.models.rkhs.fast_gradient`, the paper's layout: X, A, G are [n, l]).
 
 Inputs: X ~ N(0, I_n) for l = 100 points, σ = √n (kernel values around e⁻¹), α ~ N(0, 1), float64, one intra-op
 thread (the machine is shared); both products are checked to agree (max relative difference reported). Each
@@ -25,8 +25,8 @@ import time
 
 import torch
 
-from engine.models.rkhs import dense_partials_gram, fast_gradient
-from engine.settings import resolve_device
+from invlab.models.rkhs import dense_partials_gram, fast_gradient
+from invlab.settings import resolve_device
 
 from ..common import arguments, emit, parse
 

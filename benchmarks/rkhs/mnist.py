@@ -36,9 +36,9 @@ import numpy as np
 import torch
 from sklearn.model_selection import StratifiedKFold
 
-from engine.data import load
-from engine.kernels import RBF
-from engine.models.rkhs import DirectionalDerivative, RKHSMachine, tangent_vectors, virtual_samples
+from invlab.data import load
+from invlab.kernels import RBF
+from invlab.models.rkhs import DirectionalDerivative, RKHSMachine, tangent_vectors, virtual_samples
 
 from ..common import arguments, emit, parse
 

@@ -1,7 +1,7 @@
 """Zhang, Lee & Teh 2013, sec. 6.1 / Fig. 1: two moons with 2 labelled points, gradient invariances on all points, ν
 swept.
 
-Data: `engine.data` two-moons (scikit-learn's make_moons on its raw scale, noise 0.1), 200 training points of
+Data: `invlab.data` two-moons (scikit-learn's make_moons on its raw scale, noise 0.1), 200 training points of
 which 2 are labelled (one per class, drawn at random) and 198 unlabelled, 1000 test points. Model: Gaussian
 kernel σ = 0.25, λ = 1, logistic ℓ₁ and squared ℓ₂ (the paper's), the partial derivatives ∂f/∂x¹, ∂f/∂x² at
 all 200 training points as invariance functionals (m = 400), an unpenalised bias, eq. 4 minimised by L-BFGS to
@@ -21,9 +21,9 @@ import time
 
 import torch
 
-from engine.data import load
-from engine.models import DataInfo
-from engine.models.rkhs import RKHSConfig, build_rkhs
+from invlab.data import load
+from invlab.models import DataInfo
+from invlab.models.rkhs import RKHSConfig, build_rkhs
 
 from ..common import arguments, emit, parse
 

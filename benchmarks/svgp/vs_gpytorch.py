@@ -46,11 +46,11 @@ import gpytorch
 import torch
 from sklearn.datasets import load_digits
 
-from engine.inducing import InducingPoints, initial_locations
-from engine.kernels import RBF, median_distance
-from engine.likelihoods import Gaussian
-from engine.models.svgp import SVGP
-from engine.settings import resolve_device
+from invlab.inducing import InducingPoints, initial_locations
+from invlab.kernels import RBF, median_distance
+from invlab.likelihoods import Gaussian
+from invlab.models.svgp import SVGP
+from invlab.settings import resolve_device
 
 from ..common import arguments, emit, parse
 

@@ -1,1 +1,1 @@
-"""What `engine.train.watch` costs a loop you wrote."""
+"""What `invlab.train.watch` costs a loop you wrote."""

@@ -1,4 +1,4 @@
-"""What `engine.train.watch` costs a training loop you wrote: the same hand-written Adam loop with and without it.
+"""What `invlab.train.watch` costs a training loop you wrote: the same hand-written Adam loop with and without it.
 
 Problem: the default SVGP (`RunConfig()`: the `svgp` family's defaults on sklearn's bundled `digits`, float64 on the
 CPU, float32 with `--device cuda`), built from its config as a user's own loop builds it, trained by a hand-written
@@ -33,8 +33,8 @@ def build(device: str):
     """(model, X, y, config, data, generator): the default SVGP and its data on `device`."""
     import torch
 
-    from engine.models.base import DataInfo
-    from engine.train import RunConfig
+    from invlab.models.base import DataInfo
+    from invlab.train import RunConfig
 
     config = RunConfig(train={"device": device})
     data = config.data_config().load()
@@ -82,7 +82,7 @@ def main(argv=None) -> dict:
 
     import torch
 
-    from engine.train import watch
+    from invlab.train import watch
 
     load_before = os.getloadavg()[0]
     arms = {name: build(args.device) for name in ("bare", "watched")}

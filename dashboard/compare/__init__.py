@@ -2,11 +2,11 @@
 & Hensman, "Learning Invariances using the Marginal Likelihood", 2018, arXiv:1808.05563).
 
 Its Discover study (`discover.DiscoverStudy`, `?page=compare&discover=ID`) ranks the candidate invariances of a
-data set as they train. A sweep is many runs that differ in one or more settings and the seed (`engine.sweeps`).
+data set as they train. A sweep is many runs that differ in one or more settings and the seed (`invlab.sweeps`).
 This page
 
 - launches one from the Training page's current settings (a setting, its values, a number of seeds), runs a
-  built-in study (`engine.sweeps.STUDIES`), or opens a stored one (`?page=compare&sweep=ID`);
+  built-in study (`invlab.sweeps.STUDIES`), or opens a stored one (`?page=compare&sweep=ID`);
 - runs it through `run_sweep` on a background thread (`SweepRunner`): Dask does the training, the thread only
   waits and collects progress, and the page's periodic tick (the same pattern as the Training page's live
   feed) drains that progress into the page on the server's event loop, so the page never waits for a run;

@@ -2,8 +2,8 @@
 
 A data box (the Training page's data by default, or any data set the page may read), the candidate invariances that
 apply to it (ticked by default), seeds and steps, and ▶ Discover. The candidates train on Dask as one stored sweep
-(`engine.sweeps.discover.run_candidates` on a `DiscoverRunner` thread), and the ranking by whole-training-set ELBO
-(`engine.sweeps.discover_report`) fills in as each run is stored: mean ± sd over seeds, the log Bayes factor against
+(`invlab.sweeps.discover.run_candidates` on a `DiscoverRunner` thread), and the ranking by whole-training-set ELBO
+(`invlab.sweeps.discover_report`) fills in as each run is stored: mean ± sd over seeds, the log Bayes factor against
 no invariance, the learned ranges, test figures, the verdict and the notes on the statistics. A click on a candidate
 opens its run on the Training page; the report downloads as the same self-contained HTML file `invlab discover`
 writes. The method is the marginal-likelihood selection of invariances of van der Wilk, Bauer, John & Hensman,
@@ -17,18 +17,18 @@ import logging
 import pandas as pd
 import panel as pn
 
-from engine.errors import InvlabError
-from engine.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
-from engine.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
-from engine.sweeps.discover_report import discover_report
-from engine.train import RunConfig
+from invlab.errors import InvlabError
+from invlab.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
+from invlab.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
+from invlab.sweeps.discover_report import discover_report
+from invlab.train import RunConfig
 
 from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
 from .data import progress_text
 from .runner import DiscoverRunner
 
-log = logging.getLogger("dashboard.compare")
+log = logging.getLogger("invlab.dashboard.compare")
 
 HEADING = (
     "### Discover: which invariances does this data have?\n"
@@ -383,7 +383,7 @@ class DiscoverStudy(pn.viewable.Viewer):
 def _data_words(data: dict) -> str:
     """The data settings that come from the Training page, in words: "with rotate 90, subset 300 (the Training
     page's data settings)", or "with its default settings" for another data set."""
-    from engine.data import DataConfig
+    from invlab.data import DataConfig
 
     if set(data) == {"dataset"}:
         return "with its default settings (the Training page's data settings apply to the data set it trains)"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import param
 
-from engine.errors import InvlabError
-from engine.sweeps import SweepSpec, study
-from engine.sweeps.discover_report import is_discover
+from invlab.errors import InvlabError
+from invlab.sweeps import SweepSpec, study
+from invlab.sweeps.discover_report import is_discover
 
 from ..safe_text import markdown_text
 from ..settings import coerce
@@ -47,7 +47,7 @@ class SweepForm:
         p = self._parameter_object(dotted)
         objects = getattr(p, "objects", None) if p is not None else None
         if dotted == "model":
-            from engine.models import model_names
+            from invlab.models import model_names
 
             objects = model_names()
         if objects:

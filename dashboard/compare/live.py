@@ -11,8 +11,8 @@ import time
 import pandas as pd
 import panel as pn
 
-from engine.errors import InvlabError
-from engine.sweeps import comparison
+from invlab.errors import InvlabError
+from invlab.sweeps import comparison
 
 from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
@@ -21,7 +21,7 @@ from .data import AxisData, _finite, _is_number, _round, axis_data, field_name, 
 from .plots import against_setting_plot, curves_plot
 from .runner import SweepRunner
 
-log = logging.getLogger("dashboard.compare")
+log = logging.getLogger("invlab.dashboard.compare")
 
 STATE_COLOURS = {"idle": "#666", "starting": "#9a6a00", "running": "#23843a", "stopping…": "#1f6fb5",
                  "stopped": "#1f6fb5", "finished": "#23843a", "failed": "#c0392b"}

@@ -10,10 +10,10 @@ import pandas as pd
 import panel as pn
 import param
 
-from engine.errors import ConfigError
-from engine.ids import parse_id, shorten
-from engine.sweeps import STUDIES
-from engine.train import RunStore
+from invlab.errors import ConfigError
+from invlab.ids import parse_id, shorten
+from invlab.sweeps import STUDIES
+from invlab.train import RunStore
 
 from .. import notebook
 from ..settings import RunSettings

@@ -9,9 +9,9 @@ import contextlib
 import threading
 import traceback
 
-from engine.errors import InvlabError
-from engine.sweeps import SweepSpec, run_sweep
-from engine.train import RunStore
+from invlab.errors import InvlabError
+from invlab.sweeps import SweepSpec, run_sweep
+from invlab.train import RunStore
 
 from .cluster import using_shared
 
@@ -113,7 +113,7 @@ class SweepRunner(BackgroundRunner):
 
 
 class DiscoverRunner(BackgroundRunner):
-    """`engine.sweeps.discover.run_candidates` on a daemon thread for the Compare page's Discover study; `drain()`
+    """`invlab.sweeps.discover.run_candidates` on a daemon thread for the Compare page's Discover study; `drain()`
     gives the sweep's latest `SweepProgress` and each stored run's `(candidate, seed, run_id, status, message)`."""
 
     name = "invlab-discover"
@@ -123,7 +123,7 @@ class DiscoverRunner(BackgroundRunner):
         super().__init__(store, sweep_id=int(sweep_id), **options)
 
     def _work(self) -> None:
-        from engine.sweeps.discover import run_candidates
+        from invlab.sweeps.discover import run_candidates
 
         run_candidates(self.plan, self.store, sweep_id=self.sweep_id, scheduler=self.scheduler,
                        n_workers=self.n_workers, on_result=self._on_result, progress=self._on_progress,

@@ -16,9 +16,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "_generated"
-PACKAGES = ("engine", "dashboard")
+PACKAGES = ("engine", "dashboard")  # the repository's folders, imported as FOLDERS says
+FOLDERS = {"engine": "invlab", "dashboard": "invlab.dashboard"}  # folder → the package it is (setup.py)
+
+
+def module_path(module: str) -> Path:
+    """The folder (package) or the .py-less path of dotted `module` (`invlab.dashboard.explorer` →
+    ROOT/dashboard/explorer)."""
+    for folder, name in sorted(FOLDERS.items(), key=lambda item: -len(item[1])):
+        if module == name or module.startswith(name + "."):
+            return ROOT / folder / Path(*module[len(name):].lstrip(".").split(".") if module != name else ())
+    raise ValueError(f"{module} is not a module of invlab")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name `path` (a .py file under engine/ or dashboard/) is imported as."""
+    rel = path.relative_to(ROOT).with_suffix("").parts
+    parts = [FOLDERS[rel[0]], *rel[1:]]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 # modules that run something when imported (the served page builds an Explorer): listed with their docstring only
-SCRIPTS = {"dashboard.app"}
+SCRIPTS = {"invlab.dashboard.app"}
 
 
 def _write(path: Path, text: str) -> None:
@@ -87,7 +104,7 @@ class _Captured(Exception):
 
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The argparse parser `invlab NAME --help` prints, caught as it is about to print."""
-    from engine.cli import COMMANDS
+    from invlab.cli import COMMANDS
 
     def capture(parser, file=None):
         raise _Captured(parser)
@@ -127,7 +144,7 @@ def _flag_rows(parser: argparse.ArgumentParser) -> list[str]:
 
 def cli_page() -> str:
     """The CLI reference in Markdown: each `invlab` subcommand's usage, description and flags, from its parser."""
-    from engine import cli
+    from invlab import cli
 
     lines = ["# Command-line reference", "",
              "Generated from `invlab`'s own argparse parsers when these pages are built, so it matches the installed "
@@ -151,11 +168,10 @@ def public_modules(package: str) -> list[str]:
     """Dotted names of `package`'s public modules (no part starting with an underscore), packages first."""
     names = []
     for path in sorted((ROOT / package).rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] in ("__init__", "__main__"):
-            parts = parts[:-1] if parts[-1] == "__init__" else None
-        if parts and not any(p.startswith("_") for p in parts):
-            names.append(".".join(parts))
+        rel = path.relative_to(ROOT).with_suffix("").parts
+        if rel[-1] == "__main__" or any(p.startswith("_") for p in rel if p != "__init__"):
+            continue
+        names.append(module_name(path))
     return sorted(set(names), key=lambda n: (n.split("."), ))
 
 
@@ -163,22 +179,25 @@ def api_groups() -> dict[str, list[str]]:
     """One API page per top-level package or subpackage: its name → the modules it documents."""
     groups: dict[str, list[str]] = {}
     for package in PACKAGES:
+        top = FOLDERS[package]
         for module in public_modules(package):
             parts = module.split(".")
-            key = ".".join(parts[:2]) if len(parts) > 1 and (ROOT / Path(*parts[:2])).is_dir() else package
+            depth = len(top.split(".")) + 1  # invlab.train, invlab.dashboard.compare
+            key = ".".join(parts[:depth]) if len(parts) >= depth and module_path(".".join(parts[:depth])).is_dir() \
+                else top
             groups.setdefault(key, []).append(module)
     return groups
 
 
 def _module_docstring(module: str) -> str:
-    path = ROOT / Path(*module.split("."))
+    path = module_path(module)
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
 
 
 def _shadowing_members(module: str) -> dict[str, str]:
     """Public functions and classes of package `module` that share a submodule's name → their docstrings."""
-    path = ROOT / Path(*module.split(".")) / "__init__.py"
+    path = module_path(module) / "__init__.py"
     if not path.exists():
         return {}
     tree = ast.parse(path.read_text(encoding="utf-8"))

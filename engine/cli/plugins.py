@@ -18,7 +18,7 @@ def registered_parts() -> list[dict]:
     for name in models.model_names():
         spec = models.get_model(name)
         module = spec.build.__module__
-        rows.append({"kind": "model", "name": name, "origin": "built-in" if module.startswith("engine.") else module,
+        rows.append({"kind": "model", "name": name, "origin": "built-in" if module.startswith("invlab.") else module,
                      "defined_in": f"{module}.{spec.build.__qualname__}", "options": {}})
     return rows
 

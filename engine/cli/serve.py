@@ -13,14 +13,14 @@ from ..errors import ConfigError
 from .flags import int_flag
 
 SECRET_FLAGS = ("--cookie-secret", "--oauth-secret", "--oauth-encryption-key", "--oauth-key")
-CLASS_STEPS_PER_S = 25.0  # the default per-page cap on a server with logins (dashboard.scheduling says why)
+CLASS_STEPS_PER_S = 25.0  # the default per-page cap on a server with logins (invlab.dashboard.scheduling says why)
 UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
 CHECK_UNUSED_SESSIONS_MS = 1000
 
 
 def dashboard_app() -> Path:
     """The dashboard's `app.py`, found without importing the dashboard (the engine does not depend on it)."""
-    spec = importlib.util.find_spec("dashboard")
+    spec = importlib.util.find_spec("invlab.dashboard")
     folders = list(spec.submodule_search_locations or []) if spec is not None else []
     app = next((Path(folder) / "app.py" for folder in folders if (Path(folder) / "app.py").is_file()), None)
     if app is None or importlib.util.find_spec("panel") is None:

@@ -139,7 +139,7 @@ def _stored_run(run_id: str):
 
 
 def _watched_refusal(record) -> str:
-    """Why run `record`, written by `engine.train.watch` from the user's own loop, is not resumed here."""
+    """Why run `record`, written by `invlab.train.watch` from the user's own loop, is not resumed here."""
     return (f"run {record.id} is a watched run, written by your own loop (watch(name={record.name!r})), not by invlab "
             f"train, so it has no checkpoint to resume from; continue it by running that loop again (each "
             f"watch(name={record.name!r}) records a new run under that name)")

@@ -9,11 +9,11 @@ Inducing points live in the space of g (eq. 13): K_uu = k_g(Z, Z). Everything th
     σ²̂_n  = k̂_f(x_n, x_n) − Î[r = a_sᵀ (K_uu − S_q) a_s'],  a_s = K_uu⁻¹ k_g(Z, x_n^(s))   (eq. 19)
     k̂_f   = Î[r = k_g(x_n^(s), x_n^(s'))]                                      (eq. 21)
 
-with one pair estimator Î for all of them (`engine.kernels.invariant.pair_estimate`: weights for i.i.d. samples of
+with one pair estimator Î for all of them (`invlab.kernels.invariant.pair_estimate`: weights for i.i.d. samples of
 a density and for S of a P-element orbit drawn without replacement; S = P is the exact double sum). Each double
 sum is formed as ‖Σ_s v_s‖² − Σ_s ‖v_s‖² from per-sample vectors, so no [S, S] matrix is built except for k_g
 among the samples themselves. Here: K_uu, K_uf per sample and k̂_f; μ̂, μ²̂, σ²̂ from them are q(u) → q(f), in
-`engine.models.conditionals.orbit_moments`. The estimates plug linearly into the Gaussian (and Pólya-Gamma)
+`invlab.models.conditionals.orbit_moments`. The estimates plug linearly into the Gaussian (and Pólya-Gamma)
 expected log-likelihood, so the ELBO estimate is unbiased; σ²̂ can come out negative for a single draw.
 """
 from __future__ import annotations

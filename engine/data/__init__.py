@@ -8,7 +8,7 @@ and folders under DIR that `load` can read; `hand_over(data)` names Python data 
 Variants — rotation, odd/even labels, class selection, subsets, splits — are options, all seeded.
 Nothing is downloaded at load time.
 
-    >>> from engine.data import load
+    >>> from invlab.data import load
     >>> data = load("digits", classes=[4, 9], rotate=30, seed=1)
     >>> data.X_train.shape[1:], data.num_classes
     ((1, 8, 8), 2)

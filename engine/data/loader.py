@@ -81,7 +81,7 @@ class DataConfig(param.Parameterized):
         return {key: getattr(self, key) for key in VARIANT_OPTIONS}
 
     def load(self) -> Dataset:
-        """Load the data set these options describe (`engine.data.load` with the dataset name, variant and source
+        """Load the data set these options describe (`invlab.data.load` with the dataset name, variant and source
         options)."""
         return load(self.dataset, **self.values(), **self.source_options)
 
@@ -94,7 +94,7 @@ VARIANT_OPTIONS = ("rotate", "odd_even", "classes", "subset", "test_subset", "te
 
 def list_datasets() -> list[str]:
     """The registered dataset names; the user's own files ('csv:PATH' ...) are accepted too but not listed (see
-    `engine.data.loadable` for those under a folder)."""
+    `invlab.data.loadable` for those under a folder)."""
     return names()
 
 

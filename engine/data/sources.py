@@ -195,7 +195,7 @@ def _tabular(loader: str):
     return make
 
 
-SOURCES = table({  # a table (engine.registry): what a failed plugin adds is rolled back
+SOURCES = table({  # a table (invlab.registry): what a failed plugin adds is rolled back
     s.name: s
     for s in [
         Source("digits", "8×8 handwritten digits bundled with scikit-learn", "image", "classification", _digits,

@@ -1,7 +1,7 @@
 """Inducing variables: they hold their locations and nothing else (GPflow 2 split).
 
 How an inducing variable covaries with itself and with function values is decided in
-`engine.covariances` for each (inducing variable, kernel) pair, so patches, orbits and blocks are added
+`invlab.covariances` for each (inducing variable, kernel) pair, so patches, orbits and blocks are added
 there without touching kernels or models.
 """
 from .patches import InducingBlocks, InducingPatches, SharedInducingPatches, block_sizes, initial_patches

@@ -5,7 +5,7 @@ processes) are in `gram.py`, orbit kernels (convolutional, invariant) in their o
 Kernels are chosen by name from one registry, `REGISTRY`; the built-ins register through the same `register`
 decorator a user's kernel does:
 
-    @engine.kernels.register("rq")
+    @invlab.kernels.register("rq")
     class RationalQuadratic(Stationary):
         def __init__(self, input_dim, lengthscale=1.0, variance=1.0, ard=False, alpha=1.0): ...
 
@@ -28,7 +28,7 @@ REGISTRY = Registry("kernel", contract=("input_dim", "lengthscale", "variance", 
 
 def register(name: str, **how):
     """Register a `Kernel` class (or a factory) as kernel `name`; it is built as
-    `factory(input_dim, lengthscale=, variance=, ard=, **own options)`. See `engine.registry.Registry.register`."""
+    `factory(input_dim, lengthscale=, variance=, ard=, **own options)`. See `invlab.registry.Registry.register`."""
     return REGISTRY.register(name, **how)
 
 

@@ -8,7 +8,7 @@
   24–25).
 
 With `InducingBlocks` (one block per part of a `Sum`) K_uu is block diagonal; the covariances are registered in
-`engine.covariances.patches`.
+`invlab.covariances.patches`.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Colour images `[N, C, H, W]`: with `colour_patches=True` a patch holds all C cha
 channel-major, then row-major over positions, so weights reshape to `[C, H', W']` images.
 
 The kernels give brute-force `K` / `K_diag` (exact, materialising all patches); the covariances with inducing
-patches — brute force and fast — are in `engine.covariances.patches` and are tested against brute-force sums.
+patches — brute force and fast — are in `invlab.covariances.patches` and are tested against brute-force sums.
 """
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ class MultiChannelConvolutional(PatchKernel):
 
     k_f(x, x') = Σ_c Σ_p Σ_q w_pc w_qc k_g(x[pc], x'[qc]): no terms across channels, since the g_c are
     independent. Inducing patches are shared by the channels, inducing outputs are not: K_uf is the C blocks
-    stacked, channel by channel ([C·M, N], `engine.covariances.patches`). As for `WeightedConvolutional`, w = s·v with a
+    stacked, channel by channel ([C·M, N], `invlab.covariances.patches`). As for `WeightedConvolutional`, w = s·v with a
     fixed scale s = `weight` and learnable v starting at 1.
     """
 

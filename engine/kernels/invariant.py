@@ -4,7 +4,7 @@
 
 It is an `OrbitKernel` whose orbit is the augmentation's: the exact orbit for a finite one (so the
 brute-force `K` is exact), `num_samples` draws for a density (a Monte-Carlo orbit). Training never
-forms `K`: the covariances in `engine.covariances.invariant` use S samples per input and the unbiased
+forms `K`: the covariances in `invlab.covariances.invariant` use S samples per input and the unbiased
 estimators of eq. 16–21 / appendix B. `K_diag` here is that unbiased estimator too (the brute-force
 double sum over a sampled orbit would count each sample with itself and be biased upwards).
 
@@ -16,8 +16,8 @@ The estimators all average a pair function r over the orbit, I = E_a E_b r(a, b)
       (appendix B eq. 8 divided by P², since the engine averages over the orbit rather than sums)
 
 For S = P the finite-orbit weights are both 1/P²: the exact double sum. It lives here, with the kernel, so
-that the kernel's `K_diag`, the covariances (`engine.covariances.invariant`) and the moments of q(f)
-(`engine.models.conditionals.orbit_moments`) share it without importing each other.
+that the kernel's `K_diag`, the covariances (`invlab.covariances.invariant`) and the moments of q(f)
+(`invlab.models.conditionals.orbit_moments`) share it without importing each other.
 """
 from __future__ import annotations
 

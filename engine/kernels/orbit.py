@@ -9,7 +9,7 @@ elements of a finite group acting on it, or samples from an augmentation distrib
 Leaf classes define `orbit(X) -> [N, P, E]` and, if not uniform, `orbit_weights(X) -> [N, P]` (the default
 is w_a = 1/P, the orbit average of van der Wilk et al. 2018; van der Wilk, Rasmussen & Hensman 2017's sum is w_a = 1).
 This class gives the brute-force `K` and `K_diag`, which are exact but materialise the orbit. Covariances with inducing
-variables live in `engine.covariances`: the brute-force K_uf = Σ_a w_a k_g(z, x_a) of inducing points in the space of g
+variables live in `invlab.covariances`: the brute-force K_uf = Σ_a w_a k_g(z, x_a) of inducing points in the space of g
 in `orbits.py`, and the fast paths registered for specific pairs, which are tested against these.
 """
 from __future__ import annotations

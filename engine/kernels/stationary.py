@@ -3,8 +3,8 @@
 Each also gives κ and its first two derivatives in r², `K_r2_derivatives(r2) -> (κ, dκ/dr², d²κ/d(r²)²)`, in
 closed form. Neither depends on the kernel's parameters (those scale r² and κ), so both can be called on the class.
 They are the one definition of the profile that the rest of the engine uses: the fast patch covariances of
-convolutional kernels (`engine.covariances.patches`, van der Wilk, Rasmussen & Hensman 2017 app. A.2) take κ and κ' from
-here, the RKHS derivative functionals (`engine.models.rkhs.functionals`, Zhang, Lee & Teh 2013 eq. 6–8) κ, κ' and κ'',
+convolutional kernels (`invlab.covariances.patches`, van der Wilk, Rasmussen & Hensman 2017 app. A.2) take κ and κ' from
+here, the RKHS derivative functionals (`invlab.models.rkhs.functionals`, Zhang, Lee & Teh 2013 eq. 6–8) κ, κ' and κ'',
 and the squared exponential kernel on Gram matrices (`gram.py`, Aitchison, Yang & Ober 2021 eq. 16–17) the RBF's κ.
 """
 from __future__ import annotations

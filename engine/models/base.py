@@ -54,7 +54,7 @@ class DataInfo:
 
     @classmethod
     def of(cls, dataset) -> "DataInfo":
-        """The description of an `engine.data.Dataset` (or anything with its attributes)."""
+        """The description of an `invlab.data.Dataset` (or anything with its attributes)."""
         image_shape = getattr(dataset, "image_shape", None)
         names = getattr(dataset, "class_names", None)
         X = getattr(dataset, "X_train", None)

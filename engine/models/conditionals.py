@@ -10,7 +10,7 @@ Only the marginal variances are formed; nothing of size [N, N] is built. The q(u
 
 For a function averaged over an orbit (van der Wilk et al. 2018, eq. 16–21; appendix B), K_uf holds one column per
 sample, [M, N, S], and the moments of f(x_n) are estimated from the same S samples with the pair estimator Î of
-`engine.kernels.invariant` (h_ns = a_nsᵀ m, a_ns the columns of A, w_ns those of W):
+`invlab.kernels.invariant` (h_ns = a_nsᵀ m, a_ns the columns of A, w_ns those of W):
 
     μ̂_n  = (1/S) Σ_s h_ns,   μ²̂_n = Î[h_ns h_ns'],
     σ²̂_n = k̂_f(x_n, x_n) − Î[w_nsᵀ w_ns'] + Î[(Lᵀ a_ns)ᵀ (Lᵀ a_ns')]              (`orbit_moments`)
@@ -43,7 +43,7 @@ def marginals(W: torch.Tensor, A: torch.Tensor, Kff_diag: torch.Tensor, q) -> tu
 
 def orbit_moments(W: torch.Tensor, A: torch.Tensor, kff: torch.Tensor, q, P: int | None):
     """Unbiased μ̂, μ²̂, σ²̂ [N, L] of q(f(x_n)) from per-sample W, A [M, N, S], the estimate k̂_f [N], q(u) and the
-    orbit size P (None for a density; see `engine.kernels.invariant.pair_weights`)."""
+    orbit size P (None for a density; see `invlab.kernels.invariant.pair_weights`)."""
     M, N, S = W.shape
     L = q.q_mu.shape[1]
     h = (A.reshape(M, N * S).T @ q.q_mu).reshape(N, S, L)  # per-sample means

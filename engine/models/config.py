@@ -45,7 +45,7 @@ class InducingParams(param.Parameterized):
 
 
 class LikelihoodParams(param.Parameterized):
-    """The likelihood (resolved by `engine.likelihoods.resolve_likelihood`) and the Gaussian's initial noise."""
+    """The likelihood (resolved by `invlab.likelihoods.resolve_likelihood`) and the Gaussian's initial noise."""
 
     likelihood = param.Selector(default="auto", objects=list(LIKELIHOODS),
                                 doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more.")

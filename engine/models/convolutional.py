@@ -1,8 +1,8 @@
 """Convolutional GPs with inducing patches (van der Wilk, Rasmussen & Hensman 2017).
 
 The family is the SVGP core with other covariances: the kernels are `OrbitKernel`s summed over patches
-(`engine.kernels.convolutional`) and the inducing variables live in patch space (`engine.inducing.patches`);
-`engine.covariances.patches` gives their K_uu, K_uf and k_ff. The weighted convolutional + RBF kernel and the
+(`invlab.kernels.convolutional`) and the inducing variables live in patch space (`invlab.inducing.patches`);
+`invlab.covariances.patches` gives their K_uu, K_uf and k_ff. The weighted convolutional + RBF kernel and the
 multi-channel kernel have inducing variables in independent blocks (sec. 3.3–3.4, app. C), so K_uu is block
 diagonal (`Kuu_blocks`); the SVGP core factorises it block by block and forms q(f) with solves against M×M blocks
 only (eq. C.23–C.24, in `conditionals`). q(u) is chosen by `q_covariance` (`variational`):
@@ -14,7 +14,7 @@ only (eq. C.23–C.24, in `conditionals`). q(u) is chosen by `q_covariance` (`va
 What is added here is what is convolutional: the diagnostics (inducing patches by output, patch weights, the
 variance split of conv + RBF), the configs and the builders.
 
-Variants (registered in `engine.models`): translation invariant (eq. 13–16), weighted (eq. 17–19), weighted +
+Variants (registered in `invlab.models`): translation invariant (eq. 13–16), weighted (eq. 17–19), weighted +
 RBF (sec. 3.3), and for colour images colour-patch, multi-channel (eq. 22–23) and additive (eq. 24–25).
 """
 from __future__ import annotations
@@ -227,7 +227,7 @@ class ConvolutionalConfig(WhitenParams, RobustMaxLikelihoodParams, PatchParams):
     """Translation-invariant convolutional GP: f(x) = Σ_p g(x[p]) with inducing patches (van der Wilk, Rasmussen &
     Hensman 2017 sec. 3.1)."""
 
-    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+    # groups are listed last-shown first: param shows the last base's parameters first (invlab.models.config)
     q_covariance = param.Selector(default="full", objects=list(Q_COVARIANCES),
                                   doc="q(u) covariance: full; mean-field = independent blocks (conv vs RBF, or per "
                                       "colour channel; as full with one block); diagonal.")

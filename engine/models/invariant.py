@@ -3,7 +3,7 @@
 
 f(x) = E_{p(x_a|x)}[g(x_a)], g ~ GP(0, k_g), with inducing points in the space of g (eq. 13). The model is
 the SVGP core with an `InvariantKernel` and `InterDomainPoints`; it differs only in its covariances
-(`engine.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
+(`invlab.covariances.invariant`: K_uf per sample, [M, N, S]) and in `expected_log_lik`, which uses the
 unbiased estimators of μ, μ², σ² (eq. 16–21; appendix B for finite orbits; `conditionals.orbit_moments`)
 drawn from the *same* S samples per input, after the SVGP's own solves against K_uu. The augmentation's ranges are
 hyper-parameters learned by back-propagating the bound through the sampler (reparameterisation).
@@ -265,7 +265,7 @@ class InvariantLikelihoodParams(LikelihoodParams):
 class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingParams, KernelParams, AugmentationParams):
     """An invariant GP: k_f averaged over a (learned) augmentation distribution or a finite orbit."""
 
-    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+    # groups are listed last-shown first: param shows the last base's parameters first (invlab.models.config)
     kernel = param.Selector(doc="Base kernel k_g on augmented inputs.")
     variance = param.Number(doc="Initial signal variance of k_g.")
     ard = param.Boolean(doc="One lengthscale per input dimension.")

@@ -1,8 +1,8 @@
 """The model registry: one `ModelSpec` per family, declared by the family's own module (`SPEC` or `SPECS`).
 
-`engine.models` imports the family modules and registers what they declare; the CLI builds its flags and the
+`invlab.models` imports the family modules and registers what they declare; the CLI builds its flags and the
 dashboard its widgets from a spec's config class, and the trainer builds the model through its `build`. This
-module imports no family, so a family module can import `ModelSpec` without importing `engine.models`.
+module imports no family, so a family module can import `ModelSpec` without importing `invlab.models`.
 """
 from __future__ import annotations
 
@@ -40,14 +40,14 @@ class ModelSpec:
 ELBO_TERMS = ("elbo", "expected_log_lik", "kl")  # what a variational family logs every step
 
 
-REGISTRY: dict[str, ModelSpec] = table({})  # a failed plugin's families are rolled back (engine.registry)
+REGISTRY: dict[str, ModelSpec] = table({})  # a failed plugin's families are rolled back (invlab.registry)
 
 
 def register(spec: ModelSpec) -> ModelSpec:
     """Add a model family; a name already taken by another family is refused, naming both."""
     old = REGISTRY.get(spec.name)
     if old is not None and old.build is not spec.build:
-        which = "the built-in" if old.build.__module__.startswith("engine.") else "the"
+        which = "the built-in" if old.build.__module__.startswith("invlab.") else "the"
         raise ConfigError(f"model name {spec.name!r} is taken by {which} model family {old.build.__module__}."
                           f"{old.build.__qualname__}; register {spec.build.__module__}.{spec.build.__qualname__} "
                           "under another name")

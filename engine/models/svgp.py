@@ -3,8 +3,8 @@
 ELBO = (N/B) Σ_{b ∈ batch} E_{q(f_b)}[log p(y_b | f_b)] − KL(q(u) ‖ p(u)).
 
 The pieces are kept apart (STYLE.md): q(u) in `variational`, q(u)→q(f) in `conditionals`, the
-covariances K_uu / K_uf / k_ff in `engine.covariances` (dispatched on the inducing variable and kernel),
-the likelihood's expectation in `engine.likelihoods`. K_uu is factored by its diagonal blocks (`Kuu_blocks`;
+covariances K_uu / K_uf / k_ff in `invlab.covariances` (dispatched on the inducing variable and kernel),
+the likelihood's expectation in `invlab.likelihoods`. K_uu is factored by its diagonal blocks (`Kuu_blocks`;
 one block for plain inducing points), and q(u) is full, diagonal or independent by block (`q_covariance`).
 A family that sums a function over an orbit (invariant, convolutional) swaps the inducing variable and
 kernel pair, and may override `expected_log_lik` to use its own estimators on the same whitening step
@@ -236,7 +236,7 @@ def kernel_tunables(model, owners: dict[str, str]) -> list[Tunable]:
 class SVGPConfig(VariationalParams, RobustMaxLikelihoodParams, InducingParams, KernelParams):
     """A sparse variational GP with a plain kernel on the (flattened) inputs."""
 
-    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+    # groups are listed last-shown first: param shows the last base's parameters first (invlab.models.config)
 
 
 def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,

@@ -2,7 +2,7 @@
 Dask distributed (a LocalCluster by default, or an existing cluster), store them all, and compare them by the
 whole-training-set ELBO (only within the same data, likelihood and estimator).
 
-    from engine.sweeps import SweepSpec, run_sweep, comparison, study
+    from invlab.sweeps import SweepSpec, run_sweep, comparison, study
     spec = study("rotation-choice", quick=True)
     sweep_id = run_sweep(spec, store=RunStore(), progress=print)
     cmp = comparison(store, sweep_id)

@@ -6,7 +6,7 @@ augmentation or orbit whose `inputs` apply to the data (images: rotation, affine
 cyclic_shifts ...; vectors: permutations, sign_flips ...; plugin orbits alike), each with its ranges learned where it
 has any. `run_candidates(plan)` trains them all, over seeds, as one sweep (on Dask, or in this process with
 `serial=True`), stores every run, and calls `on_result` with each finished (or failed) run so a page can fill a
-table live. `engine.sweeps.discover_report.discover_report(store, sweep_id)` ranks what finished.
+table live. `invlab.sweeps.discover_report.discover_report(store, sweep_id)` ranks what finished.
 
 Why the comparison is fair: every candidate is the *same* model family (the invariant GP), with the same base kernel,
 likelihood, inducing budget M, samples per input S (capped at a finite orbit's size P, where the sum is exact), and
@@ -154,7 +154,7 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
         why = "; ".join(f"{n}: {r}" for n, r in skipped.items()) or "none is registered"
         raise ConfigError(f"no candidate invariance applies to {data['dataset']} ({kind} inputs of shape {shape}): "
                           f"{why}. Name a group on a few coordinates (--orbit permutations:0,1), register an orbit "
-                          "for such inputs (engine.transforms.register) or use other data")
+                          "for such inputs (invlab.transforms.register) or use other data")
     if {"augmentation", "orbit_coordinates", "then_augmentation"} & set(model_config or {}):
         raise ConfigError("discover chooses the augmentation itself; leave --augmentation out (use --orbit NAME to "
                           "restrict the candidates)")

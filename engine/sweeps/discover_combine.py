@@ -1,7 +1,7 @@
 """Stage 2 of a discover run: combine the best single candidates (greedy).
 
 The two best single candidates that each beat `none` beyond the seeds' spread are combined — the first's
-augmentation, then the second's (`model.then_augmentation`, `engine.transforms.compose`) — and the combination is
+augmentation, then the second's (`model.then_augmentation`, `invlab.transforms.compose`) — and the combination is
 trained like every candidate; the report keeps it only where its ELBO beats its first part's by more than the seeds'
 spread. The engine composes two augmentations, so the greedy search stops after one addition.
 """

@@ -1,6 +1,6 @@
 """A sweep: a base run configuration, the values to vary by dotted parameter name, and seeds.
 
-Dotted names address the run configuration (`engine.train.RunConfig`):
+Dotted names address the run configuration (`invlab.train.RunConfig`):
 
     model                      the model family ("svgp", "invariant", ...)
     model.<param>              a parameter of the family's config (`model.init_rotation`, `model.learn_ranges`)

@@ -5,7 +5,7 @@ While it trains the task reports progress as Dask events (`Worker.log_event` on 
 subscribes): a `start` event, `step` events a few times a second at most, and nothing else. It returns plain data
 (msgpack/pickle-safe): the config, the history per metric, the final figures, the whole-training-set ELBO (the
 Trainer's `full_elbo`, a fixed evaluation seed), the learned invariance values, and the checkpoint file as bytes
-(a `torch.save` payload in the format of `engine.train.checkpoint`, loaded with `weights_only=True`).
+(a `torch.save` payload in the format of `invlab.train.checkpoint`, loaded with `weights_only=True`).
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def invariance_values(model) -> tuple[dict[str, float], bool]:
 
 
 def checkpoint_bytes(trainer) -> bytes:
-    """The trainer's checkpoint as the bytes of the file `engine.train.checkpoint.save_checkpoint` writes."""
+    """The trainer's checkpoint as the bytes of the file `invlab.train.checkpoint.save_checkpoint` writes."""
     with tempfile.TemporaryDirectory(prefix="invlab-sweep-") as tmp:
         path = trainer.save_checkpoint(Path(tmp) / "checkpoint.pt")
         return path.read_bytes()

@@ -95,7 +95,7 @@ class RunConfig:
     data: dict = field(default_factory=lambda: {"dataset": "digits"})
     model_config: dict = field(default_factory=dict)
     train: dict = field(default_factory=dict)
-    data_identity: dict | None = None  # what the run trained on (`engine.data.identity`); set by the Trainer
+    data_identity: dict | None = None  # what the run trained on (`invlab.data.identity`); set by the Trainer
 
     def to_json(self) -> str:
         """The run's configuration as JSON (keys sorted), the form stored with a run and its checkpoints."""

@@ -146,7 +146,7 @@ class TrainerEvaluation:
                         self.run_id, self.last_warning, self.health(copied if history else self.history, numerics))
 
     def health(self, history=None, numerics: Numerics | None = None) -> Health:
-        """The run's health verdict (`engine.train.health.assess`) from its history and numerics."""
+        """The run's health verdict (`invlab.train.health.assess`) from its history and numerics."""
         if history is None:
             history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
         ds = self.dataset

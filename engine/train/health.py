@@ -63,7 +63,7 @@ def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics 
     regression: the RMSE of the training mean), which the Trainer computes on its test subset; without it
     classification uses 1 − 1/K. learning_rate: the rate in use (for the stall check and the hints).
     converged: the Trainer's own verdict on an L-BFGS solve; None infers it from the loss. own_loop: the run is a
-    loop the user wrote and trains in another process (`engine.train.watch`), which the page only watches: the hints
+    loop the user wrote and trains in another process (`invlab.train.watch`), which the page only watches: the hints
     say what to change in that loop, not which of the page's buttons to press."""
     numerics = numerics if numerics is not None else Numerics()
     lr = f" (now {learning_rate:g})" if learning_rate is not None else ""

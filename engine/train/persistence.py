@@ -1,7 +1,7 @@
 """A `Trainer`'s persistence: run status and metrics in the run store, checkpoints written and pruned, and training
 continued from a checkpoint (`from_checkpoint`) or a stored run (`resume`).
 
-A run knows its data: the run's stored config and every checkpoint carry the data's identity (`engine.data.identity`:
+A run knows its data: the run's stored config and every checkpoint carry the data's identity (`invlab.data.identity`:
 source, options, shapes, content hash, a file's path and modification time). Resuming or reloading onto other data
 is refused with a message naming both; an explicit `dataset=` with the same shapes is accepted, and the run's config
 then records that data's identity.

@@ -38,7 +38,7 @@ A run has one writer: `claim_run` takes it for training in one transaction (a le
 """
 from __future__ import annotations
 
-import sqlite3  # noqa: F401 — `engine.train.store.sqlite3` is where callers (and tests) reach the driver
+import sqlite3  # noqa: F401 — `invlab.train.store.sqlite3` is where callers (and tests) reach the driver
 
 from .runstore.connection import ADDED_COLUMNS, SCHEMA, SWEEP_INDEX, StoreConnection
 from .runstore.faults import NoRunStore, RunStoreError, StoreLocked, fault_message

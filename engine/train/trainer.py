@@ -15,7 +15,7 @@ fixed evaluation seed, so runs on the same data compare on common random numbers
 stored with the run's final figures.
 
 Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
-between) and a `Health` verdict (`engine.train.health`). An L-BFGS run stops once its solve has converged
+between) and a `Health` verdict (`invlab.train.health`). An L-BFGS run stops once its solve has converged
 (`converged` is set and the run finishes) instead of running out its configured steps.
 
 Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,

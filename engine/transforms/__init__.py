@@ -8,7 +8,7 @@
 All share `sample(X, S) -> [N, S, ...]`. They are chosen by name from one registry, `REGISTRY`; the built-ins
 register through the same `register` decorator a user's augmentation does:
 
-    @engine.transforms.register("negate")
+    @invlab.transforms.register("negate")
     class Negate(FiniteOrbit):
         image_only = False
         orbit_size = 2
@@ -50,7 +50,7 @@ REGISTRY = Registry("augmentation", contract=("input_shape",), extra=("auto",))
 def register(name: str, **how):
     """Register an `Augmentation` / `FiniteOrbit` class (or a factory) as augmentation `name`; it is built as
     `factory(input_shape, **own options)`. `inputs=("image",)` or `("vector",)` says what it applies to (default:
-    images only when the class's `image_only` is true). See `engine.registry.Registry.register`."""
+    images only when the class's `image_only` is true). See `invlab.registry.Registry.register`."""
     return REGISTRY.register(name, **how)
 
 

@@ -13,7 +13,7 @@ Two kinds:
   shifts; S of the P elements are drawn *without replacement* (appendix B.1), and S = P gives the
   whole orbit, so the estimators become exact sums.
 
-The learnable values (range ends, strengths) are `engine.parameters.Bounded` values, so the
+The learnable values (range ends, strengths) are `invlab.parameters.Bounded` values, so the
 dashboard finds them with `learnables(model)`, can set them while training runs and can freeze them.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ import numpy as np
 
 
 def _digits_trainer(**model):
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
 
     config = RunConfig(data={"dataset": "digits", "subset": 60}, model_config={"num_inducing": 10, **model},
                        train={"steps": 1, "eval_every": 0})
@@ -25,49 +25,49 @@ def _nan_images(n=3, where=((0, 0, 1, 1),)):
 
 
 def api_load_subset_bool():
-    from engine.data import load
+    from invlab.data import load
 
     load("digits", subset=True)
 
 
 def api_load_test_subset_bool():
-    from engine.data import load
+    from invlab.data import load
 
     load("digits", test_subset=False)
 
 
 def api_load_seed_bool():
-    from engine.data import load
+    from invlab.data import load
 
     load("digits", seed=True)
 
 
 def api_load_num_train_bool():
-    from engine.data import load
+    from invlab.data import load
 
     load("two-moons", num_train=True)
 
 
 def api_load_noise_inf():
-    from engine.data import load
+    from invlab.data import load
 
     load("two-moons", noise=float("inf"))
 
 
 def api_load_name_not_str():
-    from engine.data import load
+    from invlab.data import load
 
     load(7)
 
 
 def api_load_classes_str():
-    from engine.data import load
+    from invlab.data import load
 
     load("digits", classes="4,9")
 
 
 def api_dataset_nan_train():
-    from engine.data import Dataset
+    from invlab.data import Dataset
 
     X = np.zeros((10, 2))
     X[3, 1] = np.nan
@@ -75,7 +75,7 @@ def api_dataset_nan_train():
 
 
 def api_dataset_inf_test():
-    from engine.data import Dataset
+    from invlab.data import Dataset
 
     X = np.zeros((4, 2))
     X[0, 0] = X[2, 1] = np.inf
@@ -83,7 +83,7 @@ def api_dataset_inf_test():
 
 
 def api_dataset_nan_target():
-    from engine.data import Dataset
+    from invlab.data import Dataset
 
     y = np.zeros(10)
     y[5] = np.nan
@@ -91,56 +91,56 @@ def api_dataset_nan_target():
 
 
 def api_dataset_text_inputs():
-    from engine.data import Dataset
+    from invlab.data import Dataset
 
     Dataset("toy", np.array([["a", "b"]] * 4), np.arange(4) % 2, np.zeros((2, 2)), np.arange(2) % 2, num_classes=2)
 
 
 def api_runconfig_data_str():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(data="digits").validate()
 
 
 def api_runconfig_train_list():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(train=[("steps", 3)]).validate()
 
 
 def api_runconfig_steps_bool():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(train={"steps": True}).validate()
 
 
 def api_runconfig_num_inducing_bool():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(model_config={"num_inducing": True}).validate()
 
 
 def api_runconfig_subset_bool():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(data={"dataset": "digits", "subset": True}).validate()
 
 
 def api_runconfig_unknown_model():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig(model="resnet").validate()
 
 
 def api_runconfig_from_bad_json():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     RunConfig.from_json("{not json")
 
 
 def api_trainer_on_dataset_with_nan():
-    from engine.data import load
-    from engine.train import RunConfig, Trainer
+    from invlab.data import load
+    from invlab.train import RunConfig, Trainer
 
     ds = load("digits", subset=60)
     ds.X_train[5, 0, 3, 3] = np.nan  # changed after loading
@@ -148,19 +148,19 @@ def api_trainer_on_dataset_with_nan():
 
 
 def api_limits_memory_nan():
-    from dashboard.limits import ServerLimits
+    from invlab.dashboard.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "nan"})
 
 
 def api_limits_memory_inf():
-    from dashboard.limits import ServerLimits
+    from invlab.dashboard.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "inf"})
 
 
 def api_sweep_spec_too_many_seeds():
-    from engine.sweeps import SweepSpec
+    from invlab.sweeps import SweepSpec
 
     SweepSpec.from_dict({"seeds": 10**9})
 
@@ -168,13 +168,13 @@ def api_sweep_spec_too_many_seeds():
 def api_dataframe_unknown_target():
     import pandas as pd
 
-    from engine.data import load
+    from invlab.data import load
 
     load(pd.DataFrame({"area": [1.0, 2.0, 3.0, 4.0], "price": [1.0, 2.0, 3.0, 5.0]}), target="cost")
 
 
 def api_arrays_test_without_labels():
-    from engine.data import load
+    from invlab.data import load
 
     load((np.zeros((8, 2)), np.arange(8) % 2), X_test=np.zeros((2, 2)))
 
@@ -182,7 +182,7 @@ def api_arrays_test_without_labels():
 def api_parquet_without_pyarrow():
     import tempfile
 
-    from engine.data import load
+    from invlab.data import load
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "table.parquet"
@@ -201,8 +201,8 @@ def api_parquet_without_pyarrow():
 def _circles_checkpoint(tmp: Path):
     from sklearn.datasets import make_circles
 
-    from engine.data import Dataset
-    from engine.train import RunConfig, Trainer
+    from invlab.data import Dataset
+    from invlab.train import RunConfig, Trainer
 
     X, y = make_circles(80, noise=0.05, factor=0.5, random_state=0)
     ds = Dataset("circles", X[:60], y[:60], X[60:], y[60:], num_classes=2)
@@ -214,7 +214,7 @@ def _circles_checkpoint(tmp: Path):
 def api_checkpoint_hand_built_data():
     import tempfile
 
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         Trainer.from_checkpoint(_circles_checkpoint(Path(tmp)))
@@ -223,23 +223,23 @@ def api_checkpoint_hand_built_data():
 def api_checkpoint_other_input_shape():
     import tempfile
 
-    from engine.data import load
-    from engine.train import Trainer
+    from invlab.data import load
+    from invlab.train import Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         Trainer.from_checkpoint(_circles_checkpoint(Path(tmp)), dataset=load("wine"))
 
 
 def api_page_file_outside_data_dirs():
-    from dashboard.limits import ServerLimits
-    from engine.train import RunConfig
+    from invlab.dashboard.limits import ServerLimits
+    from invlab.train import RunConfig
 
     ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "csv:/etc/hosts.csv"}))
 
 
 def api_page_bare_path_outside_data_dirs():
-    from dashboard.limits import ServerLimits
-    from engine.train import RunConfig
+    from invlab.dashboard.limits import ServerLimits
+    from invlab.train import RunConfig
 
     ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "/home/someone/private.csv"}))
 
@@ -247,8 +247,8 @@ def api_page_bare_path_outside_data_dirs():
 def api_page_file_over_limit():
     import tempfile
 
-    from dashboard.limits import ServerLimits
-    from engine.train import RunConfig
+    from invlab.dashboard.limits import ServerLimits
+    from invlab.train import RunConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.csv"
@@ -259,7 +259,7 @@ def api_page_file_over_limit():
 def api_store_run_of_another_user():
     import tempfile
 
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     with tempfile.TemporaryDirectory() as tmp:
         with RunStore(Path(tmp) / "runs.sqlite", owner="alice") as alice:
@@ -269,29 +269,29 @@ def api_store_run_of_another_user():
 
 
 def api_server_admins_not_a_list():
-    from dashboard.limits import ServerLimits
+    from invlab.dashboard.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_ADMINS": "lecturer"})
 
 
 def api_register_kernel_name_clash():
-    import engine.kernels
+    import invlab.kernels
 
-    @engine.kernels.register("rbf")
-    class MyRBF(engine.kernels.Stationary):
+    @invlab.kernels.register("rbf")
+    class MyRBF(invlab.kernels.Stationary):
         pass
 
 
 def api_register_augmentation_name_clash():
-    import engine.transforms
+    import invlab.transforms
 
-    @engine.transforms.register("rotation")
-    class MyRotation(engine.transforms.FiniteOrbit):
+    @invlab.transforms.register("rotation")
+    class MyRotation(invlab.transforms.FiniteOrbit):
         orbit_size = 2
 
 
 def api_register_model_name_clash():
-    from engine.models import ModelSpec, SVGPConfig, register
+    from invlab.models import ModelSpec, SVGPConfig, register
 
     def build_my_svgp(config, X, y, info, *, generator=None):
         raise AssertionError("never built")
@@ -300,8 +300,8 @@ def api_register_model_name_clash():
 
 
 def api_check_kernel_not_psd():
-    from engine.kernels import Stationary
-    from engine.testing import check_kernel
+    from invlab.kernels import Stationary
+    from invlab.testing import check_kernel
 
     class NotPSD(Stationary):
         def K_r2(self, r2):
@@ -313,7 +313,7 @@ def api_check_kernel_not_psd():
 def api_watch_read_only_data_dir():
     import tempfile
 
-    from engine.train import watch
+    from invlab.train import watch
 
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o555)
@@ -324,7 +324,7 @@ def api_watch_read_only_data_dir():
 
 
 def api_watch_without_a_name():
-    from engine.train import watch
+    from invlab.train import watch
 
     watch(name=" ")
 
@@ -366,12 +366,12 @@ API = {
     "page-bare-path-outside-data-dirs": (api_page_bare_path_outside_data_dirs, ("--allow-data-dir",)),
     "page-file-over-limit": (api_page_file_over_limit, ("2 MB", "--max-memory-mb")),
     "register-kernel-name-clash": (api_register_kernel_name_clash, (
-        "kernel name 'rbf' is taken by the built-in kernel engine.kernels.stationary.RBF", "MyRBF",
+        "kernel name 'rbf' is taken by the built-in kernel invlab.kernels.stationary.RBF", "MyRBF",
         "under another name")),
     "register-augmentation-name-clash": (api_register_augmentation_name_clash, (
-        "augmentation name 'rotation' is taken by the built-in augmentation engine.transforms.rotation",
+        "augmentation name 'rotation' is taken by the built-in augmentation invlab.transforms.rotation",
         "MyRotation")),
     "register-model-name-clash": (api_register_model_name_clash, (
-        "model name 'svgp' is taken by the built-in model family engine.models.svgp.build_svgp", "build_my_svgp")),
+        "model name 'svgp' is taken by the built-in model family invlab.models.svgp.build_svgp", "build_my_svgp")),
     "check-kernel-not-psd": (api_check_kernel_not_psd, ("kernel NotPSD fails the kernel contract: PSD:", "eigenvalue")),
 }

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.errors import InvlabError
+from invlab.errors import InvlabError
 from tests.bad_inputs.api_cases import API, _digits_trainer, _nan_images
 from tests.bad_inputs.worlds import setup_corrupt_store
 
@@ -63,7 +63,7 @@ def test_inducing_points_over_n_are_announced_not_silent():
 
 
 def test_checkpoint_errors_never_suggest_unsafe_loading(tmp_path):
-    from engine.train.checkpoint import CheckpointError, load_checkpoint
+    from invlab.train.checkpoint import CheckpointError, load_checkpoint
 
     path = tmp_path / "evil.pt"
     torch.save({"format": 1, "fn": os.getcwd}, path)
@@ -73,7 +73,7 @@ def test_checkpoint_errors_never_suggest_unsafe_loading(tmp_path):
 
 
 def test_checkpoint_missing_keys_are_named(tmp_path):
-    from engine.train.checkpoint import CheckpointError, load_checkpoint
+    from invlab.train.checkpoint import CheckpointError, load_checkpoint
 
     path = tmp_path / "partial.pt"
     torch.save({"format": 1, "model": {}, "step": 3, "config": "{}"}, path)
@@ -88,7 +88,7 @@ def test_no_case_prints_a_traceback_in_a_real_process(tmp_path):
 
     setup_corrupt_store(tmp_path)
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
-    out = subprocess.run([sys.executable, "-m", "engine", "runs"], capture_output=True, text=True, env=env,
+    out = subprocess.run([sys.executable, "-m", "invlab", "runs"], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr and "move it aside" in out.stderr
     assert (tmp_path / "data" / "runs.sqlite").read_bytes().startswith(b"this is not a database")  # untouched

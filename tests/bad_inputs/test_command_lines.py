@@ -1,7 +1,7 @@
 """The published list of bad inputs: every case gets a clear error naming what went wrong, or a documented valid
 behaviour, never a traceback and never a silent change. docs/bad_inputs.md is the same list as a table.
 
-Command lines run in-process (`engine.cli.main(argv)`, the console script's code path) against a private data
+Command lines run in-process (`invlab.cli.main(argv)`, the console script's code path) against a private data
 directory; each asserts the exit status (2: usage, 1: refused or failed with a message, 0: valid) and that a line
 of stderr starting with `invlab` names the setting. API calls assert the engine's own error type and its message.
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from engine.cli import main
+from invlab.cli import main
 from tests.bad_inputs.worlds import (
     QUICK,
     run_cli,

@@ -7,8 +7,8 @@ from tests.bad_inputs.worlds import run_cli, setup_checkpoint_plain_pickle
 
 
 def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
-    from dashboard import Explorer
-    from engine.train import RunStore
+    from invlab.dashboard import Explorer
+    from invlab.train import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         explorer = Explorer(store=store)
@@ -22,7 +22,7 @@ def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
 
 
 def test_a_subset_beyond_the_data_is_refused_in_its_field():
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     explorer = Explorer(store=None)
     try:
@@ -38,7 +38,7 @@ def test_a_subset_beyond_the_data_is_refused_in_its_field():
 
 
 def test_a_garbage_checkpoint_is_unreadable_without_torchs_advice(tmp_path):
-    from engine.train.checkpoint import CheckpointError, load_checkpoint
+    from invlab.train.checkpoint import CheckpointError, load_checkpoint
 
     path = tmp_path / "garbage.pt"
     path.write_bytes(b"not a checkpoint")
@@ -62,8 +62,8 @@ def test_a_plain_pickle_checkpoint_is_refused_without_a_torch_warning(world, cap
 
 def test_a_link_to_a_sweep_id_beyond_sqlite_is_refused_in_words(tmp_path):
     """`?page=compare&sweep=99999999999999999999999` (Panel parses it to an int) is refused like any bad id."""
-    from dashboard.compare import ComparePage
-    from engine.train import RunStore
+    from invlab.dashboard.compare import ComparePage
+    from invlab.train import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         page = ComparePage(store=store)
@@ -79,8 +79,8 @@ def test_a_link_to_a_sweep_id_beyond_sqlite_is_refused_in_words(tmp_path):
 def test_a_discover_study_that_cannot_start_says_why_beside_its_form(tmp_path):
     """The Compare page's Discover study: nothing ticked, data that cannot be read, a scheduler nobody answers at; each
     is said under its form, nothing is stored, and ticking again on readable data lists the candidates."""
-    from dashboard.compare import ComparePage
-    from engine.train import RunStore
+    from invlab.dashboard.compare import ComparePage
+    from invlab.train import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         page = ComparePage(store=store, data_choices=lambda: ["digits"])
@@ -106,9 +106,9 @@ def test_a_discover_study_that_cannot_start_says_why_beside_its_form(tmp_path):
 
 def test_a_link_to_a_discover_study_that_is_not_one_is_refused_in_words(tmp_path):
     """`?page=compare&discover=abc`, an id nothing has, and a sweep that is not a Discover study."""
-    from dashboard.compare import ComparePage
-    from engine.sweeps import SweepSpec
-    from engine.train import RunConfig, RunStore
+    from invlab.dashboard.compare import ComparePage
+    from invlab.sweeps import SweepSpec
+    from invlab.train import RunConfig, RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         page = ComparePage(store=store)
@@ -125,7 +125,7 @@ def test_a_huge_number_in_a_link_is_refused_as_written():
     """`?train.steps=1e308` is refused naming the value as the link gave it, never as a 309-digit integer."""
     from panel.util import parse_query
 
-    from dashboard.settings import RunSettings
+    from invlab.dashboard.settings import RunSettings
 
     settings = RunSettings()
     problems = settings.apply_query(parse_query("?train.steps=1e308&train.log_every=" + "9" * 400))
@@ -141,8 +141,8 @@ def test_bad_prior_values_in_a_link_are_refused_as_written():
     good values kept; nothing is drawn from the refused ones."""
     from panel.util import parse_query
 
-    from dashboard.prior import apply_prior_query
-    from engine.models.dkp import PriorExplorer
+    from invlab.dashboard.prior import apply_prior_query
+    from invlab.models.dkp import PriorExplorer
 
     explorer = PriorExplorer()
     query = parse_query("?prior.delta=abc&prior.num_layers=99&prior.alpha=2&prior.%3Cb%3Ex=1&prior.seed=" + "9" * 400)
@@ -157,7 +157,7 @@ def test_bad_prior_values_in_a_link_are_refused_as_written():
 
 
 def test_a_theme_change_link_whose_page_has_gone_says_so():
-    from dashboard.theme_switch import GONE, page_for
+    from invlab.dashboard.theme_switch import GONE, page_for
 
     class Fresh:
         notice = ""
@@ -171,7 +171,7 @@ def test_a_link_with_an_unknown_theme_says_so():
     """`?theme=purple` opened the default theme without a word; the notice now names it and the themes there are."""
     from panel.io.location import Location
 
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     explorer = Explorer(store=False)
     try:
@@ -192,7 +192,7 @@ def test_a_cookie_the_page_writes_never_chooses_who_owns_a_run(monkeypatch):
     import panel as pn
     from tornado.web import create_signed_value
 
-    from dashboard.identity import IdentityError, page_owner
+    from invlab.dashboard.identity import IdentityError, page_owner
 
     secret = "s" * 32
     monkeypatch.setattr(pn.config, "cookie_secret", secret, raising=False)

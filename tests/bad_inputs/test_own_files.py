@@ -11,8 +11,8 @@ import zlib
 import numpy as np
 import pytest
 
-from engine.data import load
-from engine.errors import DataError
+from invlab.data import load
+from invlab.errors import DataError
 from tests.bad_inputs.worlds import QUICK, run_cli, setup_image_folder, write_csv, write_png
 
 
@@ -48,7 +48,7 @@ def test_csv_too_few_rows_for_a_split(world, capsys):
 
 
 def test_identity_of_an_empty_test_set():
-    from engine.data import Dataset, identity
+    from invlab.data import Dataset, identity
 
     def hand_built(test_rows):
         X = np.arange(12.0).reshape(6, 2)
@@ -94,7 +94,7 @@ def _png_claiming(path, width: int, height: int):
 def test_images_decompression_bomb_skipped(world, capsys, monkeypatch):
     from PIL import ImageFile
 
-    from engine.data.image_folders import MAX_IMAGE_PIXELS
+    from invlab.data.image_folders import MAX_IMAGE_PIXELS
 
     setup_image_folder(world)
     _png_claiming(world / "pics" / "cat" / "bomb.png", 20000, 20000)
@@ -147,7 +147,7 @@ def test_csv_bom_headerless_same_as_without(tmp_path, monkeypatch, pandas):
 
 @pytest.mark.parametrize("change", ["grows", "shrinks"])
 def test_csv_changes_while_read(world, capsys, monkeypatch, change):
-    from engine.data import files
+    from invlab.data import files
 
     path = write_csv(world / "live.csv", "x1,x2,y\n" + "\n".join(_house_lines(40)) + "\n")
     real_count = files._count_lines

@@ -6,15 +6,15 @@ from tests.bad_inputs.worlds import run_cli
 
 # a plugin that registers one part of every kind, then clashes with the built-in kernel `rbf`
 HALF_WAY = '''
-import engine.data
-import engine.kernels
-import engine.models
-import engine.transforms
-from engine.kernels import Stationary
-from engine.transforms import FiniteOrbit
+import invlab.data
+import invlab.kernels
+import invlab.models
+import invlab.transforms
+from invlab.kernels import Stationary
+from invlab.transforms import FiniteOrbit
 
 
-@engine.kernels.register("mykern")
+@invlab.kernels.register("mykern")
 class MyKern(Stationary):
     def __init__(self, input_dim, lengthscale=1.0, variance=1.0, ard=False, mygain=2.0):
         super().__init__(input_dim, lengthscale, variance, ard)
@@ -24,7 +24,7 @@ class MyKern(Stationary):
         return (-0.5 * r2).exp()
 
 
-@engine.transforms.register("myorbit")
+@invlab.transforms.register("myorbit")
 class MyOrbit(FiniteOrbit):
     orbit_size = 2
     image_only = False
@@ -41,15 +41,15 @@ def build_mine(config, X, y, info, *, generator=None):
     raise RuntimeError("never built")
 
 
-engine.models.register(engine.models.ModelSpec("mymodel", engine.models.get_model("svgp").config, build_mine))
+invlab.models.register(invlab.models.ModelSpec("mymodel", invlab.models.get_model("svgp").config, build_mine))
 
 
-@engine.data.register_reader("myformat", "my own files")
+@invlab.data.register_reader("myformat", "my own files")
 def my_source(path):
     raise RuntimeError("never read")
 
 
-@engine.kernels.register("rbf")
+@invlab.kernels.register("rbf")
 class MyRBF(Stationary):
     def K_r2(self, r2):
         return (-0.5 * r2).exp()
@@ -71,7 +71,7 @@ def test_a_plugin_that_fails_half_way_registers_nothing(tmp_path):
     for kind, name in (("kernel", "mykern"), ("augmentation", "myorbit"), ("model", "mymodel")):
         assert [kind, name] not in names, listing.stdout  # its first registrations went with it
     rbf = next(row for row in listing.stdout.splitlines() if row.split()[:2] == ["kernel", "rbf"])
-    assert "built-in" in rbf and "engine.kernels.stationary.RBF" in rbf
+    assert "built-in" in rbf and "invlab.kernels.stationary.RBF" in rbf
 
     helped = invlab("train", "--help", env=env)
     assert helped.returncode == 0, helped.stderr
@@ -113,8 +113,8 @@ def _inf_in_K_diag(base):
 @pytest.fixture(params=[(_nan_in_K, "NaN"), (_inf_in_K_diag, "inf")], ids=["nan_in_K", "inf_in_K_diag"])
 def broken_kernel(request):
     """A kernel registered as `nan_kernel` whose own output is not finite, for the time of one test."""
-    from engine import kernels
-    from engine.registry import snapshot
+    from invlab import kernels
+    from invlab.registry import snapshot
 
     make, value = request.param
     saved = snapshot()

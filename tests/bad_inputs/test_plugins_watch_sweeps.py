@@ -35,17 +35,17 @@ def test_a_plugin_that_raises_on_import_is_named_and_skipped(tmp_path):
 
 
 def test_a_plugin_that_clashes_with_a_built_in_is_named_and_skipped(tmp_path):
-    source = ("import engine.kernels\nfrom engine.kernels import Stationary\n\n\n@engine.kernels.register('rbf')\n"
+    source = ("import invlab.kernels\nfrom invlab.kernels import Stationary\n\n\n@invlab.kernels.register('rbf')\n"
               "class MyRBF(Stationary):\n    pass\n")
     line, listing = _bad_plugin(tmp_path, source)
-    assert ("kernel name 'rbf' is taken by the built-in kernel engine.kernels.stationary.RBF; register broken.MyRBF "
+    assert ("kernel name 'rbf' is taken by the built-in kernel invlab.kernels.stationary.RBF; register broken.MyRBF "
             "under another name") in line
     rbf = next(row for row in listing.splitlines() if row.split()[:2] == ["kernel", "rbf"])
-    assert "built-in" in rbf and "engine.kernels.stationary.RBF" in rbf  # the built-in is left as it was
+    assert "built-in" in rbf and "invlab.kernels.stationary.RBF" in rbf  # the built-in is left as it was
 
 
 def test_watch_log_non_finite_or_non_scalar_is_a_gap_with_one_warning(tmp_path):
-    from engine.train import RunStore, WatchWarning, watch
+    from invlab.train import RunStore, WatchWarning, watch
 
     with pytest.warns(WatchWarning) as caught, watch(name="gaps", data_dir=tmp_path) as run:
         for step in range(1, 5):
@@ -67,11 +67,11 @@ def test_watch_a_run_another_process_writes_is_refused(tmp_path):
     import subprocess
     import textwrap
 
-    from engine.train import RunStore, RunStoreError, watch
+    from invlab.train import RunStore, RunStoreError, watch
 
     loop = textwrap.dedent(f"""
         import sys
-        from engine.train import watch
+        from invlab.train import watch
         with watch(name="shared", data_dir={str(tmp_path)!r}) as run:
             run.log(1, loss=1.0)
             print(run.run_id, flush=True)
@@ -134,7 +134,7 @@ def test_discover_diverging_candidate(world, capsys, exploding_orbit):
 
 
 def test_discover_interrupted(world, capsys, monkeypatch):
-    import engine.sweeps.task as task
+    import invlab.sweeps.task as task
 
     real, calls = task.train_run, []
 
@@ -169,8 +169,8 @@ def test_a_stored_view_that_is_not_an_engine_view_is_skipped_and_never_run(tmp_p
 
     import numpy as np
 
-    from engine import diagnostics as dg
-    from engine.train import RunConfig, RunStore
+    from invlab import diagnostics as dg
+    from invlab.train import RunConfig, RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
@@ -194,8 +194,8 @@ def test_a_stored_view_that_is_not_an_engine_view_is_skipped_and_never_run(tmp_p
 
 @pytest.mark.parametrize("bad", [np.array(["a", "b"]), np.array([object()])])
 def test_a_view_holding_what_is_not_numbers_is_not_stored_with_a_warning(tmp_path, bad):
-    from engine import diagnostics as dg
-    from engine.train import RunConfig, RunStore
+    from invlab import diagnostics as dg
+    from invlab.train import RunConfig, RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")

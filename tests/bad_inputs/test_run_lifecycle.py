@@ -17,7 +17,7 @@ SMALL = ["--subset", "60", "--num-inducing", "10", "--eval-every", "0", "--quiet
 
 
 def _store(world):
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     return RunStore(world / "data" / "runs.sqlite")
 
@@ -31,7 +31,7 @@ def _runs_line(capsys, run_id):
 # -- item 10: what `run.log` cannot record ---------------------------------------------------------------------------
 
 def test_watch_log_huge_int_or_meta_tensor_is_a_gap_with_one_warning(tmp_path):
-    from engine.train import RunStore, WatchWarning, watch
+    from invlab.train import RunStore, WatchWarning, watch
 
     with pytest.warns(WatchWarning) as caught, watch(name="odd values", data_dir=tmp_path) as run:
         run.log(1, x=10**400, m=torch.empty((), device="meta"), ok=1.0)
@@ -50,8 +50,8 @@ def test_watch_log_huge_int_or_meta_tensor_is_a_gap_with_one_warning(tmp_path):
 
 @pytest.mark.parametrize("step", [2**63, -1, 1.5])
 def test_watch_log_step_out_of_range_is_one_error_and_the_run_is_not_left_running(tmp_path, step):
-    from engine.errors import ConfigError
-    from engine.train import RunStore, watch
+    from invlab.errors import ConfigError
+    from invlab.train import RunStore, watch
 
     with pytest.raises(ConfigError) as info, watch(name="far", data_dir=tmp_path) as run:
         run.log(1, loss=1.0)
@@ -68,7 +68,7 @@ def test_watch_log_step_out_of_range_is_one_error_and_the_run_is_not_left_runnin
 # -- item 15: a watched run is not resumed by `invlab train --resume` -------------------------------------------------
 
 def test_resume_of_a_watched_run_says_to_run_its_loop_again(world, capsys):
-    from engine.train import watch
+    from invlab.train import watch
 
     with watch(name="my-loop") as run:
         run.log(1, loss=1.0)
@@ -84,7 +84,7 @@ def test_resume_of_a_watched_run_says_to_run_its_loop_again(world, capsys):
 # -- item 16: a page closed while its run was built -------------------------------------------------------------------
 
 def _small_config():
-    from engine.train import RunConfig
+    from invlab.train import RunConfig
 
     return RunConfig(data={"dataset": "digits", "subset": 60, "test_subset": 30}, model_config={"num_inducing": 10},
                      train={"steps": 1000, "eval_every": 0})
@@ -92,9 +92,9 @@ def _small_config():
 
 @pytest.mark.parametrize("how", ["reset", "start-queued"])
 def test_a_page_closed_while_its_run_was_built_leaves_no_created_run(world, capsys, monkeypatch, how):
-    import dashboard.session as session_module
-    from dashboard.scheduling import TrainingSlots
-    from dashboard.session import TrainingSession
+    import invlab.dashboard.session as session_module
+    from invlab.dashboard.scheduling import TrainingSlots
+    from invlab.dashboard.session import TrainingSession
 
     building, release = threading.Event(), threading.Event()
 
@@ -125,10 +125,10 @@ def test_a_page_closed_while_its_run_was_built_leaves_no_created_run(world, caps
 
 
 def test_a_created_run_whose_process_is_gone_is_listed_as_not_running(world, capsys):
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     path = world / "data" / "runs.sqlite"
-    script = (f"from engine.train import RunStore\nwith RunStore({str(path)!r}) as s:\n"
+    script = (f"from invlab.train import RunStore\nwith RunStore({str(path)!r}) as s:\n"
               "    print(s.create_run('{}', 'svgp', 'digits'))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=Path(__file__).parents[2], check=True)  # a process that made a run, then ended
@@ -182,7 +182,7 @@ def test_resuming_a_finished_run_at_its_own_steps_stores_no_second_point(world, 
 
 
 def test_a_metric_written_twice_at_one_step_keeps_the_later_value(tmp_path):
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         run = store.create_run("{}", "svgp", "digits")
@@ -195,7 +195,7 @@ def test_a_metric_written_twice_at_one_step_keeps_the_later_value(tmp_path):
 
 
 def test_a_store_with_duplicate_metric_rows_still_opens(tmp_path):
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     path = tmp_path / "runs.sqlite"
     con = sqlite3.connect(path)  # a store written before each (run, step, name) was kept once

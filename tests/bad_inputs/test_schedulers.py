@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from invlab.cli import main
 from tests.bad_inputs.worlds import run_cli
 
 TIMEOUT = 2.0  # the scheduler timeout these tests run under (the product's default is longer)
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def silent_scheduler(monkeypatch):
     """The address of a real listening socket that accepts every connection and never says a word (not Dask), with
     the scheduler timeout cut to `TIMEOUT` seconds."""
-    import engine.sweeps.execute as execute
+    import invlab.sweeps.execute as execute
 
     monkeypatch.setattr(execute, "SCHEDULER_TIMEOUT", TIMEOUT, raising=False)
     server = socket.socket()
@@ -110,8 +110,8 @@ def test_the_compare_page_on_a_silent_scheduler_says_so_for_a_sweep_and_a_discov
                                                                                          silent_scheduler):
     """The Compare page's sweep form (its runs start on a background thread) and its Discover study (checked before
     anything is stored) both say what the scheduler did, in seconds; nothing is stored."""
-    from dashboard.compare import ComparePage
-    from engine.train import RunStore
+    from invlab.dashboard.compare import ComparePage
+    from invlab.train import RunStore
     from tests.helpers.ticking import follow
 
     with RunStore(tmp_path / "runs.sqlite") as store:
@@ -135,7 +135,7 @@ def test_the_compare_page_on_a_silent_scheduler_says_so_for_a_sweep_and_a_discov
 
 WRITER = """
 import sys
-from engine.cli import main
+from invlab.cli import main
 sys.exit(main(["discover", "--dataset", "symmetric-2d", "--serial", "--seeds", "1", "--steps", "1000000",
                "--no-combine", "--quiet", "--orbit", "permutations:0,1"]))
 """

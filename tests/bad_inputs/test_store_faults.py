@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import InvlabError
+from invlab.errors import InvlabError
 from tests.bad_inputs.worlds import QUICK, run_cli, setup_one_run
 
 # -- the store under faults: locked by another program, read-only, no data directory --------------------------------
@@ -14,7 +14,7 @@ from tests.bad_inputs.worlds import QUICK, run_cli, setup_one_run
 @pytest.fixture
 def quick_store(monkeypatch):
     """Short waits for the lock, so a test sees queueing and giving up in a fraction of a second."""
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     monkeypatch.setattr(RunStore, "busy_timeout", 0.05)
     monkeypatch.setattr(RunStore, "max_wait", 0.3)
@@ -28,7 +28,7 @@ def _hold_write_lock(path):
 
 
 def test_a_store_locked_by_another_program_queues_writes_and_training_goes_on(tmp_path, quick_store):
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
 
     heard = []
     store = quick_store(tmp_path / "runs.sqlite", on_busy=heard.append)
@@ -87,7 +87,7 @@ def test_train_refuses_to_start_on_a_store_that_stays_locked(tmp_path, monkeypat
 
 def _read_only(path: Path, monkeypatch):
     """The store file opened read-only, as for a file without write permission (root ignores chmod)."""
-    import engine.train.store as store_module
+    import invlab.train.store as store_module
 
     real = sqlite3.connect
 
@@ -146,7 +146,7 @@ def test_a_data_directory_that_does_not_exist_is_named_and_not_created_by_listin
 def test_a_read_only_data_directory_is_listed_and_opened_read_only(world, capsys):
     """runs.sqlite mode 444 in a folder mode 555. Root may write through any mode, so what shows the store was
     opened read-only is that nothing in the folder changed: no WAL or lock files appeared, no byte of the store."""
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     setup_one_run(world)
     data = world / "data"

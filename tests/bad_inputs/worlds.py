@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.cli import main
+from invlab.cli import main
 
 # -- fixtures that build a bad world -------------------------------------------------------------------------------
 
 
 def write_idx_pair(directory: Path, images: np.ndarray, labels: np.ndarray, gz: bool = False):
-    from engine.data import write_idx
+    from invlab.data import write_idx
 
     directory.mkdir(parents=True, exist_ok=True)
     ext = ".gz" if gz else ""
@@ -51,7 +51,7 @@ def setup_idx_bomb(tmp):
     d = tmp / "bomb"
     d.mkdir()
     gzip_bomb(d / "train-images-idx3-ubyte.gz", body_bytes=8 << 20)
-    from engine.data import write_idx
+    from invlab.data import write_idx
 
     write_idx(d / "train-labels-idx1-ubyte", np.arange(10, dtype=np.uint8))
 
@@ -85,7 +85,7 @@ def setup_corrupt_runs_page(tmp):
 
 def setup_corrupt_page(tmp, table="metrics"):
     """A real store with one run, then a page of `table` overwritten with garbage (a disk or copy fault)."""
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     (tmp / "data").mkdir()
     path = tmp / "data" / "runs.sqlite"
@@ -115,7 +115,7 @@ def setup_one_run(tmp):
 
 def setup_checkpoint_without_optimiser(tmp):
     setup_one_run(tmp)
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
         _, path = store.latest_checkpoint(1)
@@ -126,7 +126,7 @@ def setup_checkpoint_without_optimiser(tmp):
 
 def setup_checkpoint_with_code(tmp):
     setup_one_run(tmp)
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
         _, path = store.latest_checkpoint(1)
@@ -134,7 +134,7 @@ def setup_checkpoint_with_code(tmp):
 
 
 def _latest_checkpoint(tmp) -> Path:
-    from engine.train import RunStore
+    from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
         return Path(store.latest_checkpoint(1)[1])

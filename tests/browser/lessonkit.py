@@ -2,8 +2,8 @@
 from the page whether its expected effect happened."""
 import re
 
-from dashboard.lessons import Lesson, Step, run_config
-from dashboard.screenshot import curve_columns, discover_verdict
+from invlab.dashboard.lessons import Lesson, Step, run_config
+from invlab.dashboard.screenshot import curve_columns, discover_verdict
 from pagekit import TEXT, column_length, page_texts
 
 # The legend text of every dashed line (a previous run's curve, or a reference line) in the page, once each.
@@ -79,7 +79,7 @@ def still_loading(err: Exception) -> bool:
 
 def view_title(settings: dict, name: str) -> str:
     """The title the engine gives view `name` of a run with these lesson settings (after one step)."""
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     trainer = Trainer(run_config(settings))
     trainer.step()
@@ -103,7 +103,7 @@ def drag_slider(page, label: str, fraction: float) -> None:
 
 def slider_fraction(step: Step) -> float:
     """Where `step.value` sits on the prior page's slider for its setting."""
-    from dashboard.prior import DELTA_STEPS, _with
+    from invlab.dashboard.prior import DELTA_STEPS, _with
 
     if step.control == "prior.delta":
         options = _with(DELTA_STEPS, 1000.0)

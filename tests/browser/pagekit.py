@@ -2,7 +2,7 @@
 import contextlib
 import time
 
-from dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
+from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
 from tests.helpers.chromium import browser_context
 
 HAVE_CHROMIUM = chromium_path() is not None
@@ -22,7 +22,7 @@ def poll(fn, timeout=90.0, interval=0.2):
 def panel_script_late(context) -> None:
     """From now on Panel's script reaches the pages of `context` a few seconds after `invlab serve` ends a session
     no browser is connected to: as on a busy server or a slow network."""
-    from engine.cli.serve import UNUSED_SESSION_LIFETIME_MS
+    from invlab.cli.serve import UNUSED_SESSION_LIFETIME_MS
 
     def slow(route):
         time.sleep(UNUSED_SESSION_LIFETIME_MS / 1000 + 4)

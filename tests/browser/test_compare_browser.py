@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.train import RunStore
+from invlab.train import RunStore
 from pagekit import INJECTED, browser_page, column_length, page_texts, poll, serve_dashboard
 
 

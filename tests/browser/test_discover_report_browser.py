@@ -2,10 +2,10 @@
 asks for nothing from anywhere (no CDN, no font, no image), and shows a data set's name that looks like HTML as text."""
 import pytest
 
-from engine.sweeps.discover import plan_candidates, run_candidates
-from engine.sweeps.discover_html import write_report
-from engine.sweeps.discover_report import discover_report
-from engine.train import RunStore
+from invlab.sweeps.discover import plan_candidates, run_candidates
+from invlab.sweeps.discover_html import write_report
+from invlab.sweeps.discover_report import discover_report
+from invlab.train import RunStore
 from pagekit import browser_page, poll, serve_dashboard
 
 

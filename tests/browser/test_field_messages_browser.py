@@ -20,7 +20,7 @@ def messages(page) -> list[str]:
 
 
 def test_a_subset_larger_than_the_data_is_refused_in_its_field(served_app):
-    from engine.data import load
+    from invlab.data import load
 
     available = len(load("digits").y_train)  # the training points the bundled digits have
     with browser_page(1440, 900) as (page, errors):

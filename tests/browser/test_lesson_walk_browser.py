@@ -4,11 +4,11 @@ or Compare page), the lesson's banner lists the steps on the page it opens, and 
 controls (a press, a choice, a typed value, a dragged slider) shows its expected effect on the page; the first
 step's effect is the lesson's key view receiving data.
 
-The steps are data (`dashboard.lessons.Step`): what the card says, the control, the expected effect and how the
+The steps are data (`invlab.dashboard.lessons.Step`): what the card says, the control, the expected effect and how the
 page shows it; this test reads the same data."""
 import pytest
 
-from dashboard.lessons import LESSONS, get_lesson, lesson_query
+from invlab.dashboard.lessons import LESSONS, get_lesson, lesson_query
 from lessonkit import do, effect_shown, page_text, select_value, view_title
 from pagekit import browser_page, poll
 

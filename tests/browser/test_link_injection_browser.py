@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import pytest
 
-from dashboard.settings import FLAGS, SECTIONS, RunSettings, family_defaults
-from engine.models import get_model, model_names
-from engine.models.dkp import PriorExplorer
+from invlab.dashboard.settings import FLAGS, SECTIONS, RunSettings, family_defaults
+from invlab.models import get_model, model_names
+from invlab.models.dkp import PriorExplorer
 from pagekit import INJECTED, TEXT, browser_page, poll
 
 PAYLOAD = ('"\'><img src=x onerror=window.__xss.push({n})><script>window.__xss.push({n})</script>'

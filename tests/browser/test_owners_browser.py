@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.train import RunStore
+from invlab.train import RunStore
 from pagekit import poll, serve_dashboard
 from tests.helpers.chromium import shared_browser
 

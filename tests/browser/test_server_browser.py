@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from dashboard.serving import ROOT, serve_dashboard_process
+from invlab.dashboard.serving import ROOT, serve_dashboard_process
 from pagekit import browser_page, column_length, poll
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -30,7 +30,7 @@ SMALL = "data.subset=200&data.test_subset=100&model.num_inducing=10"
 # Every evaluation holds the trainer's lock for SLOW_EVALUATION seconds, with a marker file present meanwhile.
 HOOK = f'''
 import os, pathlib, time
-import engine.train.trainer as _trainer
+import invlab.train.trainer as _trainer
 _real = _trainer.Trainer.evaluate
 _marker = pathlib.Path(os.environ["INVLAB_TEST_EVALUATING"])
 def _slow(self):

@@ -4,7 +4,7 @@ curves, and a closed tab stops training."""
 import time
 from urllib.parse import parse_qsl, urlparse
 
-from engine.train import RunStore
+from invlab.train import RunStore
 from pagekit import browser_page, column_length, poll, serve_dashboard
 
 

@@ -1,5 +1,5 @@
 """A loop you wrote, watched live in a real Chromium: a hand-written Adam loop on the default SVGP writes its run with
-`engine.train.watch` (another process), the page opens it by link (as Runs → Open run does), and its ELBO curve
+`invlab.train.watch` (another process), the page opens it by link (as Runs → Open run does), and its ELBO curve
 grows in the browser while the loop writes; the page never continues it."""
 import os
 import subprocess
@@ -77,8 +77,8 @@ QUADS_JS = """() => {
 def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(tmp_path):
     import numpy as np
 
-    from engine import diagnostics as dg
-    from engine.train import watch
+    from invlab import diagnostics as dg
+    from invlab.train import watch
 
     class Mine:
         """A user's model whose views are a 2 × 3 grid of 4 × 4 samples and an eigenvalue spectrum."""

@@ -21,10 +21,10 @@ from typing import Callable
 import pytest
 import torch
 
-import engine.covariances as cov
-from engine.covariances import Kff_diag, Kuf, Kuu
-from engine.covariances.invariant import OrbitSample
-from engine.inducing import (
+import invlab.covariances as cov
+from invlab.covariances import Kff_diag, Kuf, Kuu
+from invlab.covariances.invariant import OrbitSample
+from invlab.inducing import (
     InducingBlocks,
     InducingPatches,
     InducingPoints,
@@ -32,19 +32,19 @@ from engine.inducing import (
     SharedInducingPatches,
     block_sizes,
 )
-from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
-from engine.kernels.combinators import ChannelAdditive, Sum
-from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
-from engine.kernels.gram import NNGPKernel, ReluGram
-from engine.kernels.invariant import InvariantKernel
-from engine.kernels.orbit import OrbitKernel
-from engine.transforms import FlipOrbit, PermutationOrbit, Rot90Orbit, rotation_only
+from invlab.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
+from invlab.kernels.combinators import ChannelAdditive, Sum
+from invlab.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
+from invlab.kernels.gram import NNGPKernel, ReluGram
+from invlab.kernels.invariant import InvariantKernel
+from invlab.kernels.orbit import OrbitKernel
+from invlab.transforms import FlipOrbit, PermutationOrbit, Rot90Orbit, rotation_only
 from tests.helpers.orbit_sums import brute_cross, brute_K, brute_kff, num_groups
 
 try:  # the diagonal blocks of K_uu (kept with the patch covariances today)
-    from engine.covariances import Kuu_blocks
+    from invlab.covariances import Kuu_blocks
 except ImportError:
-    from engine.covariances.patches import Kuu_blocks
+    from invlab.covariances.patches import Kuu_blocks
 
 DT = torch.float64
 DISPATCHERS = {"Kuu": Kuu, "Kuf": Kuf, "Kff_diag": Kff_diag, "Kuu_blocks": Kuu_blocks}
@@ -370,11 +370,11 @@ def test_every_registered_pair_has_a_contract_case():
 
 
 def test_the_dispatchers_checked_are_all_there_are():
-    """A new dispatcher anywhere in engine.covariances must be added to DISPATCHERS (and so to the contract)."""
+    """A new dispatcher anywhere in invlab.covariances must be added to DISPATCHERS (and so to the contract)."""
     import importlib
     import pkgutil
 
-    from engine.covariances.dispatch import PairDispatcher
+    from invlab.covariances.dispatch import PairDispatcher
 
     modules = [cov] + [importlib.import_module(f"{cov.__name__}.{m.name}") for m in pkgutil.iter_modules(cov.__path__)]
     found = {v.name for m in modules for v in vars(m).values() if isinstance(v, PairDispatcher)}

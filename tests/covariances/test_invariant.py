@@ -5,14 +5,14 @@ import math
 import pytest
 import torch
 
-from engine.covariances import Kff_diag, Kuf, Kuu
-from engine.covariances.invariant import OrbitSample, pair_weights
-from engine.covariances.orbits import _kff_diag_interdomain, _kuf_interdomain
-from engine.inducing import InterDomainPoints
-from engine.kernels import RBF
-from engine.kernels.invariant import InvariantKernel, gram_blocks
-from engine.models.conditionals import project, sampled_moments
-from engine.transforms import CyclicShiftOrbit, PermutationOrbit, Rot90Orbit, rotation_only
+from invlab.covariances import Kff_diag, Kuf, Kuu
+from invlab.covariances.invariant import OrbitSample, pair_weights
+from invlab.covariances.orbits import _kff_diag_interdomain, _kuf_interdomain
+from invlab.inducing import InterDomainPoints
+from invlab.kernels import RBF
+from invlab.kernels.invariant import InvariantKernel, gram_blocks
+from invlab.models.conditionals import project, sampled_moments
+from invlab.transforms import CyclicShiftOrbit, PermutationOrbit, Rot90Orbit, rotation_only
 
 DT = torch.float64
 
@@ -143,7 +143,7 @@ def test_permutation_orbit_gives_the_swap_invariant_kernel(place, tol, assert_cl
 
 
 def test_gram_blocks_match_per_input_kernel_matrices(place, tol, assert_close):
-    from engine.kernels import Matern52, Polynomial
+    from invlab.kernels import Matern52, Polynomial
 
     A = place(torch.randn(5, 4, 7, generator=torch.Generator().manual_seed(0), dtype=DT))
     for k in (RBF(7, 1.3, 0.7, ard=True), Matern52(7, 2.0), Polynomial(2)):
@@ -155,7 +155,7 @@ def test_gram_blocks_match_per_input_kernel_matrices(place, tol, assert_close):
 @pytest.mark.parametrize("ard", [False, True])
 def test_stationary_fast_path_matches_the_kernel_itself(ard, place, tol, assert_close):
     """K_uf and k̂_f share one pass over the augmented images for stationary k_g; check against k_g(Z, x_a) directly."""
-    from engine.kernels import Matern52
+    from invlab.kernels import Matern52
 
     g = torch.Generator().manual_seed(3)
     for base in (RBF(16, 1.7, 0.8, ard=ard), Matern52(16, 2.5, 1.1, ard=ard)):

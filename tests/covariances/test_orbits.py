@@ -1,10 +1,10 @@
 """The generic orbit covariances equal the GP on f built from its definition f(x) = Σ_a w_a g(x_a)."""
 import torch
 
-from engine.covariances import Kff_diag, Kuf, Kuu
-from engine.inducing import InterDomainPoints
-from engine.kernels import RBF
-from engine.kernels.orbit import OrbitKernel
+from invlab.covariances import Kff_diag, Kuf, Kuu
+from invlab.inducing import InterDomainPoints
+from invlab.kernels import RBF
+from invlab.kernels.orbit import OrbitKernel
 
 
 class SwapOrbit(OrbitKernel):

@@ -8,13 +8,13 @@ block diagonal for the summed and multi-channel kernels, symmetric and PSD.
 import pytest
 import torch
 
-from engine.covariances import Kff_diag, Kuf, Kuu, orbits
-from engine.covariances import patches as fast
-from engine.covariances.patches import Kuu_blocks, PatchCross, PatchGramQuad, _Profile
-from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
-from engine.kernels import RBF, Matern52, Polynomial
-from engine.kernels.combinators import ChannelAdditive, Sum
-from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
+from invlab.covariances import Kff_diag, Kuf, Kuu, orbits
+from invlab.covariances import patches as fast
+from invlab.covariances.patches import Kuu_blocks, PatchCross, PatchGramQuad, _Profile
+from invlab.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
+from invlab.kernels import RBF, Matern52, Polynomial
+from invlab.kernels.combinators import ChannelAdditive, Sum
+from invlab.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
 
 DT = torch.float64
 

@@ -3,8 +3,8 @@ runs` says the same of every closed page, and a resume loses no step (a run ends
 process did not stop it cleanly)."""
 import threading
 
-from dashboard.session import TrainingSession
-from engine.train import RunConfig, RunStore
+from invlab.dashboard.session import TrainingSession
+from invlab.train import RunConfig, RunStore
 
 
 def small() -> RunConfig:

@@ -12,9 +12,9 @@ import holoviews as hv
 import numpy as np
 import pytest
 
-from dashboard import Explorer
-from dashboard.compare import RANGE_AXES, ComparePage, field_name
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.dashboard.compare import RANGE_AXES, ComparePage, field_name
+from invlab.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
 from tests.helpers.ticking import assert_opened, follow
 
@@ -218,8 +218,8 @@ def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
 
 
 def test_a_sweep_that_cannot_start_says_why_and_the_page_goes_on(tmp_path, monkeypatch):
-    import dashboard.compare.runner as runner
-    from engine.errors import ConfigError
+    import invlab.dashboard.compare.runner as runner
+    from invlab.errors import ConfigError
 
     def no_cluster(spec, **kwargs):
         raise ConfigError("no Dask scheduler answered at tcp://127.0.0.1:1; start one with `dask scheduler`")

@@ -9,10 +9,10 @@ adds about half a minute.
 import numpy as np
 import pytest
 
-from dashboard import Explorer
-from dashboard.compare import ComparePage
-from engine.sweeps.discover_report import discover_report
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.dashboard.compare import ComparePage
+from invlab.sweeps.discover_report import discover_report
+from invlab.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
 from tests.helpers.ticking import assert_opened, follow
 

@@ -6,18 +6,18 @@ import panel as pn
 import param
 import pytest
 
-from dashboard.controls import (
+from invlab.dashboard.controls import (
     ParamControl,
     data_controls,
     model_controls,
     optimisation_controls,
     param_controls,
 )
-from dashboard.learned_controls import LearnedValueControl
-from engine.data import DataConfig, list_datasets
-from engine.models import REGISTRY
-from engine.models.base import Tunable
-from engine.train.config import TrainConfig
+from invlab.dashboard.learned_controls import LearnedValueControl
+from invlab.data import DataConfig, list_datasets
+from invlab.models import REGISTRY
+from invlab.models.base import Tunable
+from invlab.train.config import TrainConfig
 
 SCALES = {"variance", "kernel_variance", "noise_variance", "rbf_variance", "lengthscale", "rbf_lengthscale", "sigma",
           "delta", "gamma", "output_precision", "learning_rate", "jitter", "init_regulariser", "lam"}

@@ -1,10 +1,10 @@
 """The page's per-family defaults: every family has them, and each is a run the engine accepts."""
 import pytest
 
-from dashboard.defaults import FAMILY_DATASETS, FAMILY_DEFAULTS, page_run_config
-from engine.data.sources import resolve
-from engine.models import get_model, model_names
-from engine.train import TrainConfig
+from invlab.dashboard.defaults import FAMILY_DATASETS, FAMILY_DEFAULTS, page_run_config
+from invlab.data.sources import resolve
+from invlab.models import get_model, model_names
+from invlab.train import TrainConfig
 
 
 def test_every_family_has_page_defaults_with_its_data_set():

@@ -7,11 +7,11 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import ColumnDataSource
 
-from dashboard import Explorer, TrainingSession
-from dashboard.session import TrainingSlots
-from engine.data import DataConfig
-from engine.models import SVGPConfig
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer, TrainingSession
+from invlab.dashboard.session import TrainingSlots
+from invlab.data import DataConfig
+from invlab.models import SVGPConfig
+from invlab.train import RunConfig, RunStore
 
 
 def small(**train):
@@ -243,7 +243,7 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     assert name.startswith("kernel.augmentation.")
     e.pause()
     wait_until(lambda: e.session.state == "paused", e)
-    from engine.parameters import learnables
+    from invlab.parameters import learnables
 
     p = learnables(e.session.trainer.model)[name]
     control.learn.value = False  # the learn / freeze toggle
@@ -318,7 +318,7 @@ def test_a_run_another_process_still_trains_opens_without_taking_it_over(explore
     import subprocess
     import sys
 
-    from engine.train.store import _process_token, writer_identity
+    from invlab.train.store import _process_token, writer_identity
 
     explorer.start()
     wait_until(lambda: explorer.session.step >= 10, explorer)

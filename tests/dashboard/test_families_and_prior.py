@@ -3,11 +3,11 @@ import numpy as np
 import param
 import pytest
 
-from dashboard import Explorer
-from dashboard.prior import PriorPanel
-from engine import diagnostics as dg
-from engine.models.dkp import PriorExplorer
-from engine.train import RunConfig, RunStore
+from invlab import diagnostics as dg
+from invlab.dashboard import Explorer
+from invlab.dashboard.prior import PriorPanel
+from invlab.models.dkp import PriorExplorer
+from invlab.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
 
 

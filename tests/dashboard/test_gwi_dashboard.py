@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from dashboard import Explorer
-from engine.models.gwi.model import W2_PARTS
-from engine.train import RunConfig
+from invlab.dashboard import Explorer
+from invlab.models.gwi.model import W2_PARTS
+from invlab.train import RunConfig
 
 
 def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard(wait_until):

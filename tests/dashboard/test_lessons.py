@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from dashboard.lesson_cards import LessonCards, card_html
-from dashboard.lessons import (
+from invlab.dashboard.lesson_cards import LessonCards, card_html
+from invlab.dashboard.lessons import (
     BUTTONS,
     LESSONS,
     compare_for_family,
@@ -18,10 +18,10 @@ from dashboard.lessons import (
     split_settings,
     visible_controls,
 )
-from engine.data import DataConfig
-from engine.models import get_model
-from engine.models.dkp import PriorExplorer
-from engine.train import TrainConfig, Trainer
+from invlab.data import DataConfig
+from invlab.models import get_model
+from invlab.models.dkp import PriorExplorer
+from invlab.train import TrainConfig, Trainer
 
 TRAINING = [lesson for lesson in LESSONS if lesson.page == "training"]
 PRIOR = [lesson for lesson in LESSONS if lesson.page == "prior"]

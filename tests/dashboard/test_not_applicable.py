@@ -1,8 +1,8 @@
-"""Which controls do nothing with the current settings (`dashboard.words.not_applicable`), checked without a
+"""Which controls do nothing with the current settings (`invlab.dashboard.words.not_applicable`), checked without a
 browser; tests/browser/test_words_browser.py checks how the page shows it."""
-from dashboard.settings import RunSettings
-from dashboard.words import not_applicable
-from engine.train import RunConfig
+from invlab.dashboard.settings import RunSettings
+from invlab.dashboard.words import not_applicable
+from invlab.train import RunConfig
 
 
 def settings_for(**model) -> RunSettings:

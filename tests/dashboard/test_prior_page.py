@@ -4,9 +4,9 @@ import param
 from bokeh.document import Document
 from panel.io.location import Location
 
-from dashboard import Explorer
-from dashboard.prior import PriorPanel, apply_prior_query, prior_query
-from engine.models.dkp import PriorExplorer
+from invlab.dashboard import Explorer
+from invlab.dashboard.prior import PriorPanel, apply_prior_query, prior_query
+from invlab.models.dkp import PriorExplorer
 
 
 def release(widget, value):

@@ -1,14 +1,15 @@
-"""Which Explorer a reloaded page takes back (`dashboard.reattach`): only one showing the link's run, for the same
+"""Which Explorer a reloaded page takes back (`invlab.dashboard.reattach`): only one showing the link's run, for the
+same
 signed-in user, whose page has gone or is this very page reloading; never a closed one, never another user's."""
 from types import SimpleNamespace
 
 import pytest
 
-from dashboard import reattach
+from invlab.dashboard import reattach
 
 
 class Page:
-    """A served page's Bokeh session as `dashboard.closing.connected` reads it."""
+    """A served page's Bokeh session as `invlab.dashboard.closing.connected` reads it."""
 
     def __init__(self, connections: int):
         self.session_context = SimpleNamespace(_session=SimpleNamespace(destroyed=False, connection_count=connections))

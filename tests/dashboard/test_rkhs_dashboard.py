@@ -4,8 +4,8 @@ boundary view follows (Zhang, Lee & Teh 2013, Fig. 1 made interactive)."""
 import numpy as np
 import pytest
 
-from dashboard import Explorer
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.train import RunConfig, RunStore
 
 
 @pytest.fixture

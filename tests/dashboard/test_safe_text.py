@@ -6,7 +6,7 @@ import re
 import panel as pn
 import pytest
 
-from dashboard.safe_text import html_text, markdown_text
+from invlab.dashboard.safe_text import html_text, markdown_text
 
 NASTY = [
     "<img src=x onerror=alert(1)>",

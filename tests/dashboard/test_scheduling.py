@@ -4,10 +4,10 @@ flags."""
 import threading
 import time
 
-from dashboard.scheduling import FairTurns, ServerPace, TrainingSlots
-from dashboard.session import TrainingSession
-from engine.cli.serve import serve_command
-from engine.train import RunConfig
+from invlab.cli.serve import serve_command
+from invlab.dashboard.scheduling import FairTurns, ServerPace, TrainingSlots
+from invlab.dashboard.session import TrainingSession
+from invlab.train import RunConfig
 
 
 def small(steps=100_000):
@@ -80,7 +80,7 @@ def test_server_limits_have_defaults_for_a_laptop_and_a_class_server_and_follow_
 
 def test_a_class_server_caps_each_page_unless_told_otherwise():
     """With logins (a class) `invlab serve` caps each page at CLASS_STEPS_PER_S; without, no cap; a flag wins."""
-    from engine.cli.serve import CLASS_STEPS_PER_S
+    from invlab.cli.serve import CLASS_STEPS_PER_S
 
     _, env = serve_command([])
     assert "INVLAB_MAX_STEPS_PER_S" not in env
@@ -110,17 +110,17 @@ def test_a_training_page_rebalances_its_threads_when_another_starts_or_stops(mon
     and the first goes back to 2 once the second pauses (read in each training thread at each step)."""
     import torch
 
-    import dashboard.session
+    import invlab.dashboard.session
 
     monkeypatch.delenv("INVLAB_TORCH_THREADS", raising=False)
     seen: dict[int, list[int]] = {}  # training thread id → torch threads at each step
 
-    class Watched(dashboard.session.Trainer):
+    class Watched(invlab.dashboard.session.Trainer):
         def _step(self):
             seen.setdefault(threading.get_ident(), []).append(torch.get_num_threads())
             return super()._step()
 
-    monkeypatch.setattr(dashboard.session, "Trainer", Watched)
+    monkeypatch.setattr(invlab.dashboard.session, "Trainer", Watched)
     slots = TrainingSlots(2, cores=2)
     a, b = TrainingSession(small(), slots=slots), TrainingSession(small(), slots=slots)
 
@@ -149,9 +149,9 @@ def nice_of(native_id: int) -> int:
 
 PRIORITY_CHECK = """
 import os, threading, time, torch
-from dashboard.scheduling import TrainingSlots
-from dashboard.session import TrainingSession
-from engine.train import RunConfig
+from invlab.dashboard.scheduling import TrainingSlots
+from invlab.dashboard.session import TrainingSession
+from invlab.train import RunConfig
 nice = lambda tid: os.getpriority(os.PRIO_PROCESS, tid)
 server = nice(threading.get_native_id())
 config = RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
@@ -179,7 +179,7 @@ def test_a_training_thread_and_its_torch_workers_yield_the_cores_to_the_server()
 
     import pytest
 
-    from dashboard.scheduling import TRAINING_NICE
+    from invlab.dashboard.scheduling import TRAINING_NICE
 
     if os.uname().sysname != "Linux":
         pytest.skip("threads have their own scheduling priority on Linux")
@@ -194,7 +194,7 @@ def test_a_training_thread_and_its_torch_workers_yield_the_cores_to_the_server()
 
 
 def test_the_training_priority_can_be_set_or_turned_off():
-    from dashboard.scheduling import lower_training_priority
+    from invlab.dashboard.scheduling import lower_training_priority
 
     results = {}
 
@@ -217,7 +217,7 @@ def test_short_gil_turns_last_only_while_a_page_trains():
     interval once none does (a notebook kernel whose run finished keeps Python's default)."""
     import sys
 
-    from dashboard.scheduling import SWITCH_INTERVAL
+    from invlab.dashboard.scheduling import SWITCH_INTERVAL
 
     own = sys.getswitchinterval()
     assert own > SWITCH_INTERVAL
@@ -238,7 +238,7 @@ def test_short_gil_turns_last_only_while_a_page_trains():
 
 SERVER_THREAD_CHECK = """
 import os, threading, time, torch
-from dashboard.scheduling import server_thread_on_one_core
+from invlab.dashboard.scheduling import server_thread_on_one_core
 
 def threads():
     return len(os.listdir("/proc/self/task"))

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from dashboard import Explorer
-from engine.parameters import learnables
-from engine.train import RunStore, Trainer
+from invlab.dashboard import Explorer
+from invlab.parameters import learnables
+from invlab.train import RunStore, Trainer
 from tests.dashboard.test_explorer import small as explorer_config
 
 SLOW_EVALUATION = 3.0  # seconds an evaluation holds the trainer's lock

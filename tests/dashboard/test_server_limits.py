@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from panel.io.location import Location
 
-from dashboard import Explorer
-from dashboard.limits import LimitError, ServerLimits, estimate
-from engine.cli import serve_command
-from engine.data import DataConfig
-from engine.data.idx import write_idx
-from engine.train import RunConfig
+from invlab.cli import serve_command
+from invlab.dashboard import Explorer
+from invlab.dashboard.limits import LimitError, ServerLimits, estimate
+from invlab.data import DataConfig
+from invlab.data.idx import write_idx
+from invlab.train import RunConfig
 
 SMALL = {"data.subset": "200", "data.test_subset": "100", "model.num_inducing": "10"}
 

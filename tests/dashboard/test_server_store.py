@@ -3,8 +3,8 @@ with the error only in the log), the damaged store is left untouched, and traini
 import panel as pn
 from bokeh.document import Document
 
-from dashboard import Explorer
-from engine.train import RunConfig
+from invlab.dashboard import Explorer
+from invlab.train import RunConfig
 from tests.helpers.panes import pane_text
 
 
@@ -30,7 +30,7 @@ def test_a_corrupt_store_is_explained_on_the_page_and_left_untouched(tmp_path, m
 
 
 def test_a_data_directory_that_is_a_file_gives_a_page_that_says_so(tmp_path, monkeypatch):
-    from dashboard import app
+    from invlab.dashboard import app
 
     monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "a-file"))
     (tmp_path / "a-file").write_text("")

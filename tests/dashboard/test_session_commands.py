@@ -2,8 +2,8 @@
 straight after Reset trains the new run."""
 import time
 
-from dashboard import Explorer
-from engine.train import RunConfig, RunStore, Trainer
+from invlab.dashboard import Explorer
+from invlab.train import RunConfig, RunStore, Trainer
 
 
 def small(**train):

@@ -6,7 +6,7 @@ from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet
 from panel.io.resources import CDN_DIST
 
-from dashboard.session_start import packaged_stylesheets
+from invlab.dashboard.session_start import packaged_stylesheets
 
 
 def _links(doc) -> list[str]:

@@ -4,9 +4,9 @@ import json
 import pytest
 from panel.util import parse_query
 
-from dashboard.settings import RunSettings, describe_difference, family_defaults
-from engine.models import get_model, model_names
-from engine.train import RunConfig
+from invlab.dashboard.settings import RunSettings, describe_difference, family_defaults
+from invlab.models import get_model, model_names
+from invlab.train import RunConfig
 
 
 def edited(settings: RunSettings) -> None:
@@ -78,7 +78,7 @@ def test_a_family_that_cannot_use_the_data_gets_data_it_can_use():
     s.data.dataset = "diabetes"  # tabular regression
     s.model = "conv-weighted"  # images only
     spec = get_model("conv-weighted")
-    from engine.data.sources import resolve
+    from invlab.data.sources import resolve
 
     source = resolve(s.data.dataset)
     assert source.kind == "image" and source.task in spec.tasks

@@ -5,12 +5,12 @@ import time
 
 import pytest
 
-from dashboard.compare import ComparePage
-from dashboard.compare.cluster import close_shared, shared_scheduler
-from dashboard.limits import ServerLimits
-from dashboard.settings import RunSettings
-from engine.sweeps.discover_report import discover_report
-from engine.train import RunConfig, RunStore
+from invlab.dashboard.compare import ComparePage
+from invlab.dashboard.compare.cluster import close_shared, shared_scheduler
+from invlab.dashboard.limits import ServerLimits
+from invlab.dashboard.settings import RunSettings
+from invlab.sweeps.discover_report import discover_report
+from invlab.train import RunConfig, RunStore
 
 TINY = RunConfig(model="invariant", data={"dataset": "digits", "rotate": 90.0, "subset": 60, "test_subset": 30})
 
@@ -55,7 +55,7 @@ def test_a_notebook_page_keeps_a_cluster_of_its_own(tmp_path):
         assert not page.shared_cluster
         page.scheduler = "tcp://127.0.0.1:8786"
         assert ComparePage(store=store, limits=ServerLimits()).shared_cluster  # a server page...
-        from dashboard.compare.runner import DiscoverRunner
+        from invlab.dashboard.compare.runner import DiscoverRunner
 
         runner = DiscoverRunner(None, store, 1, scheduler="tcp://10.0.0.1:8786", shared=True)
         assert not runner.shared  # ...given an address uses that one
@@ -65,7 +65,7 @@ def test_the_shared_cluster_closes_once_no_page_has_used_it_for_a_while(monkeypa
     """Idle Dask workers still take a share of a core each (heartbeats, memory checks): a server whose pages ran a
     sweep an hour ago must not keep them. The cluster stays open while work uses it, however long, and closes
     `IDLE_SECONDS` after the last use; the next page's work starts a new one."""
-    import dashboard.compare.cluster as cluster_module
+    import invlab.dashboard.compare.cluster as cluster_module
 
     monkeypatch.setattr(cluster_module, "IDLE_SECONDS", 1.0)
     with cluster_module.using_shared() as address:

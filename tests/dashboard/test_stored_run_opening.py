@@ -2,9 +2,9 @@
 invariant run keeps its learned ranges' history from step 0."""
 import time
 
-from dashboard.explorer import Explorer
-from dashboard.settings import RunSettings
-from engine.train import RunStore, Trainer
+from invlab.dashboard.explorer import Explorer
+from invlab.dashboard.settings import RunSettings
+from invlab.train import RunStore, Trainer
 
 
 def test_opening_a_run_past_its_checkpoint_says_what_continuing_drops(tmp_path):

@@ -5,10 +5,10 @@ from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ColumnsStreamedEvent, ModelChangedEvent
 from panel.io.model import diff
 
-from dashboard import Explorer
-from dashboard.curve_plot import CurvePlot
-from dashboard.views import CurveBoard
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.dashboard.curve_plot import CurvePlot
+from invlab.dashboard.views import CurveBoard
+from invlab.train import RunConfig, RunStore
 
 
 def _attached(board: CurveBoard, *metrics) -> Document:

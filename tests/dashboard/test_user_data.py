@@ -6,12 +6,12 @@ import pytest
 import torch
 from sklearn.datasets import make_circles
 
-from dashboard import Explorer
-from dashboard.limits import ServerLimits
-from dashboard.user_data import config_with_data, data_choices
-from engine.data import hand_over, load
-from engine.errors import ConfigError, DataError
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.dashboard.limits import ServerLimits
+from invlab.dashboard.user_data import config_with_data, data_choices
+from invlab.data import hand_over, load
+from invlab.errors import ConfigError, DataError
+from invlab.train import RunConfig, RunStore
 
 SMALL = {"steps": 200, "eval_every": 10, "log_every": 5, "batch_size": 64}
 
@@ -53,7 +53,7 @@ def test_a_dataframe_trains_on_its_target_with_metrics_in_its_units(tmp_path, wa
         assert e.curves.curve_plots["test_rmse"].figure.yaxis[0].axis_label == "test RMSE (price)"
         scatter = trainer.model.data_info
         assert scatter.target_name == "price" and scatter.input_names == ("area", "noise")
-        from engine.diagnostics import field_over_plane, predictions_against_truth
+        from invlab.diagnostics import field_over_plane, predictions_against_truth
 
         X, y = torch.as_tensor(trainer.dataset.X_test), torch.as_tensor(trainer.dataset.y_test)
         with trainer.lock:

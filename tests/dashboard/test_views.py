@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from dashboard.prior import DELTA_STEPS, PriorPanel
-from dashboard.views import (
+from invlab import diagnostics as dg
+from invlab.dashboard.prior import DELTA_STEPS, PriorPanel
+from invlab.dashboard.views import (
     METRICS,
     CurveBoard,
     ViewPane,
@@ -22,8 +23,7 @@ from dashboard.views import (
     wrap_label,
     y_limits,
 )
-from engine import diagnostics as dg
-from engine.models.dkp import PriorExplorer
+from invlab.models.dkp import PriorExplorer
 
 hv.extension("bokeh")
 RENDERER = hv.renderer("bokeh")
@@ -165,7 +165,7 @@ def test_signed_image_grid_has_a_centred_diverging_colour_bar():
 
 
 def test_image_grid_tiles_keep_their_pixels_and_a_visible_gutter():
-    from dashboard.notebook import show
+    from invlab.dashboard.notebook import show
 
     rng = np.random.default_rng(0)
     images = rng.random((2, 3, 4, 4))
@@ -227,8 +227,8 @@ def test_predictions_against_the_truth_are_drawn_with_their_bars_and_the_line_y_
 
 
 def test_a_trained_models_predictions_view_renders_its_own_points():
-    from engine.data import Dataset
-    from engine.train import RunConfig, Trainer
+    from invlab.data import Dataset
+    from invlab.train import RunConfig, Trainer
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 2))
@@ -263,7 +263,7 @@ def test_spectrum_keeps_zero_eigenvalues_at_a_floor():
 
 
 def test_dkp_caption_is_true_of_the_rank_deficient_first_layer():
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
     config = RunConfig(model="diwp", data={"dataset": "diabetes"},
                        model_config={"num_inducing": 30, "num_samples": 1, "num_predict_samples": 4},
                        train={"steps": 2, "eval_every": 0, "batch_size": 32})
@@ -280,7 +280,7 @@ def test_dkp_caption_is_true_of_the_rank_deficient_first_layer():
 
 
 def test_invariant_ranges_have_one_view():
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
     config = RunConfig(model="invariant", data={"dataset": "digits", "subset": 100, "test_subset": 40},
                        model_config={"augmentation": "rotation", "num_inducing": 8, "num_samples": 3},
                        train={"steps": 3, "eval_every": 0, "batch_size": 32})
@@ -331,7 +331,7 @@ def test_prior_delta_slider_is_logarithmic_and_plots_share_the_width():
 
 def test_show_draws_each_views_own_title():
     """`show(view)` in a notebook titles the plot with the view's title (image grids and heatmaps drew none)."""
-    from dashboard.notebook import show
+    from invlab.dashboard.notebook import show
 
     rng = np.random.default_rng(0)
     views = [dg.ImageGrid(title="each input, then 7 samples", images=rng.random((2, 3, 4, 4))),
@@ -350,7 +350,7 @@ def test_functions_beside_a_gram_heatmap_keep_their_own_x_axis():
     into a tenth of their plot."""
     from bokeh.models import Plot
 
-    from dashboard.notebook import show
+    from invlab.dashboard.notebook import show
 
     x = np.linspace(-3, 3, 80)
     curves = dg.Curves(title="f(x)", series={"f1": (x, np.sin(x)), "f2": (x, np.cos(x))}, xlabel="x", legend=False)
@@ -378,7 +378,7 @@ def test_the_mouse_wheel_over_a_view_scrolls_the_page_instead_of_zooming():
     away where there is a toolbar."""
     from bokeh.models import WheelZoomTool
 
-    from dashboard.views import render_field, render_spectrum
+    from invlab.dashboard.views import render_field, render_spectrum
 
     rng = np.random.default_rng(0)
     grid = np.linspace(-1, 1, 5)

@@ -1,4 +1,4 @@
-"""The page follows a run that a user's own loop writes with `engine.train.watch` in another process: Runs → Open run
+"""The page follows a run that a user's own loop writes with `invlab.train.watch` in another process: Runs → Open run
 shows its curves so far, its ELBO curve grows while the loop writes, the Runs list names it, and when the loop ends
 the page says so (without continuing the run here)."""
 import os
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import Explorer
-from engine.train import RunConfig, RunStore
+from invlab.dashboard import Explorer
+from invlab.train import RunConfig, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOP = textwrap.dedent("""
     import sys
     import torch
-    from engine.models.base import DataInfo
-    from engine.train import RunConfig, watch
+    from invlab.models.base import DataInfo
+    from invlab.train import RunConfig, watch
 
     config = RunConfig(data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 16})
     data = config.data_config().load()
@@ -88,7 +88,7 @@ def test_an_opened_watched_run_keeps_drawing_what_the_loop_writes(tmp_path, loop
 def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_early_step(tmp_path):
     import math
 
-    from dashboard.follow import RunFollower
+    from invlab.dashboard.follow import RunFollower
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         run_id = store.create_run(RunConfig().to_json(), "svgp", "digits", status="running")
@@ -124,7 +124,7 @@ def test_explorer_run_id_follows_the_watched_loop_as_in_a_notebook(tmp_path, loo
 
 
 def test_a_followed_watched_run_whose_loss_climbs_is_shown_as_diverging_from_its_stored_history(tmp_path, wait_until):
-    from engine.train import watch
+    from invlab.train import watch
 
     def loss_steps(explorer) -> list[int]:
         buffer = explorer.curves.buffers.get("loss")
@@ -176,8 +176,8 @@ def shown_view(explorer, name):
 def test_a_followed_watched_run_shows_its_picture_views_and_their_updates(tmp_path, wait_until):
     import numpy as np
 
-    from engine import diagnostics as dg
-    from engine.train import watch
+    from invlab import diagnostics as dg
+    from invlab.train import watch
 
     class Mine:
         """A user's model whose diagnostics are a grid of samples and a spectrum that change every snapshot."""
@@ -216,7 +216,7 @@ def test_a_followed_watched_run_shows_its_picture_views_and_their_updates(tmp_pa
 def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_path, wait_until):
     import numpy as np
 
-    from engine.train import Trainer
+    from invlab.train import Trainer
 
     config = RunConfig(model="svgp", data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 16},
                        train={"steps": 50, "batch_size": 50})
@@ -239,7 +239,7 @@ def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_p
 
 
 def test_a_diverging_loop_watched_without_a_config_is_not_told_a_learning_rate_it_never_stored(tmp_path, wait_until):
-    from engine.train import watch
+    from invlab.train import watch
 
     class Mine:
         def diagnostics(self):
@@ -263,7 +263,7 @@ def test_a_diverging_loop_watched_without_a_config_is_not_told_a_learning_rate_i
 
 
 def test_a_followed_run_that_already_diverged_is_judged_when_opened(tmp_path, wait_until):
-    from engine.train import watch
+    from invlab.train import watch
 
     with watch(name="already-climbing", config=RunConfig(train={"learning_rate": 0.05}), data_dir=tmp_path) as run:
         for step in range(1, 31):  # everything is stored before the page opens it, and nothing new arrives

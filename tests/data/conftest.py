@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.data import write_idx
+from invlab.data import write_idx
 
 
 @pytest.fixture(autouse=True)

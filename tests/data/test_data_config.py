@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.data import DataConfig, Dataset, load
-from engine.errors import DataError, ShapeError
+from invlab.data import DataConfig, Dataset, load
+from invlab.errors import DataError, ShapeError
 
 
 def test_defaults_load_digits():

@@ -1,7 +1,7 @@
 """`Dataset`'s repr says what a data set is (name, task, sizes, input shape, classes) in one line, not its arrays."""
 import numpy as np
 
-from engine.data import Dataset
+from invlab.data import Dataset
 
 
 def images(n: int) -> np.ndarray:

@@ -6,8 +6,8 @@ import gzip
 import numpy as np
 import pytest
 
-from engine.data import load, read_idx, write_idx
-from engine.errors import DataError
+from invlab.data import load, read_idx, write_idx
+from invlab.errors import DataError
 
 DTYPES = [np.uint8, np.int8, np.int16, np.int32, np.float32, np.float64]
 
@@ -180,7 +180,7 @@ def test_a_gzip_bomb_is_refused_without_inflating_it(tmp_path):
 
 
 def test_a_header_claiming_too_much_is_refused_before_reading(tmp_path, monkeypatch):
-    from engine.data import idx
+    from invlab.data import idx
 
     monkeypatch.setattr(idx, "MAX_IDX_BYTES", 1000)
     path = write_idx(tmp_path / "x", np.zeros((2, 28, 28), dtype=np.uint8))

@@ -18,9 +18,9 @@ import threading
 import numpy as np
 import pytest
 
-from engine.data import fetch, load, mnist
-from engine.errors import DataError
-from engine.settings import data_dir
+from invlab.data import fetch, load, mnist
+from invlab.errors import DataError
+from invlab.settings import data_dir
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from engine.data import Dataset, identity, load, loadable
-from engine.errors import DataError
+from invlab.data import Dataset, identity, load, loadable
+from invlab.errors import DataError
 
 
 def house_csv(path, rows=60, header=True, seed=0):
@@ -164,7 +164,7 @@ def test_identity_follows_the_content(tmp_path):
 
 
 def test_a_csv_read_in_chunks_is_the_same_and_names_the_line_of_late_text(tmp_path, monkeypatch):
-    from engine.data import files
+    from invlab.data import files
 
     house_csv(tmp_path / "house.csv", rows=50)
     whole = load(f"csv:{tmp_path / 'house.csv'}")

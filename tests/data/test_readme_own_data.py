@@ -1,5 +1,5 @@
 """README's "Your own data" section, run as written: every Python snippet in one namespace, in order, in a scratch
-folder, then every command line as a real process (`invlab` is `python -m engine`), with a small folder of class
+folder, then every command line as a real process (`invlab` is `python -m invlab`), with a small folder of class
 folders of images standing in for the user's `photos`."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_every_snippet_of_your_own_data_runs(tmp_path, monkeypatch, capsys):
                 continue
             argv = shlex.split(command)
             assert argv[0] == "invlab"
-            done = subprocess.run([sys.executable, "-m", "engine", *argv[1:], *(["--quiet"] if argv[1] == "train"
+            done = subprocess.run([sys.executable, "-m", "invlab", *argv[1:], *(["--quiet"] if argv[1] == "train"
                                                                               else [])],
                                   capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
             assert done.returncode == 0, f"{command}: {done.stderr}"

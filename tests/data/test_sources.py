@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from sklearn import datasets as skdata
 
-from engine.data import fetch, list_datasets, load
-from engine.data.sources import patch_positions
-from engine.data.synthetic import symmetric_function
-from engine.errors import DataError
+from invlab.data import fetch, list_datasets, load
+from invlab.data.sources import patch_positions
+from invlab.data.synthetic import symmetric_function
+from invlab.errors import DataError
 
 # name -> (task, num_classes, image_shape or input dim, small options keeping the test fast)
 EXPECTED = {

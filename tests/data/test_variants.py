@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.data import load, variants
-from engine.errors import DataError
+from invlab.data import load, variants
+from invlab.errors import DataError
 
 
 def test_rotate_zero_is_the_identity():

@@ -1,9 +1,9 @@
-"""engine.diagnostics: the typed views, spectra, image grids and the thinned history models keep for plotting."""
+"""invlab.diagnostics: the typed views, spectra, image grids and the thinned history models keep for plotting."""
 import numpy as np
 import pytest
 import torch
 
-from engine import diagnostics as dg
+from invlab import diagnostics as dg
 
 
 # -- view types -------------------------------------------------------------------------------------------------------
@@ -107,8 +107,8 @@ def test_the_decision_field_is_drawn_in_the_datas_own_units():
     and a regression's posterior mean is in the target's units."""
     from sklearn.datasets import make_circles
 
-    from engine.data import load
-    from engine.train import RunConfig, Trainer
+    from invlab.data import load
+    from invlab.train import RunConfig, Trainer
 
     X, labels = make_circles(120, noise=0.05, factor=0.5, random_state=0)
     X = X * [100.0, 3.0] + [500.0, -20.0]

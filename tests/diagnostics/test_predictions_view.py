@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine import diagnostics as dg
-from engine.data import Dataset
-from engine.errors import ConfigError
-from engine.models.base import seeded
-from engine.train import RunConfig, Trainer
+from invlab import diagnostics as dg
+from invlab.data import Dataset
+from invlab.errors import ConfigError
+from invlab.models.base import seeded
+from invlab.train import RunConfig, Trainer
 
 
 def by_hand(trainer, X_test, y_test):

@@ -4,7 +4,7 @@
 def run_main(capsys, *args):
     """Run `invlab ARGS` in this process (same code path as the console script, without a new interpreter per
     call); returns (exit status, stdout, stderr) as captured by pytest's `capsys`."""
-    from engine.cli import main
+    from invlab.cli import main
 
     try:
         code = main(list(args))

@@ -6,15 +6,15 @@ with independent g_c ~ GP(0, k_g) per group (one group except for the multi-chan
     k_f(x, x') = Σ_a Σ_b [c(a) = c(b)] w_a w_b k_g(x_a, x'_b),     cov(g_c(z), f(x)) = Σ_{a: c(a)=c} w_a k_g(z, x_a).
 
 The terms are built here by slicing (patches) or by explicit transforms (orbits), independently of `unfold`,
-`orbit()` and the fast covariances in `engine.covariances`, so every fast path can be checked against them.
+`orbit()` and the fast covariances in `invlab.covariances`, so every fast path can be checked against them.
 """
 from __future__ import annotations
 
 import torch
 
-from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional
-from engine.kernels.invariant import InvariantKernel
-from engine.transforms import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit
+from invlab.kernels.convolutional import Convolutional, MultiChannelConvolutional
+from invlab.kernels.invariant import InvariantKernel
+from invlab.transforms import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit
 
 
 def explicit_patches(X: torch.Tensor, h: int, w: int, sh: int = 1, sw: int = 1) -> torch.Tensor:

@@ -8,9 +8,9 @@ import torch
 def exploding_orbit(name: str = "exploding"):
     """Register a vector orbit `name` whose second element is NaN (a candidate that diverges at its first step); it is
     taken out of the registry and the invariant GP's choices afterwards."""
-    import engine.transforms as transforms
-    from engine.models.invariant import AugmentationParams
-    from engine.registry import _subclasses
+    import invlab.transforms as transforms
+    from invlab.models.invariant import AugmentationParams
+    from invlab.registry import _subclasses
 
     @transforms.register(name)
     class Exploding(transforms.FiniteOrbit):

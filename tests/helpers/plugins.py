@@ -62,6 +62,6 @@ def env_with(*folders: Path, **extra: str) -> dict[str, str]:
 
 
 def invlab(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m engine ARGS` as a real process with `env`."""
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env,
+    """`python -m invlab ARGS` as a real process with `env`."""
+    return subprocess.run([sys.executable, "-m", "invlab", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)

@@ -39,8 +39,8 @@ def optimal_q(model, X: torch.Tensor, y: torch.Tensor, noise: float, *, Kuu=None
     K_uu and K_uf default to the engine's covariances for a float64 CPU copy of the model's (inducing, kernel) pair;
     pass them to use independently computed ones. The prior is K_uu + jitter·I with the model's jitter (0 when it
     has none)."""
-    from engine.covariances import Kuf as _Kuf
-    from engine.covariances import Kuu as _Kuu
+    from invlab.covariances import Kuf as _Kuf
+    from invlab.covariances import Kuu as _Kuu
 
     as64 = lambda t: t.detach().to("cpu", torch.float64)  # noqa: E731
     y = as64(y).reshape(-1)

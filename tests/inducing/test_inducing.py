@@ -1,9 +1,9 @@
-"""Inducing variables (engine.inducing): locations, patches and blocks — shapes, initialisation and refusals."""
+"""Inducing variables (invlab.inducing): locations, patches and blocks — shapes, initialisation and refusals."""
 import pytest
 import torch
 
-from engine.errors import ShapeError
-from engine.inducing import (
+from invlab.errors import ShapeError
+from invlab.inducing import (
     InducingBlocks,
     InducingPatches,
     InducingPoints,
@@ -13,8 +13,8 @@ from engine.inducing import (
     initial_locations,
     initial_patches,
 )
-from engine.kernels import RBF
-from engine.kernels.convolutional import Convolutional
+from invlab.kernels import RBF
+from invlab.kernels.convolutional import Convolutional
 
 DT = torch.float64
 

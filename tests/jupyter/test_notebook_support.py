@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from dashboard import notebook
-from dashboard.notebook_view import NotebookView, page_changes
-from dashboard.serving import ROOT
+from invlab.dashboard import notebook
+from invlab.dashboard.notebook_view import NotebookView, page_changes
+from invlab.dashboard.serving import ROOT
 
 
 def test_the_readme_holds_the_snippet_the_browser_test_runs():
@@ -22,8 +22,8 @@ def test_explorer_curves_draw_after_a_bare_pn_extension():
     code = """
 import panel as pn
 pn.extension()
-from dashboard import Explorer
-from dashboard.views import CurveBoard
+from invlab.dashboard import Explorer
+from invlab.dashboard.views import CurveBoard
 import holoviews as hv
 board = CurveBoard()
 board.buffer("elbo")
@@ -80,7 +80,7 @@ def test_quick_mode_trains_a_tenth(monkeypatch):
 
 
 def test_widgets_and_settings_stay_in_step_both_ways():
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     explorer = Explorer(store=False)
     explorer.controls()
@@ -93,7 +93,7 @@ def test_widgets_and_settings_stay_in_step_both_ways():
 
 
 def test_deleting_the_last_output_closes_the_explorer():
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     explorer = Explorer(store=False)
     notebook.track(explorer, "root-a")

@@ -28,7 +28,7 @@ from labkit import (
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
 
 # Exactly the README's snippet (README.md, "In JupyterLab"); the other cells are the test's.
-SNIPPET = "from dashboard import Explorer\n\nexplorer = Explorer()\nexplorer"
+SNIPPET = "from invlab.dashboard import Explorer\n\nexplorer = Explorer()\nexplorer"
 LEARNING_RATE = "Learning rate"
 
 

@@ -1,12 +1,12 @@
-"""`engine.testing.check_kernel`: the kernel contract on anyone's kernel. It passes on every built-in and on a
+"""`invlab.testing.check_kernel`: the kernel contract on anyone's kernel. It passes on every built-in and on a
 rational-quadratic kernel written as the README shows, and each broken kernel fails with the property named."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from engine.kernels import REGISTRY, Kernel, Stationary
-from engine.testing import PROPERTIES, KernelContractError, check_kernel
+from invlab.kernels import REGISTRY, Kernel, Stationary
+from invlab.testing import PROPERTIES, KernelContractError, check_kernel
 
 
 class RationalQuadratic(Stationary):

@@ -3,10 +3,10 @@ on explicit patches."""
 import pytest
 import torch
 
-from engine.errors import ShapeError
-from engine.kernels import RBF, Matern52
-from engine.kernels.combinators import ChannelAdditive, Sum
-from engine.kernels.convolutional import (
+from invlab.errors import ShapeError
+from invlab.kernels import RBF, Matern52
+from invlab.kernels.combinators import ChannelAdditive, Sum
+from invlab.kernels.convolutional import (
     Convolutional,
     MultiChannelConvolutional,
     WeightedConvolutional,

@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from engine.errors import ConfigError, ShapeError
-from engine.kernels import RBF, ArcCosine
-from engine.kernels.gram import (
+from invlab.errors import ConfigError, ShapeError
+from invlab.kernels import RBF, ArcCosine
+from invlab.kernels.gram import (
     InputAffine,
     NNGPKernel,
     ReluGram,

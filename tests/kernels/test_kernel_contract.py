@@ -20,12 +20,12 @@ from typing import Callable
 import pytest
 import torch
 
-from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
-from engine.kernels.combinators import ChannelAdditive, Sum
-from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
-from engine.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
-from engine.kernels.invariant import InvariantKernel
-from engine.transforms import (
+from invlab.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial
+from invlab.kernels.combinators import ChannelAdditive, Sum
+from invlab.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
+from invlab.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
+from invlab.kernels.invariant import InvariantKernel
+from invlab.transforms import (
     CyclicShiftOrbit,
     FlipOrbit,
     LocalDeformation,
@@ -282,13 +282,13 @@ def test_monte_carlo_K_diag_is_unbiased_for_the_orbit_average(name):
 
 
 def test_every_kernel_class_of_the_engine_has_a_contract_case():
-    """A kernel class (or kernel on Gram matrices) added to engine.kernels without a line in CASES fails here."""
+    """A kernel class (or kernel on Gram matrices) added to invlab.kernels without a line in CASES fails here."""
     import importlib
     import pkgutil
 
-    import engine.kernels as pkg
-    from engine.kernels import Kernel
-    from engine.kernels.gram import GramKernel
+    import invlab.kernels as pkg
+    from invlab.kernels import Kernel
+    from invlab.kernels.gram import GramKernel
 
     for module in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(f"{pkg.__name__}.{module.name}")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.errors import ConfigError, ShapeError
-from engine.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial, build_kernel
+from invlab.errors import ConfigError, ShapeError
+from invlab.kernels import RBF, ArcCosine, Linear, Matern52, Polynomial, build_kernel
 
 D = 5
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from engine.likelihoods.calibration import expected_calibration_error, nlpd
-from engine.models import DataInfo, SVGPConfig
-from engine.models.svgp import build_svgp
+from invlab.likelihoods.calibration import expected_calibration_error, nlpd
+from invlab.models import DataInfo, SVGPConfig
+from invlab.models.svgp import build_svgp
 
 
 def numpy_ece(p, y, bins=15):

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from engine.errors import ConfigError
-from engine.likelihoods import (
+from invlab.errors import ConfigError
+from invlab.likelihoods import (
     Bernoulli,
     Gaussian,
     RobustMax,

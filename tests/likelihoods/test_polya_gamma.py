@@ -5,8 +5,8 @@ import math
 import torch
 from torch.nn import functional as F
 
-from engine.likelihoods.polya_gamma import PolyaGammaLogistic, RecognitionNetwork, pg_bound, pg_kl, pg_mean
-from engine.likelihoods.quadrature import gauss_hermite_expectation
+from invlab.likelihoods.polya_gamma import PolyaGammaLogistic, RecognitionNetwork, pg_bound, pg_kl, pg_mean
+from invlab.likelihoods.quadrature import gauss_hermite_expectation
 
 DT = torch.float64
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 from scipy import integrate, special, stats
 
-from engine.likelihoods import Bernoulli, RobustMax
-from engine.likelihoods.quadrature import prob_is_largest, prob_is_largest_at
+from invlab.likelihoods import Bernoulli, RobustMax
+from invlab.likelihoods.quadrature import prob_is_largest, prob_is_largest_at
 
 
 def host(t):

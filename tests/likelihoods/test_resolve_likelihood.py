@@ -1,10 +1,10 @@
 """`resolve_likelihood`: the one place a config's likelihood name, 'auto' included, is read for a dataset."""
 import pytest
 
-from engine.errors import ConfigError
-from engine.likelihoods import resolve_likelihood
-from engine.models.dkp.config import LIKELIHOOD_PREFERENCE
-from engine.models.invariant import InvariantConfig
+from invlab.errors import ConfigError
+from invlab.likelihoods import resolve_likelihood
+from invlab.models.dkp.config import LIKELIHOOD_PREFERENCE
+from invlab.models.invariant import InvariantConfig
 
 INVARIANT = InvariantConfig.param.likelihood.objects
 

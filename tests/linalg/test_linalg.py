@@ -1,12 +1,12 @@
-"""engine.linalg: Cholesky with escalating, reported jitter, and the fused whitened solve against plain autograd."""
+"""invlab.linalg: Cholesky with escalating, reported jitter, and the fused whitened solve against plain autograd."""
 import warnings
 
 import pytest
 import torch
 
-from engine import settings
-from engine.errors import NumericalError
-from engine.linalg import robust_cholesky, whitened_solve
+from invlab import settings
+from invlab.errors import NumericalError
+from invlab.linalg import robust_cholesky, whitened_solve
 
 DT = torch.float64
 

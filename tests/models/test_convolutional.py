@@ -18,17 +18,17 @@ import pytest
 import torch
 from torch.distributions import MultivariateNormal, kl_divergence
 
-from engine import cli
-from engine import diagnostics as dg
-from engine.covariances import Kuf, Kuu
-from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
-from engine.kernels import RBF
-from engine.kernels.combinators import Sum
-from engine.kernels.convolutional import MultiChannelConvolutional, WeightedConvolutional
-from engine.likelihoods import Gaussian
-from engine.models import REGISTRY
-from engine.models.convolutional import BlockVariational, ConvolutionalGP
-from engine.train import RunConfig, Trainer
+from invlab import cli
+from invlab import diagnostics as dg
+from invlab.covariances import Kuf, Kuu
+from invlab.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
+from invlab.kernels import RBF
+from invlab.kernels.combinators import Sum
+from invlab.kernels.convolutional import MultiChannelConvolutional, WeightedConvolutional
+from invlab.likelihoods import Gaussian
+from invlab.models import REGISTRY
+from invlab.models.convolutional import BlockVariational, ConvolutionalGP
+from invlab.train import RunConfig, Trainer
 from tests.helpers.spectra import assert_spectrum_of
 from tests.helpers.titsias import set_optimal_q
 
@@ -230,7 +230,7 @@ def test_cli_trains_each_variant(model, capsys, cli_device):
 
 
 def test_command_line_entry_point(tmp_path, cli_device):
-    out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "conv-weighted-rbf", "--dataset",
+    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "conv-weighted-rbf", "--dataset",
                           "rectangles", "--steps", "3", "--source-option", "num_train=30", "--source-option",
                           "num_test=20", "--source-option", "image_size=9", "--num-inducing", "6",
                           "--num-inducing-rbf", "5", "--q-covariance", "mean-field", "--no-whiten", "--quiet",
@@ -251,8 +251,8 @@ def test_tabular_data_is_refused():
 @pytest.mark.parametrize("whiten", [True, False])
 def test_block_projections_and_kl_equal_the_dense_computations(kind, q_covariance, whiten):
     """q(f) and the KL computed block by block equal those with the dense block-diagonal factors (block_diag)."""
-    from engine.covariances import Kff_diag
-    from engine.models.conditionals import project
+    from invlab.covariances import Kff_diag
+    from invlab.models.conditionals import project
 
     kernel, inducing, X, y = binary_problem(kind, seed=5)
     model = ConvolutionalGP(kernel, inducing, Gaussian(0.3), X.shape[0], whiten=whiten, jitter=1e-9,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.train import RunConfig, Trainer
+from invlab.train import RunConfig, Trainer
 
 SMALL = {"subset": 60, "test_subset": 20}
 

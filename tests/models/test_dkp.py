@@ -10,13 +10,13 @@ import pytest
 import torch
 from torch.distributions import MultivariateNormal
 
-from engine import diagnostics as dg
-from engine.data import load
-from engine.errors import ConfigError, ShapeError
-from engine.models import DataInfo
-from engine.models.dkp import DIWPConfig, DKPSVGPConfig, NNGPConfig, build_dkp, build_dkp_svgp
-from engine.models.dkp.layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, OmegaInputLayer
-from engine.train import RunConfig, Trainer
+from invlab import diagnostics as dg
+from invlab.data import load
+from invlab.errors import ConfigError, ShapeError
+from invlab.models import DataInfo
+from invlab.models.dkp import DIWPConfig, DKPSVGPConfig, NNGPConfig, build_dkp, build_dkp_svgp
+from invlab.models.dkp.layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, OmegaInputLayer
+from invlab.train import RunConfig, Trainer
 from tests.helpers.spectra import assert_spectrum_of
 
 DT = torch.float64
@@ -102,7 +102,7 @@ def test_large_delta_makes_every_layer_the_nngp_kernel(diabetes, input_layer, Pi
 def test_train_points_in_chunks_give_the_same_pass(diabetes, monkeypatch, place, tol, assert_close):
     """Points are conditioned on the inducing blocks one by one, so chunking them changes nothing (NNGP: no noise
     after the inducing phase, hence identical numbers for one seed)."""
-    import engine.models.dkp.model as dkp_model
+    import invlab.models.dkp.model as dkp_model
 
     X, y, _, _ = diabetes
     model = build(NNGPConfig(num_inducing=12, kernel="sqexp"), X, y, place)
@@ -174,7 +174,7 @@ def test_trainer_runs_diwp_classification_and_reports_metrics(train_device):
 
 def test_cli_trains_the_family(tmp_path, cli_device):
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
-    out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "diwp", "--dataset", "diabetes",
+    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "diwp", "--dataset", "diabetes",
                           "--steps", "6", "--num-inducing", "10", "--num-samples", "1", "--num-predict-samples", "4",
                           "--batch-size", "64", "--quiet", *cli_device], capture_output=True, text=True, env=env,
                          timeout=300)

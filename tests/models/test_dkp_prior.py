@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from engine import diagnostics as dg
-from engine.errors import ConfigError
-from engine.kernels.gram import SquaredExponentialGram
-from engine.models.dkp.prior import PriorExplorer, prior_functions, sample_deep_prior
+from invlab import diagnostics as dg
+from invlab.errors import ConfigError
+from invlab.kernels.gram import SquaredExponentialGram
+from invlab.models.dkp.prior import PriorExplorer, prior_functions, sample_deep_prior
 
 DT = torch.float64
 

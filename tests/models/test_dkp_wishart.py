@@ -7,10 +7,10 @@ import pytest
 import scipy.stats as st
 import torch
 
-from engine.errors import ConfigError
-from engine.kernels.gram import ReluGram, SquaredExponentialGram
-from engine.models.dkp.layers import GramBlocks, InverseWishartLayer, OmegaInputLayer
-from engine.models.dkp.wishart import InverseWishart, Wishart, bartlett, inverse_wishart_conditional, residual_wishart
+from invlab.errors import ConfigError
+from invlab.kernels.gram import ReluGram, SquaredExponentialGram
+from invlab.models.dkp.layers import GramBlocks, InverseWishartLayer, OmegaInputLayer
+from invlab.models.dkp.wishart import InverseWishart, Wishart, bartlett, inverse_wishart_conditional, residual_wishart
 
 DT = torch.float64
 
@@ -209,7 +209,7 @@ def test_residual_wishart_has_identity_mean_and_fewer_small_eigenvalues(device, 
 @pytest.mark.parametrize("P,nq,np_", [(1, 3.0, 2.2), (3, 7.5, 5.1), (5, 12.0, 8.0)])
 def test_inverse_wishart_kl_matches_monte_carlo_with_scipy_densities(P, nq, np_):
     """KL(q ‖ p) in closed form against the mean of log q − log p over 40,000 scipy draws from q."""
-    from engine.models.dkp.wishart import inverse_wishart_kl
+    from invlab.models.dkp.wishart import inverse_wishart_kl
     Pq, Pp = spd(P, seed=1), spd(P, seed=2)
     kl = float(inverse_wishart_kl(InverseWishart(nq, scale=Pq), InverseWishart(np_, scale=Pp)))
     q, p = st.invwishart(df=nq, scale=Pq.numpy()), st.invwishart(df=np_, scale=Pp.numpy())

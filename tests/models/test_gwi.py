@@ -15,12 +15,12 @@ import scipy.stats
 import torch
 from torch.distributions import MultivariateNormal
 
-from engine.errors import ConfigError
-from engine.inducing import InducingPoints
-from engine.kernels import RBF, ArcCosine
-from engine.likelihoods import Gaussian, RobustMax
-from engine.models import SVGP, DataInfo
-from engine.models.gwi import (
+from invlab.errors import ConfigError
+from invlab.inducing import InducingPoints
+from invlab.kernels import RBF, ArcCosine
+from invlab.likelihoods import Gaussian, RobustMax
+from invlab.models import SVGP, DataInfo
+from invlab.models.gwi import (
     GWI,
     GWIConfig,
     build_gwi,
@@ -29,7 +29,7 @@ from engine.models.gwi import (
     fit_reference,
     reference_size,
 )
-from engine.models.gwi.model import W2_PARTS
+from invlab.models.gwi.model import W2_PARTS
 
 DT = torch.float64
 
@@ -213,7 +213,7 @@ def test_closed_form_start_is_sec_1_6_1_and_titsias_optimum(place, tol, assert_c
 
 
 def test_mean_network_is_added_to_the_svgp_mean(place, tol, assert_close):
-    from engine.models.gwi import MeanNetwork
+    from invlab.models.gwi import MeanNetwork
 
     model, X, g = problem(place, N=12)
     base = model.Q.mean(X).detach()
@@ -370,8 +370,8 @@ def test_build_fits_P_on_c_sqrt_N_points_and_starts_Q_in_closed_form():
 
 
 def test_trainer_logs_the_w2_parts_and_the_model_shows_its_views(train_device, tol):
-    from engine.diagnostics import Curves, Spectrum
-    from engine.train import RunConfig, Trainer
+    from invlab.diagnostics import Curves, Spectrum
+    from invlab.train import RunConfig, Trainer
 
     trainer = Trainer(RunConfig(model="gwi", data={"dataset": "wine"},
                                 model_config={"num_spectrum": 20, "reference_steps": 20, "inducing_factor": 2.0},
@@ -399,7 +399,7 @@ def test_trains_from_the_cli(tmp_path, cli_device):
     import sys
 
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
-    out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "gwi", "--dataset", "diabetes", "--steps",
+    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "gwi", "--dataset", "diabetes", "--steps",
                           "30", "--batch-size", "0", "--eval-every", "0", "--inducing-factor", "2",
                           "--reference-steps", "20", "--quiet", *cli_device],
                          capture_output=True, text=True, env=env, timeout=300)
@@ -411,7 +411,7 @@ def test_trains_from_the_cli(tmp_path, cli_device):
 
 def test_held_out_density_is_the_gp_predictive_density():
     """log p(y_H | y_Z) point by point (sec. 2.2.1) against numpy's solve and scipy's normal density."""
-    from engine.models.gwi.reference import held_out_log_density
+    from invlab.models.gwi.reference import held_out_log_density
     g = torch.Generator().manual_seed(3)
     X, XH = torch.randn(12, 3, generator=g, dtype=DT), torch.randn(5, 3, generator=g, dtype=DT)
     Y, YH = torch.randn(12, 2, generator=g, dtype=DT), torch.randn(5, 2, generator=g, dtype=DT)
@@ -427,7 +427,7 @@ def test_held_out_density_is_the_gp_predictive_density():
 # -- the reference fit on real data: diabetes, where √N points made the plain evidence fit interpolate ---------------
 def diabetes_model(seed: int, inducing_factor: float):
     """The GWI model a run on `diabetes` builds (data split and initialisation by `seed`), before any training."""
-    from engine.data import load
+    from invlab.data import load
     ds = load("diabetes", seed=seed)
     config = GWIConfig(inducing_factor=inducing_factor)
     model = build_gwi(config, torch.as_tensor(ds.X_train, dtype=DT), torch.as_tensor(ds.y_train),
@@ -451,7 +451,7 @@ def reference_test_nlpd(model, ds) -> float:
 
 
 def assert_reference_not_degenerate(model, ds):
-    from engine.models.gwi.reference import NOISE_FLOOR
+    from invlab.models.gwi.reference import NOISE_FLOOR
     noise = model.reference_info["noise_variance"]
     assert noise > 100 * NOISE_FLOOR, f"the reference noise sits at its floor ({noise:.3g}): P interpolates"
     X = torch.as_tensor(ds.X_train, dtype=DT)

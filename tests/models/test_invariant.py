@@ -5,19 +5,19 @@ import math
 import pytest
 import torch
 
-from engine.covariances import Kuu
-from engine.covariances.orbits import _kff_diag_interdomain, _kuf_interdomain
-from engine.inducing import InducingPoints, InterDomainPoints
-from engine.kernels import RBF
-from engine.kernels.invariant import InvariantKernel
-from engine.likelihoods import Gaussian
-from engine.likelihoods.polya_gamma import PolyaGammaLogistic
-from engine.models import SVGP, DataInfo, get_model
-from engine.models.conditionals import project
-from engine.models.invariant import InvariantConfig, InvariantSVGP, build_invariant
-from engine.parameters import learnables
-from engine.train import RunConfig, Trainer
-from engine.transforms import LocalDeformation, PermutationOrbit, Rot90Orbit, all_affine, rotation_only
+from invlab.covariances import Kuu
+from invlab.covariances.orbits import _kff_diag_interdomain, _kuf_interdomain
+from invlab.inducing import InducingPoints, InterDomainPoints
+from invlab.kernels import RBF
+from invlab.kernels.invariant import InvariantKernel
+from invlab.likelihoods import Gaussian
+from invlab.likelihoods.polya_gamma import PolyaGammaLogistic
+from invlab.models import SVGP, DataInfo, get_model
+from invlab.models.conditionals import project
+from invlab.models.invariant import InvariantConfig, InvariantSVGP, build_invariant
+from invlab.parameters import learnables
+from invlab.train import RunConfig, Trainer
+from invlab.transforms import LocalDeformation, PermutationOrbit, Rot90Orbit, all_affine, rotation_only
 from tests.helpers.spectra import assert_spectrum_of
 
 DT = torch.float64
@@ -178,8 +178,8 @@ def test_registry_and_refusals():
 
 
 def test_cli_trains_on_symmetric_2d(capsys, cli_device):
-    """`python -m engine train --model invariant ...`, run in-process (`engine.cli.main` is what `-m engine` calls)."""
-    from engine.cli import main
+    """`python -m invlab train --model invariant ...`, run in-process (`invlab.cli.main` is what `-m invlab` calls)."""
+    from invlab.cli import main
 
     code = main(["train", "--model", "invariant", "--dataset", "symmetric-2d", "--steps", "40", "--num-inducing", "20",
                  "--learning-rate", "0.03", "--quiet", *cli_device])
@@ -235,8 +235,8 @@ def test_importing_the_invariant_kernel_does_not_import_the_covariances():
     import subprocess
     import sys
 
-    code = ("import sys, engine.kernels.invariant; "
-            "print(sorted(m for m in sys.modules if m.startswith(('engine.covariances', 'engine.models'))))")
+    code = ("import sys, invlab.kernels.invariant; "
+            "print(sorted(m for m in sys.modules if m.startswith(('invlab.covariances', 'invlab.models'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 

@@ -11,10 +11,10 @@ import sqlite3
 
 import pytest
 
-from engine.cli import main
-from engine.errors import ConfigError
-from engine.kernels import kernel_names
-from engine.train import RunConfig
+from invlab.cli import main
+from invlab.errors import ConfigError
+from invlab.kernels import kernel_names
+from invlab.train import RunConfig
 
 
 def help_choices(capsys, model: str, flag: str = "--kernel") -> list[str]:
@@ -26,7 +26,7 @@ def help_choices(capsys, model: str, flag: str = "--kernel") -> list[str]:
 
 @pytest.mark.parametrize("model", ["rkhs", "gwi"])
 def test_rkhs_and_gwi_offer_every_registered_kernel_on_the_command_line_and_the_page(capsys, model):
-    from dashboard import Explorer
+    from invlab.dashboard import Explorer
 
     assert help_choices(capsys, model) == kernel_names()
     explorer = Explorer(RunConfig(model=model), store=False)
@@ -52,7 +52,7 @@ def test_rkhs_and_gwi_train_with_a_kernel_beyond_their_papers(tmp_path, monkeypa
 
 
 def test_a_base_kernel_in_a_deep_kernel_process_is_refused_naming_the_kernels_it_takes():
-    from engine.kernels.gram import GRAM_KERNELS
+    from invlab.kernels.gram import GRAM_KERNELS
 
     with pytest.raises(ConfigError) as info:
         RunConfig(model="dkp_svgp", model_config={"kernel": "matern52"}).validate()

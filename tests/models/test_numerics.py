@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine.covariances import Kuu
-from engine.errors import ConfigError
-from engine.models import REGISTRY, ModelFamily, Numerics, Tunable
-from engine.models.base import condition_number
-from engine.train import RunConfig, Trainer
+from invlab.covariances import Kuu
+from invlab.errors import ConfigError
+from invlab.models import REGISTRY, ModelFamily, Numerics, Tunable
+from invlab.models.base import condition_number
+from invlab.train import RunConfig, Trainer
 
 # (family, data options, model options): one small case per family
 CASES = {

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 
-from engine.data import load
-from engine.errors import ConfigError, ShapeError
-from engine.models import REGISTRY, DataInfo, convolutional, dkp, get_model, gwi, invariant, rkhs, svgp
-from engine.models.config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams
-from engine.models.convolutional import ConvolutionalConfig, build_conv_invariant
-from engine.models.svgp import SVGPConfig, build_svgp
+from invlab.data import load
+from invlab.errors import ConfigError, ShapeError
+from invlab.models import REGISTRY, DataInfo, convolutional, dkp, get_model, gwi, invariant, rkhs, svgp
+from invlab.models.config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams
+from invlab.models.convolutional import ConvolutionalConfig, build_conv_invariant
+from invlab.models.svgp import SVGPConfig, build_svgp
 
 
 def test_every_entry_is_declared_by_its_family_module():

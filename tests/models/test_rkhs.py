@@ -9,13 +9,13 @@ import pytest
 import scipy.optimize
 import torch
 
-from engine.data import load
-from engine.diagnostics import Field2D, ImageGrid, Spectrum
-from engine.errors import ConfigError
-from engine.models import DataInfo, get_model
-from engine.models.rkhs import PartialDerivatives, RKHSConfig, build_rkhs
-from engine.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
-from engine.train import RunConfig, Trainer
+from invlab.data import load
+from invlab.diagnostics import Field2D, ImageGrid, Spectrum
+from invlab.errors import ConfigError
+from invlab.models import DataInfo, get_model
+from invlab.models.rkhs import PartialDerivatives, RKHSConfig, build_rkhs
+from invlab.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
+from invlab.train import RunConfig, Trainer
 
 
 def moons(num_train=60, seed=0, **options):
@@ -289,7 +289,7 @@ def test_live_nu_from_the_registry_resolves_to_the_new_optimum(train_device):
 def test_trains_from_the_cli(tmp_path, cli_device):
     # one OpenMP thread: on a shared machine torch's default threads can slow a tiny run a hundredfold
     env = dict(os.environ, INVLAB_DATA=str(tmp_path), OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "engine", "train", "--model", "rkhs", "--dataset", "two-moons",
+    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "rkhs", "--dataset", "two-moons",
                           "--steps", "2", "--sigma", "0.25", "--labelled", "6", "--nu", "0.5", "--learning-rate", "1",
                           "--eval-every", "1", *cli_device], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from engine.errors import ConfigError
-from engine.kernels import RBF, Linear, Matern52, Polynomial
-from engine.models.rkhs import (
+from invlab.errors import ConfigError
+from invlab.kernels import RBF, Linear, Matern52, Polynomial
+from invlab.models.rkhs import (
     DirectionalDerivative,
     Evaluation,
     LocalAverage,
@@ -20,8 +20,8 @@ from engine.models.rkhs import (
     fast_gradient,
     inner,
 )
-from engine.models.rkhs.functionals import _deriv_deriv_autograd, _eval_deriv_autograd, check_norms
-from engine.models.rkhs.tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, bilinear_warp, gaussian_warp, tangent_vectors
+from invlab.models.rkhs.functionals import _deriv_deriv_autograd, _eval_deriv_autograd, check_norms
+from invlab.models.rkhs.tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, bilinear_warp, gaussian_warp, tangent_vectors
 
 D = 3
 

@@ -1,9 +1,9 @@
 """The RKHS solver's two ways of running L-BFGS reach the same minimum; targets are ±1 one-vs-rest columns."""
 import torch
 
-from engine.data import load
-from engine.models import DataInfo
-from engine.models.rkhs import RKHSConfig, build_rkhs, encode_targets
+from invlab.data import load
+from invlab.models import DataInfo
+from invlab.models.rkhs import RKHSConfig, build_rkhs, encode_targets
 
 
 def test_recorded_and_plain_lbfgs_reach_the_same_minimum():

@@ -5,14 +5,14 @@ import pytest
 import torch
 from torch.distributions import MultivariateNormal, kl_divergence
 
-from engine.covariances import Kuu
-from engine.errors import NumericalError
-from engine.inducing import InducingPoints
-from engine.kernels import RBF
-from engine.likelihoods import Gaussian, RobustMax
-from engine.linalg import robust_cholesky
-from engine.models import SVGP, DataInfo, SVGPConfig
-from engine.models.svgp import build_svgp
+from invlab.covariances import Kuu
+from invlab.errors import NumericalError
+from invlab.inducing import InducingPoints
+from invlab.kernels import RBF
+from invlab.likelihoods import Gaussian, RobustMax
+from invlab.linalg import robust_cholesky
+from invlab.models import SVGP, DataInfo, SVGPConfig
+from invlab.models.svgp import build_svgp
 from tests.helpers.spectra import assert_spectrum_of
 from tests.helpers.titsias import optimal_q
 
@@ -206,7 +206,7 @@ def test_robustmax_model_trains_on_multiclass_toy(place):
 
 
 def test_fused_whitened_solve_gradients_match_autograd(place, tol, assert_close):
-    from engine.linalg import whitened_solve
+    from invlab.linalg import whitened_solve
 
     g = torch.Generator().manual_seed(5)
     A = torch.randn(6, 6, generator=g, dtype=torch.float64)

@@ -23,18 +23,18 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from engine.inducing import InducingBlocks, InducingPatches, InducingPoints, InterDomainPoints, SharedInducingPatches
-from engine.kernels import RBF, ArcCosine, Matern52
-from engine.kernels.combinators import ChannelAdditive, Sum
-from engine.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
-from engine.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
-from engine.kernels.invariant import InvariantKernel
-from engine.kernels.orbit import OrbitKernel
-from engine.likelihoods import Gaussian
-from engine.models import SVGP
-from engine.models.convolutional import ConvolutionalGP
-from engine.models.invariant import InvariantSVGP
-from engine.transforms import PermutationOrbit, Rot90Orbit
+from invlab.inducing import InducingBlocks, InducingPatches, InducingPoints, InterDomainPoints, SharedInducingPatches
+from invlab.kernels import RBF, ArcCosine, Matern52
+from invlab.kernels.combinators import ChannelAdditive, Sum
+from invlab.kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional
+from invlab.kernels.gram import NNGPKernel, ReluGram, SquaredExponentialGram
+from invlab.kernels.invariant import InvariantKernel
+from invlab.kernels.orbit import OrbitKernel
+from invlab.likelihoods import Gaussian
+from invlab.models import SVGP
+from invlab.models.convolutional import ConvolutionalGP
+from invlab.models.invariant import InvariantSVGP
+from invlab.transforms import PermutationOrbit, Rot90Orbit
 from tests.helpers.orbit_sums import brute_cross, brute_K, explicit_orbit, explicit_patches, num_groups
 from tests.helpers.titsias import collapsed_bound, exact_log_marginal, set_optimal_q
 
@@ -219,7 +219,7 @@ def test_elbo_at_the_optimal_q_is_the_collapsed_bound_and_the_maximum(name, whit
 
 def test_every_registered_family_is_classified():
     """A new family in the registry must get a case here (or a reason why the collapsed bound does not apply)."""
-    from engine.models import REGISTRY
+    from invlab.models import REGISTRY
 
     cased = {name.split("[")[0] for name in FAMILIES}
     assert cased <= set(REGISTRY), sorted(cased - set(REGISTRY))

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from engine.models.invariant import InvariantSVGP
-from engine.train import RunConfig, RunStore, Trainer
-from engine.train.evaluation import views_of
+from invlab.models.invariant import InvariantSVGP
+from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.evaluation import views_of
 
 DKP = {"num_inducing": 8, "num_predict_samples": 4}
 # case → (family, data set, data options, model options, views the case must show)
@@ -105,7 +105,7 @@ def test_each_view_alone_equals_the_same_view_of_a_call_that_computes_all(case):
 
 def engine_calls(fn) -> set[str]:
     """The names of the engine's Python functions that run while `fn()` runs."""
-    root = os.path.dirname(sys.modules["engine"].__file__)
+    root = os.path.dirname(sys.modules["invlab"].__file__)
     called = set()
 
     def profile(frame, event, arg):

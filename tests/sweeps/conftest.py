@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.sweeps import SweepSpec
-from engine.train import RunConfig
+from invlab.sweeps import SweepSpec
+from invlab.train import RunConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.cluster
 
 def start_cli(args, data_dir, log_path):
     log = open(log_path, "w")
-    return subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    return subprocess.Popen([sys.executable, "-m", "invlab", *args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             env={**env(), "INVLAB_DATA": str(data_dir)})
 
 
@@ -62,7 +62,7 @@ def test_a_killed_client_resumes_with_only_the_missing_runs(cluster, tmp_path):
     before = stored(tmp_path)
     assert 1 <= len(before) < len(keys), (before, (tmp_path / "first.log").read_text())
 
-    out = subprocess.run([sys.executable, "-m", "engine", "sweep", "--resume", "1", "--scheduler", cluster.address],
+    out = subprocess.run([sys.executable, "-m", "invlab", "sweep", "--resume", "1", "--scheduler", cluster.address],
                          cwd=ROOT, capture_output=True, text=True, env={**env(), "INVLAB_DATA": str(tmp_path)},
                          timeout=300)
     assert out.returncode == 0, out.stderr

@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from engine.sweeps.discover import plan_candidates, run_candidates
-from engine.sweeps.discover_report import discover_report
-from engine.train import RunStore
+from invlab.sweeps.discover import plan_candidates, run_candidates
+from invlab.sweeps.discover_report import discover_report
+from invlab.train import RunStore
 from tests.helpers.cli import run_main
 
 SWAP_DATA = {"dataset": "symmetric-2d", "seed": 0, "source_options": {"num_train": 60, "num_test": 100}}
@@ -124,7 +124,7 @@ def test_stage_two_combines_the_two_best_single_candidates_and_keeps_the_pair_th
 
 
 def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a_candidate_failed():
-    from engine.sweeps.discover_report import CandidateResult, mean_sd, statistics_notes, verdict
+    from invlab.sweeps.discover_report import CandidateResult, mean_sd, statistics_notes, verdict
 
     def row(name, elbos, failed=()):
         c = CandidateResult(name, elbos=dict(enumerate(elbos)), failed=list(failed), finished=len(elbos))
@@ -150,7 +150,7 @@ def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a
 
 
 def test_when_every_invariance_loses_to_none_beyond_noise_the_verdict_says_none_is_best_and_by_how_much():
-    from engine.sweeps.discover_report import CandidateResult, mean_sd, verdict
+    from invlab.sweeps.discover_report import CandidateResult, mean_sd, verdict
 
     def row(name, elbos):
         c = CandidateResult(name, elbos=dict(enumerate(elbos)), finished=len(elbos))
@@ -195,8 +195,8 @@ def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the
     RMSE by the target column ("test RMSE (price_keur)"); a column name with markup is shown as text everywhere."""
     import dataclasses
 
-    from dashboard.compare.discover import DiscoverStudy
-    from engine.sweeps.discover_html import report_html
+    from invlab.dashboard.compare.discover import DiscoverStudy
+    from invlab.sweeps.discover_html import report_html
 
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(40, 2))

@@ -6,9 +6,9 @@ import statistics
 
 import pytest
 
-from engine.cli import main
-from engine.sweeps import comparison, run_sweep
-from engine.train import RunConfig, RunStore, Trainer
+from invlab.cli import main
+from invlab.sweeps import comparison, run_sweep
+from invlab.train import RunConfig, RunStore, Trainer
 
 from .conftest import tiny_spec
 
@@ -82,7 +82,7 @@ def test_the_gpu_workers_each_see_only_their_own_device():
 
     from distributed import Client, Scheduler, SpecCluster
 
-    from engine.sweeps.execute import gpu_worker_specs
+    from invlab.sweeps.execute import gpu_worker_specs
 
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0", "dashboard": False}}
     with SpecCluster(workers=gpu_worker_specs(2), scheduler=scheduler, silence_logs=40) as cluster, \

@@ -1,5 +1,5 @@
 """README's "Which invariances does my data have?" section, run as written: its command line as a real process
-(`invlab` is `python -m engine`) in a scratch folder, then its Python snippet."""
+(`invlab` is `python -m invlab`) in a scratch folder, then its Python snippet."""
 from __future__ import annotations
 
 import json
@@ -22,7 +22,7 @@ def test_the_discover_section_runs_as_written(tmp_path, monkeypatch, capsys):
     assert len(commands) == 1 and commands[0].startswith("invlab discover ")
     argv = shlex.split(commands[0])
     env = dict(os.environ, PYTHONPATH=str(ROOT), INVLAB_DATA=str(tmp_path / "data"))
-    done = subprocess.run([sys.executable, "-m", "engine", *argv[1:]], capture_output=True, text=True, env=env,
+    done = subprocess.run([sys.executable, "-m", "invlab", *argv[1:]], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     ranking = json.loads(done.stdout.strip().splitlines()[-1])["ranking"]

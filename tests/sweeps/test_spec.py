@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from engine.cli import sweep_spec_from_args
-from engine.errors import ConfigError
-from engine.sweeps import STUDIES, SweepSpec, study
-from engine.train import RunConfig
+from invlab.cli import sweep_spec_from_args
+from invlab.errors import ConfigError
+from invlab.sweeps import STUDIES, SweepSpec, study
+from invlab.train import RunConfig
 
 TOML = """
 name = "rotation"

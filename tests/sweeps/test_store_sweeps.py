@@ -3,8 +3,8 @@ stored once whatever arrives twice, a failed attempt is replaced by a later one,
 its own worker."""
 import sqlite3
 
-from engine.sweeps.execute import dask_key, gpu_worker_specs
-from engine.train import RunStore
+from invlab.sweeps.execute import dask_key, gpu_worker_specs
+from invlab.train import RunStore
 
 OLD_SCHEMA = """
 CREATE TABLE runs (

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from engine.cli import main
-from engine.train import RunConfig, RunStore, Trainer
+from invlab.cli import main
+from invlab.train import RunConfig, RunStore, Trainer
 
 
 def rkhs_config(train_device, steps=500):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ve
 # refault on a busy machine (the kernel placing the heap elsewhere once) does not decide the test.
 LOOP = textwrap.dedent("""
     import resource, sys, torch
-    from engine.settings import keep_freed_cpu_memory
+    from invlab.settings import keep_freed_cpu_memory
     kept = keep_freed_cpu_memory() if sys.argv[1] == "keep" else False
     t_pages = 48_000_000 // resource.getpagesize()
     faults = []
@@ -51,7 +51,7 @@ def test_the_setting_can_be_turned_off_and_respects_a_tuned_allocator():
 
 
 def test_a_cpu_trainer_turns_it_on(tmp_path):
-    code = ("from engine.train import RunConfig, Trainer; from engine.settings import _malloc_state; "
+    code = ("from invlab.train import RunConfig, Trainer; from invlab.settings import _malloc_state; "
             "Trainer(RunConfig(model='svgp', data={'dataset': 'two-moons'}, train={'device': 'cpu'})); "
             "print(_malloc_state['kept'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.getcwd(),
@@ -64,7 +64,7 @@ def _loop_on_worker() -> tuple[bool, int, str | None]:
 
     import torch
 
-    from engine.settings import keep_freed_cpu_memory
+    from invlab.settings import keep_freed_cpu_memory
 
     kept = keep_freed_cpu_memory()
     faults = []
@@ -93,7 +93,7 @@ def test_a_dask_worker_keeps_freed_memory_too():
 
 THREAD_LOOP = textwrap.dedent("""
     import resource, sys, threading, torch
-    from engine.settings import keep_freed_cpu_memory, one_malloc_arena
+    from invlab.settings import keep_freed_cpu_memory, one_malloc_arena
     keep_freed_cpu_memory()
     arena = one_malloc_arena() if sys.argv[1] == "one" else False
     t_pages = 32_000_000 // resource.getpagesize()

@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from engine.models.base import Numerics
-from engine.train import RunConfig, Trainer
-from engine.train.health import Health, assess
+from invlab.models.base import Numerics
+from invlab.train import RunConfig, Trainer
+from invlab.train.health import Health, assess
 
 LOG10 = math.log(10)
 HEALTHY_KUU = Numerics(jitter=1e-6, condition=2e4)

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from engine.train import RunConfig, RunStore, RunStoreError, Trainer
+from invlab.train import RunConfig, RunStore, RunStoreError, Trainer
 
 # One claimant: for each line "RUN START" it waits until START (a shared moment), claims run RUN, and when it wins
 # stores what a resume stores (metrics after the truncation point); it answers "won RUN" or "refused RUN MESSAGE".
 CLAIMANT = textwrap.dedent("""
     import sys, time
-    from engine.train import RunStore, RunStoreError
+    from invlab.train import RunStore, RunStoreError
     store = RunStore(sys.argv[1])
     for line in sys.stdin:
         run_id, start = int(line.split()[0]), float(line.split()[1])
@@ -76,7 +76,7 @@ def test_two_processes_racing_for_a_run_have_one_winner_each_round(tmp_path):
 
 def _holder(db, code: str = "") -> subprocess.Popen:
     """A process that claims run 1, says so, then runs `code` (by default it waits to be killed)."""
-    script = ("import sys, time\nfrom engine.train import RunStore\nstore = RunStore(sys.argv[1])\n"
+    script = ("import sys, time\nfrom invlab.train import RunStore\nstore = RunStore(sys.argv[1])\n"
               "store.claim_run(1)\nprint('claimed', flush=True)\n" + (code or "time.sleep(600)\n"))
     proc = subprocess.Popen([sys.executable, "-c", script, str(db)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "claimed"
@@ -104,7 +104,7 @@ def test_a_dead_holders_lease_is_taken_over_and_a_live_ones_is_not(tmp_path):
 
 
 def test_a_lease_whose_heartbeat_is_too_old_is_taken_over(tmp_path):
-    from engine.train.store import LEASE_SECONDS
+    from invlab.train.store import LEASE_SECONDS
 
     db = tmp_path / "runs.sqlite"
     with RunStore(db) as store:
@@ -160,11 +160,11 @@ LONG_RESUME = ["--steps", "1000000", "--eval-every", "0", "--flush-every", "5", 
 def test_two_cli_resumes_started_together_train_the_run_once(tmp_path, cli_device):
     data = tmp_path / "data"
     env = dict(os.environ, INVLAB_DATA=str(data), OMP_NUM_THREADS="1")
-    first = subprocess.run([sys.executable, "-m", "engine", "train", "--dataset", "digits", "--subset", "200",
+    first = subprocess.run([sys.executable, "-m", "invlab", "train", "--dataset", "digits", "--subset", "200",
                             "--test-subset", "50", "--num-inducing", "8", "--batch-size", "50", "--steps", "10",
                             "--eval-every", "0", "--quiet", *cli_device], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    procs = [subprocess.Popen([sys.executable, "-m", "engine", "train", "--resume", "1", *LONG_RESUME], env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "invlab", "train", "--resume", "1", *LONG_RESUME], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     try:
         deadline, done = time.time() + 120, None
@@ -200,7 +200,7 @@ def test_a_sweep_has_one_runner(tmp_path):
     db = tmp_path / "runs.sqlite"
     with RunStore(db) as store:
         sweep = store.create_sweep("rotation-choice", "{}", 4)
-    script = ("import sys, time\nfrom engine.train import RunStore\nstore = RunStore(sys.argv[1])\n"
+    script = ("import sys, time\nfrom invlab.train import RunStore\nstore = RunStore(sys.argv[1])\n"
               f"store.claim_sweep({sweep})\nprint('claimed', flush=True)\ntime.sleep(600)\n")
     holder = subprocess.Popen([sys.executable, "-c", script, str(db)], stdout=subprocess.PIPE, text=True)
     try:

@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 import torch
 
-from engine.data import Dataset, identity, load
-from engine.errors import ConfigError, DataError
-from engine.models.base import seeded
-from engine.train import RunConfig, RunStore, Trainer
+from invlab.data import Dataset, identity, load
+from invlab.errors import ConfigError, DataError
+from invlab.models.base import seeded
+from invlab.train import RunConfig, RunStore, Trainer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def invlab(*args, data_dir):
     env = dict(os.environ, INVLAB_DATA=str(data_dir), PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "invlab", *args], capture_output=True, text=True, env=env,
                           timeout=300, cwd=ROOT)
 
 

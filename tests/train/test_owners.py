@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from engine.train import RunStore, RunStoreError
+from invlab.train import RunStore, RunStoreError
 
 
 def test_a_user_lists_and_opens_only_their_own_runs_and_sweeps(tmp_path):
@@ -58,8 +58,8 @@ def test_a_store_from_before_owners_gains_the_column(tmp_path):
 
 
 def test_serve_passes_admins_to_the_page(monkeypatch):
-    from dashboard.limits import ServerLimits
-    from engine.cli import serve_command
+    from invlab.cli import serve_command
+    from invlab.dashboard.limits import ServerLimits
 
     cmd, env = serve_command(["--basic-auth", "users.json", "--admin", "lecturer", "--admin", "ta"])
     assert json.loads(env["INVLAB_ADMINS"]) == ["lecturer", "ta"] and cmd[-2:] == ["--basic-auth", "users.json"]

@@ -11,8 +11,8 @@ import time
 import pytest
 import torch
 
-from engine.train import RunConfig, RunStore, RunStoreError, Trainer
-from engine.train.checkpoint import CheckpointError, load_checkpoint
+from invlab.train import RunConfig, RunStore, RunStoreError, Trainer
+from invlab.train.checkpoint import CheckpointError, load_checkpoint
 from tests.helpers.cli import run_main
 
 
@@ -177,8 +177,8 @@ def test_resume_refuses_flags_that_need_a_new_model_by_name(tmp_path, train_devi
 
 # -- items 1 and 3: defaults write checkpoints; killed runs say so -----------------------------------------------------
 def test_checkpoints_are_written_by_time_by_default(tmp_path, train_device, monkeypatch):
-    from engine.train import TrainConfig
-    from engine.train import trainer as trainer_module
+    from invlab.train import TrainConfig
+    from invlab.train import trainer as trainer_module
 
     assert TrainConfig().checkpoint_seconds > 0  # on unless switched off
     clock = [1000.0]
@@ -220,7 +220,7 @@ def test_a_dead_or_reused_writer_is_noticed_and_a_live_one_is_not(tmp_path):
 
 def _start(args, data_dir):
     env = dict(os.environ, INVLAB_DATA=str(data_dir), OMP_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-m", "engine", "train", *args], env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "invlab", "train", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -309,7 +309,7 @@ def test_sigterm_writes_a_final_checkpoint_and_marks_the_run(tmp_path, cli_devic
 
 
 def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path, train_device, monkeypatch):
-    from engine.errors import NonFiniteLossError
+    from invlab.errors import NonFiniteLossError
 
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device, steps=20, log_every=1), store=store)

@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from engine.train import RunStore, RunStoreError
+from invlab.train import RunStore, RunStoreError
 
 
 def test_runs_metrics_and_checkpoints_round_trip(tmp_path):
@@ -45,7 +45,7 @@ def test_unknown_run_and_corrupt_store_give_clear_errors(tmp_path):
 
 WRITER = textwrap.dedent("""
     import os, sys, time
-    from engine.train import RunStore
+    from invlab.train import RunStore
     store = RunStore(sys.argv[1])
     rid = store.create_run("{}", "svgp", "digits", status="running")
     step = 0
@@ -102,7 +102,7 @@ def test_two_stores_in_one_folder_keep_their_checkpoints_apart(tmp_path):
     assert a == b == 1
     assert first.checkpoint_dir(a) == tmp_path / "checkpoints" / "run_1"  # the default store's folder is unchanged
     assert second.checkpoint_dir(b) != first.checkpoint_dir(a)
-    from engine.sweeps.execute import write_checkpoint
+    from invlab.sweeps.execute import write_checkpoint
     write_checkpoint(first, a, 10, b"first")
     write_checkpoint(second, b, 10, b"second")
     first.flush(), second.flush()
@@ -115,7 +115,7 @@ def test_checkpoints_written_at_once_to_one_path_do_not_trip_on_each_other(tmp_p
     # two writers of the same file (a resumed run racing its stale twin): each writes its own temporary file
     import threading
 
-    from engine.train.checkpoint import save_checkpoint
+    from invlab.train.checkpoint import save_checkpoint
     path, errors = tmp_path / "step_00000010.pt", []
 
     def write(k):

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from engine.errors import ConfigError, NonFiniteLossError
-from engine.train import RunConfig, RunStore, Trainer
-from engine.train.checkpoint import CheckpointError, load_checkpoint
+from invlab.errors import ConfigError, NonFiniteLossError
+from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.checkpoint import CheckpointError, load_checkpoint
 
 
 def small_config(train_device, **train):
@@ -206,7 +206,7 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     the change is applied before the next step, and a refused deferred change says why."""
     import threading
 
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
 
     trainer = Trainer(RunConfig(data={"dataset": "digits", "subset": 100, "test_subset": 50},
                                 model_config={"num_inducing": 8},

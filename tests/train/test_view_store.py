@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import diagnostics as dg
-from engine.train import RunConfig, RunStore, Trainer, watch
+from invlab import diagnostics as dg
+from invlab.train import RunConfig, RunStore, Trainer, watch
 
 
 def every_kind_of_view() -> dict:

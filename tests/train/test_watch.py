@@ -1,4 +1,4 @@
-"""`engine.train.watch`: a hand-written Adam loop on the default SVGP, recorded in the run store like any other run
+"""`invlab.train.watch`: a hand-written Adam loop on the default SVGP, recorded in the run store like any other run
 and listed by `invlab runs` (a real process) under its name with its last values; leaving the block marks it
 finished, or failed with the exception's message; logged values reach the store while the loop still runs. Bad
 input (non-finite or non-scalar values, a read-only data directory, two writers): tests/bad_inputs/."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.models.base import DataInfo
-from engine.train import RunConfig, RunStore, watch
+from invlab.models.base import DataInfo
+from invlab.train import RunConfig, RunStore, watch
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = RunConfig(model="svgp", data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 16})
@@ -44,7 +44,7 @@ def adam_loop(run, model, X, y, steps: int, start: int = 1) -> float:
 
 def invlab_runs(data_dir: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, INVLAB_DATA=str(data_dir), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "engine", "runs"], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "invlab", "runs"], capture_output=True, text=True, env=env,
                           timeout=120)
 
 
@@ -99,7 +99,7 @@ def test_snapshot_records_the_models_hyperparameters_as_metrics(tmp_path):
 
 
 def test_any_object_with_diagnostics_can_be_snapshotted(tmp_path):
-    from engine.diagnostics import Scalars
+    from invlab.diagnostics import Scalars
 
     class Mine:
         def diagnostics(self):
@@ -114,7 +114,7 @@ def test_any_object_with_diagnostics_can_be_snapshotted(tmp_path):
 
 
 def test_logged_values_reach_the_store_while_the_loop_runs_at_a_bounded_rate(tmp_path, monkeypatch):
-    from engine.train.watch import FLUSHES_PER_SECOND
+    from invlab.train.watch import FLUSHES_PER_SECOND
 
     with watch(name="live", data_dir=tmp_path) as run:
         flushes = []

@@ -5,11 +5,11 @@ import pytest
 import torch
 from scipy import ndimage
 
-from engine.data.variants import rotate_images
-from engine.errors import ConfigError
-from engine.parameters import learnables
-from engine.transforms import AFFINE_PARAMETERS, AffineAugmentation, UniformRange, all_affine, rotation_only
-from engine.transforms.affine import inverse_affine_matrices, warp
+from invlab.data.variants import rotate_images
+from invlab.errors import ConfigError
+from invlab.parameters import learnables
+from invlab.transforms import AFFINE_PARAMETERS, AffineAugmentation, UniformRange, all_affine, rotation_only
+from invlab.transforms.affine import inverse_affine_matrices, warp
 
 DT = torch.float64
 

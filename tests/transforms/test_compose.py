@@ -5,10 +5,10 @@ import itertools
 
 import torch
 
-from engine.kernels import build_kernel
-from engine.kernels.invariant import InvariantKernel
-from engine.transforms import FlipOrbit, Rot90Orbit, build_augmentation, rotation_only
-from engine.transforms.compose import ComposedAugmentation, ComposedOrbit, compose
+from invlab.kernels import build_kernel
+from invlab.kernels.invariant import InvariantKernel
+from invlab.transforms import FlipOrbit, Rot90Orbit, build_augmentation, rotation_only
+from invlab.transforms.compose import ComposedAugmentation, ComposedOrbit, compose
 
 DT = torch.float64
 
@@ -56,8 +56,8 @@ def test_a_density_composition_draws_each_part_independently_and_trains_both_ran
 
 
 def test_an_invariant_gp_with_a_second_augmentation_trains_both():
-    from engine.sweeps.task import estimator_of, invariance_values
-    from engine.train import RunConfig, Trainer
+    from invlab.sweeps.task import estimator_of, invariance_values
+    from invlab.train import RunConfig, Trainer
 
     config = RunConfig("invariant", {"dataset": "digits", "subset": 60, "rotate": 90},
                        {"augmentation": "rotation", "then_augmentation": "flips", "num_inducing": 8,

@@ -2,9 +2,9 @@
 and gradients reaching every strength."""
 import torch
 
-from engine.parameters import learnables
-from engine.transforms import LocalDeformation
-from engine.transforms.deformation import gaussian_smooth
+from invlab.parameters import learnables
+from invlab.transforms import LocalDeformation
+from invlab.transforms.deformation import gaussian_smooth
 
 DT = torch.float64
 

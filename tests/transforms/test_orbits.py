@@ -4,8 +4,8 @@ import pytest
 import torch
 from scipy import ndimage
 
-from engine.errors import ConfigError, ShapeError
-from engine.transforms import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit, build_augmentation
+from invlab.errors import ConfigError, ShapeError
+from invlab.transforms import CyclicShiftOrbit, FlipOrbit, PermutationOrbit, Rot90Orbit, build_augmentation
 
 DT = torch.float64
 
@@ -101,7 +101,7 @@ def test_sign_flip_orbit_is_every_sign_pattern():
 
 
 def test_the_identity_orbit_makes_the_invariant_gp_the_plain_svgp():
-    from engine.train import RunConfig, Trainer
+    from invlab.train import RunConfig, Trainer
 
     data = {"dataset": "symmetric-2d", "seed": 0, "source_options": {"num_train": 30, "num_test": 20}}
     train = {"steps": 5, "batch_size": 0, "eval_every": 0, "seed": 3}

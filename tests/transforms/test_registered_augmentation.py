@@ -1,4 +1,4 @@
-"""A user's own augmentation with a learnable range, registered with `engine.transforms.register`: its own
+"""A user's own augmentation with a learnable range, registered with `invlab.transforms.register`: its own
 constructor argument is a config setting, and its range is trained, recorded and plotted like the affine ranges
 (the augmentation-ranges view, a live control). Runs in its own process so the registration stays there."""
 import json
@@ -10,12 +10,12 @@ SCRIPT = '''\
 import torch
 from torch import nn
 
-import engine.transforms
-from engine.transforms import Augmentation, SymmetricRange
-from engine.transforms.base import range_summary, uniform
+import invlab.transforms
+from invlab.transforms import Augmentation, SymmetricRange
+from invlab.transforms.base import range_summary, uniform
 
 
-@engine.transforms.register("scale_jitter")
+@invlab.transforms.register("scale_jitter")
 class ScaleJitter(Augmentation):
     """x → (1 + s) x with s ~ U[−a, a] and a learned."""
 
@@ -33,7 +33,7 @@ class ScaleJitter(Augmentation):
         return range_summary(self.ranges)
 
 
-from engine.train import RunConfig, Trainer  # noqa: E402
+from invlab.train import RunConfig, Trainer  # noqa: E402
 
 trainer = Trainer(RunConfig(model="invariant", data={"dataset": "two-moons"},
                             model_config={"augmentation": "scale_jitter", "init_scale": 0.3, "num_inducing": 10,

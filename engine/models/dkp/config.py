@@ -39,7 +39,7 @@ class GramKernelParams(param.Parameterized):
 class GramKernelConfig(LikelihoodParams, InducingParams, GramKernelParams):
     """What every deep-kernel family shares: the kernel stack on Gram matrices and the inducing inputs."""
 
-    # groups are listed last-shown first: param shows the last base's parameters first (engine.models.config)
+    # groups are listed last-shown first: param shows the last base's parameters first (invlab.models.config)
     num_inducing = param.Integer(default=100, bounds=(2, 5000), doc="Pi, the number of global inducing inputs.")
     learn_inducing = param.Boolean(doc="Optimise the inducing inputs.")
     likelihood = param.Selector(doc="auto: Gaussian for regression, Bernoulli for 2 classes, softmax for more.")

@@ -10,7 +10,7 @@ the same minibatch (`wasserstein`). Regression uses the Gaussian likelihood (clo
 multi-class classification the robust-max likelihood (sec. 3–4), E_Q[log p(y | F)] = log(1−ε) S(x, y) +
 log(ε/(J−1)) (1 − S(x, y)), with S(x, j) = Q(f_j(x) is the largest) by composite Gauss–Legendre quadrature
 split at every other class's step, laid out on the *standard deviation* √r_j(x, x)
-(engine.likelihoods.quadrature). Prediction: N(m_Q, r + σ²) (sec. 2.2), or Q(Y* = j) = (1−ε) S(x*, j) +
+(invlab.likelihoods.quadrature). Prediction: N(m_Q, r + σ²) (sec. 2.2), or Q(Y* = j) = (1−ε) S(x*, j) +
 ε/(J−1) (1 − S(x*, j)) (sec. 4.2; the notes' ε/(I−1) is a typo for J − 1). Tempering α_T (sec. 2.3) is fitted
 on a validation split with everything else frozen.
 

@@ -1,1 +1,1 @@
-"""The parts of the run store (`engine.train.store.RunStore`), one job per module."""
+"""The parts of the run store (`invlab.train.store.RunStore`), one job per module."""

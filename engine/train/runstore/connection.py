@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS sweeps (
 # columns added after the first release: a store written before them gains them (empty) when opened
 ADDED_COLUMNS = (("full_elbo", "REAL"), ("sweep_id", "INTEGER"), ("sweep_key", "TEXT"), ("sweep_info", "TEXT"),
                  ("owner", "TEXT"),  # owner: the logged-in user who started it, on a server with logins
-                 ("name", "TEXT"))  # name: what a user's own loop called its run (engine.train.watch)
+                 ("name", "TEXT"))  # name: what a user's own loop called its run (invlab.train.watch)
 SWEEP_ADDED_COLUMNS = (("owner", "TEXT"),)
 # a run belongs to at most one (sweep, point × seed): a sweep's run is stored exactly once, whatever retries happen
 SWEEP_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_sweep_key ON runs (sweep_id, sweep_key)"

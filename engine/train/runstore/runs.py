@@ -30,7 +30,7 @@ class RunRecord:
     sweep_id: int | None = None  # the sweep this run belongs to, if any
     sweep_key: str | None = None  # its point × seed within that sweep (unique per sweep)
     owner: str | None = None  # the logged-in user who started it (a server with logins), else None
-    name: str | None = None  # the name a watched loop gave it (`engine.train.watch`), else None
+    name: str | None = None  # the name a watched loop gave it (`invlab.train.watch`), else None
 
     def summary(self) -> dict:
         """The fields `invlab runs --json` prints."""

@@ -2,7 +2,7 @@
 that opens or follows the run shows its pictures (image grids, spectra, fields, scatters) as the run's own page did.
 
 Views are queued like metrics (the newest per view replaces an older one not yet written) and written with the next
-`flush()`; each is stored by `engine.view_codec` (numbers, text and arrays of numbers only) and read back as the
+`flush()`; each is stored by `invlab.view_codec` (numbers, text and arrays of numbers only) and read back as the
 engine's own view types. A stored view that cannot be read back is skipped and named, never run."""
 from __future__ import annotations
 
