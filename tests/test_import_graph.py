@@ -183,18 +183,6 @@ def test_every_engine_module_imports_alone():
     assert result.returncode == 0, f"modules that fail to import on their own:\n{result.stdout}{result.stderr}"
 
 
-def test_the_trainer_and_the_command_line_load_without_scikit_learn_or_scipys_optimiser():
-    """`invlab runs`, `invlab train --help` and `import invlab.train` do not pay for scikit-learn (about two seconds
-    on 2 cores) or scipy.optimize / scipy.ndimage: they are imported by the data sets and the GWI tempering that use
-    them, when they are used."""
-    heavy = ("sklearn", "scipy.optimize", "scipy.ndimage", "scipy.stats")
-    code = ("import sys, invlab.train, invlab.cli, invlab.models, invlab.data\n"
-            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip() == "[]", out.stdout
-
-
 # -- one import name --------------------------------------------------------------------------------------------------
 OLD_NAMES = re.compile(r"^\s*(from|import)\s+(engine|dashboard)\b|[\"']-m[\"'],\s*[\"'](engine|dashboard)[\"']|"
                        r"-m (engine|dashboard)\b|monkeypatch\.setattr\([\"'](engine|dashboard)\.", re.M)

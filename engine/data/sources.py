@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 import param
+from sklearn import datasets as skdata
 
 from ..errors import DataError
 from ..registry import table
@@ -62,8 +63,6 @@ class Source:
 
 
 def _digits(options, seed, test_fraction):
-    from sklearn import datasets as skdata  # scikit-learn's import takes seconds: only when a set is loaded
-
     bunch = skdata.load_digits()
     X = bunch.images[:, None] / 16.0  # [N, 1, 8, 8]; grey levels 0..16
     return RawData(X, bunch.target, class_names=[str(d) for d in range(10)])
@@ -164,8 +163,6 @@ def patch_positions(photo_shape, size: int, counts: dict, test_fraction: float, 
 
 def _photo_patches(options, seed, test_fraction):
     """Patches of both sample photos (0 china, 1 flower), half of each part from each photo."""
-    from sklearn import datasets as skdata
-
     photos = skdata.load_sample_images().images  # two [427, 640, 3] uint8 arrays: china, flower
     size = options["patch_size"]
     generator = rng(seed, "source")
@@ -183,12 +180,9 @@ def _photo_patches(options, seed, test_fraction):
                    uses_test_fraction=True)
 
 
-def _tabular(loader: str):
-    """The source function of scikit-learn's bundled table `sklearn.datasets.<loader>` (imported when loaded)."""
+def _tabular(loader):
     def make(options, seed, test_fraction):
-        from sklearn import datasets as skdata
-
-        bunch = getattr(skdata, loader)()
+        bunch = loader()
         names = [str(n) for n in bunch.target_names] if hasattr(bunch, "target_names") else None
         return RawData(bunch.data, bunch.target, class_names=names)
 
@@ -211,11 +205,11 @@ SOURCES = table({  # a table (invlab.registry): what a failed plugin adds is rol
         Source("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
                "classification", _photo_patches, PhotoPatchesOptions),
         Source("diabetes", "scikit-learn's diabetes progression (442 patients, 10 features)", "tabular",
-               "regression", _tabular("load_diabetes")),
+               "regression", _tabular(skdata.load_diabetes)),
         Source("wine", "scikit-learn's wine cultivars (178 wines, 13 features, 3 classes)", "tabular",
-               "classification", _tabular("load_wine")),
+               "classification", _tabular(skdata.load_wine)),
         Source("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
-               "classification", _tabular("load_breast_cancer")),
+               "classification", _tabular(skdata.load_breast_cancer)),
     ]
 })
 
