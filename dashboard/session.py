@@ -112,7 +112,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self.config = config
         self.store = store
         self.owns_store = owns_store  # close the store when the session ends
-        self.limits = limits  # an invlab.dashboard.limits.ServerLimits every model is checked against before it is built
+        self.limits = limits  # an invlab.dashboard.limits.ServerLimits: every model is checked against it first
         self.view_interval = view_interval
         self.eval_interval = eval_interval
         self._slots = slots
