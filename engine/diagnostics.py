@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .settings import seeded
+
 
 class AllViewsBut:
     """A selection of views for `diagnostics(only=...)`: every view but those named in `skipped` (e.g. the views a
@@ -245,8 +247,6 @@ def predictions_against_truth(model, X: torch.Tensor, y: torch.Tensor, *, which:
     X [N, ...] and y [N] are in the model's units (standardised, as a trainer holds them); the model's `data_info`
     scalers give the target's units (target = y · y_std + y_mean). Any sampling in the prediction is seeded by `seed`,
     so the view changes only when the model does. `which` names the points in the title ("test", "training")."""
-    from .models.base import seeded
-
     X, y = X[:limit], y[:limit]
     info = model.data_info
     with seeded(seed, X.device):

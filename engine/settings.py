@@ -5,6 +5,7 @@ is what a model built without one uses.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
@@ -144,3 +145,13 @@ def resolve_dtype(name: str = "auto", device: torch.device | None = None) -> tor
     if name not in table:
         raise ConfigError(f"dtype={name!r} is not supported; choose 'auto', 'float32' or 'float64'.")
     return table[name]
+
+
+@contextlib.contextmanager
+def seeded(seed: int, device: torch.device | str = "cpu"):
+    """Draws from torch's global random stream (CPU and, on a GPU, that device's) start from `seed` inside, and the
+    stream is restored after: a whole-data estimate gives the same number twice without moving training's stream."""
+    device = torch.device(device)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(int(seed))
+        yield

@@ -131,9 +131,25 @@ def test_the_graph_reader_finds_cycles_and_ignores_function_local_imports(tmp_pa
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def test_engine_module_level_imports_have_no_cycle():
-    found = cycles(import_graph()[0])
+def with_local_imports(graph: dict[str, set[str]], local: list[tuple[str, str, int]]) -> dict[str, set[str]]:
+    """The graph with an edge for every function-local import too."""
+    out = {name: set(edges) for name, edges in graph.items()}
+    for name, target, _ in local:
+        out.setdefault(name, set()).add(target)
+    return out
+
+
+def test_engine_imports_have_no_cycle_module_level_or_function_local():
+    """Not even through an import inside a function: such a circle runs at call time instead of import time, and
+    ties the modules in it together as tightly (none can be read, moved or tested without the others)."""
+    graph, local, _ = import_graph()
+    found = cycles(graph)
     assert not found, "import cycles (module-level imports) between: " + "; ".join(" ↔ ".join(c) for c in found)
+    found = cycles(with_local_imports(graph, local))
+    lines = {(a, b): line for a, b, line in local}
+    assert not found, "import cycles through function-local imports: " + "; ".join(
+        " ↔ ".join(c) + " (" + ", ".join(f"{a}:{n} → {b}" for (a, b), n in lines.items() if a in c and b in c) + ")"
+        for c in found)
 
 
 def test_engine_imports_no_dashboard_and_no_ui_library():

@@ -18,6 +18,7 @@ import param
 
 from ..errors import DataError
 from .files import IMAGE_EXTENSIONS, file_info
+from .raw import RawData
 
 # The most pixels one image may have. A lab data set's images are small (MNIST is 28×28, a photo patch a few
 # hundred pixels square); a file over this is skipped from its header alone, before a byte is decoded, because a
@@ -61,7 +62,6 @@ def read_image_folder(directory: str, options: dict, notes: list):
     """`images:DIR` -> RawData of [N, C, H, W] images in [0, 1] with the class folders' names."""
     from PIL import Image, UnidentifiedImageError
 
-    from .sources import RawData
 
     path = Path(os.path.expanduser(directory))
     classes = _class_folders(path, directory)

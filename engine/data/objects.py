@@ -11,6 +11,7 @@ import param
 
 from ..errors import DataError
 from .dataset import as_numbers, refuse_non_finite
+from .raw import RawData, Source, with_notes
 from .tables import PandasTable, TableOptions, _infer_task, labels_to_classes, to_raw
 
 
@@ -52,7 +53,6 @@ def _labels(y, n: int, where: str, part: str) -> np.ndarray:
 
 def arrays_to_raw(X, y, X_test, y_test, options: dict, notes: list, where: str = "the arrays"):
     """RawData from arrays (and optional test arrays); string labels become classes with their names."""
-    from .sources import RawData
 
     X, kind = _inputs(X, where, "X")
     y = _labels(y, len(X), where, "y")
@@ -84,7 +84,6 @@ def arrays_to_raw(X, y, X_test, y_test, options: dict, notes: list, where: str =
 
 def from_arrays(X, y, X_test=None, y_test=None, name: str = "arrays"):
     """A `Source` for arrays handed over from Python."""
-    from .sources import Source, with_notes
 
     if (X_test is None) != (y_test is None):
         raise DataError("give both X_test and y_test, or neither (then test_fraction holds out a test set).")
@@ -98,7 +97,6 @@ def from_arrays(X, y, X_test=None, y_test=None, name: str = "arrays"):
 
 def from_dataframe(frame, name: str = "dataframe"):
     """A `Source` for a pandas DataFrame; `target=` names the column to predict (default: the last)."""
-    from .sources import Source, with_notes
 
     def read(options, notes):
         return to_raw(PandasTable(frame.copy(deep=False), name), options, notes)

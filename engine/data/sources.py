@@ -11,11 +11,8 @@ by the reader its extension or its folder's layout names.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
-import param
 from sklearn import datasets as skdata
 
 from ..errors import DataError
@@ -23,40 +20,11 @@ from ..registry import table
 from . import mnist, synthetic
 from .dataset import refuse_non_finite
 from .idx import load_idx_dir
+from .raw import READERS, RawData, Reader, Source, register_reader, with_notes  # noqa: F401 — the registry's door
 from .source_options import PhotoPatchesOptions, RectanglesOptions, Symmetric2dOptions, TwoMoonsOptions
 from .variants import rng
 
 IDX_PREFIX = "idx:"
-
-
-@dataclass
-class RawData:
-    """What a source hands to the loader. Without X_test, the loader splits by `test_fraction`."""
-
-    X_train: np.ndarray  # [N, C, H, W] images in [0, 1], or [N, D]
-    y_train: np.ndarray  # [N] class index 0..K-1, or float target
-    X_test: np.ndarray | None = None
-    y_test: np.ndarray | None = None
-    class_names: list[str] | None = None  # None for regression
-    label_values: list[int] | None = None  # the value `classes=[...]` refers to per class; default 0..K-1
-    uses_test_fraction: bool = False  # True when the source itself used test_fraction (photo-patches)
-    metadata: dict = field(default_factory=dict)
-    task: str | None = None  # the task when only the data says it (a CSV's target); None: the source's
-    kind: str | None = None  # likewise 'image' / 'tabular'
-    notes: list = field(default_factory=list)  # what reading decided for the user (task inferred, files skipped)
-
-
-@dataclass(frozen=True)
-class Source:
-    """A registered data source: its name, description, kind ('image', 'tabular' or 'points'), task, the function
-    `make(options, seed, test_fraction)` that produces its raw arrays, and its own options class."""
-    name: str
-    description: str
-    kind: str  # 'image' | 'tabular' (standardised) | 'points' (raw coordinates kept, e.g. for symmetry)
-    task: str  # 'classification' | 'regression' | 'auto' (the raw data says: a file's target)
-    make: Callable  # make(options: dict, seed: int, test_fraction: float) -> RawData
-    options: type[param.Parameterized] | None = None  # source-specific options with their bounds
-    digit_labels: bool = False  # labels are digits, so odd_even applies
 
 
 # --- makers ---------------------------------------------------------------------------------------
@@ -212,40 +180,6 @@ SOURCES = table({  # a table (invlab.registry): what a failed plugin adds is rol
                "classification", _tabular(skdata.load_breast_cancer)),
     ]
 })
-
-
-def with_notes(read: Callable) -> Callable:
-    """A source maker from `read(options, notes) -> RawData`, keeping the notes with the raw data."""
-
-    def make(options, seed, test_fraction):
-        notes: list = []
-        raw = read(options, notes)
-        raw.notes = notes + raw.notes
-        return raw
-
-    return make
-
-
-@dataclass(frozen=True)
-class Reader:
-    """A prefix that reads the user's own files: `source(path)` is the `Source` for 'prefix:path'."""
-
-    prefix: str  # 'csv' for 'csv:PATH'
-    what: str  # 'a CSV file', for messages and docs
-    source: Callable  # source(path) -> Source
-
-
-READERS: dict[str, Reader] = table({})
-
-
-def register_reader(prefix: str, what: str):
-    """Register `source(path) -> Source` as the reader of 'prefix:PATH' (and of bare paths its kind detects)."""
-
-    def decorate(fn):
-        READERS[prefix] = Reader(prefix, what, fn)
-        return fn
-
-    return decorate
 
 
 def _file_source(reader, kind: str, options_class, label: str):

@@ -11,6 +11,7 @@ import numpy as np
 import param
 
 from ..errors import DataError
+from .raw import RawData
 
 MAX_CLASSES_INFERRED = 20  # a whole-number target with at most this many values (and 5 points each) is classes
 
@@ -267,7 +268,6 @@ def labels_to_classes(y: np.ndarray, where: str, target: str):
 
 def to_raw(table: Table, options: dict, notes: list):
     """(X [N, D] float64, y [N], task, class_names, label_values) from a table and its `TableOptions` values."""
-    from .sources import RawData
 
     if not table.columns or len(table) == 0:
         raise DataError(f"{table.where} has no rows of data; give a file with a row per point.")

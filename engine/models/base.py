@@ -23,7 +23,6 @@ learnable values a user may set or freeze while training runs, with a label, a n
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Collection, Sequence
@@ -34,6 +33,7 @@ from torch import nn
 from ..diagnostics import AllViewsBut, View, predictions_against_truth
 from ..errors import ShapeError
 from ..parameters import Bounded, Constrained, Positive
+from ..settings import seeded  # noqa: F401 — the families' and evaluation's seeded estimates use it from here
 
 
 @dataclass(frozen=True)
@@ -187,16 +187,6 @@ def _positive(p: Constrained) -> bool:
     with torch.no_grad():
         probe = p.transform(torch.tensor([-50.0, 0.0, 50.0], dtype=torch.float64))
     return bool((probe > 0).all())
-
-
-@contextlib.contextmanager
-def seeded(seed: int, device: torch.device | str = "cpu"):
-    """Draws from torch's global random stream (CPU and, on a GPU, that device's) start from `seed` inside, and the
-    stream is restored after: a whole-data estimate gives the same number twice without moving training's stream."""
-    device = torch.device(device)
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        torch.manual_seed(int(seed))
-        yield
 
 
 def _random_state(device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -22,18 +22,16 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, InvlabError
 from ..train import RunConfig
+from .discover_combine import next_combination, with_combination
+from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
 from .execute import check_scheduler
 from .spec import SweepSpec
 
-NONE = "none"  # the baseline's candidate name
-COMBINED = "+"  # joins the parts of a combined candidate: "rotation+flips"
-BASELINE = "identity"  # the registered orbit that gives it
 DEFAULT_SEEDS = 3
 DEFAULT_STEPS = 300
 DEFAULT_MODEL = {"num_inducing": 30, "num_samples": 6, "num_predict_samples": 16, "init_rotation": 30.0,
                  "learn_ranges": True}
 DEFAULT_TRAIN = {"batch_size": 100, "learning_rate": 0.02, "eval_every": 0, "log_every": 10}
-SWEEP_PREFIX = "discover "  # a discover sweep's stored name: "discover DATASET"
 
 
 @dataclass
@@ -64,22 +62,6 @@ class DiscoverPlan:
     def names(self) -> list[str]:
         """The candidates' names, the baseline first."""
         return [c.name for c in self.candidates]
-
-
-def candidate_name(augmentation: str, coordinates: str | None = None) -> str:
-    """The report's name of a registered augmentation: 'none' for the identity orbit, else its registered name, with
-    the coordinates of a named group after a colon ('permutations:0,1')."""
-    if augmentation == BASELINE:
-        return NONE
-    return f"{augmentation}:{coordinates}" if coordinates else augmentation
-
-
-def point_name(point: dict) -> str:
-    """The candidate a sweep point trains (its `model.augmentation`, `model.orbit_coordinates` and, for a combination,
-    `model.then_augmentation`)."""
-    name = candidate_name(str(point.get("model.augmentation")), point.get("model.orbit_coordinates"))
-    then = point.get("model.then_augmentation")
-    return f"{name}{COMBINED}{then}" if then not in (None, "none") else name
 
 
 def parse_orbit(text: str) -> tuple[str, str]:
@@ -195,7 +177,6 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
     on); `progress` receives the sweep's `SweepProgress` (Dask only); `stop` ends it early, keeping what finished
     (the report is then partial). Ctrl-C (KeyboardInterrupt) does the same and propagates."""
     from ..train import RunStore
-    from .discover_combine import next_combination, with_combination
 
     store = store if store is not None else RunStore()
     if sweep_id is None:

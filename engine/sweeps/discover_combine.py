@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from .discover import COMBINED, NONE
+from .discover_names import COMBINED, NONE
 from .discover_report import beats, discover_report
 from .spec import SweepSpec
 

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from ..errors import printable
-from .discover import NONE
+from .discover_names import NONE
 from .discover_report import CandidateResult, DiscoverReport
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]

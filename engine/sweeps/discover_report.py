@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from .compare import mean_sd
-from .discover import COMBINED, NONE, SWEEP_PREFIX, point_name
+from .discover_names import COMBINED, NONE, SWEEP_PREFIX, point_name
 from .spec import SweepSpec
 
 

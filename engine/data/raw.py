@@ -1,0 +1,77 @@
+"""The raw data a source or a reader hands to the loader (`RawData`), what a registered source is (`Source`), and the
+registry of readers of the user's own files (`READERS`, filled through `register_reader`). A leaf module: the
+readers (sources.py, files.py, tables.py, objects.py, image_folders.py) all build these, and none imports another
+to get them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import param
+
+from ..registry import table
+
+
+@dataclass
+class RawData:
+    """What a source hands to the loader. Without X_test, the loader splits by `test_fraction`."""
+
+    X_train: np.ndarray  # [N, C, H, W] images in [0, 1], or [N, D]
+    y_train: np.ndarray  # [N] class index 0..K-1, or float target
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    class_names: list[str] | None = None  # None for regression
+    label_values: list[int] | None = None  # the value `classes=[...]` refers to per class; default 0..K-1
+    uses_test_fraction: bool = False  # True when the source itself used test_fraction (photo-patches)
+    metadata: dict = field(default_factory=dict)
+    task: str | None = None  # the task when only the data says it (a CSV's target); None: the source's
+    kind: str | None = None  # likewise 'image' / 'tabular'
+    notes: list = field(default_factory=list)  # what reading decided for the user (task inferred, files skipped)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A registered data source: its name, description, kind ('image', 'tabular' or 'points'), task, the function
+    `make(options, seed, test_fraction)` that produces its raw arrays, and its own options class."""
+    name: str
+    description: str
+    kind: str  # 'image' | 'tabular' (standardised) | 'points' (raw coordinates kept, e.g. for symmetry)
+    task: str  # 'classification' | 'regression' | 'auto' (the raw data says: a file's target)
+    make: Callable  # make(options: dict, seed: int, test_fraction: float) -> RawData
+    options: type[param.Parameterized] | None = None  # source-specific options with their bounds
+    digit_labels: bool = False  # labels are digits, so odd_even applies
+
+
+def with_notes(read: Callable) -> Callable:
+    """A source maker from `read(options, notes) -> RawData`, keeping the notes with the raw data."""
+
+    def make(options, seed, test_fraction):
+        notes: list = []
+        raw = read(options, notes)
+        raw.notes = notes + raw.notes
+        return raw
+
+    return make
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A prefix that reads the user's own files: `source(path)` is the `Source` for 'prefix:path'."""
+
+    prefix: str  # 'csv' for 'csv:PATH'
+    what: str  # 'a CSV file', for messages and docs
+    source: Callable  # source(path) -> Source
+
+
+READERS: dict[str, Reader] = table({})
+
+
+def register_reader(prefix: str, what: str):
+    """Register `source(path) -> Source` as the reader of 'prefix:PATH' (and of bare paths its kind detects)."""
+
+    def decorate(fn):
+        READERS[prefix] = Reader(prefix, what, fn)
+        return fn
+
+    return decorate
