@@ -8,7 +8,7 @@ block diagonal for the summed and multi-channel kernels, symmetric and PSD.
 import pytest
 import torch
 
-from invlab.covariances import Kff_diag, Kuf, Kuu, orbits
+from invlab.covariances import Kff_diag, Kuf, Kuu, orbits, patch_kernels, patch_terms
 from invlab.covariances import patches as fast
 from invlab.covariances.patches import Kuu_blocks, PatchCross, PatchGramQuad, _Profile
 from invlab.inducing import InducingBlocks, InducingPatches, InducingPoints, SharedInducingPatches
@@ -106,8 +106,8 @@ def setup(place, name, M=5, N=4):
 @pytest.fixture(params=["default", "tiny"])
 def chunking(request, monkeypatch, device):
     if request.param == "tiny":  # every chunk one image, tiles of 4 patches (the last one shorter)
-        monkeypatch.setitem(fast.CHUNK_ELEMENTS, device.type, 1)
-        monkeypatch.setattr(fast, "GRAM_TILE", 4)
+        monkeypatch.setitem(patch_kernels.CHUNK_ELEMENTS, device.type, 1)
+        monkeypatch.setattr(patch_kernels, "GRAM_TILE", 4)
     return request.param
 
 
@@ -140,7 +140,7 @@ def test_fast_gradients_equal_autograd_through_the_definition(name, place, tol, 
 @pytest.mark.float64_only(reason="gradcheck's finite differences need float64")
 @pytest.mark.parametrize("rbf", [True, False])
 def test_autograd_functions_pass_gradcheck(rbf, monkeypatch, place):
-    monkeypatch.setattr(fast, "GRAM_TILE", 3)
+    monkeypatch.setattr(patch_kernels, "GRAM_TILE", 3)
     k = place(RBF(None) if rbf else Matern52(None))
     Z = place(torch.rand(3, 4, generator=gen(6), dtype=DT)).requires_grad_()
     U = place(torch.rand(2, 5, 4, generator=gen(7), dtype=DT)).requires_grad_()
@@ -225,7 +225,7 @@ def sparse_images(C, N=5, seed=14):
 @pytest.fixture
 def deduplicating(monkeypatch, device):
     """Identical patches grouped on the test device too (by default only on the CPU, where counting them is free)."""
-    monkeypatch.setattr(fast, "DEDUPLICATE_DEVICES", {"cpu", device.type})
+    monkeypatch.setattr(patch_terms, "DEDUPLICATE_DEVICES", {"cpu", device.type})
 
 
 def test_distinct_patches_rebuild_every_patch_and_keep_the_weights(deduplicating, place, tol, assert_close):
@@ -245,7 +245,7 @@ def test_distinct_patches_rebuild_every_patch_and_keep_the_weights(deduplicating
 @pytest.mark.parametrize("name", list(CASES))
 def test_fast_covariances_on_images_with_repeated_patches_equal_brute_force(name, chunking, monkeypatch, deduplicating,
                                                                              place, tol, assert_close):
-    monkeypatch.setattr(fast, "DEDUPLICATE_BELOW", 1.0)  # group whatever the gain
+    monkeypatch.setattr(patch_terms, "DEDUPLICATE_BELOW", 1.0)  # group whatever the gain
     kernel, inducing, _, groups = setup(place, name)
     X = place(sparse_images(kernel.image_shape[0]))
     U = kernel.channel_patches(X).flatten(0, 1) if groups > 1 else kernel.patches(X)
@@ -258,7 +258,7 @@ def test_fast_covariances_on_images_with_repeated_patches_equal_brute_force(name
 @pytest.mark.parametrize("name", ["invariant", "weighted", "weighted matern", "weighted ard", "additive",
                                   "multi-channel"])
 def test_grouped_patches_give_the_same_gradients(name, monkeypatch, deduplicating, place, tol, assert_close):
-    monkeypatch.setattr(fast, "DEDUPLICATE_BELOW", 1.0)
+    monkeypatch.setattr(patch_terms, "DEDUPLICATE_BELOW", 1.0)
     kernel, inducing, _, groups = setup(place, name)
     X = place(sparse_images(kernel.image_shape[0]))
     params = [p for p in kernel.parameters()] + [inducing.Z]
@@ -270,7 +270,7 @@ def test_grouped_patches_give_the_same_gradients(name, monkeypatch, deduplicatin
         return torch.autograd.grad(loss, params)
 
     grouped = grads()
-    monkeypatch.setattr(fast, "DEDUPLICATE_DEVICES", set())
+    monkeypatch.setattr(patch_terms, "DEDUPLICATE_DEVICES", set())
     for g, r in zip(grouped, grads()):
         assert_close(g, r, tol.f64(atol=1e-10, rtol=1e-10))
 
