@@ -5,7 +5,7 @@ from __future__ import annotations
 import panel as pn
 
 from .compare import ComparePage
-from .controls import data_controls, model_controls, optimisation_controls
+from .control_groups import data_controls, model_controls, optimisation_controls
 from .lesson_cards import LessonCards
 from .lessons import get_lesson, steps_markdown, visible_controls
 from .number_guard import NumberBoxGuard

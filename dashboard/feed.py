@@ -16,7 +16,8 @@ import weakref
 
 import panel as pn
 
-from .session import TrainingSession, Update
+from .session import TrainingSession
+from .session_update import Update
 from .views import CurveBoard, ViewPane
 
 log = logging.getLogger(__name__)

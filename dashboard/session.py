@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import param
 import torch
@@ -41,6 +41,7 @@ from .opened_runs import SESSIONS, OpenedRuns
 from .run_layout import curve_layout
 from .scheduling import TrainingSlots, default_slots, lower_training_priority, share_the_interpreter
 from .session_commands import SessionCommands
+from .session_update import Update
 from .view_watch import ShownViews
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
@@ -80,19 +81,6 @@ class _Interruption:
                 return False
             time.sleep(min(left, 0.02))
         return True
-
-
-@dataclass
-class Update:
-    """What the server thread takes from the session at each tick."""
-
-    points: dict[str, tuple[list, list]] = field(default_factory=dict)  # metric → (steps, values), new only
-    snapshot: object | None = None  # a Snapshot with views, when a new one is ready
-    new_run: bool = False  # the trainer was replaced (reset / open): archive the curves first
-    run_label: str = ""
-    config: RunConfig | None = None  # the new run's configuration (with new_run)
-    tunables: list | None = None  # the model's live-settable values (engine Tunables), with a snapshot
-    layout: tuple[str, ...] = ()  # the new run's metric names (with new_run): its curves are laid out before data
 
 
 class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):

@@ -218,3 +218,13 @@ def test_nothing_imports_the_folders_by_their_own_names():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     offending += [f"README.md: {m.group(0).strip()}" for m in OLD_NAMES.finditer(readme)]
     assert not offending, offending
+
+
+MAX_LINES = 400  # one job a module: past this, it is split by job
+
+
+def test_no_module_of_the_engine_or_the_dashboard_is_over_400_lines():
+    files = [path for folder in ("engine", "dashboard") for path in (ROOT / folder).rglob("*.py")]
+    long = {f"{path.relative_to(ROOT)}: {n}" for path in files
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split each by job): {sorted(long)}"

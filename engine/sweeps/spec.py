@@ -38,14 +38,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import param
-
 from ..errors import ConfigError, InvlabError
-from ..train.config import RunConfig, TrainConfig
+from ..train.config import RunConfig
+from .dotted_names import GROUPS, allowed, check_name, check_value  # noqa: F401 — part of the sweep's face
 
 MODES = ("grid", "list")
 MAX_RUNS = 10_000  # runs one sweep may plan: checked from the counts, before any run is expanded
-GROUPS = {"model": "model_config", "data": "data", "train": "train"}
 
 
 @dataclass
@@ -63,43 +61,6 @@ def run_key(point: dict[str, object], seed: int) -> str:
     return " ".join([f"{name}={json.dumps(value, sort_keys=True)}" for name, value in point.items()] + [f"seed={seed}"])
 
 
-# -- what a dotted name may hold --------------------------------------------------------------------------------------
-def allowed(p: param.Parameter) -> str:
-    """What a parameter accepts, in words."""
-    if isinstance(p, param.Boolean):
-        return "true or false"
-    if isinstance(p, param.Selector):
-        return "one of " + ", ".join(map(str, p.objects))
-    if isinstance(p, param.List):
-        return "a list" + (f" of {p.item_type.__name__}" if getattr(p, "item_type", None) else "")
-    if isinstance(p, param.Number):
-        kind = "an integer" if isinstance(p, param.Integer) else "a number"
-        lo, hi = p.bounds or (None, None)
-        text = kind + (" or null" if p.allow_None else "")
-        if lo is not None and hi is not None:
-            return f"{text} in [{lo}, {hi}]"
-        if lo is not None:
-            return f"{text} ≥ {lo}"
-        if hi is not None:
-            return f"{text} ≤ {hi}"
-        return text
-    if isinstance(p, param.Dict):
-        return "a table (dict)"
-    return f"a {type(p).__name__.lower()}"
-
-
-def _config_class(group: str, family: str | None):
-    if group == "train":
-        return TrainConfig
-    if group == "data":
-        from ..data import DataConfig
-
-        return DataConfig
-    from ..models import get_model
-
-    return get_model(family).config
-
-
 def _families(spec: "SweepSpec") -> list[str]:
     from ..models import model_names
 
@@ -110,49 +71,6 @@ def _families(spec: "SweepSpec") -> list[str]:
     if bad:
         raise ConfigError(f"model={bad[0]!r} is not a model family; allowed: one of {', '.join(known)}")
     return names
-
-
-def check_value(name: str, value, families: list[str]) -> None:
-    """Refuse a value of a dotted parameter that its declaring parameter refuses (for at least one family)."""
-    if value is None:
-        return
-    group, _, rest = name.partition(".")
-    if group == "model" and not rest:
-        return  # checked by _families
-    if group == "data" and rest.startswith("source_options."):
-        return  # a source's own options are checked with the source, per run
-    owners = [_config_class(group, f) for f in (families if group == "model" else [None])]
-    owners = [cls for cls in owners if rest in cls.param]
-    errors = []
-    for cls in owners:
-        p = cls.param[rest]
-        try:
-            p._validate(value)
-            return
-        except (ValueError, TypeError):
-            errors.append(allowed(p))
-    raise ConfigError(f"{name}={value!r} is not allowed: {name} must be {errors[0]}")
-
-
-def check_name(name: str, families: list[str]) -> None:
-    """Refuse a dotted name that no config parameter declares."""
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"a swept parameter name must be text like 'model.init_rotation', got {name!r}")
-    group, dot, rest = name.partition(".")
-    if name == "model":
-        return
-    if group not in GROUPS or not dot or not rest:
-        raise ConfigError(f"unknown swept parameter {name!r}: a name is 'model', 'model.<param>', 'data.<param>' or "
-                          "'train.<param>'")
-    if name == "train.seed":
-        raise ConfigError("train.seed is swept by `seeds` (e.g. seeds = 3 or seeds = [0, 1, 2]), not in vary")
-    if group == "data" and rest.startswith("source_options."):
-        return
-    owners = [_config_class(group, f) for f in (families if group == "model" else [None])]
-    if not any(rest in cls.param and rest != "name" for cls in owners):
-        known = sorted({p for cls in owners for p in cls.param if p != "name"})
-        where = f"the {'/'.join(families)} model" if group == "model" else f"the {group} config"
-        raise ConfigError(f"unknown swept parameter {name!r}: {where} has no {rest!r}; known: {', '.join(known)}")
 
 
 def apply_point(base: RunConfig, point: dict[str, object], seed: int | None = None) -> RunConfig:

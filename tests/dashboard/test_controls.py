@@ -6,13 +6,8 @@ import panel as pn
 import param
 import pytest
 
-from invlab.dashboard.controls import (
-    ParamControl,
-    data_controls,
-    model_controls,
-    optimisation_controls,
-    param_controls,
-)
+from invlab.dashboard.control_groups import data_controls, model_controls, optimisation_controls, param_controls
+from invlab.dashboard.controls import ParamControl
 from invlab.dashboard.learned_controls import LearnedValueControl
 from invlab.data import DataConfig, list_datasets
 from invlab.models import REGISTRY
