@@ -110,7 +110,8 @@ SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py
         "tests/bad_inputs/test_plugin_faults.py::test_a_plugin_that_fails_half_way",
         "tests/dashboard/test_scheduling.py::test_a_training_thread_and_its_torch_workers",
         "tests/dashboard/test_server_commands.py::test_page_commands_never_wait",
-        "tests/train/test_lease.py::test_two_cli_resumes", "tests/train/test_readme_python.py::test_the_trainer_snippet")
+        "tests/train/test_lease.py::test_two_cli_resumes",
+        "tests/train/test_readme_python.py::test_the_trainer_snippet")
 
 
 def pytest_collection_modifyitems(config, items):
