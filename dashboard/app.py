@@ -41,7 +41,7 @@ def page():
     except OSError as err:
         text = (f"the data directory cannot be used ({type(err).__name__}: {err}); point INVLAB_DATA at a writable "
                 "directory and restart the server")
-    logging.getLogger("dashboard").error("the page cannot be built: %s", text)
+    logging.getLogger("invlab.dashboard").error("the page cannot be built: %s", text)
     return pn.pane.Alert(f"**The dashboard cannot start:** {markdown_text(text)}", alert_type="danger",
                          sizing_mode="stretch_width")
 
