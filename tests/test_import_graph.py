@@ -228,3 +228,26 @@ def test_no_module_of_the_engine_or_the_dashboard_is_over_400_lines():
     long = {f"{path.relative_to(ROOT)}: {n}" for path in files
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split each by job): {sorted(long)}"
+
+
+MAX_FUNCTION_LINES = 60  # a function's body below its docstring; past this, it is split into named steps
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines from the first statement after the docstring (or the first statement) to the function's end."""
+    body = node.body
+    has_docstring = (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                     and isinstance(body[0].value.value, str))
+    start = body[1] if has_docstring and len(body) > 1 else body[0]
+    return node.end_lineno - start.lineno + 1
+
+
+def test_no_function_of_the_engine_or_the_dashboard_is_over_60_lines():
+    long = []
+    for folder in ("engine", "dashboard"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            long += [f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {n}" for node in ast.walk(tree)
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and (n := _body_lines(node)) > MAX_FUNCTION_LINES]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines below their docstring (split each): {long}"

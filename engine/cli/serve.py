@@ -30,8 +30,8 @@ def dashboard_app() -> Path:
     return app.resolve()
 
 
-def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
+def serve_parser() -> argparse.ArgumentParser:
+    """`invlab serve`'s own options (the others are passed to `panel serve`)."""
     parser = argparse.ArgumentParser(
         prog="invlab serve", description="Serve the dashboard. Options not listed here are passed to `panel serve` "
         "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
@@ -64,7 +64,17 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     limits.add_argument("--allow-data-dir", action="append", default=[], metavar="DIR",
                         help="A folder whose data files pages may read and list in the Data tab, besides the data "
                              "directory: CSV, npz and IDX files and image folders (repeatable).")
-    args, passthrough = parser.parse_known_args(argv)
+    return parser
+
+
+def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The `panel serve` command line (and extra environment) that `invlab serve ARGS` runs."""
+    args, passthrough = serve_parser().parse_known_args(argv)
+    return panel_command(args, passthrough) + passthrough, server_environment(args, passthrough)
+
+
+def panel_command(args: argparse.Namespace, passthrough: list[str]) -> list[str]:
+    """`panel serve` on the dashboard's app with `invlab serve`'s address, port, origins and session timings."""
     app = dashboard_app()
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     cmd = [sys.executable, "-m", "panel", "serve", str(app), "--address", args.address, "--port", str(args.port),
@@ -83,6 +93,11 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--unused-session-lifetime", str(UNUSED_SESSION_LIFETIME_MS)]
     if not any(a.startswith("--check-unused-sessions") for a in passthrough):
         cmd += ["--check-unused-sessions", str(CHECK_UNUSED_SESSIONS_MS)]
+    return cmd
+
+
+def server_environment(args: argparse.Namespace, passthrough: list[str]) -> dict[str, str]:
+    """The variables the served app reads its limits, admins and data folders from (ConfigError on a bad value)."""
     # Scripts and stylesheets from the installed packages, never a CDN (classrooms and clusters are often offline),
     # even where the environment says otherwise (BOKEH_RESOURCES=cdn, say from a notebook set-up).
     env = {"BOKEH_RESOURCES": "server"}
@@ -115,7 +130,7 @@ def serve_command(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     if args.allow_data_dir:
         dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.allow_data_dir]
         env["INVLAB_DATA_DIRS"] = os.pathsep.join(dirs)
-    return cmd + passthrough, env
+    return env
 
 
 def shown(cmd: list[str]) -> str:

@@ -129,10 +129,9 @@ class SweepBar:
             self.bar.close()
 
 
-def cmd_sweep(argv: list[str]) -> int:
-    """`invlab sweep ARGV`; returns the exit status (0: every run finished)."""
-    from ..sweeps import STUDIES, run_sweep
-    from ..train import RunStore
+def sweep_parser() -> argparse.ArgumentParser:
+    """`invlab sweep`'s options."""
+    from ..sweeps import STUDIES
 
     parser = argparse.ArgumentParser(
         prog="invlab sweep", description="Run a sweep of training runs on Dask distributed and store every run. "
@@ -162,7 +161,15 @@ def cmd_sweep(argv: list[str]) -> int:
     parser.add_argument("--dashboard", action="store_true", help="Serve Dask's dashboard for the local cluster.")
     parser.add_argument("--dry-run", action="store_true", help="Validate and list the planned runs; run nothing.")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def cmd_sweep(argv: list[str]) -> int:
+    """`invlab sweep ARGV`; returns the exit status (0: every run finished)."""
+    from ..sweeps import run_sweep
+    from ..train import RunStore
+
+    args = sweep_parser().parse_args(argv)
     bar = SweepBar(quiet=args.quiet)
     try:
         store = RunStore()

@@ -60,11 +60,38 @@ def _class_folders(directory: Path, where: str) -> list[tuple[str, list[Path]]]:
 
 def read_image_folder(directory: str, options: dict, notes: list):
     """`images:DIR` -> RawData of [N, C, H, W] images in [0, 1] with the class folders' names."""
-    from PIL import Image, UnidentifiedImageError
-
-
     path = Path(os.path.expanduser(directory))
     classes = _class_folders(path, directory)
+    images, labels, skipped, too_large = _open_images(classes)
+    why = ""
+    if too_large:
+        one = len(too_large) == 1
+        why = (f"{len(too_large)} {'is' if one else 'are'} too large to decode: {', '.join(too_large[:3])}"
+               f"{', …' if len(too_large) > 3 else ''}, more than the {MAX_IMAGE_PIXELS:,} pixels an image may "
+               f"have — shrink {'it' if one else 'them'}")
+    if not images:
+        raise DataError(f"images: none of the {len(skipped)} image files in {directory} can be read; "
+                        + (f"{why}." if len(too_large) == len(skipped) else
+                           f"{why}; the others are corrupt or not images." if why else
+                           "they are corrupt or not images."))
+    if skipped:
+        notes.append(f"images: skipped {len(skipped)} unreadable file{'s' if len(skipped) > 1 else ''} in "
+                     f"{directory} ({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})"
+                     + (f"; {why}" if why else ""))
+    grey = options.get("grayscale") or all(im.mode in ("1", "L", "LA", "I", "I;16", "F") for im in images)
+    X = _stacked(images, grey, options.get("image_size") or 0, directory, notes)
+    raw = RawData(X, np.asarray(labels, dtype=np.int64), class_names=[name for name, _ in classes],
+                  task="classification", kind="image")
+    raw.metadata["file"] = file_info(path)
+    raw.metadata["file"]["mtime"] = max(f.stat().st_mtime for _, files in classes for f in files)
+    return raw
+
+
+def _open_images(classes: list) -> tuple[list, list, list, list]:
+    """Every readable image of the class folders, decoded: (images, their class indices, the names of files
+    skipped, the too-large ones with their sizes). Sizes are read from the header before anything is decoded."""
+    from PIL import Image, UnidentifiedImageError
+
     images, labels, skipped, too_large = [], [], [], []
     with warnings.catch_warnings():
         # the size is checked against our own, lower limit below; Pillow's warning would only repeat it, raw
@@ -87,24 +114,15 @@ def read_image_folder(directory: str, options: dict, notes: list):
                     skipped.append(f.name)
                 except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
                     skipped.append(f.name)
-    why = ""
-    if too_large:
-        one = len(too_large) == 1
-        why = (f"{len(too_large)} {'is' if one else 'are'} too large to decode: {', '.join(too_large[:3])}"
-               f"{', …' if len(too_large) > 3 else ''}, more than the {MAX_IMAGE_PIXELS:,} pixels an image may "
-               f"have — shrink {'it' if one else 'them'}")
-    if not images:
-        raise DataError(f"images: none of the {len(skipped)} image files in {directory} can be read; "
-                        + (f"{why}." if len(too_large) == len(skipped) else
-                           f"{why}; the others are corrupt or not images." if why else
-                           "they are corrupt or not images."))
-    if skipped:
-        notes.append(f"images: skipped {len(skipped)} unreadable file{'s' if len(skipped) > 1 else ''} in "
-                     f"{directory} ({', '.join(skipped[:3])}{', …' if len(skipped) > 3 else ''})"
-                     + (f"; {why}" if why else ""))
-    grey = options.get("grayscale") or all(im.mode in ("1", "L", "LA", "I", "I;16", "F") for im in images)
+    return images, labels, skipped, too_large
+
+
+def _stacked(images: list, grey: bool, size: int, directory: str, notes: list) -> np.ndarray:
+    """The images as one [N, C, H, W] float array in [0, 1] (C = 1 grey, 3 colour), each resized to `size`² or,
+    with size 0, to the most common size (said in `notes` when sizes differed)."""
+    from PIL import Image
+
     mode = "L" if grey else "RGB"
-    size = options.get("image_size") or 0
     sizes = Counter(im.size for im in images)
     if size:
         target = (size, size)
@@ -120,9 +138,4 @@ def read_image_folder(directory: str, options: dict, notes: list):
             im = im.resize(target, Image.BILINEAR)
         arrays.append(np.asarray(im, dtype=np.uint8))
     X = np.stack(arrays).astype(np.float64) / 255.0  # [N, H, W] or [N, H, W, 3]
-    X = X[:, None] if grey else X.transpose(0, 3, 1, 2)  # [N, C, H, W]
-    raw = RawData(X, np.asarray(labels, dtype=np.int64), class_names=[name for name, _ in classes],
-                  task="classification", kind="image")
-    raw.metadata["file"] = file_info(path)
-    raw.metadata["file"]["mtime"] = max(f.stat().st_mtime for _, files in classes for f in files)
-    return raw
+    return X[:, None] if grey else X.transpose(0, 3, 1, 2)  # [N, C, H, W]

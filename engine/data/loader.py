@@ -275,6 +275,29 @@ def _describe(source: Source, opts: dict, X_train, X_test) -> str:
     return "; ".join(notes)
 
 
+def _source_of(name, options: dict) -> tuple:
+    """(the source `name` names, what the run's configuration records as its data set, the options left): a
+    registered name is recorded by that name, a file by its spec, an object (arrays, a DataFrame) as ''."""
+    if not isinstance(name, str):
+        from .objects import source_of
+
+        source, options = source_of(name, options)
+        return source, "", options
+    spec = spec_of(name)
+    source = resolve(spec)
+    return source, (source.name if source.name in SOURCES else spec), options
+
+
+def _rotated(X_train: np.ndarray, X_test: np.ndarray, opts: dict, metadata: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Both splits' images each turned by its own angle from U[-rotate, rotate] degrees (seeded by the data's seed);
+    the angles ([N] degrees) are written into `metadata` as angles_train and angles_test."""
+    generator = variants.rng(opts["seed"], "rotate")
+    for part, X in (("train", X_train), ("test", X_test)):
+        metadata[f"angles_{part}"] = variants.draw_angles(len(X), opts["rotate"], generator)  # [N] degrees
+    return (variants.rotate_images(X_train, metadata["angles_train"]),
+            variants.rotate_images(X_test, metadata["angles_test"]))
+
+
 def load(name, **options) -> Dataset:
     """Load a dataset with variant and source options; see `DataConfig` for the shared options.
 
@@ -284,15 +307,7 @@ def load(name, **options) -> Dataset:
     Raises `DataError` for an unknown name, an unknown option, a value out of range, an option that does
     not apply to this dataset, or missing / corrupt data.
     """
-    if isinstance(name, str):
-        spec = spec_of(name)
-        source = resolve(spec)
-        spec = source.name if source.name in SOURCES else spec
-    else:
-        from .objects import source_of
-
-        source, options = source_of(name, options)
-        spec = ""
+    source, spec, options = _source_of(name, options)
     opts, own = _check_options(source, options)
     if source.task != "auto":
         _check_applicable(source, opts)
@@ -312,11 +327,7 @@ def load(name, **options) -> Dataset:
 
     metadata = dict(raw.metadata)
     if opts["rotate"] > 0:
-        generator = variants.rng(opts["seed"], "rotate")
-        for part, X in (("train", X_train), ("test", X_test)):
-            metadata[f"angles_{part}"] = variants.draw_angles(len(X), opts["rotate"], generator)  # [N] degrees
-        X_train = variants.rotate_images(X_train, metadata["angles_train"])
-        X_test = variants.rotate_images(X_test, metadata["angles_test"])
+        X_train, X_test = _rotated(X_train, X_test, opts, metadata)
     x_mean = x_std = None
     if kind == "tabular":
         X_train, X_test, x_mean, x_std = variants.standardise(X_train, X_test, in_place=copied)

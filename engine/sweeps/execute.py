@@ -200,125 +200,172 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
     require_dask()  # before anything is stored
     check_scheduler(scheduler)  # likewise: an address that does not answer as Dask stores no sweep
     from ..train import RunStore
-    from ..train.store import HEARTBEAT_SECONDS
 
     store = store if store is not None else RunStore()
+    sweep = SweepRunner(store, spec, sweep_id, progress=progress, stop=stop, threads=threads,
+                        rerun_failed=rerun_failed)
+    return sweep.run(scheduler, n_workers, dashboard_address)
+
+
+def _stored_spec(store, spec: SweepSpec | None, sweep_id: int | None) -> SweepSpec:
+    """The specification a sweep runs: `spec`, or sweep `sweep_id`'s stored one (which `spec`, if given, must be)."""
     if sweep_id is not None:
-        record = store.get_sweep(sweep_id)
-        stored_spec = SweepSpec.from_json(record.spec)
-        if spec is not None and spec.to_json() != stored_spec.to_json():
+        stored = SweepSpec.from_json(store.get_sweep(sweep_id).spec)
+        if spec is not None and spec.to_json() != stored.to_json():
             raise ConfigError(f"sweep {sweep_id} was started from another specification; resume it without one "
                               "(its stored specification is used)")
-        spec = stored_spec
+        return stored
     if spec is None:
         raise ConfigError("run_sweep needs a SweepSpec, or the id of a stored sweep to resume")
-    planned = spec.runs()  # validates every run before anything runs
-    if sweep_id is None:
-        sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
-    previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
-    finished = {k for k, r in previous.items() if r.status == "finished" or (r.status == "failed" and not rerun_failed)}
-    # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every point
-    seeds = {seed: i for i, seed in enumerate(spec.seeds)}
-    todo = sorted((run for run in planned if run.key not in finished), key=lambda run: seeds.get(run.seed, 0))
-    state = SweepProgress(sweep_id, len(planned), done=len(finished))
-    elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
-    state.best_elbo = max(elbos) if elbos else None
-    lease = store.claim_sweep(sweep_id)  # one transaction: a second resume of this sweep is refused here
-    store.update_sweep(sweep_id, total=len(planned))
-    if progress is not None:
-        state.event = {"kind": "planned", "runs": len(todo)}
-        progress(state)
-    if not todo:
-        store.update_sweep(sweep_id, status="finished")
-        if progress is not None:
-            progress(state)
-        return sweep_id
+    return spec
 
-    status = "interrupted"
-    client = cluster = None
-    events: queue.Queue = queue.Queue()
-    topic = f"invlab-sweep-{sweep_id}"
-    try:
-        client, cluster = connect_client(scheduler, n_workers, dashboard_address)
-        state.dashboard_link = getattr(client, "dashboard_link", None) if dashboard_address or scheduler else None
-        client.subscribe_topic(topic, lambda event: events.put(event[1]))
-        by_key = {}
-        for run in todo:
-            future = client.submit(train_run, run.config.to_json(), run.key, topic, threads=threads,
-                                   key=dask_key(sweep_id, run.key), pure=False, retries=2)
-            by_key[future.key] = (future, run)
-        pending = dict(by_key)
-        running: set[str] = set()
-        started, completed = time.perf_counter(), 0
 
-        def tell(event):
-            state.running, state.running_keys = len(running), sorted(running)
-            if completed:
-                rate = completed / (time.perf_counter() - started)
-                state.eta_s = len(pending) / rate if rate > 0 else None
-            state.event = event
-            if progress is not None:
-                progress(state)
+class SweepRunner:
+    """One sweep being run by `run_sweep`: what is left to train (planned runs the store lacks), the Dask futures
+    in flight, and the `SweepProgress` told to `progress` after each event. The client alone writes the store: a
+    finished task's result is stored (once per run key) as it is collected, and the sweep's lease renewed every
+    `HEARTBEAT_SECONDS` so a second client cannot resume the same sweep beside it."""
 
-        tell({"kind": "submitted", "runs": len(todo)})
-        beat = time.monotonic()
-        while pending:
-            if stop is not None and stop.is_set():
-                break
-            if time.monotonic() - beat >= HEARTBEAT_SECONDS:  # this process still runs the sweep
-                store.claim_sweep(sweep_id, lease)
-                beat = time.monotonic()
-            for dkey, (future, run) in list(pending.items()):
-                if not future.done():
-                    continue
-                del pending[dkey]
-                running.discard(run.key)
-                completed += 1
-                if future.status == "finished":
-                    result = future.result()
-                else:  # the task raised (after its retries) or its workers kept dying (KilledWorker)
-                    error = future.exception() if future.status == "error" else f"task {future.status}"
-                    result = {"status": "failed", "message": f"{type(error).__name__}: {error}", "step": 0}
-                future.release()
-                run_id, _ = store_result(store, sweep_id, run, result)
-                if result["status"] == "finished":
-                    state.done += 1
-                    elbo = (result.get("figures") or {}).get("full_elbo")
-                    if elbo is not None and (state.best_elbo is None or elbo > state.best_elbo):
-                        state.best_elbo = elbo
-                else:
-                    state.failed += 1
-                tell({"kind": "done" if result["status"] == "finished" else "failed", "key": run.key,
-                      "run_id": run_id, "message": result.get("message")})
-            # events after completions: a worker reports its next run's start only after the last one's result
+    def __init__(self, store, spec: SweepSpec | None, sweep_id: int | None = None, *, progress=None,
+                 stop: threading.Event | None = None, threads: int = 1, rerun_failed: bool = True):
+        self.store, self.progress, self.stop, self.threads = store, progress, stop, threads
+        self.spec = _stored_spec(store, spec, sweep_id)
+        planned = self.spec.runs()  # validates every run before anything runs
+        if sweep_id is None:
+            sweep_id = store.create_sweep(self.spec.name, self.spec.to_json(), len(planned))
+        self.sweep_id = sweep_id
+        previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
+        finished = {k for k, r in previous.items()
+                    if r.status == "finished" or (r.status == "failed" and not rerun_failed)}
+        # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every
+        # point
+        seeds = {seed: i for i, seed in enumerate(self.spec.seeds)}
+        self.todo = sorted((run for run in planned if run.key not in finished), key=lambda r: seeds.get(r.seed, 0))
+        self.state = SweepProgress(sweep_id, len(planned), done=len(finished))
+        elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
+        self.state.best_elbo = max(elbos) if elbos else None
+        self.lease = store.claim_sweep(sweep_id)  # one transaction: a second resume of this sweep is refused here
+        store.update_sweep(sweep_id, total=len(planned))
+        self.pending: dict = {}
+        self.running: set[str] = set()
+        self.completed, self.started = 0, time.perf_counter()
+        self.events: queue.Queue = queue.Queue()
+
+    def tell(self, event: dict | None) -> None:
+        """Update the progress's counts and estimate, set its `event`, and call `progress` with it."""
+        state = self.state
+        state.running, state.running_keys = len(self.running), sorted(self.running)
+        if self.completed:
+            rate = self.completed / (time.perf_counter() - self.started)
+            state.eta_s = len(self.pending) / rate if rate > 0 else None
+        state.event = event
+        if self.progress is not None:
+            self.progress(state)
+
+    def run(self, scheduler: str | None = None, n_workers: int | None = None,
+            dashboard_address: str | None = None) -> int:
+        """Train what is left on the cluster (`connect_client`), storing each run as it finishes; the sweep ends
+        "finished", "incomplete" (some runs failed) or "interrupted" (stopped, or this client failed). Its id."""
+        self.tell({"kind": "planned", "runs": len(self.todo)})
+        if not self.todo:
+            self.store.update_sweep(self.sweep_id, status="finished")
+            self.tell(self.state.event)
+            return self.sweep_id
+        status, client, cluster = "interrupted", None, None
+        topic = f"invlab-sweep-{self.sweep_id}"
+        try:
+            client, cluster = connect_client(scheduler, n_workers, dashboard_address)
+            self.state.dashboard_link = (getattr(client, "dashboard_link", None) if dashboard_address or scheduler
+                                         else None)
+            client.subscribe_topic(topic, lambda event: self.events.put(event[1]))
+            self.submit(client, topic)
+            self.follow()
+            if not self.pending:
+                status = "finished" if self.state.failed == 0 else "incomplete"
+        finally:
             try:
-                event = events.get(timeout=POLL_SECONDS)
+                self.store.update_sweep(self.sweep_id, status=status)
+            finally:
+                _close(client, cluster, topic)
+        return self.sweep_id
+
+    def submit(self, client, topic: str) -> None:
+        """One task per run left, under its deterministic key, retried twice on another worker."""
+        for run in self.todo:
+            future = client.submit(train_run, run.config.to_json(), run.key, topic, threads=self.threads,
+                                   key=dask_key(self.sweep_id, run.key), pure=False, retries=2)
+            self.pending[future.key] = (future, run)
+        self.started = time.perf_counter()
+        self.tell({"kind": "submitted", "runs": len(self.todo)})
+
+    def follow(self) -> None:
+        """Until every task is done or `stop` is set: store finished tasks, then pass on the workers' events."""
+        from ..train.store import HEARTBEAT_SECONDS
+
+        beat = time.monotonic()
+        while self.pending:
+            if self.stop is not None and self.stop.is_set():
+                return
+            if time.monotonic() - beat >= HEARTBEAT_SECONDS:  # this process still runs the sweep
+                self.store.claim_sweep(self.sweep_id, self.lease)
+                beat = time.monotonic()
+            self.collect()
+            # events after completions: a worker reports its next run's start only after the last one's result
+            self.pass_events()
+
+    def collect(self) -> None:
+        """Store the result of every task that has finished (a failed or lost one as a failed run)."""
+        for dkey, (future, run) in list(self.pending.items()):
+            if not future.done():
+                continue
+            del self.pending[dkey]
+            self.running.discard(run.key)
+            self.completed += 1
+            if future.status == "finished":
+                result = future.result()
+            else:  # the task raised (after its retries) or its workers kept dying (KilledWorker)
+                error = future.exception() if future.status == "error" else f"task {future.status}"
+                result = {"status": "failed", "message": f"{type(error).__name__}: {error}", "step": 0}
+            future.release()
+            run_id, _ = store_result(self.store, self.sweep_id, run, result)
+            state = self.state
+            if result["status"] == "finished":
+                state.done += 1
+                elbo = (result.get("figures") or {}).get("full_elbo")
+                if elbo is not None and (state.best_elbo is None or elbo > state.best_elbo):
+                    state.best_elbo = elbo
+            else:
+                state.failed += 1
+            self.tell({"kind": "done" if result["status"] == "finished" else "failed", "key": run.key,
+                       "run_id": run_id, "message": result.get("message")})
+
+    def pass_events(self) -> None:
+        """The workers' events for runs still pending (waiting up to `POLL_SECONDS` for the first)."""
+        try:
+            event = self.events.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            return
+        while event is not None:
+            if isinstance(event, dict) and event.get("key") in waiting_keys(self.pending):
+                if event.get("kind") == "start":
+                    self.running.add(event["key"])
+                self.tell(event)
+            try:
+                event = self.events.get_nowait()
             except queue.Empty:
                 event = None
-            while event is not None:
-                if isinstance(event, dict) and event.get("key") in waiting_keys(pending):
-                    if event.get("kind") == "start":
-                        running.add(event["key"])
-                    tell(event)
-                try:
-                    event = events.get_nowait()
-                except queue.Empty:
-                    event = None
-        if not pending:
-            status = "finished" if state.failed == 0 else "incomplete"
-    finally:
+
+
+def _close(client, cluster, topic: str) -> None:
+    """Unsubscribe and close the sweep's client, and close the cluster it started (if any)."""
+    if client is not None:
         try:
-            store.update_sweep(sweep_id, status=status)
-        finally:
-            if client is not None:
-                try:
-                    client.unsubscribe_topic(topic)
-                except Exception:  # noqa: BLE001 — a lost connection has nothing to unsubscribe
-                    pass
-                client.close()
-            if cluster is not None:
-                cluster.close()
-    return sweep_id
+            client.unsubscribe_topic(topic)
+        except Exception:  # noqa: BLE001 — a lost connection has nothing to unsubscribe
+            pass
+        client.close()
+    if cluster is not None:
+        cluster.close()
 
 
 def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
@@ -327,5 +374,5 @@ def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
     return [train_run(run.config.to_json(), run.key, None, threads=threads) for run in spec.runs()]
 
 
-__all__ = ["run_sweep", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client", "dask_key",
-           "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]
+__all__ = ["run_sweep", "SweepRunner", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client",
+           "dask_key", "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]

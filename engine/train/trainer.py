@@ -78,15 +78,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self.dataset, config = data_for_run(config, dataset, run_id)
         self.config = config
         ds = self.dataset
-        if ds.task not in self.spec.tasks:
-            raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
-                              f"it supports {', '.join(self.spec.tasks)}")
-        if self.spec.image_only and not ds.is_image:
-            raise ConfigError(f"model {self.spec.name!r} needs image data; {ds.name} is tabular")
-        self.X = torch.as_tensor(ds.X_train, dtype=self.dtype, device=self.device)
-        self.y = self._labels(ds.y_train)
-        self.X_test = torch.as_tensor(ds.X_test, dtype=self.dtype, device=self.device)
-        self.y_test = self._labels(ds.y_test)
+        self._place_data(ds)
         self.generator = torch.Generator().manual_seed(self.tc.seed)
         torch.manual_seed(self.tc.seed)  # Monte-Carlo likelihoods and samplers draw from the global stream
         # build on CPU in float64 (initialisation is cheap and exact there), then move
@@ -131,6 +123,19 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
             self.run_id = store.create_run(config.to_json(), config.model, ds.name)
 
     # -- set-up helpers ------------------------------------------------------------------------------------------
+    def _place_data(self, ds) -> None:
+        """Refuse data the model family cannot train on (ConfigError); put the splits on the run's device and dtype:
+        X [N, D] or [N, C, H, W], y [N] (class indices, or standardised targets)."""
+        if ds.task not in self.spec.tasks:
+            raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
+                              f"it supports {', '.join(self.spec.tasks)}")
+        if self.spec.image_only and not ds.is_image:
+            raise ConfigError(f"model {self.spec.name!r} needs image data; {ds.name} is tabular")
+        self.X = torch.as_tensor(ds.X_train, dtype=self.dtype, device=self.device)
+        self.y = self._labels(ds.y_train)
+        self.X_test = torch.as_tensor(ds.X_test, dtype=self.dtype, device=self.device)
+        self.y_test = self._labels(ds.y_test)
+
     @staticmethod
     def _now() -> float:
         """The clock checkpoint timing reads (a test may replace `_clock`)."""
