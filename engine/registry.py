@@ -1,5 +1,5 @@
-"""Registries of named parts (kernels, augmentations / orbits): one `Registry` per kind, filled through its
-`register` decorator by the built-ins and by a user's code or plugin alike.
+"""Registries of named parts (kernels, augmentations / orbits, likelihoods, ...): one `Registry` per kind, filled
+through its `register` decorator by the built-ins and by a user's code or plugin alike.
 
 A registry also keeps the config selectors that choose among its parts in step: `attach(ConfigClass, "kernel")`
 makes the selector's choices the registered names (now and for every later registration, in the class and its
@@ -15,6 +15,8 @@ that fails half-way leaves nothing registered.
 from __future__ import annotations
 
 import inspect
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -46,6 +48,7 @@ class Part:
     origin: str = ""
     builtin: bool = False
     inputs: tuple[str, ...] = ("image", "vector")  # the kinds of input it applies to (augmentations)
+    info: dict = field(default_factory=dict)  # what a kind records of its parts (a likelihood's tasks, ...)
 
     @property
     def where(self) -> str:
@@ -92,24 +95,32 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-class Registry:
-    """Named parts of one kind (`kind`: 'kernel', 'augmentation'). `contract` names the constructor arguments every
-    part takes (the rest are its own options); `extra` are selector choices that are not parts (e.g. 'auto')."""
+WORD = r"[A-Za-z_][A-Za-z0-9_]*"  # a part's name: a word of letters, digits and underscores
+SLUG = r"[a-z0-9][a-z0-9_-]*"  # or, for data sets, lower case with hyphens ("two-moons")
 
-    def __init__(self, kind: str, contract: tuple[str, ...], extra: tuple[str, ...] = ()):
-        self.kind, self.contract, self.extra = kind, contract, extra
+
+class Registry:
+    """Named parts of one kind (`kind`: 'kernel', 'augmentation', 'likelihood', 'data set', ...). `contract` names
+    the constructor arguments every part takes (the rest are its own options); `extra` are selector choices that are
+    not parts (e.g. 'auto'); `pattern` is what a name must look like (`WORD` by default, or `SLUG`)."""
+
+    def __init__(self, kind: str, contract: tuple[str, ...], extra: tuple[str, ...] = (), pattern: str = WORD):
+        self.kind, self.contract, self.extra, self.pattern = kind, contract, extra, pattern
         self.parts: dict[str, Part] = {}
         self._owners: list[tuple[type[param.Parameterized], str]] = []
         _REGISTRIES.append(self)
 
     # -- registering --------------------------------------------------------------------------------------------
     def register(self, name: str, *, options: dict[str, str] | None = None, builtin: bool = False,
-                 inputs: tuple[str, ...] | None = None):
+                 inputs: tuple[str, ...] | None = None, info: dict | None = None):
         """A decorator that registers a class or factory under `name`. Its own constructor arguments (beyond the
         contract's) become config options; `options` maps arguments to settings the config already has instead
-        (`{"rotation": "init_rotation"}`). A name already registered by another part is refused, naming both."""
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ConfigError(f"a {self.kind} name must be a word of letters, digits and underscores, got {name!r}")
+        (`{"rotation": "init_rotation"}`); `info` is what this kind of part records besides (kept as `Part.info`).
+        A name already registered by another part is refused, naming both."""
+        if not isinstance(name, str) or not re.fullmatch(self.pattern, name):
+            what = ("a word of letters, digits and underscores" if self.pattern == WORD else
+                    "lower-case letters, digits, hyphens and underscores")
+            raise ConfigError(f"a {self.kind} name must be {what}, got {name!r}")
 
         def decorate(factory):
             old = self.parts.get(name)
@@ -125,7 +136,7 @@ class Registry:
             applies = inputs or (("image",) if getattr(factory, "image_only", False) else ("image", "vector"))
             origin = "built-in" if builtin else (_current_origin[-1] if _current_origin else factory.__module__)
             part = Part(name, factory, given, {a: option_parameter(a, d, name) for a, d in own.items()},
-                        origin, builtin, tuple(applies))
+                        origin, builtin, tuple(applies), dict(info or {}))
             self.parts[name] = part
             for owner, selector in self._owners:
                 self._add_to(owner, selector, part)
@@ -182,6 +193,23 @@ class Registry:
         return part.factory(*args, **own)
 
 
+class PartsView(Mapping):
+    """A read-only mapping name → what each part of `registry` records under `info[key]` (a data set's `Source`, a
+    reader's `Reader`), for code that looks parts up as a dict; it follows registrations and their roll-back."""
+
+    def __init__(self, registry: Registry, key: str):
+        self._registry, self._key = registry, key
+
+    def __getitem__(self, name: str):
+        return self._registry.parts[name].info[self._key]
+
+    def __iter__(self):
+        return iter(self._registry.parts)
+
+    def __len__(self) -> int:
+        return len(self._registry.parts)
+
+
 # -- undoing registrations -------------------------------------------------------------------------------------------
 class Snapshot:
     """Every registry's and registration table's contents at one moment (see `snapshot`); `restore()` puts them back
@@ -236,4 +264,4 @@ def _copy(p: param.Parameter) -> param.Parameter:
     return type(p)(**kwargs)
 
 
-__all__ = ["Part", "Registry", "Snapshot", "option_parameter", "snapshot", "table"]
+__all__ = ["Part", "Registry", "Snapshot", "option_parameter", "snapshot", "table", "PartsView", "WORD", "SLUG"]

@@ -1,7 +1,7 @@
 """Your own parts everywhere: the README's plugin package (a rational-quadratic kernel `rq` with its own `alpha`,
-and the orbit `negate`), installed with pip into a temporary folder on PYTHONPATH, trains from `invlab train`, in a
-two-value sweep on Dask workers, is listed by `invlab plugins`, and passes the kernel contract (a broken or
-clashing plugin: tests/bad_inputs/)."""
+the orbit `negate` and a Student-t likelihood with its own `dof`), installed with pip into a temporary folder on
+PYTHONPATH, trains from `invlab train`, in a two-value sweep on Dask workers, is listed by `invlab plugins`, and
+passes the kernel contract (a broken or clashing plugin: tests/bad_inputs/)."""
 from __future__ import annotations
 
 import json
@@ -37,6 +37,9 @@ def test_invlab_plugins_lists_each_part_and_where_it_came_from(env):
     assert "plugin my_parts (my-parts)" in rq and "my_parts.RationalQuadratic" in rq and "alpha (--alpha)" in rq
     negate = next(line for line in lines if line.split()[:2] == ["augmentation", "negate"])
     assert "plugin my_parts (my-parts)" in negate
+    student = next(line for line in lines if line.split()[:2] == ["likelihood", "student_t"])
+    assert "plugin my_parts (my-parts)" in student and "my_parts.StudentT" in student and "dof (--dof)" in student
+    assert "built-in" in next(line for line in lines if line.split()[:2] == ["likelihood", "gaussian"])
     rbf = next(line for line in lines if line.split()[:2] == ["kernel", "rbf"])
     assert "built-in" in rbf
     assert "plugin my_parts: module my_parts from package my-parts, loaded" in out.stdout
@@ -60,6 +63,15 @@ def test_the_plugins_kernel_and_orbit_train_from_the_command_line(env):
     assert out.stdout.strip().splitlines()[-1].startswith("run 1 | invariant on two-moons | step 15 | ELBO")
     model = stored_configs(env)[0]["model_config"]
     assert model["kernel"] == "rq" and model["alpha"] == 2.0 and model["augmentation"] == "negate"
+
+
+def test_the_plugins_likelihood_trains_from_the_command_line(env):
+    out = invlab("train", "--model", "svgp", "--dataset", "diabetes", "--likelihood", "student_t", "--dof", "3",
+                 "--num-inducing", "10", "--steps", "15", "--eval-every", "0", "--quiet", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1].startswith("run 1 | svgp on diabetes | step 15 | ELBO")
+    model = stored_configs(env)[0]["model_config"]
+    assert model["likelihood"] == "student_t" and model["dof"] == 3.0
 
 
 def test_a_two_value_sweep_over_the_plugins_own_option(env):

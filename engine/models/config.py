@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import param
 
-from .. import kernels
-from ..likelihoods import LIKELIHOODS
+from .. import kernels, likelihoods
 
 
 class KernelParams(param.Parameterized):
@@ -47,9 +46,14 @@ class InducingParams(param.Parameterized):
 class LikelihoodParams(param.Parameterized):
     """The likelihood (resolved by `invlab.likelihoods.resolve_likelihood`) and the Gaussian's initial noise."""
 
-    likelihood = param.Selector(default="auto", objects=list(LIKELIHOODS),
-                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more.")
+    likelihood = param.Selector(default="auto", objects=["auto"],
+                                doc="auto: Gaussian for regression, Bernoulli for 2 classes, robust-max for more "
+                                    "(any registered likelihood).")
     noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
+
+
+# registered likelihoods' names and own options follow the registry, for every family that takes a likelihood
+likelihoods.REGISTRY.attach(LikelihoodParams, "likelihood")
 
 
 class RobustMaxLikelihoodParams(LikelihoodParams):

@@ -38,7 +38,7 @@ from ..inducing import (
 from ..kernels import build_kernel, median_distance
 from ..kernels.combinators import Sum
 from ..kernels.convolutional import Convolutional, MultiChannelConvolutional, WeightedConvolutional, build_patch_kernel
-from ..likelihoods import Likelihood, build_likelihood
+from ..likelihoods import Likelihood, likelihood_for
 from .base import DataInfo
 from .config import RobustMaxLikelihoodParams, WhitenParams
 from .registry import ELBO_TERMS, ModelSpec
@@ -303,8 +303,7 @@ def _conv_kernel_and_inducing(config, X, image_shape, generator, *, weighted: bo
 
 
 def _model(config, kernel, inducing, X, info: DataInfo) -> ConvolutionalGP:
-    likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,
-                                  epsilon=config.epsilon)
+    likelihood = likelihood_for(config, info)
     model = ConvolutionalGP(kernel, inducing, likelihood, X.shape[0],
                             num_latent=likelihood.num_latent(info.num_classes),
                             whiten=config.whiten, q_covariance=config.q_covariance, task=info.task,

@@ -38,7 +38,7 @@ from ..transforms.base import SymmetricRange, UniformRange
 from ..transforms.compose import compose
 from .base import DataInfo, Terms, Tunable, tunable
 from .conditionals import orbit_moments
-from .config import InducingParams, KernelParams, LikelihoodParams, VariationalParams, kernel_options
+from .config import InducingParams, KernelParams, VariationalParams, kernel_options
 from .registry import ELBO_TERMS, ModelSpec
 from .svgp import SVGP
 
@@ -252,12 +252,14 @@ transforms.REGISTRY.attach(AugmentationParams, "augmentation")  # registered par
 transforms.REGISTRY.attach(AugmentationParams, "then_augmentation")
 
 
-class InvariantLikelihoodParams(LikelihoodParams):
-    """Gaussian, or for 2 classes the Pólya-Gamma bound with its recognition network (sec. 4.5)."""
+class InvariantLikelihoodParams(param.Parameterized):
+    """Gaussian, or for 2 classes the Pólya-Gamma bound with its recognition network (sec. 4.5). Its own choices,
+    not the likelihood registry's: the invariant family's bound is built for these two."""
 
     likelihood = param.Selector(default="auto", objects=["auto", "gaussian", "polya_gamma"],
                                 doc="auto: Gaussian for regression and for more than 2 classes (on one-hot targets), "
                                     "the Pólya-Gamma logistic bound for 2 classes.")
+    noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
     recognition_hidden = param.Integer(default=32, bounds=(1, 4096),
                                        doc="Hidden units of the Pólya-Gamma recognition network (x, y) → c.")
 

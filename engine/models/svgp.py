@@ -24,7 +24,7 @@ from ..diagnostics import field_over_plane, hyperparameter_values
 from ..errors import ConfigError
 from ..inducing import InducingPoints, InducingVariables, block_sizes, initial_locations
 from ..kernels import Kernel, build_kernel, median_distance
-from ..likelihoods import Likelihood, build_likelihood
+from ..likelihoods import Likelihood, likelihood_for
 from ..linalg import BlockFactors, block_cholesky, whitened_solve
 from .base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
 from .conditionals import marginals, whitened_projections
@@ -248,8 +248,7 @@ def build_svgp(config: SVGPConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
                           **kernel_options(config))
     M = min(config.num_inducing, X.shape[0])
     inducing = InducingPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
-    likelihood = build_likelihood(config.likelihood, info.task, info.num_classes, noise_variance=config.noise_variance,
-                                  epsilon=config.epsilon)
+    likelihood = likelihood_for(config, info)
     model = SVGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(info.num_classes),
                  whiten=config.whiten, mean_field=config.mean_field, task=info.task, num_classes=info.num_classes)
     model.data_info = info

@@ -1,6 +1,7 @@
 """Plugin packages for tests, installed with pip into a temporary folder (never into the virtualenv) that a test
-puts on PYTHONPATH: the README's "Your own models" package (its kernel and orbit snippets as `my_parts.py`, its
-`pyproject.toml` snippet as is), and small packages whose module does something else (raises on import, ...)."""
+puts on PYTHONPATH: the README's "Your own models" package (its kernel, orbit and likelihood snippets as
+`my_parts.py`, its `pyproject.toml` snippet as is), and small packages whose module does something else (raises on
+import, ...)."""
 from __future__ import annotations
 
 import os
@@ -47,10 +48,11 @@ def package(where: Path, dist: str, module: str, source: str) -> Path:
 
 
 def readme_package(where: Path) -> Path:
-    """The README's plugin package: `my_parts.py` = its kernel and orbit snippets, and its `pyproject.toml`."""
+    """The README's plugin package: `my_parts.py` = its kernel, orbit and likelihood snippets, and its
+    `pyproject.toml`."""
     where.mkdir(parents=True, exist_ok=True)
-    kernel, orbit = readme_blocks("python")[:2]
-    (where / "my_parts.py").write_text(kernel + "\n\n" + orbit)
+    kernel, orbit, likelihood = readme_blocks("python")[:3]
+    (where / "my_parts.py").write_text(kernel + "\n\n" + orbit + "\n\n" + likelihood)
     (where / "pyproject.toml").write_text(readme_blocks("toml")[0])
     return where
 

@@ -11,8 +11,8 @@ import torch
 from ... import settings
 from ...errors import ConfigError
 from ...inducing import InducingPoints, initial_locations
-from ...kernels.gram import GRAM_KERNELS, GramKernel, InputAffine, NNGPKernel, build_gram_kernel, linear_gram
-from ...likelihoods import Likelihood, build_likelihood, resolve_likelihood
+from ...kernels.gram import GRAM_REGISTRY, GramKernel, InputAffine, NNGPKernel, build_gram_kernel, linear_gram
+from ...likelihoods import Likelihood, likelihood_for, preference
 from ..base import DataInfo
 from ..config import InducingParams, LikelihoodParams, VariationalParams
 from ..registry import ELBO_TERMS, ModelSpec
@@ -26,14 +26,18 @@ from .prior import PriorExplorer
 class GramKernelParams(param.Parameterized):
     """The kernel stack on Gram matrices and the learned input scaling."""
 
-    kernel = param.Selector(default="relu", objects=list(GRAM_KERNELS),
-                            doc="Kernel on Gram matrices: relu (arc-cosine, the NNGP of a ReLU layer) or sqexp.")
+    kernel = param.Selector(default="relu", objects=[],
+                            doc="Kernel on Gram matrices: relu (arc-cosine, the NNGP of a ReLU layer), sqexp, or any "
+                                "registered one.")
     num_layers = param.Integer(default=2, bounds=(1, 8),
                                doc="L, Gram layers including the input layer (L = 2: two hidden layers and an output "
                                    "layer, three fully-connected layers).")
     lengthscale = param.Number(default=1.0, bounds=(1e-3, 1e3), doc="Initial lengthscale of the sqexp kernel.")
     kernel_variance = param.Number(default=1.0, bounds=(1e-4, 1e4), doc="Initial scale σ² of each layer's kernel.")
     input_scale_bias = param.Boolean(default=True, doc="Learn a scale and a bias per input feature.")
+
+
+GRAM_REGISTRY.attach(GramKernelParams, "kernel")  # registered Gram kernels' names and own options follow the registry
 
 
 class GramKernelConfig(LikelihoodParams, InducingParams, GramKernelParams):
@@ -82,12 +86,12 @@ class DKPSVGPConfig(VariationalParams, GramKernelConfig):
 
 # -- construction ------------------------------------------------------------------------------------------------------
 def _likelihood(config: GramKernelConfig, info: DataInfo) -> Likelihood:
-    name = resolve_likelihood(config.likelihood, info.task, info.num_classes, allowed=LIKELIHOOD_PREFERENCE)
-    return build_likelihood(name, info.task, info.num_classes, noise_variance=config.noise_variance)
+    return likelihood_for(config, info, allowed=preference(LIKELIHOOD_PREFERENCE))
 
 
 def _kernels(config: GramKernelConfig) -> list[GramKernel]:
-    return [build_gram_kernel(config.kernel, lengthscale=config.lengthscale, variance=config.kernel_variance)
+    return [build_gram_kernel(config.kernel, lengthscale=config.lengthscale, variance=config.kernel_variance,
+                              **GRAM_REGISTRY.options_of(config.kernel, config))
             for _ in range(config.num_layers)]
 
 
