@@ -1,5 +1,5 @@
-"""`invlab plugins`: every registered kernel, augmentation / orbit and model family, and where each came from
-(built in, a plugin package, or a module), then the plugins found and any that were skipped."""
+"""`invlab plugins`: every registered kernel, augmentation / orbit, likelihood and model family, and where each came
+from (built in, a plugin package, or a module), then the plugins found and any that were skipped."""
 from __future__ import annotations
 
 import argparse
@@ -7,19 +7,22 @@ import json
 
 
 def registered_parts() -> list[dict]:
-    """One row per registered part: kind, name, where it came from, the class or function behind it, own options."""
-    from .. import kernels, models, transforms
+    """One row per registered part: kind, name, where it came from, the class or function behind it, own options.
+    Every kind comes from one `invlab.registry.Registry`: kernels, augmentations / orbits, likelihoods, Gram
+    kernels, model families, named data sets and readers of your own files."""
+    from .. import kernels, likelihoods, transforms
+    from ..data.raw import DATASETS, READER_REGISTRY
+    from ..kernels.gram import GRAM_REGISTRY
+    from ..models.registry import MODEL_REGISTRY
 
     rows = []
-    for kind, reg in (("kernel", kernels.REGISTRY), ("augmentation", transforms.REGISTRY)):
-        for part in reg.parts.values():
+    for kind, reg in (("kernel", kernels.REGISTRY), ("augmentation", transforms.REGISTRY),
+                      ("likelihood", likelihoods.REGISTRY), ("gram kernel", GRAM_REGISTRY),
+                      ("model", MODEL_REGISTRY), ("data set", DATASETS), ("reader", READER_REGISTRY)):
+        for part in sorted(reg.parts.values(), key=lambda p: p.name) if kind == "model" else reg.parts.values():
             rows.append({"kind": kind, "name": part.name, "origin": part.origin, "defined_in": part.where,
-                         "options": dict(part.options)})
-    for name in models.model_names():
-        spec = models.get_model(name)
-        module = spec.build.__module__
-        rows.append({"kind": "model", "name": name, "origin": "built-in" if module.startswith("invlab.") else module,
-                     "defined_in": f"{module}.{spec.build.__qualname__}", "options": {}})
+                         "options": dict(part.options) if kind in ("kernel", "augmentation", "likelihood",
+                                                                   "gram kernel") else {}})
     return rows
 
 
@@ -28,9 +31,9 @@ def cmd_plugins(argv: list[str]) -> int:
     from ..plugins import GROUP, load_plugins
 
     parser = argparse.ArgumentParser(prog="invlab plugins",
-                                     description="List registered kernels, augmentations / orbits and model "
-                                                 f"families and where each came from (plugins: entry points in "
-                                                 f"the group {GROUP}).")
+                                     description="List registered kernels, augmentations / orbits, likelihoods "
+                                                 "and model families and where each came from (plugins: entry "
+                                                 f"points in the group {GROUP}).")
     parser.add_argument("--json", action="store_true", help="One JSON object per line.")
     args = parser.parse_args(argv)
     plugins = load_plugins()

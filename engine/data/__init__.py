@@ -19,7 +19,8 @@ from .handed import hand_over, handed_names
 from .identity import identity
 from .idx import read_idx, write_idx
 from .loader import DataConfig, fetch, list_datasets, load
-from .sources import READERS, register_reader
+from .raw import RawData
+from .sources import READERS, register_dataset, register_reader
 
-__all__ = ["DataConfig", "Dataset", "READERS", "fetch", "hand_over", "handed_names", "identity", "list_datasets",
-           "load", "loadable", "read_idx", "register_reader", "write_idx"]
+__all__ = ["DataConfig", "Dataset", "READERS", "RawData", "fetch", "hand_over", "handed_names", "identity",
+           "list_datasets", "load", "loadable", "read_idx", "register_dataset", "register_reader", "write_idx"]

@@ -65,8 +65,10 @@ def _dataset_raw(ds: Dataset) -> RawData:
                    task=ds.task, kind="image" if ds.is_image else "tabular" if ds.x_mean is not None else "points")
 
 
-@register_reader(PREFIX, "data handed over from Python in this process (Explorer(data=...), hand_over)")
-def _handed(name: str) -> Source:
+@register_reader(PREFIX, "data handed over from Python in this process (Explorer(data=...), hand_over)", builtin=True)
+def _handed(path: str) -> Source:
+    """The data handed over under the name `path` (what follows 'python:')."""
+    name = path
     with _LOCK:
         data = _HANDED.get(name)
     if data is None:

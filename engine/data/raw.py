@@ -1,5 +1,6 @@
-"""The raw data a source or a reader hands to the loader (`RawData`), what a registered source is (`Source`), and the
-registry of readers of the user's own files (`READERS`, filled through `register_reader`). A leaf module: the
+"""The raw data a source or a reader hands to the loader (`RawData`), what a registered source is (`Source`), the
+registry of named data sets (`DATASETS`, filled through `register_dataset`; `SOURCES` reads it as a mapping) and that
+of readers of the user's own files (`READER_REGISTRY`, through `register_reader`; `READERS`). A leaf module: the
 readers (sources.py, files.py, tables.py, objects.py, image_folders.py) all build these, and none imports another
 to get them."""
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Callable
 import numpy as np
 import param
 
-from ..registry import table
+from ..registry import SLUG, PartsView, Registry
 
 
 @dataclass
@@ -64,14 +65,36 @@ class Reader:
     source: Callable  # source(path) -> Source
 
 
-READERS: dict[str, Reader] = table({})
+# The named data sets: each part is its `make(options, seed, test_fraction)`, its `Source` kept in `info["source"]`.
+DATASETS = Registry("data set", contract=("options", "seed", "test_fraction"), pattern=SLUG)
+SOURCES = PartsView(DATASETS, "source")  # name → Source, as a read-only mapping
+# The readers of the user's own files: each part is its `source(path) -> Source`, its `Reader` in `info["reader"]`.
+READER_REGISTRY = Registry("reader", contract=("path",), pattern=SLUG)
+READERS = PartsView(READER_REGISTRY, "reader")  # prefix → Reader
 
 
-def register_reader(prefix: str, what: str):
+def register_dataset(name: str, description: str, kind: str, task: str, *, options=None, digit_labels: bool = False,
+                     builtin: bool = False):
+    """A decorator registering `make(options, seed, test_fraction) -> RawData` as the named data set `name` (a
+    `Source`: `kind` 'image', 'tabular' or 'points', `task` 'classification' or 'regression', its own `options`
+    class); the built-ins register through it. A name already registered is refused, naming both."""
+    if kind not in ("image", "tabular", "points") or task not in ("classification", "regression"):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"data set {name!r}: kind must be image, tabular or points and task classification or "
+                          f"regression, got {kind!r} and {task!r}")
+
+    def decorate(make):
+        source = Source(name, description, kind, task, make, options, digit_labels)
+        return DATASETS.register(name, builtin=builtin, info={"source": source})(make)
+
+    return decorate
+
+
+def register_reader(prefix: str, what: str, *, builtin: bool = False):
     """Register `source(path) -> Source` as the reader of 'prefix:PATH' (and of bare paths its kind detects)."""
 
     def decorate(fn):
-        READERS[prefix] = Reader(prefix, what, fn)
-        return fn
+        return READER_REGISTRY.register(prefix, builtin=builtin, info={"reader": Reader(prefix, what, fn)})(fn)
 
     return decorate

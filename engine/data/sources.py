@@ -4,9 +4,10 @@ A source only produces raw arrays (`RawData`); the shared steps — splitting, c
 subsets, rotation, standardisation — happen once, in `loader.load`. A source with options declares them
 as a small `param.Parameterized` class, so bounds and docs live on the parameters as everywhere else.
 
-Two registries: `SOURCES`, the named datasets, and `READERS`, the prefixes that read the user's own files
-(`csv:PATH`, `npz:PATH`, `parquet:PATH`, `images:DIR`, `idx:DIR`), each one `Reader` entry. A bare path is read
-by the reader its extension or its folder's layout names.
+Two registries (invlab.data.raw): the named data sets (`register_dataset`; `SOURCES` maps a name to its `Source`),
+and the prefixes that read the user's own files (`register_reader`; `READERS`: `csv:PATH`, `npz:PATH`,
+`parquet:PATH`, `images:DIR`, `idx:DIR`), the built-ins registered through the same doors as a plugin's. A bare
+path is read by the reader its extension or its folder's layout names.
 """
 from __future__ import annotations
 
@@ -16,11 +17,10 @@ import numpy as np
 from sklearn import datasets as skdata
 
 from ..errors import DataError
-from ..registry import table
 from . import mnist, synthetic
 from .dataset import refuse_non_finite
 from .idx import load_idx_dir
-from .raw import READERS, RawData, Reader, Source, register_reader, with_notes  # noqa: F401 — the registry's door
+from .raw import READERS, SOURCES, RawData, Reader, Source, register_dataset, register_reader, with_notes  # noqa: F401
 from .source_options import PhotoPatchesOptions, RectanglesOptions, Symmetric2dOptions, TwoMoonsOptions
 from .variants import rng
 
@@ -157,29 +157,28 @@ def _tabular(loader):
     return make
 
 
-SOURCES = table({  # a table (invlab.registry): what a failed plugin adds is rolled back
-    s.name: s
-    for s in [
-        Source("digits", "8×8 handwritten digits bundled with scikit-learn", "image", "classification", _digits,
-               digit_labels=True),
-        Source("mnist", "28×28 MNIST handwritten digits (fetched once by `invlab fetch mnist`)", "image",
-               "classification", _mnist, digit_labels=True),
-        Source("rectangles", "28×28 outlines of random rectangles, tall vs wide (van der Wilk, Rasmussen & Hensman "
-               "2017)", "image", "classification", _rectangles, RectanglesOptions),
-        Source("symmetric-2d", "noisy samples of a 2-D function symmetric under swapping x1 and x2 (van der Wilk et "
-               "al. 2018 Fig. 2)", "points", "regression", _symmetric_2d, Symmetric2dOptions),
-        Source("two-moons", "scikit-learn's two moons (Zhang, Lee & Teh 2013 Fig. 1)", "points", "classification",
-               _two_moons, TwoMoonsOptions),
-        Source("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
-               "classification", _photo_patches, PhotoPatchesOptions),
-        Source("diabetes", "scikit-learn's diabetes progression (442 patients, 10 features)", "tabular",
-               "regression", _tabular(skdata.load_diabetes)),
-        Source("wine", "scikit-learn's wine cultivars (178 wines, 13 features, 3 classes)", "tabular",
-               "classification", _tabular(skdata.load_wine)),
-        Source("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
-               "classification", _tabular(skdata.load_breast_cancer)),
-    ]
-})
+# The built-in named data sets, registered through the door a plugin's use (`register_dataset`).
+for _name, _description, _kind, _task, _make, _options, _digits_labels in [
+    ("digits", "8×8 handwritten digits bundled with scikit-learn", "image", "classification", _digits, None, True),
+    ("mnist", "28×28 MNIST handwritten digits (fetched once by `invlab fetch mnist`)", "image", "classification",
+     _mnist, None, True),
+    ("rectangles", "28×28 outlines of random rectangles, tall vs wide (van der Wilk, Rasmussen & Hensman 2017)",
+     "image", "classification", _rectangles, RectanglesOptions, False),
+    ("symmetric-2d", "noisy samples of a 2-D function symmetric under swapping x1 and x2 (van der Wilk et al. 2018 "
+     "Fig. 2)", "points", "regression", _symmetric_2d, Symmetric2dOptions, False),
+    ("two-moons", "scikit-learn's two moons (Zhang, Lee & Teh 2013 Fig. 1)", "points", "classification", _two_moons,
+     TwoMoonsOptions, False),
+    ("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
+     "classification", _photo_patches, PhotoPatchesOptions, False),
+    ("diabetes", "scikit-learn's diabetes progression (442 patients, 10 features)", "tabular", "regression",
+     _tabular(skdata.load_diabetes), None, False),
+    ("wine", "scikit-learn's wine cultivars (178 wines, 13 features, 3 classes)", "tabular", "classification",
+     _tabular(skdata.load_wine), None, False),
+    ("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
+     "classification", _tabular(skdata.load_breast_cancer), None, False),
+]:
+    register_dataset(_name, _description, _kind, _task, options=_options, digit_labels=_digits_labels,
+                     builtin=True)(_make)
 
 
 def _file_source(reader, kind: str, options_class, label: str):
@@ -191,7 +190,7 @@ def _file_source(reader, kind: str, options_class, label: str):
     return source
 
 
-@register_reader("csv", "a CSV file (target: the last column, or target=)")
+@register_reader("csv", "a CSV file (target: the last column, or target=)", builtin=True)
 def _csv(path):
     from .files import read_csv
     from .tables import TableOptions
@@ -199,14 +198,14 @@ def _csv(path):
     return _file_source(read_csv, "tabular", TableOptions, "the CSV file")(path)
 
 
-@register_reader("npz", "a NumPy .npz file with arrays X, y (and X_test, y_test)")
+@register_reader("npz", "a NumPy .npz file with arrays X, y (and X_test, y_test)", builtin=True)
 def _npz(path):
     from .files import NpzOptions, read_npz
 
     return _file_source(read_npz, "tabular", NpzOptions, "the npz file")(path)
 
 
-@register_reader("parquet", "a Parquet file (needs pyarrow)")
+@register_reader("parquet", "a Parquet file (needs pyarrow)", builtin=True)
 def _parquet(path):
     from .files import read_parquet
     from .tables import TableOptions
@@ -214,17 +213,17 @@ def _parquet(path):
     return _file_source(read_parquet, "tabular", TableOptions, "the Parquet file")(path)
 
 
-@register_reader("images", "a folder of class folders of images, DIR/<class>/*.png")
+@register_reader("images", "a folder of class folders of images, DIR/<class>/*.png", builtin=True)
 def _images(path):
     from .image_folders import ImageFolderOptions, read_image_folder
 
     return _file_source(read_image_folder, "image", ImageFolderOptions, "the image folders in")(path)
 
 
-@register_reader("idx", "a folder of MNIST-format IDX files")
-def _idx(directory):
-    return Source(f"idx:{directory}", f"MNIST-format IDX files in {directory}", "image", "classification",
-                  make_idx(directory), digit_labels=True)
+@register_reader("idx", "a folder of MNIST-format IDX files", builtin=True)
+def _idx(path):
+    return Source(f"idx:{path}", f"MNIST-format IDX files in {path}", "image", "classification", make_idx(path),
+                  digit_labels=True)
 
 
 def names() -> list[str]:

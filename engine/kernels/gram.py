@@ -29,6 +29,7 @@ from torch import nn
 
 from ..errors import ConfigError, ShapeError
 from ..parameters import Positive, positive_init
+from ..registry import Registry
 from .base import Kernel, flatten
 from .stationary import RBF
 
@@ -106,17 +107,42 @@ class ReluGram(GramKernel):
         return self.variance() * d
 
 
-GRAM_KERNELS = ("relu", "sqexp")
+# Kernels on Gram matrices, chosen by name by the deep kernel processes' `kernel` setting: a kind of its own (they
+# act on the Gram matrix G, not on inputs). The contract: `lengthscale` and `variance` (a part ignores one it lacks);
+# a part's own arguments become the families' settings, as a kernel's on inputs do.
+GRAM_REGISTRY = Registry("Gram kernel", contract=("lengthscale", "variance"))
 
 
-def build_gram_kernel(name: str, *, lengthscale: float = 1.0, variance: float = 1.0) -> GramKernel:
-    """The Gram-matrix kernel named `name` ('relu' or 'sqexp') with the given lengthscale and variance; another name
-    raises ConfigError listing the choices."""
-    if name == "relu":
-        return ReluGram(variance)
-    if name == "sqexp":
-        return SquaredExponentialGram(lengthscale, variance)
-    raise ConfigError(f"unknown Gram kernel {name!r}; choose one of {', '.join(GRAM_KERNELS)}")
+def register_gram_kernel(name: str, **how):
+    """A decorator registering a Gram-matrix kernel factory `factory(lengthscale=1.0, variance=1.0, **own)` that
+    returns a `GramKernel`, under `name`; the built-ins register through it. See `invlab.registry.Registry.register`."""
+    return GRAM_REGISTRY.register(name, **how)
+
+
+@register_gram_kernel("relu", builtin=True)
+def _relu(lengthscale: float = 1.0, variance: float = 1.0) -> GramKernel:
+    """The arc-cosine kernel of order 1 (a ReLU layer's NNGP); it has no lengthscale."""
+    return ReluGram(variance)
+
+
+@register_gram_kernel("sqexp", builtin=True)
+def _sqexp(lengthscale: float = 1.0, variance: float = 1.0) -> GramKernel:
+    """The squared exponential of the Gram matrix's implied distances."""
+    return SquaredExponentialGram(lengthscale, variance)
+
+
+GRAM_KERNELS = tuple(GRAM_REGISTRY.parts)  # the built-ins' names ("relu", "sqexp")
+
+
+def gram_kernel_names() -> list[str]:
+    """Every registered Gram kernel's name: the built-ins, then those of a user's code or a plugin."""
+    return list(GRAM_REGISTRY.parts)
+
+
+def build_gram_kernel(name: str, *, lengthscale: float = 1.0, variance: float = 1.0, **options) -> GramKernel:
+    """The Gram-matrix kernel registered as `name` ('relu', 'sqexp' or a plugin's) with the given lengthscale and
+    variance and those of `options` that are its own; an unknown name raises ConfigError listing the choices."""
+    return GRAM_REGISTRY.build(name, lengthscale=lengthscale, variance=variance, **options)
 
 
 class InputAffine(nn.Module):
@@ -186,5 +212,5 @@ class NNGPKernel(Kernel):
         return d
 
 
-__all__ = ["GramKernel", "SquaredExponentialGram", "ReluGram", "GRAM_KERNELS", "build_gram_kernel", "InputAffine",
-           "linear_gram", "NNGPKernel"]
+__all__ = ["GramKernel", "SquaredExponentialGram", "ReluGram", "GRAM_KERNELS", "GRAM_REGISTRY", "build_gram_kernel",
+           "gram_kernel_names", "register_gram_kernel", "InputAffine", "linear_gram", "NNGPKernel"]

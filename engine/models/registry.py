@@ -12,7 +12,7 @@ from typing import Callable
 import param
 
 from ..errors import ConfigError
-from ..registry import table
+from ..registry import SLUG, PartsView, Registry
 from .base import ModelFamily
 
 
@@ -40,18 +40,23 @@ class ModelSpec:
 ELBO_TERMS = ("elbo", "expected_log_lik", "kl")  # what a variational family logs every step
 
 
-REGISTRY: dict[str, ModelSpec] = table({})  # a failed plugin's families are rolled back (invlab.registry)
+# The model families: each part is its spec's `build`, the `ModelSpec` kept in `info["spec"]`; a failed plugin's
+# families are rolled back with the other registries (invlab.registry.snapshot).
+MODEL_REGISTRY = Registry("model family", contract=("config", "X", "y", "info", "generator"), pattern=SLUG)
+REGISTRY = PartsView(MODEL_REGISTRY, "spec")  # name → ModelSpec, as a read-only mapping
 
 
 def register(spec: ModelSpec) -> ModelSpec:
-    """Add a model family; a name already taken by another family is refused, naming both."""
-    old = REGISTRY.get(spec.name)
-    if old is not None and old.build is not spec.build:
-        which = "the built-in" if old.build.__module__.startswith("invlab.") else "the"
-        raise ConfigError(f"model name {spec.name!r} is taken by {which} model family {old.build.__module__}."
-                          f"{old.build.__qualname__}; register {spec.build.__module__}.{spec.build.__qualname__} "
-                          "under another name")
-    REGISTRY[spec.name] = spec
+    """Add a model family; a name already taken by another family is refused, naming both. The built-ins register
+    through it (invlab.models), as a plugin's families do."""
+    old = MODEL_REGISTRY.parts.get(spec.name)
+    if old is not None and old.factory is not spec.build:
+        which = "the built-in" if old.builtin else "the"
+        raise ConfigError(f"model name {spec.name!r} is taken by {which} model family {old.where}; register "
+                          f"{spec.build.__module__}.{spec.build.__qualname__} under another name")
+    builtin = spec.build.__module__.startswith("invlab.")
+    MODEL_REGISTRY.parts.pop(spec.name, None)  # the same family again (a module imported twice): its newest spec
+    MODEL_REGISTRY.register(spec.name, builtin=builtin, info={"spec": spec})(spec.build)
     return spec
 
 
