@@ -19,6 +19,7 @@ from invlab.errors import InvlabError
 from invlab.models import get_model
 from invlab.plugins import failure_lines
 from invlab.train import RunConfig, RunStore
+from invlab.train.states import PageState
 
 from . import notebook
 from .explorer_location import PageLocation
@@ -82,6 +83,9 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self._applying_run_config = False
         self._reading_link = False  # True while a link's settings are applied one by one
         self._run_started = False
+        # the notices this page posted that a later Start acts on (compared as the page posted them, never parsed)
+        self._budget_notice: str | None = None  # "This run has finished its N steps: ..."
+        self._reset_notice: str | None = None  # "Changed X: this needs a new model. Press Reset ..."
         self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
         self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
         self._closed = False
@@ -218,20 +222,22 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         except InvlabError as err:
             self.notice = str(err)
             return
-        if self.session.state in ("finished", "converged") and self.session.trainer.optimizer_name == "lbfgs":
+        done = self.session.state in (PageState.FINISHED, PageState.CONVERGED)
+        if done and self.session.trainer.optimizer_name == "lbfgs":
             # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
             self.session.resolve(RESOLVE_STEPS)
             self.notice += f"; re-solving ({RESOLVE_STEPS} L-BFGS steps)"
 
     def _structural_change(self, names) -> None:
-        if self.session.trainer is None or (self.session.step == 0 and self.session.state in ("idle", "failed")):
+        untrained = self.session.step == 0 and self.session.state in (PageState.IDLE, PageState.FAILED)
+        if self.session.trainer is None or untrained:
             self.session.config = self.run_config()
             if self.session.trainer is not None:
                 self.session.reset(self.run_config())
             self.notice = ""
         else:
-            self.notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. Press Reset to apply "
-                           "(the current curves stay for comparison).")
+            self.notice = self._reset_notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. "
+                                                "Press Reset to apply (the current curves stay for comparison).")
 
     def _status_from_settings(self) -> None:
         if self.session.trainer is None and not self._run_started:
@@ -243,31 +249,33 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         """Start (or continue) training: the Start button. A new configuration is validated first; a refused one shows
         its message on the page."""
         self.store  # noqa: B018 — opened before the first run is built
-        if self.notice.startswith("This run has finished"):
+        if self.notice == self._budget_notice:
             self.notice = ""  # said at the last Start; this one may train on (more steps)
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
-                self.session.step == 0 and self.session.state in ("idle", "failed"):
+                self.session.step == 0 and self.session.state in (PageState.IDLE, PageState.FAILED):
             try:
                 config = self.run_config().validate()
             except InvlabError as err:
-                self.status.param.update(state="failed", message=str(err), tone="error")
+                self.status.param.update(state=PageState.FAILED, message=str(err), tone="error")
                 return
             if not self._within_limits(config):
                 return
             self.session.config = config
             if self.session.trainer is not None:
                 self.session.reset(config)
-            self.status.param.update(state="building", message="", tone="info")
-        elif self.session.state == "finished" and self.session.trainer is not None \
+            self.status.param.update(state=PageState.BUILDING, message="", tone="info")
+        elif self.session.state == PageState.FINISHED and self.session.trainer is not None \
                 and self.session.step >= self.session.trainer.tc.steps:
             steps = self.session.trainer.tc.steps
-            self.notice = (f"This run has finished its {steps} steps: raise Steps on the Optimisation tab and press "
-                           "▶ Start to train on, or press ↺ Reset for a new run.")
+            self.notice = self._budget_notice = (f"This run has finished its {steps} steps: raise Steps on the "
+                                                 "Optimisation tab and press ▶ Start to train on, or press ↺ Reset "
+                                                 "for a new run.")
             return
-        elif self.status.state not in ("finished", "converged"):
-            self.status.param.update(state="running", message="", tone="info")
-        if self.notice.startswith("Changed ") and "Press Reset" in self.notice and "Start goes on" not in self.notice:
+        elif self.status.state not in (PageState.FINISHED, PageState.CONVERGED):
+            self.status.param.update(state=PageState.RUNNING, message="", tone="info")
+        if self.notice == self._reset_notice:  # said once: Start does not add it again
             self.notice += " ▶ Start goes on with the current run and its settings until then."
+            self._reset_notice = None
         self.session.start()
 
     def _within_limits(self, config: RunConfig) -> bool:
@@ -277,17 +285,17 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         try:
             self.limits.check(config)
         except InvlabError as err:
-            self.status.param.update(state="failed", message=str(err), tone="error")
+            self.status.param.update(state=PageState.FAILED, message=str(err), tone="error")
             return False
         return True
 
     def pause(self, *_):
         """Pause training after the step in progress: the Pause button."""
         self.session.pause()
-        if self.status.state in ("running", "collapsed", "stalled", "diverging"):
-            self.status.param.update(state="pausing…", message="", tone="info")  # "paused" once the step ends
-        elif self.status.state in ("queued", "building"):
-            self.status.param.update(state="paused", message="", tone="info")
+        if self.status.state in (PageState.RUNNING, PageState.COLLAPSED, PageState.STALLED, PageState.DIVERGING):
+            self.status.param.update(state=PageState.PAUSING, message="", tone="info")  # "paused" once the step ends
+        elif self.status.state in (PageState.QUEUED, PageState.BUILDING):
+            self.status.param.update(state=PageState.PAUSED, message="", tone="info")
 
     def step(self, *_):
         """Take one training step and pause: the Step button."""
@@ -306,7 +314,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         if not self._within_limits(config):
             return
         self.store  # noqa: B018 — opened before the run is built
-        self.status.param.update(state="building", step=0, message="", tone="info")
+        self.status.param.update(state=PageState.BUILDING, step=0, message="", tone="info")
         self.session.reset(config)
 
     def save_checkpoint(self, *_):

@@ -7,6 +7,7 @@ import sqlite3
 
 from invlab.errors import InvlabError
 from invlab.train import RunConfig, RunStore
+from invlab.train.states import PageState
 
 log = logging.getLogger("invlab.dashboard.explorer")
 
@@ -41,7 +42,7 @@ class StoredRuns:
         if run_id is None:
             self.notice = "no stored run selected"
             return
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
+        self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
     def open_run_link(self, raw) -> None:
@@ -63,7 +64,7 @@ class StoredRuns:
             self.runs_select.value = run_id
         if hasattr(self, "pages"):
             self.pages.active = 0
-        self.status.param.update(state="building", message=f"opening stored run {run_id}…", tone="info")
+        self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
     def _adopt(self, config: RunConfig) -> None:

@@ -12,6 +12,7 @@ import panel as pn
 from invlab.errors import InvlabError
 from invlab.models import get_model
 from invlab.train import RunConfig
+from invlab.train.states import HealthState, PageState
 
 from .closing import connected, settle_writes
 from .feed import one_message
@@ -46,15 +47,15 @@ class TrainingDisplay:
 
     def _status_from_session(self) -> None:
         s = self.session
-        values = dict(state="pausing…" if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
+        values = dict(state=PageState.PAUSING if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
         health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
         if s.followed_health is not None:  # a run another process writes: its verdict from what it stored
             health = s.followed_health
-        if (s.state == "running" or s.followed_health is not None) and health is not None \
-                and health.state not in ("ok", "converged"):
+        if (s.state == PageState.RUNNING or s.followed_health is not None) and health is not None \
+                and health.state not in (HealthState.OK, HealthState.CONVERGED):
             values.update(state=health.state, message=health.hint,
-                          tone="error" if health.state == "collapsed" else "warning")
-        if s.state == "converged" and not s.message:
+                          tone="error" if health.state == HealthState.COLLAPSED else "warning")
+        if s.state == PageState.CONVERGED and not s.message:
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 

@@ -16,6 +16,8 @@ import weakref
 
 import panel as pn
 
+from invlab.train.states import RunStatus
+
 from .session import TrainingSession
 from .session_update import Update
 from .views import CurveBoard, ViewPane
@@ -94,7 +96,7 @@ class LiveFeed:
         Every send redraws its plot in the browser, so batching is what keeps several pages on one server
         responsive; a second's delay on a curve is invisible next to a status that lags."""
         has_elbo = "elbo" in update.points or "elbo" in self.curves.buffers or "elbo" in update.layout
-        urgent = update.new_run or (update.snapshot is not None and update.snapshot.status != "running")
+        urgent = update.new_run or (update.snapshot is not None and update.snapshot.status != RunStatus.RUNNING)
         for metric, (steps, values) in update.points.items():
             if metric == "loss" and has_elbo:
                 continue  # −ELBO: the same curve upside down

@@ -8,6 +8,7 @@ import weakref
 from invlab.errors import InvlabError
 from invlab.train import RunConfig, Trainer
 from invlab.train.checkpoint import load_checkpoint
+from invlab.train.states import HealthState, PageState, RunStatus
 from invlab.train.store import RunStoreError
 
 from .follow import RunFollower, gaps_as_nan
@@ -60,7 +61,7 @@ class OpenedRuns:
         user continues training (they would be replaced by the new steps)."""
         if self.store is None:
             raise InvlabError("this session has no run store to open runs from")
-        self._set(state="building", message="", tone="info")
+        self._set(state=PageState.BUILDING, message="", tone="info")
         record = self.store.get_run(run_id)
         config = RunConfig.from_json(record.config)
         if self.limits is not None:
@@ -83,7 +84,7 @@ class OpenedRuns:
                        "writes them; it is not continued here")
             else:
                 why = "it has no checkpoint to continue from"
-            self._set(state="idle", step=record.step, tone="info",
+            self._set(state=PageState.IDLE, step=record.step, tone="info",
                       message=f"{lead}opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")
             if writer:  # judged on what it stored so far, not only once new points arrive
@@ -105,7 +106,7 @@ class OpenedRuns:
         if record.step > step:  # say what continuing costs: the steps after the checkpoint were never saved
             message += (f" — its last checkpoint is at step {step}, so the {record.step - step} steps after it (to "
                         f"step {record.step}) cannot be continued; Start replaces them")
-        self._set(state="finished" if done else "paused", step=step, tone="info", message=message)
+        self._set(state=PageState.FINISHED if done else PageState.PAUSED, step=step, tone="info", message=message)
         self._publish(force_views=True)
 
     def _follow(self) -> None:
@@ -123,10 +124,10 @@ class OpenedRuns:
                 old_steps, old_values = self._outbox[name]
                 self._outbox[name] = (old_steps + steps, old_values + values)
         self._show_stored_views(views)
-        if record.status != "running":
+        if record.status != RunStatus.RUNNING:
             self._following = self.followed_health = None
             ended = f" ({record.message})" if record.message else ""
-            self._set(step=record.step, tone="error" if record.status == "failed" else "info",
+            self._set(step=record.step, tone="error" if record.status == RunStatus.FAILED else "info",
                       message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
                               "curves are shown, and Start trains a new run with its settings")
         else:
@@ -146,11 +147,12 @@ class OpenedRuns:
         health = self._following.health(self.config)
         if health == self.followed_health:
             return
-        was_bad = self.followed_health is not None and self.followed_health.state not in ("ok", "converged")
+        was_bad = (self.followed_health is not None
+                   and self.followed_health.state not in (HealthState.OK, HealthState.CONVERGED))
         self.followed_health = health
         run_id = self._following.run_id
-        if health.state not in ("ok", "converged"):
-            self._set(tone="error" if health.state == "collapsed" else "warning",
+        if health.state not in (HealthState.OK, HealthState.CONVERGED):
+            self._set(tone="error" if health.state == HealthState.COLLAPSED else "warning",
                       message=f"stored run {run_id}, trained by another process, is {health.state}: {health.hint}")
         elif was_bad:  # it recovered: the warning goes
             self._set(tone="info", message=f"stored run {run_id} is trained by another process, whose new points are "

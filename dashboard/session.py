@@ -35,6 +35,7 @@ from invlab.errors import InvlabError, NonFiniteLossError
 from invlab.settings import one_malloc_arena
 from invlab.train import RunConfig, RunStore, Trainer
 from invlab.train.health import Health
+from invlab.train.states import SESSION_STATES, PageState
 
 from .follow import FOLLOW_SECONDS, RunFollower
 from .opened_runs import SESSIONS, OpenedRuns
@@ -87,8 +88,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
     """One browser session's training: a daemon thread around an `invlab.train.Trainer`, driven by commands (start,
     pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
     read-only params."""
-    state = param.Selector(default="idle", objects=["idle", "building", "queued", "running", "paused", "finished",
-                                                     "converged", "failed"], constant=True)
+    state = param.Selector(default=PageState.IDLE, objects=list(SESSION_STATES), constant=True)
     step = param.Integer(default=0, constant=True)
     message = param.String(default="", doc="The last warning or error, in words.")
     tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
@@ -222,13 +222,14 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     self._ensure_trainer()
                     self._train()
             except NonFiniteLossError as err:
-                self._set(state="paused", message=str(err), tone="error")
+                self._set(state=PageState.PAUSED, message=str(err), tone="error")
                 self._publish(force_views=True)
             except InvlabError as err:
-                self._set(state="failed" if self.trainer is None else "paused", message=str(err), tone="error")
+                self._set(state=PageState.FAILED if self.trainer is None else PageState.PAUSED, message=str(err),
+                          tone="error")
             except Exception as err:  # a bug must not take the server down: show it and stay alive
                 traceback.print_exc()
-                self._set(state="failed", message=f"{type(err).__name__}: {err}", tone="error")
+                self._set(state=PageState.FAILED, message=f"{type(err).__name__}: {err}", tone="error")
             if self.trainer is not built:  # Reset or Open replaced it
                 self._abandon(built, "its page built another run before this one trained a step")
 
@@ -254,14 +255,14 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             self._build(self.config)
 
     def _build(self, config: RunConfig) -> None:
-        self._set(state="building", message="", tone="info")
+        self._set(state=PageState.BUILDING, message="", tone="info")
         if self.limits is not None:
             self.limits.check(config)  # before any data is read or any model built
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
         self._truncate_on_start = None
         self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}", config)
-        self._set(state="idle", step=0)
+        self._set(state=PageState.IDLE, step=0)
         self._publish(force_views=True)
 
     def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
@@ -287,18 +288,18 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         if max_steps is not None:
             remaining = min(remaining, max_steps) or max_steps
         if remaining == 0 or (trainer.converged and max_steps is None):
-            self._set(state="converged" if trainer.converged else "finished")
+            self._set(state=PageState.CONVERGED if trainer.converged else PageState.FINISHED)
             return
         slots = self._slots or SLOTS
         single = max_steps is not None  # "+1 Step" (or a re-solve): a few steps in turns, no run slot
         if not single and not slots.acquire(timeout=0):
-            self._set(state="queued", tone="warning",
+            self._set(state=PageState.QUEUED, tone="warning",
                       message=f"waiting for a training slot: another session is training on this server, which trains "
                               f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
                               "or pauses")
             while not slots.acquire(timeout=0.2):
                 if self._interrupted() and (max_steps is None or self._redirects > 0 or not self._alive):
-                    self._set(state="paused", message="", tone="info")
+                    self._set(state=PageState.PAUSED, message="", tone="info")
                     return
         try:
             if not self._claim_or_follow(trainer):  # one writer per run; another page's run is followed instead
@@ -306,7 +307,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             if self._truncate_on_start is not None and self.store is not None:
                 self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
                 self._truncate_on_start = None
-            self._set(state="running", message=trainer.last_warning or "",
+            self._set(state=PageState.RUNNING, message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
             stop = _Interruption(self, steps_only=max_steps is not None)
             gate = self._step_gate(slots, stop)
@@ -336,7 +337,8 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             converged = trainer.converged
             done = converged or trainer.step_count >= trainer.tc.steps
             self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
-            self._set(step=trainer.step_count, state="converged" if converged else "finished" if done else "paused")
+            self._set(step=trainer.step_count, state=PageState.CONVERGED if converged else PageState.FINISHED if done
+                      else PageState.PAUSED)
         finally:
             if not single:
                 slots.release()

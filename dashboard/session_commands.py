@@ -10,6 +10,7 @@ import traceback
 
 from invlab.errors import InvlabError
 from invlab.train import RunConfig
+from invlab.train.states import PageState
 
 
 class SessionCommands:
@@ -102,7 +103,7 @@ class SessionCommands:
     @property
     def pausing(self) -> bool:
         """Pause was asked for and the thread is finishing its step (the page says "pausing…" meanwhile)."""
-        return self._pause.is_set() and self.state in ("running", "queued")
+        return self._pause.is_set() and self.state in (PageState.RUNNING, PageState.QUEUED)
 
     # -- live edits -------------------------------------------------------------------------------------------------
     # Live edits never wait for a step or an evaluation: the trainer applies them now if it is idle, else just

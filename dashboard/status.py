@@ -14,11 +14,14 @@ import math
 import panel as pn
 import param
 
+from invlab.train.states import PageState
+
 from .safe_text import html_text
 
-STATE_COLOURS = {"idle": "#666", "building": "#9a6a00", "queued": "#9a6a00", "running": "#23843a",
-                 "pausing…": "#1f6fb5", "paused": "#1f6fb5", "finished": "#23843a", "converged": "#23843a",
-                 "stalled": "#9a6a00", "diverging": "#c0392b", "collapsed": "#c0392b", "failed": "#c0392b"}
+STATE_COLOURS = {PageState.IDLE: "#666", PageState.BUILDING: "#9a6a00", PageState.QUEUED: "#9a6a00",
+                 PageState.RUNNING: "#23843a", PageState.PAUSING: "#1f6fb5", PageState.PAUSED: "#1f6fb5",
+                 PageState.FINISHED: "#23843a", PageState.CONVERGED: "#23843a", PageState.STALLED: "#9a6a00",
+                 PageState.DIVERGING: "#c0392b", PageState.COLLAPSED: "#c0392b", PageState.FAILED: "#c0392b"}
 TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 
@@ -48,8 +51,8 @@ def _fmt(x, spec: str) -> str:
 class StatusBar(pn.viewable.Viewer):
     """The status line: what the run is doing (state, run, step, steps per second, device) and, when something went
     wrong, the message and hint, as escaped HTML."""
-    state = param.String(default="idle", doc="idle, building, queued, running, paused, finished, converged, or a "
-                                             "health verdict (collapsed, stalled, diverging), or failed.")
+    state = param.String(default=PageState.IDLE, doc="A PageState: idle, building, queued, running, paused, finished, "
+                         "converged, or a health verdict (collapsed, stalled, diverging), or failed.")
     run = param.String(default="", doc="What is being trained, e.g. 'invariant on digits'.")
     step = param.Integer(default=0, doc="Optimiser steps taken by the run shown.")
     total = param.Integer(default=0, doc="The run's configured number of steps (0: not known).")
@@ -76,14 +79,14 @@ class StatusBar(pn.viewable.Viewer):
     def seconds_left(self) -> float | None:
         """Seconds until the run reaches its total at the current step rate; None unless it is training."""
         rate = self.steps_per_sec
-        if self.state != "running" or not self.total or rate is None or not math.isfinite(rate) or rate <= 0:
+        if self.state != PageState.RUNNING or not self.total or rate is None or not math.isfinite(rate) or rate <= 0:
             return None
         return max(self.total - self.step, 0) / rate
 
     def html(self) -> str:
         """The status line as HTML (every value escaped)."""
         colour = STATE_COLOURS.get(self.state, "#666")
-        running = self.state == "running"
+        running = self.state == PageState.RUNNING
         total = f' of <span data-field="total">{self.total}</span>' if self.total else ""
         where = [
             f'<b style="color:{colour}" data-field="state">{html_text(self.state)}</b>',

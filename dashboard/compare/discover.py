@@ -4,11 +4,9 @@ A data box (the Training page's data by default, or any data set the page may re
 apply to it (ticked by default), seeds and steps, and ▶ Discover. The candidates train on Dask as one stored sweep
 (`invlab.sweeps.discover.run_candidates` on a `DiscoverRunner` thread), and the ranking by whole-training-set ELBO
 (`invlab.sweeps.discover_report`) fills in as each run is stored: mean ± sd over seeds, the log Bayes factor against
-no invariance, the learned ranges, test figures, the verdict and the notes on the statistics. A click on a candidate
-opens its run on the Training page; the report downloads as the same self-contained HTML file `invlab discover`
-writes. The method is the marginal-likelihood selection of invariances of van der Wilk, Bauer, John & Hensman,
-"Learning Invariances using the Marginal Likelihood" (NeurIPS 2018, arXiv:1808.05563).
-"""
+none, learned ranges, test figures, the verdict and notes. A click opens a candidate's run on the Training page; the
+report downloads as the HTML file `invlab discover` writes. After van der Wilk, Bauer, John & Hensman, "Learning
+Invariances using the Marginal Likelihood" (NeurIPS 2018, arXiv:1808.05563)."""
 from __future__ import annotations
 
 import io
@@ -22,10 +20,12 @@ from invlab.sweeps.discover import NONE, check_scheduler, create_sweep, plan_can
 from invlab.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
 from invlab.sweeps.discover_report import discover_report
 from invlab.train import RunConfig
+from invlab.train.states import RunStatus, StudyState
 
 from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
 from .data import progress_text
+from .live import STATE_COLOURS
 from .runner import DiscoverRunner
 
 log = logging.getLogger("invlab.dashboard.compare")
@@ -58,7 +58,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.report = None  # the latest DiscoverReport read from the store
         self.sweep_id: int | None = None
         self.runner: DiscoverRunner | None = None
-        self.state, self.message = "idle", ""
+        self.state, self.message = StudyState.IDLE, ""
         self._picked = False  # the user chose a data set here: it no longer follows the Training page's
         self._callback = None
         self.data_box = pn.widgets.Select(label="Data set", options=[], width=300)
@@ -190,7 +190,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.plan, self.sweep_id, self.report = plan, sweep_id, None
         self.runner = DiscoverRunner(plan, store, sweep_id, scheduler=self.page.scheduler or None,
                                      n_workers=self.page.n_workers or None, shared=self.page.shared_cluster).start()
-        self.state = "starting"
+        self.state = StudyState.STARTING
         self.message = (f"{len(plan.candidates)} candidates × {len(plan.spec.seeds)} seeds, "
                         f"{int(self.steps.value)} steps each: starting Dask workers…")
         self.start_button.disabled, self.stop_button.disabled = True, False
@@ -204,7 +204,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         """Stop the study: runs in progress are abandoned; what finished is kept and ranked (the report is partial)."""
         if self.runner is not None and not self.runner.finished:
             self.runner.stop()
-            self.state = "stopping…"
+            self.state = StudyState.STOPPING
             self.message = "stopping: runs in progress are abandoned; finished runs stay stored and ranked"
             self._show_status()
 
@@ -228,10 +228,10 @@ class DiscoverStudy(pn.viewable.Viewer):
             return
         progress, results, finished, error = runner.drain()
         if progress is not None and not finished:
-            self.state = "stopping…" if runner.stop_event.is_set() else "running"
+            self.state = StudyState.STOPPING if runner.stop_event.is_set() else StudyState.RUNNING
             self.message = progress_text(progress)
         for candidate, seed, run_id, status, message in results:
-            tail = f": {message}" if status != "finished" and message else ""
+            tail = f": {message}" if status != RunStatus.FINISHED and message else ""
             self.message = f"{candidate} seed {seed}: {status} (run {run_id}){tail}"
         if results or finished:
             self._read()
@@ -239,9 +239,9 @@ class DiscoverStudy(pn.viewable.Viewer):
             self._stop_ticking()
             self.start_button.disabled, self.stop_button.disabled = False, True
             if error:
-                self.state, self.message = "failed", f"the study failed: {error}"
+                self.state, self.message = StudyState.FAILED, f"the study failed: {error}"
             else:
-                self.state = "stopped" if runner.stop_event.is_set() else "finished"
+                self.state = StudyState.STOPPED if runner.stop_event.is_set() else StudyState.FINISHED
                 self.message = (f"{self.report.stored} of {self.report.total} runs stored" if self.report else "")
             self.page.refresh_sweeps()
         self._draw()
@@ -272,7 +272,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         if not self._read():
             self.sweep_id = None
             return False
-        self.state = "stopped" if self.report.partial else "finished"
+        self.state = StudyState.STOPPED if self.report.partial else StudyState.FINISHED
         self.message = f"{self.report.stored} of {self.report.total} runs stored"
         self._error("")
         self._draw()
@@ -336,10 +336,10 @@ class DiscoverStudy(pn.viewable.Viewer):
         return io.BytesIO(report_html(self.report).encode()) if self.report is not None else io.BytesIO(b"")
 
     def _show_status(self) -> None:
-        colour = {"running": "#23843a", "finished": "#23843a", "failed": "#c0392b"}.get(self.state, "#666")
         sweep = f" · sweep <b>#{self.sweep_id}</b>" if self.sweep_id is not None else ""
-        self.status.object = (f'<b style="color:{colour}" data-field="discover-state">{html_text(self.state)}</b>'
-                              f'{sweep} · <span data-field="discover-message">{html_text(self.message)}</span>')
+        self.status.object = (f'<b style="color:{STATE_COLOURS.get(self.state, "#666")}" data-field="discover-state">'
+                              f'{html_text(self.state)}</b>{sweep} · <span data-field="discover-message">'
+                              f'{html_text(self.message)}</span>')
 
     def _error(self, text: str) -> None:
         self.error_text = text

@@ -10,6 +10,7 @@ import param
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, study
 from invlab.sweeps.discover_report import is_discover
+from invlab.train.states import RunStatus, StudyState
 
 from ..safe_text import markdown_text
 from ..settings import coerce
@@ -157,7 +158,7 @@ class SweepForm:
             self._form_error(str(err))
             return
         self._reset_view(planned, list(spec.vary))
-        self.param.update(sweep_id=sweep_id, state="starting",
+        self.param.update(sweep_id=sweep_id, state=StudyState.STARTING,
                           message=f"starting Dask workers for {len(planned)} runs…")
         self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=self.scheduler or None,
                                   n_workers=self.n_workers or None, shared=self.shared_cluster).start()
@@ -183,7 +184,7 @@ class SweepForm:
         runs the rest."""
         if self.runner is not None and not self.runner.finished:
             self.runner.stop()
-            self.state = "stopping…"
+            self.state = StudyState.STOPPING
             self.message = "stopping: runs in progress are abandoned; finished runs stay stored"
 
     def _form_error(self, text: str) -> None:
@@ -212,9 +213,9 @@ class SweepForm:
         self.runner = None
         for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
             self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
-        stored = sum(r.status == "finished" for r in self.store.sweep_runs(record.id))
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
         complete = stored >= (record.total or 0)
-        self.param.update(sweep_id=int(sweep_id), state="finished" if complete else "stopped",
+        self.param.update(sweep_id=int(sweep_id), state=StudyState.FINISHED if complete else StudyState.STOPPED,
                           message=self._record_text(record) + ("" if complete else "; ▶ Resume runs the rest"))
         self.resume_button.visible = not complete
         if int(sweep_id) in self.sweeps_select.options.values():
@@ -229,7 +230,7 @@ class SweepForm:
             self.discover_changed()  # its ranking shows in the Discover study too
 
     def _record_text(self, record) -> str:
-        stored = sum(r.status == "finished" for r in self.store.sweep_runs(record.id))
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
         total = getattr(record, "total", 0) or stored
         return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
 

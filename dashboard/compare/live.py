@@ -13,6 +13,7 @@ import panel as pn
 
 from invlab.errors import InvlabError
 from invlab.sweeps import comparison
+from invlab.train.states import StudyState
 
 from ..feed import background_periodic
 from ..safe_text import html_text, markdown_text
@@ -23,8 +24,9 @@ from .runner import SweepRunner
 
 log = logging.getLogger("invlab.dashboard.compare")
 
-STATE_COLOURS = {"idle": "#666", "starting": "#9a6a00", "running": "#23843a", "stopping…": "#1f6fb5",
-                 "stopped": "#1f6fb5", "finished": "#23843a", "failed": "#c0392b"}
+STATE_COLOURS = {StudyState.IDLE: "#666", StudyState.STARTING: "#9a6a00", StudyState.RUNNING: "#23843a",
+                 StudyState.STOPPING: "#1f6fb5", StudyState.STOPPED: "#1f6fb5", StudyState.FINISHED: "#23843a",
+                 StudyState.FAILED: "#c0392b"}
 
 
 class SweepFollowing:
@@ -81,7 +83,7 @@ class SweepFollowing:
                 live["message"] = str(event.get("message") or event.get("error") or "")
                 stored = True
         if progress is not None and not finished:
-            self.state = "stopping…" if runner.stop_event.is_set() else "running"
+            self.state = StudyState.STOPPING if runner.stop_event.is_set() else StudyState.RUNNING
             self.message = progress_text(progress)
         if stored or finished or (self.cmp is None and self.sweep_id is not None):
             self.refresh()
@@ -97,16 +99,16 @@ class SweepFollowing:
         self.stop_button.disabled = True
         self.refresh_sweeps()
         if error:
-            self.param.update(state="failed", message=f"the sweep failed: {error}")
+            self.param.update(state=StudyState.FAILED, message=f"the sweep failed: {error}")
         elif runner.stop_event.is_set():
             done = progress.done if progress is not None else 0
             total = progress.total if progress is not None else len(self._planned)
-            self.param.update(state="stopped", message=f"stopped with {done} of {total} runs stored; ▶ Resume runs "
-                                                       "the rest")
+            self.param.update(state=StudyState.STOPPED,
+                              message=f"stopped with {done} of {total} runs stored; ▶ Resume runs the rest")
             self.resume_button.visible = self.sweep_id is not None
         else:
             text = progress_text(progress) if progress is not None else ""
-            self.param.update(state="finished", message=text)
+            self.param.update(state=StudyState.FINISHED, message=text)
         for plan in self._planned:  # nothing runs any more: what did not finish says so
             live = self._live.setdefault(plan.key, {"status": "queued", "step": 0, "history": ([], [])})
             if live["status"] in ("running", "queued"):

@@ -14,6 +14,7 @@ from invlab.errors import ConfigError
 from invlab.ids import parse_id, shorten
 from invlab.sweeps import STUDIES
 from invlab.train import RunStore
+from invlab.train.states import StudyState
 
 from .. import notebook
 from ..settings import RunSettings
@@ -39,14 +40,14 @@ SWEEPS = (
     "on the Training page."
 )
 
-LIVE_STATES = ("starting", "running", "stopping…")
+LIVE_STATES = (StudyState.STARTING, StudyState.RUNNING, StudyState.STOPPING)
 
 
 class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
     """Launch, follow and compare sweeps; open one of their runs on the Training page."""
 
     sweep_id = param.Integer(default=None, allow_None=True, doc="The sweep shown (its id in the run store).")
-    state = param.Selector(default="idle", objects=["idle", *LIVE_STATES, "stopped", "finished", "failed"],
+    state = param.Selector(default=StudyState.IDLE, objects=StudyState.values(),
                            doc="What the sweep shown is doing.")
     message = param.String(default="", doc="Progress, or what went wrong, in words.")
     n_workers = param.Integer(default=0, bounds=(0, 64), doc="Dask workers on this machine (0: one per core).")

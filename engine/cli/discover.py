@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InvlabError
+from ..train.states import RunStatus
 from .flags import add_param_flags, collect, int_flag
 
 HELP = """Fit no invariance (`none`) and every registered augmentation or orbit that applies to the data (images:
@@ -117,7 +118,7 @@ def cmd_discover(argv: list[str]) -> int:
 
         def said(candidate, seed, run_id, status, message):
             if not args.quiet:
-                tail = f": {message}" if status != "finished" and message else ""
+                tail = f": {message}" if status != RunStatus.FINISHED and message else ""
                 print(f"  {candidate} seed {seed}: {status} (run {run_id}){tail}", file=sys.stderr, flush=True)
 
         try:

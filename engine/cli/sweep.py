@@ -7,6 +7,7 @@ import math
 import sys
 
 from ..errors import ConfigError, InvlabError
+from ..train.states import RunStatus, SweepStatus
 from .flags import id_flag
 
 
@@ -208,10 +209,10 @@ def cmd_sweep(argv: list[str]) -> int:
     with RunStore(store_path) as store:
         record = store.get_sweep(sweep_id)
         runs = store.sweep_runs(sweep_id)
-    finished = sum(r.status == "finished" for r in runs)
+    finished = sum(r.status == RunStatus.FINISHED for r in runs)
     print(f"sweep {sweep_id} ({record.name}): {record.status}, {finished}/{record.total} runs finished; "
           f"compare them with: invlab compare {sweep_id}")
-    return 0 if record.status == "finished" else 1
+    return 0 if record.status == SweepStatus.FINISHED else 1
 
 
 def _stored_spec(store, sweep_id: int):

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import time
 
+from ..train.states import RunStatus, SweepStatus
 from .listing import listing_args, read_store
 
 
 def resume_note(sweep_id: int, status: str) -> str | None:
     """The line that says how to continue sweep `sweep_id` when it is `interrupted` (stopped, or its process killed:
     the store marks a `running` sweep whose writer is gone so), else None."""
-    if status != "interrupted":
+    if status != SweepStatus.INTERRUPTED:
         return None
     return (f"sweep {sweep_id} is interrupted: the process that ran it is gone; continue it with: invlab sweep "
             f"--resume {sweep_id}")
@@ -22,7 +23,7 @@ def cmd_sweeps(argv: list[str]) -> int:
 
     def read(store):
         sweeps = store.list_sweeps(args.limit)
-        return sweeps, {s.id: sum(r.status == "finished" for r in store.sweep_runs(s.id)) for s in sweeps}
+        return sweeps, {s.id: sum(r.status == RunStatus.FINISHED for r in store.sweep_runs(s.id)) for s in sweeps}
 
     found = read_store("sweeps", read, ([], {}))
     if isinstance(found, int):

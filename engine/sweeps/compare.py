@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from ..train.states import RunStatus
 from .spec import SweepSpec
 
 
@@ -85,7 +86,7 @@ def comparison(store, sweep_id: int) -> Comparison:
                "status": r.status, "learned": info.get("learned") or {}, "ranges": info.get("ranges") or {},
                "seconds": info.get("seconds"), "message": r.message}
         runs.append(row)
-        if r.status == "finished":
+        if r.status == RunStatus.FINISHED:
             identities["data"].setdefault(data_identity(r.config), []).append(r.sweep_key)
             identities["likelihood"].setdefault(info.get("likelihood") or "", []).append(r.sweep_key)
             identities["estimator"].setdefault(info.get("estimator") or "", []).append(r.sweep_key)
@@ -106,7 +107,7 @@ def comparison(store, sweep_id: int) -> Comparison:
         groups.setdefault(tuple(json.dumps(row[a], sort_keys=True) for a in axes), []).append(row)
     group_rows = []
     for members in groups.values():
-        ok = [m for m in members if m["status"] == "finished"]
+        ok = [m for m in members if m["status"] == RunStatus.FINISHED]
         elbo_mean, elbo_sd = mean_sd([m["full_elbo"] for m in ok])
         error_mean, error_sd = mean_sd([m["test_error"] for m in ok])
         nlpd_mean, nlpd_sd = mean_sd([m["nlpd"] for m in ok])

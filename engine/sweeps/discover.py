@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, InvlabError
 from ..train import RunConfig
+from ..train.states import RunStatus, SweepStatus
 from .discover_combine import next_combination, with_combination
 from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
 from .execute import check_scheduler
@@ -236,8 +237,8 @@ class _Stage:
         def relay(p):
             event = p.event or {}
             if event.get("kind") in ("done", "failed"):
-                tell(event.get("key"), event.get("run_id"), "finished" if event["kind"] == "done" else "failed",
-                     event.get("message"))
+                status = RunStatus.FINISHED if event["kind"] == "done" else RunStatus.FAILED
+                tell(event.get("key"), event.get("run_id"), status, event.get("message"))
             if self.progress is not None:
                 self.progress(p)
 
@@ -253,7 +254,7 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
     held = {r.sweep_key for r in store.sweep_runs(sweep_id)}
     seeds = {seed: i for i, seed in enumerate(spec.seeds)}
     todo = sorted((run for run in runs.values() if run.key not in held), key=lambda run: seeds.get(run.seed, 0))
-    status = "interrupted"
+    status = SweepStatus.INTERRUPTED
     lease = store.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
     try:
         for run in todo:
@@ -263,12 +264,13 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
             try:
                 result = train_run(run.config.to_json(), run.key, None, threads=threads)
             except (RuntimeError, ValueError, ArithmeticError) as err:  # numerical trouble beyond the trainer's own
-                result = {"status": "failed", "message": f"{type(err).__name__}: {err}", "step": 0}
+                result = {"status": RunStatus.FAILED, "message": f"{type(err).__name__}: {err}", "step": 0}
             run_id, _ = store_result(store, sweep_id, run, result)
             tell(run.key, run_id, result["status"], result.get("message"))
         else:
             stored = store.sweep_runs(sweep_id)
-            status = "finished" if all(r.status == "finished" for r in stored) else "incomplete"
+            status = (SweepStatus.FINISHED if all(r.status == RunStatus.FINISHED for r in stored)
+                      else SweepStatus.INCOMPLETE)
     finally:
         store.update_sweep(sweep_id, status=status)
 

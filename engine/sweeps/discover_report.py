@@ -15,6 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from ..train.states import RunStatus, SweepStatus
 from .compare import mean_sd
 from .discover_names import COMBINED, NONE, SWEEP_PREFIX, point_name
 from .spec import SweepSpec
@@ -103,7 +104,7 @@ def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, Candidate
         result = results.setdefault(name, CandidateResult(name))
         rows.setdefault(name, [])
         result.run_ids.append(r.id)
-        if r.status != "finished" or r.full_elbo is None or not math.isfinite(r.full_elbo):
+        if r.status != RunStatus.FINISHED or r.full_elbo is None or not math.isfinite(r.full_elbo):
             result.failed.append(f"seed {info.get('seed')}: {r.message or r.status}")
             continue
         result.estimator = info.get("estimator") or result.estimator
@@ -303,7 +304,7 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
     budget = budget_of(spec)
     total = int(record.total or len(spec.vary["model.augmentation"]) * len(spec.seeds))
     finished_or_failed = sum(c.finished + len(c.failed) for c in ranking)
-    partial = record.status in ("interrupted", "running") or finished_or_failed < total
+    partial = record.status in (SweepStatus.INTERRUPTED, SweepStatus.RUNNING) or finished_or_failed < total
     notes = statistics_notes(ranking, budget, partial, record.status)
     dataset = str(spec.base.data.get("dataset", ""))
     if record.name.startswith(SWEEP_PREFIX):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..atomic import write_bytes_atomically
 from ..errors import ConfigError
+from ..train.states import RunStatus, SweepStatus
 from .spec import PlannedRun, SweepSpec
 from .task import train_run
 
@@ -236,13 +237,13 @@ class SweepRunner:
         self.sweep_id = sweep_id
         previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
         finished = {k for k, r in previous.items()
-                    if r.status == "finished" or (r.status == "failed" and not rerun_failed)}
+                    if r.status == RunStatus.FINISHED or (r.status == RunStatus.FAILED and not rerun_failed)}
         # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every
         # point
         seeds = {seed: i for i, seed in enumerate(self.spec.seeds)}
         self.todo = sorted((run for run in planned if run.key not in finished), key=lambda r: seeds.get(r.seed, 0))
         self.state = SweepProgress(sweep_id, len(planned), done=len(finished))
-        elbos = [r.full_elbo for r in previous.values() if r.status == "finished" and r.full_elbo is not None]
+        elbos = [r.full_elbo for r in previous.values() if r.status == RunStatus.FINISHED and r.full_elbo is not None]
         self.state.best_elbo = max(elbos) if elbos else None
         self.lease = store.claim_sweep(sweep_id)  # one transaction: a second resume of this sweep is refused here
         store.update_sweep(sweep_id, total=len(planned))
@@ -268,10 +269,10 @@ class SweepRunner:
         "finished", "incomplete" (some runs failed) or "interrupted" (stopped, or this client failed). Its id."""
         self.tell({"kind": "planned", "runs": len(self.todo)})
         if not self.todo:
-            self.store.update_sweep(self.sweep_id, status="finished")
+            self.store.update_sweep(self.sweep_id, status=SweepStatus.FINISHED)
             self.tell(self.state.event)
             return self.sweep_id
-        status, client, cluster = "interrupted", None, None
+        status, client, cluster = SweepStatus.INTERRUPTED, None, None
         topic = f"invlab-sweep-{self.sweep_id}"
         try:
             client, cluster = connect_client(scheduler, n_workers, dashboard_address)
@@ -281,7 +282,7 @@ class SweepRunner:
             self.submit(client, topic)
             self.follow()
             if not self.pending:
-                status = "finished" if self.state.failed == 0 else "incomplete"
+                status = SweepStatus.FINISHED if self.state.failed == 0 else SweepStatus.INCOMPLETE
         finally:
             try:
                 self.store.update_sweep(self.sweep_id, status=status)
@@ -325,18 +326,18 @@ class SweepRunner:
                 result = future.result()
             else:  # the task raised (after its retries) or its workers kept dying (KilledWorker)
                 error = future.exception() if future.status == "error" else f"task {future.status}"
-                result = {"status": "failed", "message": f"{type(error).__name__}: {error}", "step": 0}
+                result = {"status": RunStatus.FAILED, "message": f"{type(error).__name__}: {error}", "step": 0}
             future.release()
             run_id, _ = store_result(self.store, self.sweep_id, run, result)
             state = self.state
-            if result["status"] == "finished":
+            if result["status"] == RunStatus.FINISHED:
                 state.done += 1
                 elbo = (result.get("figures") or {}).get("full_elbo")
                 if elbo is not None and (state.best_elbo is None or elbo > state.best_elbo):
                     state.best_elbo = elbo
             else:
                 state.failed += 1
-            self.tell({"kind": "done" if result["status"] == "finished" else "failed", "key": run.key,
+            self.tell({"kind": "done" if result["status"] == RunStatus.FINISHED else "failed", "key": run.key,
                        "run_id": run_id, "message": result.get("message")})
 
     def pass_events(self) -> None:

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..train.states import RunStatus
+
 STEP_EVENT_SECONDS = 0.5  # at most this often a running task reports a step
 
 
@@ -104,11 +106,11 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
     steps = int(config.train_config().steps)
     report({"kind": "start", "steps": steps})
     result = {"key": key, "config": config_json, "model": config.model, "dataset": config.data.get("dataset", ""),
-              "status": "finished", "message": None, "worker": where}
+              "status": RunStatus.FINISHED, "message": None, "worker": where}
     try:
         trainer = Trainer(config)
     except InvlabError as err:
-        return {**result, "status": "failed", "message": str(err), "step": 0, "history": {}, "figures": {},
+        return {**result, "status": RunStatus.FAILED, "message": str(err), "step": 0, "history": {}, "figures": {},
                 "seconds": time.perf_counter() - started}
     result["dataset"] = trainer.dataset.name
     last = 0.0
@@ -120,7 +122,7 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
                 report({"kind": "step", "step": int(snap.step), "steps": steps,
                         "elbo": _finite(snap.parts.get("elbo")), "loss": _finite(snap.parts.get("loss"))})
     except NonFiniteLossError as err:
-        result.update(status="failed", message=str(err))
+        result.update(status=RunStatus.FAILED, message=str(err))
     history = {name: ([int(s) for s in steps_], [float(v) for v in values])
                for name, (steps_, values) in trainer.history.items()}
     full = trainer.final_elbo  # computed by the trainer when the run finished: whole training set, seed 0

@@ -30,8 +30,9 @@ import numpy as np
 
 from ..errors import NumericalError
 from ..models.base import Numerics
+from .states import HealthState
 
-STATES = ("ok", "collapsed", "stalled", "converged", "diverging")
+STATES = tuple(HealthState)
 
 IDENTITY_CONDITION = 1.01  # cond below this: the matrix is a multiple of the identity, to 1 %
 CHANCE_MARGIN = 0.05  # an error within 5 % (relative) of chance counts as at chance ...
@@ -50,7 +51,7 @@ CONVERGED_RTOL = 1e-9  # L-BFGS: successive losses equal to this relative tolera
 class Health:
     """A run's health verdict: `state` ('ok', 'collapsed', 'stalled', 'converged' or 'diverging') and a one-sentence
     hint saying what it means and what to do."""
-    state: str = "ok"  # "ok" | "collapsed" | "stalled" | "converged" | "diverging"
+    state: str = HealthState.OK  # a HealthState: ok, collapsed, stalled, converged or diverging
     hint: str = ""  # one sentence for the page / CLI: what it means and what to do
 
 
@@ -74,25 +75,25 @@ def assess(history: Mapping[str, tuple[Sequence, Sequence]], numerics: Numerics 
 
     collapsed = _collapsed(history, numerics, task, num_classes, chance_error, loss)
     if collapsed is not None:
-        return Health("collapsed", collapsed + f"; lower the learning rate{lr}{restart}.")
+        return Health(HealthState.COLLAPSED, collapsed + f"; lower the learning rate{lr}{restart}.")
 
     rise = _rising(loss_steps, loss)
     if rise is not None:
-        return Health("diverging", f"the loss has risen steadily over the last {rise} steps: the optimiser is "
-                                   f"diverging; lower the learning rate{lr}{there}.")
+        return Health(HealthState.DIVERGING, f"the loss has risen steadily over the last {rise} steps: the "
+                                             f"optimiser is diverging; lower the learning rate{lr}{there}.")
 
     if converged or (converged is None and optimizer == "lbfgs" and _flat(loss)):
-        return Health("converged", "the L-BFGS solve has converged: more steps will not change the answer; change a "
-                                   f"setting{there} to solve again.")
+        return Health(HealthState.CONVERGED, "the L-BFGS solve has converged: more steps will not change the "
+                                             f"answer; change a setting{there} to solve again.")
 
     if optimizer != "lbfgs" and (learning_rate is None or learning_rate >= TINY_LEARNING_RATE):
         window = _stalled(loss_steps, loss)
         if window is not None and _learned_nothing(history, task, num_classes, chance_error, loss):
             # a large step that bounces around is stuck as surely as a tiny one that barely moves
             change = "a smaller" if learning_rate is not None and learning_rate >= LARGE_LEARNING_RATE else "a larger"
-            return Health("stalled", f"no progress in the last {window} steps and the test error is still at chance: "
-                                     f"the optimiser is stuck; try {change} learning rate{lr} or another model "
-                                     f"setting{there}.")
+            return Health(HealthState.STALLED, f"no progress in the last {window} steps and the test error is "
+                                               f"still at chance: the optimiser is stuck; try {change} learning "
+                                               f"rate{lr} or another model setting{there}.")
     return Health()
 
 

@@ -17,6 +17,7 @@ from ..data.identity import describe, identity, refuse_other_data, same_data, sa
 from ..errors import ConfigError, DataError
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import RunConfig
+from .states import RunStatus
 from .store import RunStore, StoreLocked
 
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
@@ -71,7 +72,7 @@ class TrainerPersistence:
             # a run this trainer created (no other process has trained it): training goes on while another program
             # holds the store locked, and its `running` mark waits in the queue with its metrics
 
-    def release(self, status: str = "paused") -> None:
+    def release(self, status: str = RunStatus.PAUSED) -> None:
         """Give the stored run back without training it further (a resumed trainer that will not run, say in a
         notebook): it is marked `status` and another trainer or process may claim it. Nothing to do without a
         store or a claim."""
@@ -83,12 +84,12 @@ class TrainerPersistence:
         """Mark the run this trainer created `interrupted` if it never trained a step (still `created` in the store),
         with `why` and how to train its settings again; whether it did. A run it continues or opened, or one claimed
         since, is left as it is. What a page does with the run it built when it closes or builds another."""
-        if self.store is None or self.run_id is None or not self._created_run or self.status != "created":
+        if self.store is None or self.run_id is None or not self._created_run or self.status != RunStatus.CREATED:
             return False
         done = self.store.abandon_run(self.run_id, f"{why}; train these settings as a new run with: invlab train "
                                                    f"--resume {self.run_id} --restart")
         if done:
-            self.status = "interrupted"
+            self.status = RunStatus.INTERRUPTED
         return done
 
     def _set_status(self, status: str, message: str | None = None) -> None:

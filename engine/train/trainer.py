@@ -53,6 +53,7 @@ from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluatio
 from .health import kernel_blamed_in_build, kernel_fault
 from .live import EDIT_WAIT_SECONDS, TrainerEdits
 from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
+from .states import RunStatus
 from .store import HEARTBEAT_SECONDS, RunStore
 
 __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
@@ -95,7 +96,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self.lock = threading.RLock()
         self._edits: deque = deque()  # live changes waiting for the step in progress to end (see `edit`)
         self.step_count = 0
-        self.status = "created"
+        self.status = RunStatus.CREATED
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self.last_parts: dict[str, float] = {}
         self.last_metrics: dict[str, float] = {}
@@ -336,14 +337,14 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         end = self.step_count + steps
         self.final_elbo = None  # the model is about to change; `finish` computes it again
         self.claim()  # refused (RunStoreError) while another process trains the run, before anything changes
-        self._set_status("running")
+        self._set_status(RunStatus.RUNNING)
         self._rate = (time.perf_counter(), self.step_count)
         self._next_checkpoint = _clock() + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf
         self._last_beat = _clock()
         try:
             while self.step_count < end:
                 if stop is not None and stop.is_set():
-                    self._set_status("paused")
+                    self._set_status(RunStatus.PAUSED)
                     if self.store is not None:  # a paused run continues from where it paused, not an older step
                         with contextlib.suppress(OSError, CheckpointError):
                             self.save_checkpoint()
@@ -374,15 +375,15 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
                 if self.step_count >= tc.steps:  # the configured total, not just this call's share of it
                     self.finish()
                 else:
-                    self._set_status("paused")
+                    self._set_status(RunStatus.PAUSED)
         except NonFiniteLossError:
-            self._set_status("failed", message=self.last_warning)
+            self._set_status(RunStatus.FAILED, message=self.last_warning)
             if self.store is not None:  # the good state, so that a resume continues from here
                 with contextlib.suppress(OSError, CheckpointError):
                     self.save_checkpoint()
             raise
         except BaseException:  # KeyboardInterrupt included: keep what we have
-            self._set_status("interrupted")
+            self._set_status(RunStatus.INTERRUPTED)
             raise
 
     def finish(self) -> dict[str, float]:
@@ -390,7 +391,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         solve), save a final checkpoint when stored; returns the final test metrics."""
         metrics = self.evaluate()
         self.final_elbo = self.full_elbo()
-        self._set_status("finished", message=f"the L-BFGS solve converged at step {self.step_count}"
+        self._set_status(RunStatus.FINISHED, message=f"the L-BFGS solve converged at step {self.step_count}"
                           if self.converged else None)
         if self.store is not None:
             self.save_checkpoint()

@@ -33,6 +33,7 @@ from ..ids import MAX_ID as MAX_STEP
 from ..ids import shorten
 from .config import RunConfig
 from .runstore.connection import _writable
+from .states import RunStatus
 from .store import RunStore, RunStoreError
 
 __all__ = ["watch", "WatchedRun", "WatchWarning", "FLUSHES_PER_SECOND"]
@@ -114,7 +115,7 @@ class WatchedRun:
         self.store, self.run_id, self.lease, self.name = store, run_id, lease, name
         self.model, self.data = model, data
         self.step = 0
-        self.status = "running"
+        self.status = RunStatus.RUNNING
         self._owns_store = owns_store
         self._figures: dict[str, float] = {}
         self._warned: set[str] = set()
@@ -192,7 +193,7 @@ class WatchedRun:
         return views
 
     # -- the block ------------------------------------------------------------------------------------------------
-    def close(self, status: str = "finished", message: str | None = None) -> None:
+    def close(self, status: str = RunStatus.FINISHED, message: str | None = None) -> None:
         """Mark the run `status` (with `message`), write everything queued and give the lease back."""
         if self._closed:
             return
@@ -210,10 +211,10 @@ class WatchedRun:
 
     def __exit__(self, kind, err, tb) -> bool:
         if err is None:
-            self.close("finished")
+            self.close(RunStatus.FINISHED)
         else:
             text = str(err).splitlines()[0] if str(err) else ""
-            self.close("failed", f"{kind.__name__}: {text}" if text else kind.__name__)
+            self.close(RunStatus.FAILED, f"{kind.__name__}: {text}" if text else kind.__name__)
         return False  # an exception goes on to the caller
 
     def __repr__(self) -> str:
@@ -257,7 +258,7 @@ def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
                                 f"and its folder writable (chmod u+w {store.path.parent}) or pass data_dir= a folder "
                                 "you can write")
         for record in store.list_runs():
-            if record.name == name and record.status == "running":
+            if record.name == name and record.status == RunStatus.RUNNING:
                 holder = store.live_writer(record.id)
                 if holder is not None:
                     raise RunStoreError(f"run {record.id} ({name!r}) is being written by another process ({holder}); "

@@ -15,6 +15,7 @@ import sqlite3
 import time
 import uuid
 
+from ..states import RunStatus
 from .faults import RunStoreError, StoreLocked, _guarded, _is_busy
 from .writers import holder, writer_identity
 
@@ -69,7 +70,7 @@ class LeasesMixin:
                 raise RunStoreError(f"{what} {key} is still being {doing} by another process ({other}); stop it "
                                     f"first (Ctrl-C, or kill -TERM, which saves what it has), then resume")
             new = lease or uuid.uuid4().hex
-            fields = {"status": "running", "updated": time.time(), **writer_identity(), "writer_lease": new}
+            fields = {"status": RunStatus.RUNNING, "updated": time.time(), **writer_identity(), "writer_lease": new}
             self._db.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
                              (*fields.values(), key))
             return new

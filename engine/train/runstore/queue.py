@@ -9,6 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ..states import RunStatus
 from .faults import RunStoreError, _guarded, _is_busy
 from .writers import writer_identity
 
@@ -73,7 +74,7 @@ class WriteQueue:
         if bad:
             raise RunStoreError(f"cannot update run fields {sorted(bad)}")
         fields["updated"] = time.time()
-        if fields.get("status") == "running":  # this process now writes the run: a later reader can check on it
+        if fields.get("status") == RunStatus.RUNNING:  # this process now writes the run: a later reader can check on it
             fields.update(writer_identity())
         with self._lock:
             self._pending_updates.setdefault(run_id, {}).update(fields)

@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..states import RunStatus
 from .faults import RunStoreError, _guarded
 from .writers import writer_identity
 
@@ -42,7 +43,7 @@ class RunsMixin:
     """The part of `RunStore` that creates and reads runs, their metrics and checkpoints."""
 
     @_guarded
-    def create_run(self, config_json: str, model: str, dataset: str, status: str = "created",
+    def create_run(self, config_json: str, model: str, dataset: str, status: str = RunStatus.CREATED,
                    name: str | None = None) -> int:
         """Add a run and return its id; `name`: what a watched loop calls it (shown by `invlab runs`). This process is
         recorded as its writer (no lease yet), so a run left `created` by a process that ended is no longer listed

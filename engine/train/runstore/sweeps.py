@@ -6,6 +6,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from ..states import SweepStatus
 from .faults import RunStoreError, _guarded
 from .runs import RunRecord
 from .writers import writer_gone
@@ -40,7 +41,7 @@ class SweepsMixin:
         with self._lock, self._db:
             cur = self._db.execute("INSERT INTO sweeps (created, updated, name, spec, status, total, owner) "
                                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                   (now, now, name, spec_json, "created", int(total), self.owner))
+                                   (now, now, name, spec_json, SweepStatus.CREATED, int(total), self.owner))
             return int(cur.lastrowid)
 
     @_guarded
@@ -116,7 +117,7 @@ class SweepsMixin:
         with self._lock, self._db:
             row = self._db.execute("SELECT id, status FROM runs WHERE sweep_id = ? AND sweep_key = ?",
                                    (int(sweep_id), key)).fetchone()
-            if row is not None and row[1] == "finished":
+            if row is not None and row[1] == SweepStatus.FINISHED:
                 return int(row[0]), False
             cols = {"updated": now, "model": model, "dataset": dataset, "config": config_json, "status": status,
                     "step": int(step), "message": message, "sweep_info": json.dumps(info), **figures}

@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ..states import RunStatus
+
 HEARTBEAT_SECONDS = 30.0  # a training process touches its run at least this often (between steps)
 STALE_SECONDS = 1800.0  # a writer on another host silent this long is taken for dead
 # the writer of a run (or sweep); writer_lease: the id of the claim that made it the writer (see leases.py)
@@ -66,7 +68,7 @@ def holder(status: str, updated: float, pid: int | None, host: str | None, token
 
     A writer recorded without a lease (by an older version, or a plain `update_run(status="running")`) in this very
     process does not hold it (its own trainer, abandoned or about to be replaced)."""
-    if status != "running" or pid is None or (lease is not None and held == lease):
+    if status != RunStatus.RUNNING or pid is None or (lease is not None and held == lease):
         return None
     now = time.time() if now is None else now
     if writer_alive(pid, host, token) is False or now - updated >= LEASE_SECONDS:
