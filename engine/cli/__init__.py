@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+from ..train.resume import FIXED_ON_RESUME
 from .compare import cmd_compare
 from .discover import cmd_discover
 from .fetch import cmd_fetch
@@ -31,7 +32,7 @@ from .runs import cmd_runs
 from .serve import cmd_serve, dashboard_app, serve_command
 from .sweep import SweepBar, cmd_sweep, parse_value, sweep_spec_from_args
 from .sweeps import cmd_sweeps
-from .train import FIXED_ON_RESUME, cmd_train, summary_line
+from .train import cmd_train, summary_line
 
 __all__ = ["COMMANDS", "FIXED_ON_RESUME", "GROUPS", "SweepBar", "add_param_flags", "collect", "dashboard_app",
            "int_flag", "main", "parse_value", "serve_command", "summary_line", "sweep_spec_from_args"]

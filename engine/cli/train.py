@@ -12,6 +12,7 @@ import sys
 import time
 
 from ..errors import ConfigError, InvlabError, NonFiniteLossError, printable
+from ..train.states import UNHEALTHY, HealthState, RunStatus
 from .flags import add_param_flags, collect, id_flag, in_flag_words
 
 
@@ -120,11 +121,6 @@ def _note(message: str) -> None:
     tqdm.write(message, file=sys.stderr)
 
 
-# Training settings a resumed run cannot change: another optimiser cannot take over the saved optimiser state, and
-# a resumed run continues its saved random streams, so a new seed would change nothing it claims to.
-FIXED_ON_RESUME = ("optimizer", "seed")
-
-
 def _stored_run(run_id: str):
     """Stored run `run_id` as typed (None when it cannot be read: the resume says why)."""
     from ..ids import parse_id
@@ -147,50 +143,41 @@ def _watched_refusal(record) -> str:
 
 def _resume(store, parser, args, values: dict, explicit_model: bool):
     """The trainer that continues run `args.resume`, with the training flags given applied; None (after saying which
-    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings."""
+    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings. The
+    policy is the engine's (`invlab.train.resume`); this says it in flags."""
     from ..train import CheckpointError, RunConfig, Trainer
+    from ..train.resume import plan_resume, refuse_steps_behind, restart_config
 
     run_id = args.resume
     record = store.get_run(run_id)
     stored = RunConfig.from_json(record.config)
-    flag_of = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
     given_data = dict(values["data"])
     if args.source_option:
         given_data["source_options"] = _source_options(args.source_option)
     if args.restart:
-        config = RunConfig(model=stored.model, data={**stored.data, **given_data},
-                           model_config={**stored.model_config, **values["model"]},
-                           train={**stored.train, **values["train"]})
+        config = restart_config(stored, data=given_data, model_config=values["model"], train=values["train"])
         trainer = Trainer(config, store=store)
         print(f"run {trainer.run_id}: a new run with the settings of run {run_id} (kept as it was)", file=sys.stderr)
         return trainer
-    data_now, model_now, train_now = stored.data_config(), stored.model_params(), stored.train_config()
-    refused = [f"--model ({stored.model} -> {args.model})"] if explicit_model and args.model != stored.model else []
-    for name, value in given_data.items():
-        now = data_now.source_options if name == "source_options" else getattr(data_now, name)
-        if value != now:
-            flag = "--source-option" if name == "source_options" else flag_of[f"data__{name}"]
-            refused.append(f"{flag} ({now!r} -> {value!r})")
-    for name, value in values["model"].items():
-        if value != getattr(model_now, name):
-            refused.append(f"{flag_of[f'model__{name}']} ({getattr(model_now, name)!r} -> {value!r})")
-    for name in FIXED_ON_RESUME:
-        value = values["train"].get(name)
-        if value is not None and value != getattr(train_now, name):
-            refused.append(f"{flag_of[f'train__{name}']} ({getattr(train_now, name)!r} -> {value!r})")
-    if refused:
+    plan = plan_resume(stored, model=args.model if explicit_model else None, data=given_data,
+                       model_config=values["model"], train=values["train"])
+    if not plan.allowed:
+        flag_of = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+        flag_of.update({"model": "--model", "data__source_options": "--source-option"})
+        refused = [f"{flag_of[name.replace('.', '__')]} ({old!r} -> {new!r})" if name != "model" else
+                   f"--model ({old} -> {new})" for name, old, new in plan.refused]
         print(f"invlab train: --resume {run_id} continues run {run_id} with its own model, data, optimiser and random "
               f"streams; these flags would need a new run: {', '.join(refused)}. Drop them to continue run {run_id}, "
               f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
         return None
-    changes = {name: value for name, value in values["train"].items() if value != getattr(train_now, name)}
-    _refuse_steps_behind(store, run_id, values["train"].get("steps"), train_now.steps)
+    train_now = stored.train_config()
+    refuse_steps_behind(store, run_id, values["train"].get("steps"), train_now.steps)
     try:
-        trainer = Trainer.resume(store, run_id, train=changes)
+        trainer = Trainer.resume(store, run_id, train=plan.train)
     except CheckpointError as err:
         raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
                               f"invlab train --resume {run_id} --restart") from None
-    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in changes.items())
+    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in plan.train.items())
     print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
           + (f" with {applied}" if applied else ""), file=sys.stderr)
     for note in trainer.resume_notes:
@@ -199,19 +186,6 @@ def _resume(store, parser, args, values: dict, explicit_model: bool):
         print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
               f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
     return trainer
-
-
-def _refuse_steps_behind(store, run_id: int, steps: int | None, stored_steps: int) -> None:
-    """A `ConfigError` when `--steps` was given below the step run `run_id` would continue from (its newest
-    checkpoint): it would train nothing and store its final figures again. Checked before the run is claimed, so
-    nothing is stored."""
-    latest = store.latest_checkpoint(run_id)
-    if steps is None or latest is None or steps >= latest[0]:
-        return
-    at = latest[0]
-    raise ConfigError(f"run {run_id} is already at step {at}, past --steps {steps} (--steps is the run's total number "
-                      f"of steps, not steps to add); nothing was trained or stored. To train on, give a larger total, "
-                      f"e.g. invlab train --resume {run_id} --steps {at + (steps or stored_steps or 100)}")
 
 
 class _StopOnSignal:
@@ -272,7 +246,7 @@ def _train_with_bar(trainer, quiet: bool) -> int:
     total = trainer.tc.steps
     start, t0 = trainer.step_count, time.perf_counter()
     bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
-    shown = "ok"  # the last health state reported: a collapse, divergence or stall is said once, when it starts
+    shown = HealthState.OK  # the last health state reported: a collapse, divergence or stall is said once, as it starts
     stopper = _StopOnSignal()
     try:
         with stopper:
@@ -281,7 +255,7 @@ def _train_with_bar(trainer, quiet: bool) -> int:
                 post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
                 post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
                 bar.set_postfix(post, refresh=False)
-                if snap.health.state != shown and snap.health.state in ("collapsed", "diverging", "stalled"):
+                if snap.health.state != shown and snap.health.state in UNHEALTHY:
                     hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
                     tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
                 shown = snap.health.state
@@ -294,7 +268,7 @@ def _train_with_bar(trainer, quiet: bool) -> int:
     except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: stopped at once, maybe mid-step
         bar.close()
         return _stopped(trainer, "a second signal", 130)
-    if stopper.event.is_set() and trainer.status != "finished":
+    if stopper.event.is_set() and trainer.status != RunStatus.FINISHED:
         bar.close()
         return _stopped(trainer, stopper.name, 128 + int(stopper.signal))
     bar.close()
@@ -320,7 +294,7 @@ def _stopped(trainer, what: str, code: int) -> int:
             saved = f"; no final checkpoint ({err}); the latest is at step {latest[0] if latest else '-'}"
         message = (f"stopped by {what} at step {trainer.step_count}{saved}; resume with: "
                    f"invlab train --resume {trainer.run_id}")
-        trainer._set_status("interrupted", message=message)
+        trainer._set_status(RunStatus.INTERRUPTED, message=message)
     print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
           f"invlab train --resume {trainer.run_id}", file=sys.stderr)
     return code
