@@ -51,9 +51,7 @@ def _takes(name: str, num_classes: int | None) -> bool:
 
 
 def _for_task(name: str, task: str) -> bool:
-    part = REGISTRY.parts.get(name)
-    tasks = part.info.get("tasks", ("classification",)) if part is not None else ("classification",)
-    return task in tasks
+    return task in _tasks_of(name)
 
 
 def resolve_likelihood(name: str, task: str, num_classes: int | None, *, allowed=None) -> str:
@@ -90,6 +88,7 @@ def _builtin_or_family(name: str) -> bool:
 
 
 def _tasks_of(name: str) -> tuple[str, ...]:
+    """The tasks likelihood `name` is for; a family's own (outside the registry, e.g. polya_gamma): classification."""
     part = REGISTRY.parts.get(name)
     return part.info.get("tasks", ("classification",)) if part is not None else ("classification",)
 
