@@ -6,17 +6,18 @@ import logging
 
 import panel as pn
 
-from invlab.dashboard import Explorer, csp
-from invlab.dashboard.identity import page_owner
-from invlab.dashboard.limits import ServerLimits
-from invlab.dashboard.reattach import page_coming_back_to_its_run, register
+from invlab.dashboard import Explorer
 from invlab.dashboard.safe_text import markdown_text, notify
-from invlab.dashboard.scheduling import server_thread_on_one_core, warm_optimisers
-from invlab.dashboard.session_start import hold_until_connected, packaged_stylesheets
-from invlab.dashboard.theme_switch import page_for, session_theme
+from invlab.dashboard.serving import csp
+from invlab.dashboard.serving.identity import page_owner
+from invlab.dashboard.serving.limits import ServerLimits
+from invlab.dashboard.serving.reattach import page_coming_back_to_its_run, register
+from invlab.dashboard.serving.session_start import hold_until_connected, packaged_stylesheets
+from invlab.dashboard.serving.theme import page_for, session_theme
+from invlab.dashboard.session.scheduling import server_thread_on_one_core, warm_optimisers
 from invlab.errors import InvlabError
 
-csp.install()  # only this server's own scripts run on the page (dashboard/csp.py)
+csp.install()  # only this server's own scripts run on the page (dashboard/serving/csp.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
 pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")
 server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
@@ -26,7 +27,7 @@ warm_optimisers()  # the first ▶ Start's cold imports, done as the server warm
 def page():
     """One served page: an `Explorer` with the server's limits and the logged-in user (an admin if listed), or a page
     with the message when the server's settings are refused."""
-    packaged_stylesheets()  # this server's own stylesheet links from the first model on (dashboard/session_start.py)
+    packaged_stylesheets()  # this server's own stylesheet links from the first model on (serving/session_start.py)
     hold_until_connected()  # a browser slower to connect than a closed tab's few seconds keeps this session
     try:
         limits = ServerLimits.from_env()

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .lessons import BY_KEY, LESSONS, Lesson, lesson_query
-from .serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
+from invlab.dashboard.lessons.catalogue import BY_KEY, LESSONS, Lesson, lesson_query
+from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard
 
 MAX_BYTES = 200_000
 
@@ -84,7 +84,7 @@ def wait_for(fn, timeout: float, what: str, interval: float = 0.25):
 def key_view_title(lesson: Lesson) -> str | None:
     """The title of a lesson's key view when it is a view (a plot or table) rather than a curve: computed by the
     engine with the lesson's settings (the prior explorer, or one training step). None when it is a curve."""
-    from .lessons import prior_explorer, run_config
+    from invlab.dashboard.lessons.catalogue import prior_explorer, run_config
 
     if lesson.page == "compare":
         return None  # the Discover ranking: ready when its verdict is drawn (`key_view_ready`)
@@ -130,7 +130,7 @@ def curve_columns(metric: str) -> list[str]:
     try:
         from holoviews.core.util import dimension_sanitizer
 
-        from .views import metric_spec
+        from invlab.dashboard.views.panes import metric_spec
 
         label = metric_spec(metric).label
         names += [label, f"|{label}|", dimension_sanitizer(label), dimension_sanitizer(f"|{label}|")]

@@ -225,7 +225,7 @@ def test_serve_builds_a_page_before_it_listens_so_the_first_visitor_does_not_wai
     import socket
     import time
 
-    from invlab.dashboard.serving import free_port
+    from invlab.dashboard.serving.process import free_port
 
     port = free_port()
     env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")

@@ -199,6 +199,39 @@ def test_every_engine_module_imports_alone():
     assert result.returncode == 0, f"modules that fail to import on their own:\n{result.stdout}{result.stderr}"
 
 
+
+def test_dashboard_imports_have_no_cycle_module_level_or_function_local():
+    """The same for the dashboard's modules and sub-packages: a sub-package's `__init__` runs before any of its
+    modules, so a module of one sub-package that imports another sub-package, which imports back, is a circle too."""
+    graph, local, _ = import_graph(package=DASHBOARD, folder="dashboard")
+    assert len(graph) > 40 and "invlab.dashboard.explorer.explorer" in graph  # the reader sees the sub-packages
+    for found in (cycles(graph), cycles(with_local_imports(graph, local))):
+        assert not found, "dashboard import cycles between: " + "; ".join(" ↔ ".join(c) for c in found)
+
+
+MAX_TOP_MODULES = 10  # modules directly in dashboard/; the rest live in sub-packages by page and by layer
+
+
+def test_the_dashboard_is_grouped_by_page_and_layer_and_each_package_has_a_small_face():
+    """At most ten modules directly in dashboard/; each sub-package's `__init__` says what it holds in a docstring
+    and exports a small face (`__all__`, every name importable from it and defined in one of its own modules)."""
+    import importlib
+
+    top = sorted(p.name for p in (ROOT / "dashboard").glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    packages = sorted(p.parent.name for p in (ROOT / "dashboard").glob("*/__init__.py"))
+    assert {"explorer", "session", "state", "controls", "views", "prior", "lessons", "serving", "notebook",
+            "compare"} <= set(packages), packages
+    for name in packages:
+        package = importlib.import_module(f"{DASHBOARD}.{name}")
+        assert (package.__doc__ or "").strip(), f"{name}/__init__.py has no docstring"
+        face = getattr(package, "__all__", None)
+        assert face and len(face) <= 12, f"{name}: __all__ should list a small face, got {face!r}"
+        for public in face:
+            obj = getattr(package, public)
+            home = getattr(obj, "__module__", None) or package.__name__
+            assert home.startswith(package.__name__), f"{name}.{public} is defined outside the package, in {home}"
+
 # -- one import name --------------------------------------------------------------------------------------------------
 OLD_NAMES = re.compile(r"^\s*(from|import)\s+(engine|dashboard)\b|[\"']-m[\"'],\s*[\"'](engine|dashboard)[\"']|"
                        r"-m (engine|dashboard)\b|monkeypatch\.setattr\([\"'](engine|dashboard)\.", re.M)

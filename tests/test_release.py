@@ -118,8 +118,8 @@ def test_the_engine_imports_without_dask_or_the_dashboard():
 def test_the_page_imports_without_dask_or_jupyterlab():
     """The `dashboard` extra alone serves the page: its modules import neither Dask (the `sweeps` extra) nor
     JupyterLab (the `lab` extra) until a sweep runs."""
-    code = ("import sys, invlab.dashboard, invlab.dashboard.explorer, invlab.dashboard.compare, "
-            "invlab.dashboard.serving; "
+    code = ("import sys, invlab.dashboard, invlab.dashboard.explorer.explorer, invlab.dashboard.compare, "
+            "invlab.dashboard.serving.process; "
             "print(sorted(m for m in ('dask', 'distributed', 'jupyterlab', 'notebook') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard
+from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard
 
 from ..common import arguments, emit
 from .overhead import show_training_page

@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from invlab.dashboard.lessons import BY_KEY, LESSONS, prior_explorer, run_config
+from invlab.dashboard.lessons.catalogue import BY_KEY, LESSONS, prior_explorer, run_config
 from invlab.train import Trainer
 
 from ..common import arguments, emit, log, parse
@@ -269,7 +269,7 @@ def page_lessons(args, headless: dict) -> dict:
 
     from playwright.sync_api import sync_playwright
 
-    from invlab.dashboard.lessons import lesson_query
+    from invlab.dashboard.lessons.catalogue import lesson_query
     from invlab.dashboard.screenshot import CHROMIUM_ARGS, executable, serve
 
     out = {}
@@ -328,7 +328,7 @@ def lesson_discover(lesson, args) -> dict:
     import tempfile
 
     from invlab.dashboard.compare.discover import DEFAULT_SEEDS
-    from invlab.dashboard.lessons import split_settings
+    from invlab.dashboard.lessons.catalogue import split_settings
     from invlab.sweeps.discover import plan_candidates, run_candidates
     from invlab.sweeps.discover_report import discover_report
     from invlab.train import RunStore

@@ -1,7 +1,7 @@
 """What the live dashboard costs training: the Trainer alone against the same Trainer inside a served Explorer.
 
 Problem: the dashboard's default run — sklearn's bundled `digits` (no download), the `svgp` family with its
-page defaults (`invlab.dashboard.defaults`: RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes,
+page defaults (`dashboard.state.defaults`: RBF kernel, M = 100 inducing points, softmax likelihood over 10 classes,
 float64, Adam on minibatches of 256, loss logged every 10 steps, test metrics on the test subset every
 `eval_interval` seconds of wall time, as the page's session evaluates). The step budget is raised so the run never
 finishes during the benchmark; no run store on either side (SQLite writes are not the dashboard's). The alone arm
@@ -17,7 +17,7 @@ curves' Bokeh `ColumnDataSource`s (`stream`), and a snapshot with views (K_uu sp
 hyper-parameters) goes out every `view_interval` seconds — exactly what a user watching the dashboard gets.
 
 Each arm runs with its own defaults: the page with the dashboard's (no thread override, no steps/s cap: a page
-training alone takes every core, `invlab.dashboard.scheduling`), the alone arm with torch's default threads; nothing is
+training alone takes every core, `dashboard.session.scheduling`), the alone arm with torch's default threads; nothing is
 turned off in either arm. Each arm keeps one model across its
 repetitions, so both advance over the same steps. Repetitions are interleaved (alone, dashboard, alone, ...);
 in each, `--warmup` steps are taken untimed, then `--steps` steps are timed by the wall-clock between the
@@ -51,7 +51,7 @@ import time
 os.environ.pop("INVLAB_TORCH_THREADS", None)
 os.environ.pop("INVLAB_MAX_STEPS_PER_S", None)
 
-from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
 
 from ..common import arguments, emit  # noqa: E402
 
@@ -160,10 +160,11 @@ class DashboardArm:
     def __init__(self):
         import panel as pn
 
-        import invlab.dashboard.session
+        import invlab.dashboard.session.training
         from invlab.dashboard import Explorer
 
-        invlab.dashboard.session.Trainer = timed_trainer_class()  # the session builds its Trainer from this name
+        # the session builds its Trainer from this name
+        invlab.dashboard.session.training.Trainer = timed_trainer_class()
         pn.extension()
         self.sent: list[tuple[int, float]] = []  # (last ELBO step handed to the curve board, server ms)
         holder = {}

@@ -1,7 +1,7 @@
 """Every model family's default in the page, trained by the Trainer alone: is it quick enough to watch?
 
 The page (dashboard) starts each family from the engine's config defaults overridden by
-`invlab.dashboard.defaults.FAMILY_DEFAULTS`, on the dataset `invlab.dashboard.defaults.FAMILY_DATASETS` gives it.
+`invlab.dashboard.state.FAMILY_DEFAULTS`, on the dataset `invlab.dashboard.state.FAMILY_DATASETS` gives it.
 Targets:
 at least 5 steps/s on a 2-core CPU with one torch thread, and a first test-error point within 10 s
 of pressing Start.
@@ -35,7 +35,7 @@ from ..common import arguments, emit, parse
 
 
 def page_config(family: str, dataset: str | None = None):
-    from invlab.dashboard.defaults import page_run_config
+    from invlab.dashboard.state.defaults import page_run_config
 
     return page_run_config(family, dataset)
 

@@ -84,7 +84,7 @@ class PageArm:
     def __init__(self, workdir: Path):
         from playwright.sync_api import sync_playwright
 
-        from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard_process
+        from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard_process
 
         chromium = chromium_path()
         if chromium is None:

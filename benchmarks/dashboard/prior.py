@@ -5,8 +5,8 @@ its slider's values, each move a release of the slider; a redraw's time runs fro
 updates of every plot it changed (the views computed by the engine's `PriorExplorer` and written into the
 document's models). Two arms, interleaved move by move on the same δ sequence:
 
-- `plots`: the page as it is: Bokeh figures made once, their sources replaced in place (`invlab.dashboard.prior_plots`);
-- `holoviews`: the page as it was: each view re-rendered through HoloViews (`invlab.dashboard.views.ViewPane`).
+- `plots`: the page as it is: Bokeh figures made once, their sources replaced in place (`invlab.dashboard.prior.plots`);
+- `holoviews`: the page as it was: each view re-rendered through HoloViews (`invlab.dashboard.views.panes.ViewPane`).
 
 Server time only: the browser's own drawing comes on top (the latency benchmark measures click → effect in
 Chromium). The figure of merit is `p95_ms`, the p95 of the `plots` arm (target < 1,000 ms on 2 cores);
@@ -32,7 +32,7 @@ class OldPane:
     """The prior page's former pane: a HoloViews `ViewPane`, with the `view` the page reads."""
 
     def __init__(self, name, view):
-        from invlab.dashboard.views import ViewPane
+        from invlab.dashboard.views.panes import ViewPane
 
         self._pane = ViewPane(name, view)
         self.panel = self._pane.panel
@@ -48,7 +48,7 @@ class OldPane:
 @contextlib.contextmanager
 def drawn_with(kind: str):
     """Build PriorPanels whose plots are `kind` ('plots' or 'holoviews')."""
-    import invlab.dashboard.prior as page
+    import invlab.dashboard.prior.page as page
 
     real = page.PriorPlot
     if kind == "holoviews":

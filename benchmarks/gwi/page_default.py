@@ -1,7 +1,7 @@
-"""The page's default GWI run on `diabetes` (invlab.dashboard.defaults), over 5 splits, against the SVGP with the
+"""The page's default GWI run on `diabetes` (invlab.dashboard.state.defaults), over 5 splits, against the SVGP with the
 same M.
 
-The dashboard starts GWI from `invlab.dashboard.defaults.page_run_config("gwi")`: diabetes, the engine's GWIConfig
+The dashboard starts GWI from `invlab.dashboard.state.defaults.page_run_config("gwi")`: diabetes, the engine's GWIConfig
 defaults (M = √N_fit = 17, ARD RBF, the robust reference fit), minibatches of 256, 2 000 steps. This script trains
 that run through the `Trainer` with the data split and the initialisation seeded by 0..S−1 (the page's own run is
 seed 0), scores the whole test set, and trains the engine's SVGP (ARD RBF, M = 17 k-means inducing points, same
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from invlab.dashboard.defaults import page_run_config
+from invlab.dashboard.state.defaults import page_run_config
 
 from ..common import arguments, emit, parse
 from .common import fmt, summarise, train

@@ -22,28 +22,8 @@ and opens sweeps, `live` follows and draws the sweep shown, and `page` is the pa
 """
 from __future__ import annotations
 
-from .data import (
-    AXIS_LABELS,
-    RANGE_AXES,
-    AxisData,
-    axis_data,
-    axis_label,
-    field_name,
-    is_learned_run,
-    learned_value,
-    primary_axis,
-    progress_text,
-    series_axes,
-    series_key,
-    value_label,
-)
-from .discover import DiscoverStudy
-from .live import STATE_COLOURS
-from .page import INTRO, LIVE_STATES, ComparePage
-from .plots import PLOT_FRAME, SERIES_COLOURS, against_setting_plot, curves_plot
-from .runner import SweepRunner
+from invlab.dashboard.compare.discover import DiscoverStudy
+from invlab.dashboard.compare.page import ComparePage
+from invlab.dashboard.compare.runner import SweepRunner
 
-__all__ = ["AXIS_LABELS", "INTRO", "LIVE_STATES", "PLOT_FRAME", "RANGE_AXES", "SERIES_COLOURS", "STATE_COLOURS",
-           "AxisData", "ComparePage", "DiscoverStudy", "SweepRunner", "against_setting_plot", "axis_data", "axis_label",
-           "curves_plot", "field_name", "is_learned_run", "learned_value", "primary_axis", "progress_text",
-           "series_axes", "series_key", "value_label"]
+__all__ = ["ComparePage", "DiscoverStudy", "SweepRunner"]

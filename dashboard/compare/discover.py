@@ -15,18 +15,17 @@ import logging
 import pandas as pd
 import panel as pn
 
+from invlab.dashboard.compare.data import progress_text
+from invlab.dashboard.compare.live import STATE_COLOURS
+from invlab.dashboard.compare.runner import DiscoverRunner
+from invlab.dashboard.safe_text import html_text, markdown_text
+from invlab.dashboard.serving.periodic import background_periodic
 from invlab.errors import InvlabError
 from invlab.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
 from invlab.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
 from invlab.sweeps.discover_report import discover_report
 from invlab.train import RunConfig
 from invlab.train.states import RunStatus, StudyState
-
-from ..feed import background_periodic
-from ..safe_text import html_text, markdown_text
-from .data import progress_text
-from .live import STATE_COLOURS
-from .runner import DiscoverRunner
 
 log = logging.getLogger("invlab.dashboard.compare")
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import param
 
+from invlab.dashboard.compare.data import _fmt_value, _parse_token, _spread
+from invlab.dashboard.compare.runner import SweepRunner
+from invlab.dashboard.safe_text import markdown_text
+from invlab.dashboard.state.settings import coerce
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, study
 from invlab.sweeps.discover_report import is_discover
 from invlab.train.states import RunStatus, StudyState
-
-from ..safe_text import markdown_text
-from ..settings import coerce
-from .data import _fmt_value, _parse_token, _spread
-from .runner import SweepRunner
 
 
 class SweepForm:

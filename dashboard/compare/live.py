@@ -11,16 +11,24 @@ import time
 import pandas as pd
 import panel as pn
 
+from invlab.dashboard.compare.data import (
+    AxisData,
+    _finite,
+    _is_number,
+    _round,
+    axis_data,
+    field_name,
+    primary_axis,
+    progress_text,
+)
+from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
+from invlab.dashboard.compare.runner import SweepRunner
+from invlab.dashboard.safe_text import html_text, markdown_text
+from invlab.dashboard.serving.periodic import background_periodic
+from invlab.dashboard.views.panes import RANGE_UNITS
 from invlab.errors import InvlabError
 from invlab.sweeps import comparison
 from invlab.train.states import StudyState
-
-from ..feed import background_periodic
-from ..safe_text import html_text, markdown_text
-from ..views import RANGE_UNITS
-from .data import AxisData, _finite, _is_number, _round, axis_data, field_name, primary_axis, progress_text
-from .plots import against_setting_plot, curves_plot
-from .runner import SweepRunner
 
 log = logging.getLogger("invlab.dashboard.compare")
 

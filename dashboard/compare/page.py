@@ -10,20 +10,19 @@ import pandas as pd
 import panel as pn
 import param
 
+from invlab.dashboard.compare.data import AxisData, field_name
+from invlab.dashboard.compare.discover import DiscoverStudy
+from invlab.dashboard.compare.form import SweepForm
+from invlab.dashboard.compare.live import SweepFollowing
+from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
+from invlab.dashboard.compare.runner import SweepRunner
+from invlab.dashboard.notebook import display as notebook
+from invlab.dashboard.state.settings import RunSettings
 from invlab.errors import ConfigError
 from invlab.ids import parse_id, shorten
 from invlab.sweeps import STUDIES
 from invlab.train import RunStore
 from invlab.train.states import StudyState
-
-from .. import notebook
-from ..settings import RunSettings
-from .data import AxisData, field_name
-from .discover import DiscoverStudy
-from .form import SweepForm
-from .live import SweepFollowing
-from .plots import against_setting_plot, curves_plot
-from .runner import SweepRunner
 
 INTRO = (
     "## Compare runs: the marginal likelihood chooses the invariance\n"

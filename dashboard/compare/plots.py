@@ -10,8 +10,16 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401 — registers Bokeh for the .opts() below
 import numpy as np
 
-from ..views import FRAME_HEIGHT, FRAME_WIDTH, _legend_opts, metric_label, y_limits
-from .data import RANGE_AXES, AxisData, _is_number, axis_label, field_name, is_learned_run, value_label
+from invlab.dashboard.compare.data import (
+    RANGE_AXES,
+    AxisData,
+    _is_number,
+    axis_label,
+    field_name,
+    is_learned_run,
+    value_label,
+)
+from invlab.dashboard.views.panes import FRAME_HEIGHT, FRAME_WIDTH, _legend_opts, metric_label, y_limits
 
 SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 PLOT_FRAME = dict(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, framewise=True, show_grid=True)

@@ -9,11 +9,10 @@ import contextlib
 import threading
 import traceback
 
+from invlab.dashboard.compare.cluster import using_shared
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, run_sweep
 from invlab.train import RunStore
-
-from .cluster import using_shared
 
 
 class BackgroundRunner:

@@ -21,7 +21,7 @@ FOLDERS = {"engine": "invlab", "dashboard": "invlab.dashboard"}  # folder → th
 
 
 def module_path(module: str) -> Path:
-    """The folder (package) or the .py-less path of dotted `module` (`invlab.dashboard.explorer` →
+    """The folder (package) or the .py-less path of dotted `module` (`invlab.dashboard.explorer.explorer` →
     ROOT/dashboard/explorer)."""
     for folder, name in sorted(FOLDERS.items(), key=lambda item: -len(item[1])):
         if module == name or module.startswith(name + "."):

@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from .flags import int_flag
 
 SECRET_FLAGS = ("--cookie-secret", "--oauth-secret", "--oauth-encryption-key", "--oauth-key")
-CLASS_STEPS_PER_S = 25.0  # the default per-page cap on a server with logins (invlab.dashboard.scheduling says why)
+CLASS_STEPS_PER_S = 25.0  # the default per-page cap on a server with logins (dashboard/session/scheduling.py says why)
 UNUSED_SESSION_LIFETIME_MS = 5000  # a session without a connected browser is ended after this long
 CHECK_UNUSED_SESSIONS_MS = 1000
 

@@ -148,13 +148,13 @@ def api_trainer_on_dataset_with_nan():
 
 
 def api_limits_memory_nan():
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "nan"})
 
 
 def api_limits_memory_inf():
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_MAX_MEMORY_MB": "inf"})
 
@@ -231,14 +231,14 @@ def api_checkpoint_other_input_shape():
 
 
 def api_page_file_outside_data_dirs():
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
     from invlab.train import RunConfig
 
     ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "csv:/etc/hosts.csv"}))
 
 
 def api_page_bare_path_outside_data_dirs():
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
     from invlab.train import RunConfig
 
     ServerLimits(data_dirs=("/srv/lab-data",)).check(RunConfig(data={"dataset": "/home/someone/private.csv"}))
@@ -247,7 +247,7 @@ def api_page_bare_path_outside_data_dirs():
 def api_page_file_over_limit():
     import tempfile
 
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
     from invlab.train import RunConfig
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -269,7 +269,7 @@ def api_store_run_of_another_user():
 
 
 def api_server_admins_not_a_list():
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
 
     ServerLimits.from_env({"INVLAB_ADMINS": "lecturer"})
 

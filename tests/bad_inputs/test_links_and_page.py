@@ -125,7 +125,7 @@ def test_a_huge_number_in_a_link_is_refused_as_written():
     """`?train.steps=1e308` is refused naming the value as the link gave it, never as a 309-digit integer."""
     from panel.util import parse_query
 
-    from invlab.dashboard.settings import RunSettings
+    from invlab.dashboard.state.settings import RunSettings
 
     settings = RunSettings()
     problems = settings.apply_query(parse_query("?train.steps=1e308&train.log_every=" + "9" * 400))
@@ -141,7 +141,7 @@ def test_bad_prior_values_in_a_link_are_refused_as_written():
     good values kept; nothing is drawn from the refused ones."""
     from panel.util import parse_query
 
-    from invlab.dashboard.prior import apply_prior_query
+    from invlab.dashboard.prior.page import apply_prior_query
     from invlab.models.dkp import PriorExplorer
 
     explorer = PriorExplorer()
@@ -157,7 +157,7 @@ def test_bad_prior_values_in_a_link_are_refused_as_written():
 
 
 def test_a_theme_change_link_whose_page_has_gone_says_so():
-    from invlab.dashboard.theme_switch import GONE, page_for
+    from invlab.dashboard.serving.theme import GONE, page_for
 
     class Fresh:
         notice = ""
@@ -192,7 +192,7 @@ def test_a_cookie_the_page_writes_never_chooses_who_owns_a_run(monkeypatch):
     import panel as pn
     from tornado.web import create_signed_value
 
-    from invlab.dashboard.identity import IdentityError, page_owner
+    from invlab.dashboard.serving.identity import IdentityError, page_owner
 
     secret = "s" * 32
     monkeypatch.setattr(pn.config, "cookie_secret", secret, raising=False)

@@ -92,9 +92,9 @@ def _small_config():
 
 @pytest.mark.parametrize("how", ["reset", "start-queued"])
 def test_a_page_closed_while_its_run_was_built_leaves_no_created_run(world, capsys, monkeypatch, how):
-    import invlab.dashboard.session as session_module
-    from invlab.dashboard.scheduling import TrainingSlots
-    from invlab.dashboard.session import TrainingSession
+    import invlab.dashboard.session.training as session_module
+    from invlab.dashboard.session.scheduling import TrainingSlots
+    from invlab.dashboard.session.training import TrainingSession
 
     building, release = threading.Event(), threading.Event()
 

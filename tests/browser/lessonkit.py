@@ -2,7 +2,7 @@
 from the page whether its expected effect happened."""
 import re
 
-from invlab.dashboard.lessons import Lesson, Step, run_config
+from invlab.dashboard.lessons.catalogue import Lesson, Step, run_config
 from invlab.dashboard.screenshot import curve_columns, discover_verdict
 from pagekit import TEXT, column_length, page_texts
 
@@ -103,7 +103,7 @@ def drag_slider(page, label: str, fraction: float) -> None:
 
 def slider_fraction(step: Step) -> float:
     """Where `step.value` sits on the prior page's slider for its setting."""
-    from invlab.dashboard.prior import DELTA_STEPS, _with
+    from invlab.dashboard.prior.page import DELTA_STEPS, _with
 
     if step.control == "prior.delta":
         options = _with(DELTA_STEPS, 1000.0)

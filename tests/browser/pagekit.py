@@ -2,7 +2,7 @@
 import contextlib
 import time
 
-from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
+from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
 from tests.helpers.chromium import browser_context
 
 HAVE_CHROMIUM = chromium_path() is not None

@@ -4,7 +4,7 @@ import re
 import time
 import urllib.request
 
-from invlab.dashboard.csp import secure_page
+from invlab.dashboard.serving.csp import secure_page
 from pagekit import browser_page, column_length, poll
 
 # Every violation the browser reports, recorded before the page's own scripts run.

@@ -3,7 +3,7 @@ wherever its control appears (the Invariance tab's ν and the Model tab's Nu box
 it reaches the URL."""
 import re
 
-from invlab.dashboard.lessons import lesson_query
+from invlab.dashboard.lessons.catalogue import lesson_query
 from pagekit import TEXT, browser_page, poll
 
 

@@ -8,7 +8,7 @@ The steps are data (`invlab.dashboard.lessons.Step`): what the card says, the co
 page shows it; this test reads the same data."""
 import pytest
 
-from invlab.dashboard.lessons import LESSONS, get_lesson, lesson_query
+from invlab.dashboard.lessons.catalogue import LESSONS, get_lesson, lesson_query
 from lessonkit import do, effect_shown, page_text, select_value, view_title
 from pagekit import browser_page, poll
 

@@ -6,7 +6,7 @@ Page contract (CONTRACT.md): `?lesson=<key>` applies the lesson's settings and s
 are `.invlab-lesson[data-lesson=<key>]` with an `a.invlab-open` link (on the landing view, or a "Lessons" tab);
 `page=prior` opens the "Deep kernel prior" page; `teacher=1` hides every control the lesson does not list.
 """
-from invlab.dashboard.lessons import LESSONS, get_lesson, lesson_query, prior_settings, visible_controls
+from invlab.dashboard.lessons.catalogue import LESSONS, get_lesson, lesson_query, prior_settings, visible_controls
 from invlab.train import TrainConfig
 from pagekit import browser_page, page_texts, poll
 

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from invlab.dashboard.settings import FLAGS, SECTIONS, RunSettings, family_defaults
+from invlab.dashboard.state.settings import FLAGS, SECTIONS, RunSettings, family_defaults
 from invlab.models import get_model, model_names
 from invlab.models.dkp import PriorExplorer
 from pagekit import INJECTED, TEXT, browser_page, poll

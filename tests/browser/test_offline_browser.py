@@ -7,7 +7,7 @@ its Compare form; requests to any other host are refused and counted."""
 import os
 import time
 
-from invlab.dashboard.lessons import LESSONS, lesson_query
+from invlab.dashboard.lessons.catalogue import LESSONS, lesson_query
 from pagekit import browser_page, panel_script_late, poll, serve_dashboard
 from tests.helpers.chromium import browser_context
 

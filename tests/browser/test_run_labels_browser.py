@@ -2,7 +2,7 @@
 from the run now drawn, changes made while it ran included, and never by a setting the user did not touch."""
 import re
 
-from invlab.dashboard.lessons import get_lesson, lesson_query
+from invlab.dashboard.lessons.catalogue import get_lesson, lesson_query
 from lessonkit import previous_labels
 from pagekit import browser_page, poll
 

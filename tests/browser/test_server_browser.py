@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from invlab.dashboard.serving import ROOT, serve_dashboard_process
+from invlab.dashboard.serving.process import ROOT, serve_dashboard_process
 from pagekit import browser_page, column_length, poll
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from invlab.dashboard.serving import serve_dashboard_process
+from invlab.dashboard.serving.process import serve_dashboard_process
 from pagekit import poll
 from tests.helpers.chromium import browser_context
 

@@ -3,7 +3,7 @@ runs` says the same of every closed page, and a resume loses no step (a run ends
 process did not stop it cleanly)."""
 import threading
 
-from invlab.dashboard.session import TrainingSession
+from invlab.dashboard.session.training import TrainingSession
 from invlab.train import RunConfig, RunStore
 
 

@@ -7,7 +7,7 @@ from bokeh.document import Document
 from panel.io import document as panel_document
 from tornado.websocket import WebSocketClosedError
 
-from invlab.dashboard.closing import (
+from invlab.dashboard.serving.closing import (
     close_once,
     connected,
     dispatch_quietly,
@@ -97,7 +97,7 @@ def _reports_of(dispatch) -> tuple[list[str], list]:
 
 
 def test_a_tab_closing_mid_message_loses_no_frame_to_the_log():
-    from invlab.dashboard import closing
+    from invlab.dashboard.serving import closing
 
     panels_own = closing.PANEL_DISPATCH or panel_document.dispatch_tornado  # whether or not a page installed ours
     assert panels_own is not dispatch_quietly

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from invlab.dashboard import Explorer
-from invlab.dashboard.compare import RANGE_AXES, ComparePage, field_name
+from invlab.dashboard.compare import ComparePage
+from invlab.dashboard.compare.data import RANGE_AXES, field_name
 from invlab.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text
 from tests.helpers.ticking import assert_opened, follow

@@ -6,9 +6,9 @@ import panel as pn
 import param
 import pytest
 
-from invlab.dashboard.control_groups import data_controls, model_controls, optimisation_controls, param_controls
-from invlab.dashboard.controls import ParamControl
-from invlab.dashboard.learned_controls import LearnedValueControl
+from invlab.dashboard.controls.groups import data_controls, model_controls, optimisation_controls, param_controls
+from invlab.dashboard.controls.learned import LearnedValueControl
+from invlab.dashboard.controls.param_control import ParamControl
 from invlab.data import DataConfig, list_datasets
 from invlab.models import REGISTRY
 from invlab.models.base import Tunable

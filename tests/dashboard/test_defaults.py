@@ -1,7 +1,7 @@
 """The page's per-family defaults: every family has them, and each is a run the engine accepts."""
 import pytest
 
-from invlab.dashboard.defaults import FAMILY_DATASETS, FAMILY_DEFAULTS, page_run_config
+from invlab.dashboard.state.defaults import FAMILY_DATASETS, FAMILY_DEFAULTS, page_run_config
 from invlab.data.sources import resolve
 from invlab.models import get_model, model_names
 from invlab.train import TrainConfig

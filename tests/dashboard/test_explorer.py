@@ -8,7 +8,7 @@ from bokeh.document import Document
 from bokeh.models import ColumnDataSource
 
 from invlab.dashboard import Explorer, TrainingSession
-from invlab.dashboard.session import TrainingSlots
+from invlab.dashboard.session.training import TrainingSlots
 from invlab.data import DataConfig
 from invlab.models import SVGPConfig
 from invlab.train import RunConfig, RunStore

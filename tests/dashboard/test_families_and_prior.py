@@ -5,7 +5,7 @@ import pytest
 
 from invlab import diagnostics as dg
 from invlab.dashboard import Explorer
-from invlab.dashboard.prior import PriorPanel
+from invlab.dashboard.prior.page import PriorPanel
 from invlab.models.dkp import PriorExplorer
 from invlab.train import RunConfig, RunStore
 from tests.helpers.panes import pane_text

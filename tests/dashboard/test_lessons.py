@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from invlab.dashboard.lesson_cards import LessonCards, card_html
-from invlab.dashboard.lessons import (
+from invlab.dashboard.lessons.cards import LessonCards, card_html
+from invlab.dashboard.lessons.catalogue import (
     BUTTONS,
     LESSONS,
     compare_for_family,

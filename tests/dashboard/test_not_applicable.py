@@ -1,6 +1,6 @@
 """Which controls do nothing with the current settings (`invlab.dashboard.words.not_applicable`), checked without a
 browser; tests/browser/test_words_browser.py checks how the page shows it."""
-from invlab.dashboard.settings import RunSettings
+from invlab.dashboard.state.settings import RunSettings
 from invlab.dashboard.words import not_applicable
 from invlab.train import RunConfig
 

@@ -4,10 +4,10 @@ larger while its plots size themselves) and the lessons' views brought to the fi
 1280×720, 768 px and 1440 px are in tests/browser/test_layout_browser.py."""
 import re
 
-from invlab.dashboard.curve_plot import NORMAL_SIZES, PRESENTER_SIZES, CurvePlot
-from invlab.dashboard.explorer import Explorer
-from invlab.dashboard.lessons import BY_KEY, steps_markdown
-from invlab.dashboard.status import StatusBar
+from invlab.dashboard.explorer.explorer import Explorer
+from invlab.dashboard.explorer.status import StatusBar
+from invlab.dashboard.lessons.catalogue import BY_KEY, steps_markdown
+from invlab.dashboard.views.curve_plot import NORMAL_SIZES, PRESENTER_SIZES, CurvePlot
 
 
 def _px(size: str) -> float:
@@ -73,7 +73,7 @@ def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
 def test_a_lesson_watches_what_each_of_its_steps_points_at():
     """Lesson 6's second step promises the learned range climbing on the Training page: that view is brought to
     the first screen like a key view (it used to sit below every other view)."""
-    from invlab.dashboard.page_layout import key_view_names
+    from invlab.dashboard.explorer.layout import key_view_names
 
     assert "range.rotation" in key_view_names(BY_KEY["discover"])
     assert {"elbo", "range.rotation"} <= key_view_names(BY_KEY["rotation"])

@@ -5,7 +5,7 @@ from bokeh.document import Document
 from panel.io.location import Location
 
 from invlab.dashboard import Explorer
-from invlab.dashboard.prior import PriorPanel, apply_prior_query, prior_query
+from invlab.dashboard.prior.page import PriorPanel, apply_prior_query, prior_query
 from invlab.models.dkp import PriorExplorer
 
 

@@ -1,15 +1,15 @@
-"""Which Explorer a reloaded page takes back (`invlab.dashboard.reattach`): only one showing the link's run, for the
+"""Which Explorer a reloaded page takes back (`dashboard/serving/reattach.py`): only one showing the link's run, for the
 same
 signed-in user, whose page has gone or is this very page reloading; never a closed one, never another user's."""
 from types import SimpleNamespace
 
 import pytest
 
-from invlab.dashboard import reattach
+from invlab.dashboard.serving import reattach
 
 
 class Page:
-    """A served page's Bokeh session as `invlab.dashboard.closing.connected` reads it."""
+    """A served page's Bokeh session as `invlab.dashboard.serving.closing.connected` reads it."""
 
     def __init__(self, connections: int):
         self.session_context = SimpleNamespace(_session=SimpleNamespace(destroyed=False, connection_count=connections))

@@ -5,8 +5,8 @@ import threading
 import time
 
 from invlab.cli.serve import serve_command
-from invlab.dashboard.scheduling import FairTurns, ServerPace, TrainingSlots
-from invlab.dashboard.session import TrainingSession
+from invlab.dashboard.session.scheduling import FairTurns, ServerPace, TrainingSlots
+from invlab.dashboard.session.training import TrainingSession
 from invlab.train import RunConfig
 
 
@@ -110,17 +110,17 @@ def test_a_training_page_rebalances_its_threads_when_another_starts_or_stops(mon
     and the first goes back to 2 once the second pauses (read in each training thread at each step)."""
     import torch
 
-    import invlab.dashboard.session
+    import invlab.dashboard.session.training
 
     monkeypatch.delenv("INVLAB_TORCH_THREADS", raising=False)
     seen: dict[int, list[int]] = {}  # training thread id → torch threads at each step
 
-    class Watched(invlab.dashboard.session.Trainer):
+    class Watched(invlab.dashboard.session.training.Trainer):
         def _step(self):
             seen.setdefault(threading.get_ident(), []).append(torch.get_num_threads())
             return super()._step()
 
-    monkeypatch.setattr(invlab.dashboard.session, "Trainer", Watched)
+    monkeypatch.setattr(invlab.dashboard.session.training, "Trainer", Watched)
     slots = TrainingSlots(2, cores=2)
     a, b = TrainingSession(small(), slots=slots), TrainingSession(small(), slots=slots)
 
@@ -149,8 +149,8 @@ def nice_of(native_id: int) -> int:
 
 PRIORITY_CHECK = """
 import os, threading, time, torch
-from invlab.dashboard.scheduling import TrainingSlots
-from invlab.dashboard.session import TrainingSession
+from invlab.dashboard.session.scheduling import TrainingSlots
+from invlab.dashboard.session.training import TrainingSession
 from invlab.train import RunConfig
 nice = lambda tid: os.getpriority(os.PRIO_PROCESS, tid)
 server = nice(threading.get_native_id())
@@ -179,7 +179,7 @@ def test_a_training_thread_and_its_torch_workers_yield_the_cores_to_the_server()
 
     import pytest
 
-    from invlab.dashboard.scheduling import TRAINING_NICE
+    from invlab.dashboard.session.scheduling import TRAINING_NICE
 
     if os.uname().sysname != "Linux":
         pytest.skip("threads have their own scheduling priority on Linux")
@@ -194,7 +194,7 @@ def test_a_training_thread_and_its_torch_workers_yield_the_cores_to_the_server()
 
 
 def test_the_training_priority_can_be_set_or_turned_off():
-    from invlab.dashboard.scheduling import lower_training_priority
+    from invlab.dashboard.session.scheduling import lower_training_priority
 
     results = {}
 
@@ -217,7 +217,7 @@ def test_short_gil_turns_last_only_while_a_page_trains():
     interval once none does (a notebook kernel whose run finished keeps Python's default)."""
     import sys
 
-    from invlab.dashboard.scheduling import SWITCH_INTERVAL
+    from invlab.dashboard.session.scheduling import SWITCH_INTERVAL
 
     own = sys.getswitchinterval()
     assert own > SWITCH_INTERVAL
@@ -238,7 +238,7 @@ def test_short_gil_turns_last_only_while_a_page_trains():
 
 SERVER_THREAD_CHECK = """
 import os, threading, time, torch
-from invlab.dashboard.scheduling import server_thread_on_one_core
+from invlab.dashboard.session.scheduling import server_thread_on_one_core
 
 def threads():
     return len(os.listdir("/proc/self/task"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from invlab.dashboard.serving import serve_dashboard_process
+from invlab.dashboard.serving.process import serve_dashboard_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

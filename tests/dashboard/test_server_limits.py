@@ -10,7 +10,7 @@ from panel.io.location import Location
 
 from invlab.cli import serve_command
 from invlab.dashboard import Explorer
-from invlab.dashboard.limits import LimitError, ServerLimits, estimate
+from invlab.dashboard.serving.limits import LimitError, ServerLimits, estimate
 from invlab.data import DataConfig
 from invlab.data.idx import write_idx
 from invlab.train import RunConfig

@@ -1,4 +1,4 @@
-"""A served page's stylesheet links point at this server from its first model on (dashboard/session_start.py); the
+"""A served page's stylesheet links point at this server from its first model on (serving/session_start.py); the
 real-browser checks of a late-connecting page are in tests/browser/test_offline_browser.py and
 tests/browser/test_layout_browser.py."""
 import panel as pn
@@ -6,7 +6,7 @@ from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet
 from panel.io.resources import CDN_DIST
 
-from invlab.dashboard.session_start import packaged_stylesheets
+from invlab.dashboard.serving.session_start import packaged_stylesheets
 
 
 def _links(doc) -> list[str]:

@@ -4,7 +4,7 @@ import json
 import pytest
 from panel.util import parse_query
 
-from invlab.dashboard.settings import RunSettings, describe_difference, family_defaults
+from invlab.dashboard.state.settings import RunSettings, describe_difference, family_defaults
 from invlab.models import get_model, model_names
 from invlab.train import RunConfig
 

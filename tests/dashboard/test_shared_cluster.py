@@ -7,8 +7,8 @@ import pytest
 
 from invlab.dashboard.compare import ComparePage
 from invlab.dashboard.compare.cluster import close_shared, shared_scheduler
-from invlab.dashboard.limits import ServerLimits
-from invlab.dashboard.settings import RunSettings
+from invlab.dashboard.serving.limits import ServerLimits
+from invlab.dashboard.state.settings import RunSettings
 from invlab.sweeps.discover_report import discover_report
 from invlab.train import RunConfig, RunStore
 

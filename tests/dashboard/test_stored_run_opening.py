@@ -2,8 +2,8 @@
 invariant run keeps its learned ranges' history from step 0."""
 import time
 
-from invlab.dashboard.explorer import Explorer
-from invlab.dashboard.settings import RunSettings
+from invlab.dashboard.explorer.explorer import Explorer
+from invlab.dashboard.state.settings import RunSettings
 from invlab.train import RunStore, Trainer
 
 

@@ -6,8 +6,8 @@ from bokeh.document.events import ColumnDataChangedEvent, ColumnsStreamedEvent, 
 from panel.io.model import diff
 
 from invlab.dashboard import Explorer
-from invlab.dashboard.curve_plot import CurvePlot
-from invlab.dashboard.views import CurveBoard
+from invlab.dashboard.views.curve_plot import CurvePlot
+from invlab.dashboard.views.panes import CurveBoard
 from invlab.train import RunConfig, RunStore
 
 

@@ -1,5 +1,5 @@
 """The theme switch's hand-over of a page's Explorer to its reload: once, to the same user, and closed if unclaimed."""
-from invlab.dashboard import theme_switch
+from invlab.dashboard.serving import theme as theme_switch
 
 
 class FakeExplorer:

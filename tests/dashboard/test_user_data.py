@@ -7,8 +7,8 @@ import torch
 from sklearn.datasets import make_circles
 
 from invlab.dashboard import Explorer
-from invlab.dashboard.limits import ServerLimits
-from invlab.dashboard.user_data import config_with_data, data_choices
+from invlab.dashboard.explorer.user_data import config_with_data, data_choices
+from invlab.dashboard.serving.limits import ServerLimits
 from invlab.data import hand_over, load
 from invlab.errors import ConfigError, DataError
 from invlab.train import RunConfig, RunStore

@@ -3,9 +3,9 @@ and their measured cost is kept to `VIEW_SHARE` of the thread's time; the histor
 import threading
 import time
 
-import invlab.dashboard.session
-from invlab.dashboard.scheduling import TrainingSlots
-from invlab.dashboard.session import VIEW_SHARE, TrainingSession
+import invlab.dashboard.session.training
+from invlab.dashboard.session.scheduling import TrainingSlots
+from invlab.dashboard.session.training import VIEW_SHARE, TrainingSession
 from invlab.train import RunConfig
 
 
@@ -21,7 +21,7 @@ def wait_for(condition, what, timeout=120.0):
         time.sleep(0.02)
 
 
-class Counted(invlab.dashboard.session.Trainer):
+class Counted(invlab.dashboard.session.training.Trainer):
     """A Trainer whose views take `views_seconds` and are counted (as a slow family's would)."""
 
     views_seconds = 0.0
@@ -38,7 +38,7 @@ class Counted(invlab.dashboard.session.Trainer):
 def session_with(monkeypatch, views_seconds):
     monkeypatch.setattr(Counted, "views_seconds", views_seconds)
     monkeypatch.setattr(Counted, "view_times", [], raising=False)
-    monkeypatch.setattr(invlab.dashboard.session, "Trainer", Counted)
+    monkeypatch.setattr(invlab.dashboard.session.training, "Trainer", Counted)
     return TrainingSession(small(), slots=TrainingSlots(1), view_interval=0.2, eval_interval=0)
 
 
@@ -125,7 +125,7 @@ def test_views_scrolled_away_are_left_out_and_one_coming_back_is_computed_at_onc
 
 
 def test_the_watcher_maps_the_page_s_report_back_to_view_names():
-    from invlab.dashboard.view_watch import ViewWatcher, view_class
+    from invlab.dashboard.views.watch import ViewWatcher, view_class
 
     watcher = ViewWatcher()
     known = ["kuu_spectrum", "layer 1/gram", "posterior"]

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from invlab import diagnostics as dg
-from invlab.dashboard.prior import DELTA_STEPS, PriorPanel
-from invlab.dashboard.views import (
+from invlab.dashboard.prior.page import DELTA_STEPS, PriorPanel
+from invlab.dashboard.views.panes import (
     METRICS,
     CurveBoard,
     ViewPane,
@@ -165,7 +165,7 @@ def test_signed_image_grid_has_a_centred_diverging_colour_bar():
 
 
 def test_image_grid_tiles_keep_their_pixels_and_a_visible_gutter():
-    from invlab.dashboard.notebook import show
+    from invlab.dashboard.notebook.display import show
 
     rng = np.random.default_rng(0)
     images = rng.random((2, 3, 4, 4))
@@ -331,7 +331,7 @@ def test_prior_delta_slider_is_logarithmic_and_plots_share_the_width():
 
 def test_show_draws_each_views_own_title():
     """`show(view)` in a notebook titles the plot with the view's title (image grids and heatmaps drew none)."""
-    from invlab.dashboard.notebook import show
+    from invlab.dashboard.notebook.display import show
 
     rng = np.random.default_rng(0)
     views = [dg.ImageGrid(title="each input, then 7 samples", images=rng.random((2, 3, 4, 4))),
@@ -350,7 +350,7 @@ def test_functions_beside_a_gram_heatmap_keep_their_own_x_axis():
     into a tenth of their plot."""
     from bokeh.models import Plot
 
-    from invlab.dashboard.notebook import show
+    from invlab.dashboard.notebook.display import show
 
     x = np.linspace(-3, 3, 80)
     curves = dg.Curves(title="f(x)", series={"f1": (x, np.sin(x)), "f2": (x, np.cos(x))}, xlabel="x", legend=False)
@@ -378,7 +378,7 @@ def test_the_mouse_wheel_over_a_view_scrolls_the_page_instead_of_zooming():
     away where there is a toolbar."""
     from bokeh.models import WheelZoomTool
 
-    from invlab.dashboard.views import render_field, render_spectrum
+    from invlab.dashboard.views.panes import render_field, render_spectrum
 
     rng = np.random.default_rng(0)
     grid = np.linspace(-1, 1, 5)

@@ -88,7 +88,7 @@ def test_an_opened_watched_run_keeps_drawing_what_the_loop_writes(tmp_path, loop
 def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_early_step(tmp_path):
     import math
 
-    from invlab.dashboard.follow import RunFollower
+    from invlab.dashboard.session.follow import RunFollower
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         run_id = store.create_run(RunConfig().to_json(), "svgp", "digits", status="running")

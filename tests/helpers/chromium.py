@@ -8,7 +8,7 @@ test gets a context of its own, so no cookie, login or storage passes from one t
 """
 import contextlib
 
-from invlab.dashboard.serving import CHROMIUM_ARGS, chromium_path
+from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path
 
 _shared: dict = {}
 

@@ -19,7 +19,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from invlab.dashboard.serving import ROOT, chromium_path, free_port, running_server
+from invlab.dashboard.serving.process import ROOT, chromium_path, free_port, running_server
 from tests.browser.pagekit import poll  # noqa: F401 — the tests import it from here
 from tests.helpers.chromium import browser_context
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from invlab.dashboard import notebook
-from invlab.dashboard.notebook_view import NotebookView, page_changes
-from invlab.dashboard.serving import ROOT
+from invlab.dashboard.notebook import display as notebook
+from invlab.dashboard.notebook.view import NotebookView, page_changes
+from invlab.dashboard.serving.process import ROOT
 
 
 def test_the_readme_holds_the_snippet_the_browser_test_runs():
@@ -23,7 +23,7 @@ def test_explorer_curves_draw_after_a_bare_pn_extension():
 import panel as pn
 pn.extension()
 from invlab.dashboard import Explorer
-from invlab.dashboard.views import CurveBoard
+from invlab.dashboard.views.panes import CurveBoard
 import holoviews as hv
 board = CurveBoard()
 board.buffer("elbo")

@@ -59,7 +59,7 @@ def test_a_store_from_before_owners_gains_the_column(tmp_path):
 
 def test_serve_passes_admins_to_the_page(monkeypatch):
     from invlab.cli import serve_command
-    from invlab.dashboard.limits import ServerLimits
+    from invlab.dashboard.serving.limits import ServerLimits
 
     cmd, env = serve_command(["--basic-auth", "users.json", "--admin", "lecturer", "--admin", "ta"])
     assert json.loads(env["INVLAB_ADMINS"]) == ["lecturer", "ta"] and cmd[-2:] == ["--basic-auth", "users.json"]

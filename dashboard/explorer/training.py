@@ -1,0 +1,173 @@
+"""The Explorer's side of the training thread: the periodic tick that drains the session into the page, the status
+set from the session's state and its snapshots (on the page's own event loop), a new run's start (the previous
+curves archived and labelled by what differed, the invariance group's controls rebuilt) and the learned values set
+from those controls. Mixed into `Explorer` (explorer.py), which holds the session, the feed and the widgets."""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import panel as pn
+
+from invlab.dashboard.controls.learned import LearnedValueControl
+from invlab.dashboard.safe_text import markdown_text
+from invlab.dashboard.serving.closing import connected, settle_writes
+from invlab.dashboard.serving.periodic import one_message
+from invlab.dashboard.state.settings import describe_difference
+from invlab.dashboard.words import orbit_words
+from invlab.errors import InvlabError
+from invlab.models import get_model
+from invlab.train import RunConfig
+from invlab.train.states import HealthState, PageState
+
+log = logging.getLogger("invlab.dashboard.explorer.explorer")
+
+
+class TrainingDisplay:
+    """Mixed into `Explorer`: the training thread's runs, state and learned values shown on the page (see the module's
+    doc)."""
+
+    # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
+    def _on_session_state(self, *_):
+        """Runs on the training thread: schedule the status update on the page's event loop."""
+        doc = self._doc
+        if doc is not None and doc.session_context is not None:
+            try:
+                doc.add_next_tick_callback(self._status_from_session)
+            except Exception:  # noqa: BLE001 — the document is gone (session closed): nothing to show
+                pass
+        elif self._kernel_loop is not None and self._kernel_loop.is_running():
+            # A notebook: Panel pushes every change over the kernel's comm at once, so a change made on this thread
+            # would race the tick's own pushes (interleaved messages, models the page never gets): the kernel's
+            # event loop applies it instead.
+            self._kernel_loop.call_soon_threadsafe(self._status_from_session)
+        elif doc is None:
+            self._status_from_session()
+
+    def _status_from_session(self) -> None:
+        s = self.session
+        values = dict(state=PageState.PAUSING if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
+        health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
+        if s.followed_health is not None:  # a run another process writes: its verdict from what it stored
+            health = s.followed_health
+        if (s.state == PageState.RUNNING or s.followed_health is not None) and health is not None \
+                and health.state not in (HealthState.OK, HealthState.CONVERGED):
+            values.update(state=health.state, message=health.hint,
+                          tone="error" if health.state == HealthState.COLLAPSED else "warning")
+        if s.state == PageState.CONVERGED and not s.message:
+            values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
+        self.status.param.update(**values)
+
+
+    # -- the tick: drain the session, feed the views -------------------------------------------------------------------
+    def tick(self) -> None:
+        """The periodic update: stream the training thread's new points and views into the page; a notebook that stopped
+        sending signs of life closes the explorer."""
+        if not connected(self._doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
+            settle_writes(self._doc)  # what was in flight when it closed fails quietly
+            return
+        if self._kernel_loop is None and (self._doc is None or self._doc.session_context is None):
+            try:
+                self._kernel_loop = asyncio.get_running_loop()
+            except RuntimeError:  # ticked by hand (tests, scripts): no loop to hand changes to
+                pass
+        if self._heartbeat is not None and self._heartbeat.silent():
+            log.info("the notebook showing the explorer is gone: closing it")
+            self.close()
+            return
+        try:
+            with one_message(self._doc) as flush:
+                update = self.feed.drain(self._start_new_run, flush)
+                if update.tunables is not None:
+                    self._show_learned(update.tunables)
+                self._status_from_snapshot(self.feed.last_snapshot)
+                self.follow_run_in_link()
+                if getattr(self, "key_views", None) is not None:
+                    self.key_views.place(self.feed.view_panes)
+        except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
+            log.exception("dashboard update failed")
+            self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
+
+    def _status_from_snapshot(self, snap) -> None:
+        values = dict(step=self.session.step)
+        if snap is not None:
+            numerics = snap.numerics
+            values.update(steps_per_sec=snap.steps_per_sec, device=snap.device, dtype=snap.dtype,
+                          jitter=numerics.jitter, condition=numerics.condition, condition_of=numerics.condition_of)
+        self.status.param.update(**values)
+        self._status_from_session()
+
+    def _start_new_run(self, update) -> None:
+        old_config, new_config = self._current_config, update.config or self.session.config
+        label = (describe_difference(old_config, new_config, changes=self._changes_during_run)
+                 if old_config is not None else "previous run")
+        # the same stored run again (opened, then followed while another page trains it): no faint copy of itself
+        same_run = update.run_label.startswith("stored run") and update.run_label == getattr(self, "_shown_run", None)
+        self.curves.archive(label, keep=not same_run)
+        self._shown_run = update.run_label
+        self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
+        self._changes_during_run = []
+        self._run_started = True
+        self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
+        if update.config is not None and update.config.to_json() != self.run_config().to_json() \
+                and update.run_label.startswith("stored run"):
+            self._adopt(update.config)
+        self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
+        dataset = getattr(self.session.trainer, "dataset", None)
+        target = (getattr(dataset, "metadata", None) or {}).get("target")
+        self.curves.target_name = None if target is None else str(target)  # a table's column names RMSE's units
+        self._rebuild_learned_controls()
+        self._refresh_runs()
+        if self._doc is not None and self._doc.session_context is not None:
+            # again once this tick's batch of new plots is attached: a change made while it is held can be lost
+            self._doc.add_next_tick_callback(self._status_from_settings)
+
+    def _rebuild_learned_controls(self) -> None:
+        trainer = self.session.trainer
+        self.learned_controls = {}
+        tunables = trainer.model.tunables() if trainer is not None and hasattr(trainer.model, "tunables") else []
+        tunables = [t for t in tunables if t.group == "invariance"]
+        if not tunables:
+            family = self.session.config.model
+            augmentation = self.session.config.model_config.get("augmentation")
+            if augmentation is not None and trainer is not None:  # a finite orbit: say what it is
+                kind = "image" if getattr(trainer.dataset, "image_shape", None) else "points"
+                text = markdown_text(orbit_words(family, augmentation, kind))
+            else:
+                text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
+            self.invariance_group[:] = [pn.pane.Markdown(text)]
+            return
+        controls = []
+        for tunable in tunables:
+            ctl = LearnedValueControl(tunable, self._set_learned, self._freeze_learned)
+            self.learned_controls[tunable.name] = ctl
+            controls.append(ctl.panel)
+        self.invariance_group[:] = controls
+
+    def _set_learned(self, name, value):
+        setting = {learnable: key for key, learnable in get_model(self.settings.model).live}.get(name)
+        if setting is not None and setting in self.settings.model_config.param:
+            # one quantity, one parameter: the config's value (the Model tab's box, the URL) is set, and setting it
+            # applies it live (re-solving a finished solver)
+            try:
+                setattr(self.settings.model_config, setting, value)
+            except ValueError as err:
+                self.notice = str(err)
+            return
+        try:
+            self.session.set_value(name, value)
+            ctl = self.learned_controls.get(name)
+            label = ctl.tunable.label if ctl is not None else name
+            self.notice = f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else "")
+        except InvlabError as err:
+            self.notice = str(err)
+
+    def _freeze_learned(self, name, frozen):
+        self.session.freeze(name, frozen)
+
+    def _show_learned(self, tunables) -> None:
+        values = {t.name: t.value for t in tunables}
+        for name, ctl in self.learned_controls.items():
+            if name in values:
+                ctl.show(values[name])
+

@@ -1,0 +1,180 @@
+"""The deep-kernel-process prior explorer (Aitchison, Yang & Ober 2021, app. H and J) as a dashboard tab.
+
+Sliders for δ, α and the layer count (and the process, width, kernel and seed) drive the engine's
+`PriorExplorer`; its typed views — eigenvalue histograms of Wishart, residual Wishart and inverse Wishart
+samples, prior functions of one- and multi-layer processes, a top-layer Gram sample — are drawn by the
+Bokeh plots made once and updated in place (`prior_plots`). Nothing is computed until the tab is first shown.
+
+A released slider shows a spinner and "drawing…" at once; the redraw follows on the server's next tick (so that the
+spinner reaches the browser first), and moves made meanwhile are drawn together. δ, α and the layer count live in
+the page's URL as `prior.delta`, `prior.alpha`, `prior.num_layers` (and the other controls), only where they differ
+from the defaults; a link's values are checked like every other setting (`apply_prior_query`).
+"""
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.io import hold
+
+from invlab.dashboard.prior.plots import PriorPlot
+from invlab.dashboard.safe_text import markdown_text
+from invlab.dashboard.state.settings import coerce
+from invlab.errors import InvlabError
+from invlab.ids import shorten
+from invlab.models.dkp import PriorExplorer
+
+ALPHA_LABEL = "α (identity weight)"  # the lessons and the engine say α; the slider says it too
+CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengthscale", "num_panels", "seed")
+# δ spans three decades: a log slider over round values (1–2–3–5–7 per decade)
+DELTA_STEPS = [0.5, 0.7] + [m * 10.0 ** e for e in range(0, 3) for m in (1, 1.5, 2, 3, 5, 7)] + [1000.0]
+URL_KEYS = CONTROLS  # what a link carries, as prior.<name>: δ, α, the layers and the other controls
+PREFIX = "prior."
+
+
+class PriorPanel(pn.viewable.Viewer):
+    """Controls of a `PriorExplorer` beside its views, redrawn whenever a control is released."""
+
+    error = param.String(default="", doc="Why the last redraw failed (empty when it worked).")
+    busy = param.Boolean(default=False, doc="A redraw is asked for or under way (the page shows a spinner).")
+
+    def __init__(self, explorer: PriorExplorer | None = None, **params):
+        super().__init__(**params)
+        self.explorer = explorer or PriorExplorer()
+        self.panes: dict[str, PriorPlot] = {}
+        self.views_area = pn.FlexBox(sizing_mode="stretch_width")  # a grid over the page's width
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        # a plain "drawing…" line: Panel's LoadingSpinner loads its stylesheet from a CDN, which an offline class lacks
+        self.spinner = pn.pane.HTML('<span class="invlab-busy" style="color:#57606a;font-size:13px">⏳ drawing…</span>',
+                                    visible=False, margin=(0, 10))
+        # the open lesson's title and steps, as on the Training page (set by the page; hidden without a lesson)
+        self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                    css_classes=["invlab-lesson-banner"])
+        self.redraws = 0
+        self._active = False
+        self._pending = False  # a redraw is scheduled on the server's next tick
+        widgets = {
+            "delta": {"type": pn.widgets.DiscreteSlider, "options": _with(DELTA_STEPS, self.explorer.delta),
+                      "name": "δ (log scale)", "throttled": True},
+            "alpha": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 5.0, "step": 0.05, "throttled": True,
+                      "name": ALPHA_LABEL},
+            "num_layers": {"type": pn.widgets.IntSlider, "throttled": True},
+            "width": {"type": pn.widgets.IntSlider, "start": 1, "end": 100, "throttled": True},
+            "lengthscale": {"type": pn.widgets.FloatSlider, "start": 0.1, "end": 5.0, "step": 0.05, "throttled": True},
+            "num_panels": {"type": pn.widgets.IntSlider, "start": 1, "end": 4, "throttled": True},
+        }
+        widgets["seed"] = {"type": pn.widgets.IntInput}  # a seed is a label, not a quantity: typed, not slid
+        self.controls = pn.Param(self.explorer, parameters=list(CONTROLS), widgets=widgets, show_name=False, width=300)
+        self.explorer.param.watch(self._on_change, list(CONTROLS))
+        self.explorer.param.watch(self._delta_on_slider, "delta")
+
+    def _delta_on_slider(self, event) -> None:
+        """A δ off the slider's steps (from a link) joins its values, so the slider shows what is drawn."""
+        slider = self.controls._widgets.get("delta")
+        if slider is not None and event.new not in slider.options:
+            slider.options = _with(list(slider.options), event.new)
+            slider.value = event.new
+
+    def activate(self) -> None:
+        """Draw for the first time (called when the tab is shown)."""
+        if not self._active:
+            self._active = True
+            self.redraw()
+
+    @param.depends("busy", watch=True)
+    def _show_busy(self) -> None:
+        self.spinner.visible = self.busy
+
+    def _on_change(self, *events) -> None:
+        if not self._active:
+            return
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:  # a notebook cell or a test: draw now
+            self.redraw()
+            return
+        self.busy = True  # sent to the browser before the redraw starts
+        if not self._pending:
+            self._pending = True
+            doc.add_next_tick_callback(self._redraw_scheduled)
+
+    def _redraw_scheduled(self) -> None:
+        self._pending = False
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute every view; a failure is shown beside the controls and the previous pictures stay."""
+        self.busy = True
+        try:
+            self._redraw()
+        finally:
+            self.busy = False
+
+    def _redraw(self) -> None:
+        try:
+            views = self.explorer.views()
+        except Exception as err:  # noqa: BLE001 — a slider must never take the dashboard down
+            self.error = f"{type(err).__name__}: {err}"
+            self.alert.object = f"Could not draw the prior with these settings: {markdown_text(self.error)}"
+            self.alert.visible = True
+            return
+        self.error, self.alert.visible = "", False
+        with hold():  # one message to the browser for all the panes a move changed
+            for name in [k for k in self.panes if k not in views]:  # fewer panels than before
+                self.views_area.remove(self.panes.pop(name).panel)
+            for name, view in views.items():
+                pane = self.panes.get(name)
+                if pane is None:
+                    pane = self.panes[name] = PriorPlot(name, view)
+                    self.views_area.append(pane.panel)
+                elif pane.view is not view:  # unchanged panels (the explorer returns the same view) stay as drawn
+                    pane.update(view)
+        self.redraws += 1
+
+    def __panel__(self):
+        intro = pn.pane.Markdown(
+            "**Deep kernel process priors** (Aitchison et al. 2021). Eigenvalues of one sample each of a Wishart "
+            "W(I/N, N), a residual Wishart with identity weight α and an inverse Wishart IW(δI, δ + N + 1), all with "
+            "mean I; then functions drawn from one- and multi-layer processes on 1-D inputs (the panels share the "
+            "first layer). Large δ approaches the deterministic NNGP; small δ makes every layer more random.",
+            max_width=900)
+        return pn.Row(pn.Column(self.controls, self.spinner, self.alert, width=320),
+                      pn.Column(self.banner, intro, self.views_area, sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width", name="Deep kernel prior")
+
+
+def prior_query(explorer: PriorExplorer) -> dict[str, str]:
+    """The URL keys (`prior.delta`, …) of the sliders that differ from their defaults, as text."""
+    out = {}
+    for name in URL_KEYS:
+        value = getattr(explorer, name)
+        if value != explorer.param[name].default:
+            out[PREFIX + name] = f"{value:g}" if isinstance(value, float) else str(value)
+    return out
+
+
+def apply_prior_query(explorer: PriorExplorer, values: dict) -> list[str]:
+    """Set the explorer from a link's `prior.<name>` values (`values` keyed by name, text or numbers); returns one
+    message per value refused (an unknown name, not a number, out of bounds), naming it as written."""
+    problems, accepted = [], {}
+    scratch = type(explorer)()  # each value is tried here first, so the explorer redraws once, with the good ones
+    for name, raw in values.items():
+        key = PREFIX + str(name)
+        if name not in URL_KEYS:
+            problems.append(f"{shorten(repr(key))}: not a prior setting (use prior. and one of "
+                            f"{', '.join(URL_KEYS)})")
+            continue
+        p = explorer.param[name]
+        try:
+            value = coerce(p, raw, key)
+            setattr(scratch, name, value)
+        except (InvlabError, ValueError, TypeError) as err:
+            problems.append(f"{key}={shorten(repr(raw))} refused: {shorten(str(err))}")
+            continue
+        accepted[name] = value
+    if accepted:
+        explorer.param.update(**accepted)
+    return problems
+
+
+def _with(steps: list[float], value: float) -> list[float]:
+    """The slider's values, with the explorer's current one among them."""
+    return sorted(set(steps) | {float(value)})

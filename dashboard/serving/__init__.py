@@ -1,0 +1,14 @@
+"""Serving the dashboard: `invlab serve` started from Python and where Chromium is (`process`), what one page may ask of
+the server (`limits`), who a page belongs to (`identity`), the Content-Security-Policy (`csp`), a page's first seconds
+(`session_start`), its closing (`closing`), the theme switch (`theme`) and a reload coming back to its run
+(`reattach`)."""
+from invlab.dashboard.serving.limits import ServerLimits
+from invlab.dashboard.serving.process import (
+    CHROMIUM_ARGS,
+    chromium_path,
+    free_port,
+    serve_dashboard,
+    serve_dashboard_process,
+)
+
+__all__ = ["CHROMIUM_ARGS", "ServerLimits", "chromium_path", "free_port", "serve_dashboard", "serve_dashboard_process"]

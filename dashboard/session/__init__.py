@@ -1,0 +1,9 @@
+"""The training thread of a page: `TrainingSession` around the engine's Trainer (`training`), the commands a page gives
+it (`commands`), what each tick takes from it (`update`), a stored run opened or followed (`opened_runs`, `follow`),
+and how the pages of one server share the machine (`scheduling`)."""
+from invlab.dashboard.session.follow import RunFollower
+from invlab.dashboard.session.scheduling import TrainingSlots
+from invlab.dashboard.session.training import TrainingSession
+from invlab.dashboard.session.update import Update
+
+__all__ = ["RunFollower", "TrainingSession", "TrainingSlots", "Update"]

@@ -1,0 +1,395 @@
+"""TrainingSession: one daemon thread per browser session around the engine's Trainer.
+
+The thread owns the Trainer: it builds it, steps it, and every `view_interval` seconds takes a
+snapshot with diagnostics, only while the page shows them (`views_wanted`), only of the views on screen
+(`views_shown`, from `invlab.dashboard.views.watch`) and never spending more than
+`VIEW_SHARE` of its time on them (a slow family's views come less often); the history goes out point by point,
+never copied whole. It starts with the first command, so a page that never asks for training (a link
+preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
+closes the run store it was given to own when it ends. It never touches Bokeh: new curve points go into an
+outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
+pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
+values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step (both in
+`session_commands`).
+A server-wide cap limits how many sessions train at once (a session waiting for a slot is "queued" and says
+why), and every step, of a run or a single "+1 Step", is taken in a fair turn and paced (`scheduling`), so one
+page's training never holds another page's click behind it; a single step needs no run slot. The test subset is
+evaluated by wall time (every `eval_interval` seconds, and once as soon as a run starts), so a slow family shows a
+test-error point early and a fast one does not spend its time evaluating.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import queue
+import threading
+import time
+import traceback
+from collections import defaultdict
+from dataclasses import replace
+
+import param
+import torch
+
+from invlab.dashboard.session.commands import SessionCommands
+from invlab.dashboard.session.follow import FOLLOW_SECONDS, RunFollower
+from invlab.dashboard.session.opened_runs import SESSIONS, OpenedRuns
+from invlab.dashboard.session.scheduling import (
+    TrainingSlots,
+    default_slots,
+    lower_training_priority,
+    share_the_interpreter,
+)
+from invlab.dashboard.session.update import Update
+from invlab.dashboard.views.run_layout import curve_layout
+from invlab.dashboard.views.watch import ShownViews
+from invlab.errors import InvlabError, NonFiniteLossError
+from invlab.settings import one_malloc_arena
+from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.health import Health
+from invlab.train.states import SESSION_STATES, PageState
+
+__all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
+
+SLOTS = default_slots()
+VIEW_SHARE = 0.05  # at most this share of the training thread's time goes to computing views while it trains
+
+
+def threads_per_session() -> int:
+    """Intra-op torch threads a training page gets now (`TrainingSlots.threads` of this process's slots)."""
+    return SLOTS.threads()
+
+
+def set_training_cap(cap: int) -> None:
+    """Change the cap for sessions created from now on (`invlab serve --max-training N`)."""
+    global SLOTS
+    SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s, SLOTS.cores)
+
+
+class _Interruption:
+    """The `stop` a training loop polls between steps: the session's `_interrupted()` (for a run of a given number
+    of steps, only a queued command ends it early: its own Step/Resolve press set the pause)."""
+
+    def __init__(self, session: "TrainingSession", steps_only: bool):
+        self.session, self.steps_only = session, steps_only
+
+    def is_set(self) -> bool:
+        s = self.session
+        return (s._redirects > 0 or not s._alive) if self.steps_only else s._interrupted()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds (the steps/s pacing) for the loop to be told to end; whether it was."""
+        end = time.perf_counter() + timeout
+        while not self.is_set():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return False
+            time.sleep(min(left, 0.02))
+        return True
+
+
+class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
+    """One browser session's training: a daemon thread around an `invlab.train.Trainer`, driven by commands (start,
+    pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
+    read-only params."""
+    state = param.Selector(default=PageState.IDLE, objects=list(SESSION_STATES), constant=True)
+    step = param.Integer(default=0, constant=True)
+    message = param.String(default="", doc="The last warning or error, in words.")
+    tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
+
+    def __init__(self, config: RunConfig, *, store: RunStore | None = None, view_interval: float = 1.0,
+                 eval_interval: float = 2.0, slots: TrainingSlots | None = None, owns_store: bool = False,
+                 limits=None, **params):
+        super().__init__(**params)
+        self.config = config
+        self.store = store
+        self.owns_store = owns_store  # close the store when the session ends
+        self.limits = limits  # an invlab.dashboard.serving.limits.ServerLimits: every model is checked against it first
+        self.view_interval = view_interval
+        self.eval_interval = eval_interval
+        self._slots = slots
+        self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
+        self._following: RunFollower | None = None  # an opened run another process writes
+        self.followed_health: Health | None = None  # that run's health verdict from what it stored, while it runs
+        self.trainer: Trainer | None = None
+        self._commands: queue.Queue = queue.Queue()
+        self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
+        self._pause = threading.Event()
+        self._redirects = 0  # queued commands that end a running training loop (reset, open, step), not yet taken
+        self._redirects_lock = threading.Lock()
+        self._alive = True
+        self._lock = threading.Lock()  # guards the outbox
+        self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        self._cursor: dict[str, int] = {}
+        self._snapshot = None
+        self._tunables = None
+        self._new_run = False
+        self._run_label = ""
+        self._run_config: RunConfig | None = None
+        self._layout: tuple[str, ...] = ()
+        self._runs = 0
+        self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+        self._thread_guard = threading.Lock()
+        self._threads_generation: int | None = None  # the slots' generation this thread's torch threads follow
+        self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
+        self.views_cost = 0.0  # seconds the last views took on the training thread
+        self.shown = ShownViews()  # which views the page has on screen (`views_shown`), and which are due
+
+    @property
+    def views_shown(self) -> frozenset[str] | None:
+        """The names of the views the page has on screen (`invlab.dashboard.views.watch.ViewWatcher`), or None: all.
+        Views
+        known to the run but not among them are not computed; one coming on screen is computed at the next step."""
+        return self.shown.names
+
+    @views_shown.setter
+    def views_shown(self, names) -> None:
+        self.shown.show(names)
+
+    @property
+    def thread(self) -> threading.Thread:
+        """The training thread, started on first use (a stopped session's finished thread)."""
+        return self._ensure_thread()
+
+    def _ensure_thread(self) -> threading.Thread:
+        with self._thread_guard:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="invlab-training", daemon=True)
+                if not self._stopped:
+                    one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as main does
+                    self._thread.start()
+            return self._thread
+
+    # -- the server thread's side -------------------------------------------------------------------------------------
+    def drain(self) -> Update:
+        """Take what the training thread produced since the last call (new curve points, the latest snapshot, a new
+        run's label and config, the tunables) as one `Update`."""
+        with self._lock:
+            update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
+                            self._run_label, self._run_config if self._new_run else None, self._tunables,
+                            self._layout if self._new_run else ())
+            self._outbox = defaultdict(lambda: ([], []))
+            self._snapshot, self._new_run, self._tunables = None, False, None
+        return update
+
+    # -- the training thread -------------------------------------------------------------------------------------------
+    def _set(self, **values) -> None:
+        with param.edit_constant(self):
+            self.param.update(**values)
+
+    def _loop(self) -> None:
+        try:
+            self._serve_commands()
+        finally:
+            self._abandon(self.trainer, "its page was closed before it trained a step")
+            self._close_store()
+
+    @staticmethod
+    def _abandon(trainer: Trainer | None, why: str) -> None:
+        """A run this session built and never trained is marked `interrupted` (`why`), not left `created` for ever."""
+        if trainer is None:
+            return
+        try:
+            trainer.abandon(why)
+        except InvlabError:  # a store that cannot be written now: readers mark it once this process has ended
+            traceback.print_exc()
+
+    def _serve_commands(self) -> None:
+        self._threads_generation = None  # torch threads are set (per thread under OpenMP) before the first step
+        lower_training_priority()  # a click's handling and the browser get a core first; training takes the rest
+        while self._alive:
+            try:
+                command, arg = self._commands.get(timeout=FOLLOW_SECONDS if self._following else 0.5)
+            except queue.Empty:
+                if self._following:
+                    self._follow()
+                continue
+            if command in self.REDIRECTS:
+                with self._redirects_lock:
+                    self._redirects -= 1
+            self._following = self.followed_health = None  # any command ends following a run another process writes
+            built = self.trainer
+            try:
+                self._do_between_steps()
+                if command == "stop":
+                    break
+                if command == "reset":
+                    self._build(arg or self.config)
+                elif command == "open":
+                    self._open(arg)
+                elif command in ("step", "steps"):
+                    self._ensure_trainer()
+                    self._train(max_steps=1 if command == "step" else arg)
+                elif command == "start":
+                    self._ensure_trainer()
+                    self._train()
+            except NonFiniteLossError as err:
+                self._set(state=PageState.PAUSED, message=str(err), tone="error")
+                self._publish(force_views=True)
+            except InvlabError as err:
+                self._set(state=PageState.FAILED if self.trainer is None else PageState.PAUSED, message=str(err),
+                          tone="error")
+            except Exception as err:  # a bug must not take the server down: show it and stay alive
+                traceback.print_exc()
+                self._set(state=PageState.FAILED, message=f"{type(err).__name__}: {err}", tone="error")
+            if self.trainer is not built:  # Reset or Open replaced it
+                self._abandon(built, "its page built another run before this one trained a step")
+
+    def _do_between_steps(self) -> None:
+        while True:
+            try:
+                work = self._between_steps.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                work()
+            except InvlabError as err:
+                self._set(message=str(err), tone="error")
+
+    def _save(self) -> None:
+        if self.trainer is None:
+            raise InvlabError("nothing to save yet: press Start or Step first")
+        path = self.trainer.save_checkpoint()
+        self._set(message=f"checkpoint saved: {path}", tone="info")
+
+    def _ensure_trainer(self) -> None:
+        if self.trainer is None:
+            self._build(self.config)
+
+    def _build(self, config: RunConfig) -> None:
+        self._set(state=PageState.BUILDING, message="", tone="info")
+        if self.limits is not None:
+            self.limits.check(config)  # before any data is read or any model built
+        trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
+        self.config, self.trainer = config, trainer
+        self._truncate_on_start = None
+        self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}", config)
+        self._set(state=PageState.IDLE, step=0)
+        self._publish(force_views=True)
+
+    def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
+        SESSIONS.add(self)  # another page opening this run knows it is trained here
+        self._runs += 1
+        task = self.trainer.dataset.task if self.trainer is not None else None
+        layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
+        with self._lock:
+            self._outbox = defaultdict(lambda: ([], []))
+            for name, (steps, values) in (history or {}).items():
+                self._outbox[name] = (list(steps), list(values))
+            self._cursor = {}
+            self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
+            self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
+
+    def _train(self, max_steps: int | None = None) -> None:
+        with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
+            self._train_run(max_steps)
+
+    def _train_run(self, max_steps: int | None) -> None:
+        trainer = self.trainer
+        remaining = max(trainer.tc.steps - trainer.step_count, 0)
+        if max_steps is not None:
+            remaining = min(remaining, max_steps) or max_steps
+        if remaining == 0 or (trainer.converged and max_steps is None):
+            self._set(state=PageState.CONVERGED if trainer.converged else PageState.FINISHED)
+            return
+        slots = self._slots or SLOTS
+        single = max_steps is not None  # "+1 Step" (or a re-solve): a few steps in turns, no run slot
+        if not single and not slots.acquire(timeout=0):
+            self._set(state=PageState.QUEUED, tone="warning",
+                      message=f"waiting for a training slot: another session is training on this server, which trains "
+                              f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
+                              "or pauses")
+            while not slots.acquire(timeout=0.2):
+                if self._interrupted() and (max_steps is None or self._redirects > 0 or not self._alive):
+                    self._set(state=PageState.PAUSED, message="", tone="info")
+                    return
+        try:
+            if not self._claim_or_follow(trainer):  # one writer per run; another page's run is followed instead
+                return
+            if self._truncate_on_start is not None and self.store is not None:
+                self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
+                self._truncate_on_start = None
+            self._set(state=PageState.RUNNING, message=trainer.last_warning or "",
+                      tone="warning" if trainer.last_warning else "info")
+            stop = _Interruption(self, steps_only=max_steps is not None)
+            gate = self._step_gate(slots, stop)
+            last_views, views_every = 0.0, self.view_interval
+            last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
+            every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
+            for snap in trainer.run(steps=remaining, every=every, stop=stop, step_gate=gate, history=False):
+                self.steps_done = trainer.step_count
+                self._do_between_steps()
+                now = time.perf_counter()
+                if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
+                    trainer.evaluate()
+                    last_eval = time.perf_counter()
+                if trainer.last_warning and trainer.last_warning != self.message:
+                    # e.g. a refused live change
+                    self._set(step=snap.step, message=trainer.last_warning, tone="warning")
+                else:
+                    self._set(step=snap.step)
+                force = self.views_wanted and self.shown.due(now - last_views >= views_every)
+                self._publish(force_views=force)
+                if force:  # the views' cost is measured and kept to VIEW_SHARE of the training thread's time
+                    last_views = time.perf_counter()
+                    self.views_cost = last_views - now
+                    views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
+                # a closed page ends the loop at the generator's own stop check (paused, checkpointed); a `break` here
+                # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
+            converged = trainer.converged
+            done = converged or trainer.step_count >= trainer.tc.steps
+            self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
+            self._set(step=trainer.step_count, state=PageState.CONVERGED if converged else PageState.FINISHED if done
+                      else PageState.PAUSED)
+        finally:
+            if not single:
+                slots.release()
+
+    def _step_gate(self, slots: TrainingSlots, stop):
+        """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
+        last = [-math.inf]
+
+        @contextlib.contextmanager
+        def gate():
+            slots.pace(last[0], stop)
+            self._balance_threads(slots)
+            with slots.turns.turn():
+                last[0] = time.perf_counter()
+                yield
+
+        return gate
+
+    def _balance_threads(self, slots: TrainingSlots) -> None:
+        """Take this page's share of the cores before a step when the pages training changed (a page started or
+        stopped): all of them when it trains alone."""
+        if self._threads_generation != slots.generation:
+            self._threads_generation = slots.generation
+            threads = slots.threads()
+            if threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+
+    def _publish(self, force_views: bool = False, every_view: bool = False) -> None:
+        """Copy new history points (and, when due, a snapshot with views: those on screen, or `every_view`) into
+        the outbox."""
+        trainer = self.trainer
+        if trainer is None:
+            return
+        snapshot = None
+        if force_views:
+            snapshot = trainer.snapshot(views=True, history=False, only=None if every_view else self.shown.selection())
+            self.shown.computed(snapshot.views)
+        tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
+        with self._lock:
+            for metric, (steps, values) in list(trainer.history.items()):
+                start = self._cursor.get(metric, 0)
+                if len(steps) > start:
+                    out_s, out_v = self._outbox[metric]
+                    out_s.extend(steps[start:])
+                    out_v.extend(values[start:])
+                    self._cursor[metric] = len(steps)
+            if snapshot is not None:  # a view the page has not taken yet is kept, whatever this one left out
+                old = self._snapshot
+                self._snapshot = snapshot if old is None else replace(snapshot, views={**old.views, **snapshot.views})
+                self._tunables = tunables
