@@ -9,20 +9,23 @@ import json
 def registered_parts() -> list[dict]:
     """One row per registered part: kind, name, where it came from, the class or function behind it, own options.
     Every kind comes from one `invlab.registry.Registry`: kernels, augmentations / orbits, likelihoods, Gram
-    kernels, model families, named data sets and readers of your own files."""
+    kernels, the RKHS family's data losses, invariance losses and kinds of functional, model families, named data
+    sets and readers of your own files."""
     from .. import kernels, likelihoods, transforms
     from ..data.raw import DATASETS, READER_REGISTRY
     from ..kernels.gram import GRAM_REGISTRY
     from ..models.registry import MODEL_REGISTRY
+    from ..models.rkhs import DATA_LOSS_REGISTRY, FUNCTIONAL_REGISTRY, INVARIANCE_LOSS_REGISTRY
 
     rows = []
     for kind, reg in (("kernel", kernels.REGISTRY), ("augmentation", transforms.REGISTRY),
                       ("likelihood", likelihoods.REGISTRY), ("gram kernel", GRAM_REGISTRY),
-                      ("model", MODEL_REGISTRY), ("data set", DATASETS), ("reader", READER_REGISTRY)):
+                      ("rkhs data loss", DATA_LOSS_REGISTRY), ("rkhs invariance loss", INVARIANCE_LOSS_REGISTRY),
+                      ("rkhs functional", FUNCTIONAL_REGISTRY), ("model", MODEL_REGISTRY), ("data set", DATASETS),
+                      ("reader", READER_REGISTRY)):
         for part in sorted(reg.parts.values(), key=lambda p: p.name) if kind == "model" else reg.parts.values():
             rows.append({"kind": kind, "name": part.name, "origin": part.origin, "defined_in": part.where,
-                         "options": dict(part.options) if kind in ("kernel", "augmentation", "likelihood",
-                                                                   "gram kernel") else {}})
+                         "options": dict(part.options) if kind not in ("model", "data set", "reader") else {}})
     return rows
 
 

@@ -22,7 +22,7 @@ import torch
 
 from ... import diagnostics as dg
 from ...errors import ConfigError
-from ...kernels.gram import GramKernel, build_gram_kernel
+from ...kernels.gram import GRAM_REGISTRY, GramKernel, build_gram_kernel
 from .wishart import InverseWishart, Wishart, residual_wishart
 
 PROCESSES = ("inverse_wishart", "wishart", "gp")
@@ -86,7 +86,9 @@ class PriorExplorer(param.Parameterized):
                              doc="Which deep kernel process the function samples come from.")
     width = param.Integer(default=5, bounds=(1, 1000),
                           doc="N, the width (degrees of freedom) of the deep Wishart process.")
-    kernel = param.Selector(default="sqexp", objects=["sqexp", "relu"], doc="Kernel applied to each Gram matrix.")
+    kernel = param.Selector(default="sqexp", objects=["sqexp"],
+                            doc="Kernel applied to each Gram matrix: any registered Gram kernel (sqexp, relu, "
+                                "a plugin's).")
     lengthscale = param.Number(default=1.0, bounds=(0.01, 100.0), softbounds=(0.1, 5.0),
                                doc="Bandwidth of the squared-exponential kernel.")
     size = param.Integer(default=400, bounds=(10, 3000),
@@ -101,7 +103,8 @@ class PriorExplorer(param.Parameterized):
         return torch.linspace(-5.0, 5.0, self.num_points, dtype=torch.float64)[:, None]  # [P, 1]
 
     def _kernel(self) -> GramKernel:
-        return build_gram_kernel(self.kernel, lengthscale=self.lengthscale)
+        return build_gram_kernel(self.kernel, lengthscale=self.lengthscale,
+                                 **GRAM_REGISTRY.options_of(self.kernel, self))
 
     # Each panel depends on a few parameters only; its view is kept until one of them changes, so a slider move
     # recomputes what it affects (δ: the inverse Wishart histogram and the function panels; α: one histogram) and
@@ -121,7 +124,12 @@ class PriorExplorer(param.Parameterized):
         return cache[key]
 
     def _key(self, kind: str, names) -> tuple:
-        return (kind,) + tuple(getattr(self, n) for n in names)
+        """The cache key of a panel: its kind and the parameters it depends on (with "kernel", the chosen Gram
+        kernel's own options too, e.g. a plugin's)."""
+        key = (kind,) + tuple(getattr(self, n) for n in names)
+        if "kernel" in names:
+            key += tuple(sorted(GRAM_REGISTRY.options_of(self.kernel, self).items()))
+        return key
 
     @torch.no_grad()
     def _spectrum(self, kind: str) -> dg.Spectrum:
@@ -199,3 +207,6 @@ class PriorExplorer(param.Parameterized):
 
 
 __all__ = ["sample_deep_prior", "prior_functions", "PriorExplorer", "PROCESSES"]
+
+
+GRAM_REGISTRY.attach(PriorExplorer, "kernel")  # the prior page offers every registered Gram kernel, a plugin's too

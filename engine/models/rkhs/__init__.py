@@ -12,7 +12,17 @@
 - `model`: the regularised risk of eq. 4 over the representer expansion (eq. 3), its predictions and views;
 - `config`: the family's config, build function and registry entry (`SPEC`, registry name `rkhs`).
 """
-from .config import FUNCTIONALS, LIVE, SPEC, RKHSConfig, build_rkhs, invariance_functionals
+from .config import (
+    FUNCTIONAL_REGISTRY,
+    FUNCTIONALS,
+    LIVE,
+    SPEC,
+    RKHSConfig,
+    build_rkhs,
+    functional_names,
+    invariance_functionals,
+    register_functionals,
+)
 from .functionals import (
                           DirectionalDerivative,
                           Evaluation,
@@ -24,6 +34,14 @@ from .functionals import (
                           representer_values,
 )
 from .gram import RepresenterGram, dense_partials_gram, fast_gradient
+from .losses import (
+    DATA_LOSS_REGISTRY,
+    INVARIANCE_LOSS_REGISTRY,
+    data_loss_names,
+    invariance_loss_names,
+    register_data_loss,
+    register_invariance_loss,
+)
 from .model import RKHSMachine
 from .tangents import PAPER_MAGNITUDES, TRANSFORMATIONS, tangent_vectors, virtual_samples
 from .targets import choose_labelled, encode_targets
@@ -31,4 +49,7 @@ from .targets import choose_labelled, encode_targets
 __all__ = ["Functionals", "Evaluation", "DirectionalDerivative", "PartialDerivatives", "LocalAverage", "inner", "gram",
            "representer_values", "RepresenterGram", "fast_gradient", "dense_partials_gram", "RKHSMachine", "RKHSConfig",
            "build_rkhs", "SPEC", "FUNCTIONALS", "choose_labelled", "encode_targets", "invariance_functionals",
-           "tangent_vectors", "virtual_samples", "TRANSFORMATIONS", "PAPER_MAGNITUDES", "LIVE"]
+           "tangent_vectors", "virtual_samples", "TRANSFORMATIONS", "PAPER_MAGNITUDES", "LIVE",
+           "FUNCTIONAL_REGISTRY", "functional_names", "register_functionals", "DATA_LOSS_REGISTRY",
+           "INVARIANCE_LOSS_REGISTRY", "data_loss_names", "invariance_loss_names", "register_data_loss",
+           "register_invariance_loss"]

@@ -8,16 +8,34 @@ import torch
 from ...errors import ConfigError
 from ...kernels import REGISTRY as KERNELS
 from ...kernels import build_kernel, kernel_names, median_distance
+from ...registry import Registry
 from ..base import DataInfo
 from ..registry import ModelSpec
 from .functionals import DirectionalDerivative, Functionals, LocalAverage, PartialDerivatives
-from .losses import INVARIANCE_LOSSES
+from .losses import DATA_LOSS_REGISTRY, INVARIANCE_LOSS_REGISTRY
 from .model import RKHSMachine
 from .tangents import TANGENT_METHODS, TRANSFORMATIONS, tangent_vectors
 from .targets import choose_labelled
 
 # -- configuration -----------------------------------------------------------------------------------------------------
-FUNCTIONALS = ("auto", "gradient", "transformations", "local_average", "none")
+# The kinds of invariance functional, one registry door: a kind is `functionals(points [P, D], image_shape, sigma,
+# transformations, tangent_method, blur, average_width, **own) -> (list of Functionals blocks, tangent preview or
+# None)`; the built-ins below register through the same `register_functionals` a plugin uses.
+FUNCTIONAL_REGISTRY = Registry("invariance functional", contract=("points", "image_shape", "sigma", "transformations",
+                                                                  "tangent_method", "blur", "average_width"),
+                               extra=("auto",))
+
+
+def register_functionals(name: str, **how):
+    """A decorator registering a kind of invariance functional (Zhang, Lee & Teh 2013, sec. 4) under `name`: it
+    takes the points (flattened, [P, D]) and the contract's settings and returns the functionals' blocks and a
+    preview (or None); see `invlab.registry.Registry.register`."""
+    return FUNCTIONAL_REGISTRY.register(name, **how)
+
+
+def functional_names() -> list[str]:
+    """Every registered kind of invariance functional: the built-ins, then a user's or a plugin's."""
+    return list(FUNCTIONAL_REGISTRY.parts)
 
 
 class RKHSConfig(param.Parameterized):
@@ -35,14 +53,15 @@ class RKHSConfig(param.Parameterized):
                       doc="Invariance weight ν of eq. 2 (0 = plain kernel machine); changes apply live.")
     lam = param.Number(default=1.0, bounds=(0.0, None), softbounds=(1e-4, 1e4),  # a scale: log slider
                        doc="Data weight λ of eq. 2; changes apply live.")
-    loss = param.Selector(default="auto", objects=["auto", "logistic", "squared", "smoothed_hinge", "smoothed_eps"],
-                          doc="ℓ₁ on labelled points; auto: logistic (classification) or squared (regression).")
-    invariance_loss = param.Selector(default="squared", objects=list(INVARIANCE_LOSSES),
-                                     doc="ℓ₂ on the invariance functionals.")
+    loss = param.Selector(default="auto", objects=["auto"],
+                          doc="ℓ₁ on labelled points (any registered data loss that suits the task); auto: logistic "
+                              "(classification) or squared (regression).")
+    invariance_loss = param.Selector(default="squared", objects=[],
+                                     doc="ℓ₂ on the invariance functionals (any registered invariance loss).")
     epsilon = param.Number(default=0.1, bounds=(0.0, None), doc="ε of the ε-insensitive losses.")
     smoothing = param.Number(default=0.5, bounds=(1e-6, None),
                              doc="Width h of the quadratic smoothing of the hinge and ε-insensitive losses.")
-    functionals = param.Selector(default="auto", objects=list(FUNCTIONALS),
+    functionals = param.Selector(default="auto", objects=["auto"],
                                  doc="Invariances: gradient (sec. 4.1), transformations (image tangents, sec. 4.2), "
                                      "local_average (sec. 4.3), none; auto: transformations for images, else gradient.")
     transformations = param.List(default=list(TRANSFORMATIONS), item_type=str,
@@ -74,31 +93,62 @@ class RKHSConfig(param.Parameterized):
 # -- construction ------------------------------------------------------------------------------------------------------
 
 KERNELS.attach(RKHSConfig, "kernel")  # every registered kernel, with its own options, is a choice
+DATA_LOSS_REGISTRY.attach(RKHSConfig, "loss")  # and every registered loss and kind of functional
+INVARIANCE_LOSS_REGISTRY.attach(RKHSConfig, "invariance_loss")
 
 
 def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None, sigma: float = 1.0,
                            transformations=TRANSFORMATIONS, tangent_method: str = "analytic", blur: float = 1.0,
-                           average_width: float | None = None) -> tuple[list[Functionals], object]:
-    """The invariance functionals of one kind at `points` [P, ...]; also returns a tangent preview (or None)."""
+                           average_width: float | None = None, **options) -> tuple[list[Functionals], object]:
+    """The invariance functionals of the registered kind `kind` at `points` [P, ...] (`options`: the kind's own
+    arguments); also returns a tangent preview (or None)."""
+    part = FUNCTIONAL_REGISTRY.get(kind)
     P = points.shape[0]
-    flat = points.reshape(P, -1)
-    if kind == "none" or P == 0:
+    if P == 0:
         return [], None
-    if kind == "gradient":
-        return [PartialDerivatives(flat)], None
-    if kind == "local_average":
-        return [LocalAverage(flat, average_width if average_width is not None else sigma / 2.0)], None
-    if kind == "transformations":
-        if image_shape is None:
-            raise ConfigError("functionals='transformations' needs image data (tangents of image transformations); "
-                              "use gradient or local_average for vectors")
-        images = flat.reshape(P, *image_shape)
-        T = tangent_vectors(images, transformations, method=tangent_method, blur=blur)  # [P, T, C, H, W]
-        nT = T.shape[1]
-        block = DirectionalDerivative(flat.repeat_interleave(nT, 0), T.reshape(P * nT, -1))
-        preview = (images[:4].cpu().numpy(), T[:4].cpu().numpy(), list(transformations))
-        return [block], preview
-    raise ConfigError(f"unknown functionals {kind!r}; choose one of {', '.join(FUNCTIONALS)}")
+    return part.factory(points.reshape(P, -1), image_shape, sigma, transformations, tangent_method, blur,
+                        average_width, **{k: v for k, v in options.items() if k in part.options})
+
+
+@register_functionals("gradient", builtin=True)
+def _gradient(points, image_shape, sigma, transformations, tangent_method, blur, average_width):
+    """Every partial derivative ∂f/∂x_d at each point (sec. 4.1)."""
+    return [PartialDerivatives(points)], None
+
+
+@register_functionals("transformations", builtin=True)
+def _transformations(points, image_shape, sigma, transformations, tangent_method, blur, average_width):
+    """Directional derivatives along the tangents of image transformations (sec. 4.2); images only."""
+    if image_shape is None:
+        raise ConfigError("functionals='transformations' needs image data (tangents of image transformations); "
+                          "use gradient or local_average for vectors")
+    P = points.shape[0]
+    images = points.reshape(P, *image_shape)
+    T = tangent_vectors(images, transformations, method=tangent_method, blur=blur)  # [P, T, C, H, W]
+    nT = T.shape[1]
+    block = DirectionalDerivative(points.repeat_interleave(nT, 0), T.reshape(P * nT, -1))
+    return [block], (images[:4].cpu().numpy(), T[:4].cpu().numpy(), list(transformations))
+
+
+@register_functionals("local_average", builtin=True)
+def _local_average(points, image_shape, sigma, transformations, tangent_method, blur, average_width):
+    """f minus its local average under a Gaussian of width θ (sec. 4.3)."""
+    return [LocalAverage(points, average_width if average_width is not None else sigma / 2.0)], None
+
+
+@register_functionals("none", builtin=True)
+def _none(points, image_shape, sigma, transformations, tangent_method, blur, average_width):
+    """No invariance: the plain kernel machine."""
+    return [], None
+
+
+FUNCTIONAL_REGISTRY.attach(RKHSConfig, "functionals")
+FUNCTIONALS = ("auto", *functional_names())  # the selector's built-in choices
+
+
+def _loss_options(config: RKHSConfig, task: str) -> dict:
+    """The own arguments of the data loss the config chose ("auto": a built-in, which has none)."""
+    return {} if config.loss == "auto" else DATA_LOSS_REGISTRY.options_of(config.loss, config)
 
 
 def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
@@ -125,7 +175,8 @@ def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
     blocks, preview = invariance_functionals(kind, points, image_shape=image_shape, sigma=sigma,
                                              transformations=config.transformations,
                                              tangent_method=config.tangent_method,
-                                             blur=config.blur, average_width=config.average_width)
+                                             blur=config.blur, average_width=config.average_width,
+                                             **FUNCTIONAL_REGISTRY.options_of(kind, config))
     weights = None
     if config.class_balanced and task == "classification":
         counts = torch.bincount(y[lab].long(), minlength=int(num_classes)).to(torch.float64)
@@ -134,7 +185,8 @@ def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
                         invariance_loss=config.invariance_loss, lam=config.lam, nu=config.nu, bias=config.bias,
                         epsilon=config.epsilon, smoothing=config.smoothing, weights=weights,
                         fast=config.fast_gradient, unlabelled=flat[rest], max_dense=config.max_dense,
-                        whiten=config.whiten)
+                        whiten=config.whiten, loss_options=_loss_options(config, task),
+                        invariance_loss_options=INVARIANCE_LOSS_REGISTRY.options_of(config.invariance_loss, config))
     model.tangent_preview = preview
     model.data_info = info
     return model

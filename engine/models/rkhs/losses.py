@@ -17,9 +17,40 @@ import torch
 from torch.nn import functional as F
 
 from ...errors import ConfigError
+from ...registry import Registry
 
-DATA_LOSSES = {"classification": ("logistic", "squared", "smoothed_hinge"), "regression": ("squared", "smoothed_eps")}
-INVARIANCE_LOSSES = ("squared", "smoothed_eps")
+# One registry door per kind of loss: the built-ins below register through the same `register_data_loss` /
+# `register_invariance_loss` a plugin uses. A data loss is `loss(values [L, C], targets [L, C], labels [L] or None,
+# eps, h, **own) -> [L]` with the tasks it suits; an invariance loss `loss(values [M, C], eps, h, **own) -> [M]`.
+# Their own arguments become RKHSConfig settings.
+DATA_LOSS_REGISTRY = Registry("RKHS data loss", contract=("values", "targets", "labels", "eps", "h"), extra=("auto",))
+INVARIANCE_LOSS_REGISTRY = Registry("RKHS invariance loss", contract=("values", "eps", "h"))
+TASKS = ("classification", "regression")
+
+
+def register_data_loss(name: str, *, tasks: tuple[str, ...] = TASKS, **how):
+    """A decorator registering ℓ₁ of eq. 2 (Zhang, Lee & Teh 2013): `loss(values, targets, labels, eps, h, **own)`
+    returning the loss per labelled point [L], for the `tasks` it suits; see `invlab.registry.Registry.register`."""
+    unknown = [task for task in tasks if task not in TASKS]
+    if unknown or not tasks:
+        raise ConfigError(f"a data loss suits classification and/or regression, got tasks={tasks!r}")
+    return DATA_LOSS_REGISTRY.register(name, info={"tasks": tuple(tasks)}, **how)
+
+
+def register_invariance_loss(name: str, **how):
+    """A decorator registering ℓ₂ of eq. 2: `loss(values, eps, h, **own)` returning the loss per functional [M]
+    for functional values [M, C]; see `invlab.registry.Registry.register`."""
+    return INVARIANCE_LOSS_REGISTRY.register(name, **how)
+
+
+def data_loss_names(task: str | None = None) -> list[str]:
+    """The registered data losses (that suit `task`, if given): built-ins first, then a user's or a plugin's."""
+    return [name for name, part in DATA_LOSS_REGISTRY.parts.items() if task is None or task in part.info["tasks"]]
+
+
+def invariance_loss_names() -> list[str]:
+    """The registered invariance losses: built-ins first, then a user's or a plugin's."""
+    return list(INVARIANCE_LOSS_REGISTRY.parts)
 
 
 def _smoothed_ramp(a: torch.Tensor, h: float) -> torch.Tensor:
@@ -39,26 +70,54 @@ def smoothed_eps_insensitive(t: torch.Tensor, eps: float, h: float) -> torch.Ten
 
 
 def data_loss(name: str, F_: torch.Tensor, targets: torch.Tensor, labels: torch.Tensor | None, *, eps: float,
-              h: float) -> torch.Tensor:
+              h: float, **options) -> torch.Tensor:
     """ℓ₁ per labelled point [L] for values F_ [L, C]: `targets` ±1 (classification) or y (regression) [L, C];
-    `labels` the class indices (for the multinomial logistic loss)."""
-    if name == "logistic":
-        if F_.shape[1] == 1:
-            return F.softplus(-targets[:, 0] * F_[:, 0])  # log(1 + e^{−y f})
-        return torch.logsumexp(F_, 1) - F_.gather(1, labels[:, None])[:, 0]
-    if name == "squared":
-        return 0.5 * ((F_ - targets) ** 2).sum(1)
-    if name == "smoothed_hinge":
-        return smoothed_hinge(targets * F_, h).sum(1)
-    if name == "smoothed_eps":
-        return smoothed_eps_insensitive(F_ - targets, eps, h).sum(1)
-    raise ConfigError(f"unknown data loss {name!r}; choose from {sorted(set(sum(DATA_LOSSES.values(), ())))}")
+    `labels` the class indices (for the multinomial logistic loss); `options` the loss's own arguments."""
+    return DATA_LOSS_REGISTRY.build(name, F_, targets, labels, eps, h, **options)
 
 
-def invariance_loss(name: str, values: torch.Tensor, *, eps: float, h: float) -> torch.Tensor:
+def invariance_loss(name: str, values: torch.Tensor, *, eps: float, h: float, **options) -> torch.Tensor:
     """ℓ₂ summed over outputs, per functional [M], for functional values [M, C]."""
-    if name == "squared":
-        return 0.5 * (values**2).sum(1)
-    if name == "smoothed_eps":
-        return smoothed_eps_insensitive(values, eps, h).sum(1)
-    raise ConfigError(f"unknown invariance loss {name!r}; choose from {', '.join(INVARIANCE_LOSSES)}")
+    return INVARIANCE_LOSS_REGISTRY.build(name, values, eps, h, **options)
+
+
+@register_data_loss("logistic", tasks=("classification",), builtin=True)
+def _logistic(values, targets, labels, eps, h):
+    """log(1 + e^{−y f}) for one ±1 column; the multinomial (softmax) cross-entropy for K > 2 classes."""
+    if values.shape[1] == 1:
+        return F.softplus(-targets[:, 0] * values[:, 0])
+    return torch.logsumexp(values, 1) - values.gather(1, labels[:, None])[:, 0]
+
+
+@register_data_loss("squared", builtin=True)
+def _squared(values, targets, labels, eps, h):
+    """½ ‖f − y‖² per point."""
+    return 0.5 * ((values - targets) ** 2).sum(1)
+
+
+@register_data_loss("smoothed_hinge", tasks=("classification",), builtin=True)
+def _smoothed_hinge(values, targets, labels, eps, h):
+    """The hinge max(0, 1 − y f), smoothed over h, summed over the one-vs-rest columns."""
+    return smoothed_hinge(targets * values, h).sum(1)
+
+
+@register_data_loss("smoothed_eps", tasks=("regression",), builtin=True)
+def _smoothed_eps(values, targets, labels, eps, h):
+    """The ε-insensitive loss of f − y, smoothed over h."""
+    return smoothed_eps_insensitive(values - targets, eps, h).sum(1)
+
+
+@register_invariance_loss("squared", builtin=True)
+def _squared_invariance(values, eps, h):
+    """½ Σ_c v_c² per functional."""
+    return 0.5 * (values**2).sum(1)
+
+
+@register_invariance_loss("smoothed_eps", builtin=True)
+def _smoothed_eps_invariance(values, eps, h):
+    """The ε-insensitive loss of each functional value, smoothed over h."""
+    return smoothed_eps_insensitive(values, eps, h).sum(1)
+
+
+DATA_LOSSES = {task: tuple(data_loss_names(task)) for task in TASKS}  # the built-ins by task
+INVARIANCE_LOSSES = tuple(invariance_loss_names())  # the built-in invariance losses

@@ -37,7 +37,7 @@ from ...parameters import NonNegative, fix
 from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, tunable
 from .functionals import Evaluation, Functionals
 from .gram import RepresenterGram
-from .losses import DATA_LOSSES, INVARIANCE_LOSSES, data_loss, invariance_loss
+from .losses import TASKS, data_loss, data_loss_names, invariance_loss, invariance_loss_names
 from .solver import minimise, minimise_recorded
 from .targets import encode_targets
 
@@ -53,21 +53,24 @@ class RKHSMachine(ModelFamily):
                  invariance_loss: str = "squared", lam: float = 1.0, nu: float = 0.1, bias: bool = True,
                  epsilon: float = 0.1, smoothing: float = 0.5, weights: torch.Tensor | None = None, fast: bool = True,
                  unlabelled: torch.Tensor | None = None, max_dense: int = 8000, whiten: bool = True,
-                 eig_floor: float = 1e-12):
+                 eig_floor: float = 1e-12, loss_options: dict | None = None,
+                 invariance_loss_options: dict | None = None):
         super().__init__()
         self.task, self.num_classes = task, num_classes
-        if task not in DATA_LOSSES:
+        if task not in TASKS:
             raise ConfigError(f"task must be classification or regression, got {task!r}")
         loss = ("logistic" if task == "classification" else "squared") if loss == "auto" else loss
-        if loss not in DATA_LOSSES[task]:
-            raise ConfigError(f"loss={loss!r} does not suit {task}; choose one of {', '.join(DATA_LOSSES[task])}")
-        if invariance_loss not in INVARIANCE_LOSSES:
-            raise ConfigError(f"invariance_loss={invariance_loss!r}; choose one of {', '.join(INVARIANCE_LOSSES)}")
+        if loss not in data_loss_names(task):
+            raise ConfigError(f"loss={loss!r} does not suit {task}; choose one of {', '.join(data_loss_names(task))}")
+        if invariance_loss not in invariance_loss_names():
+            raise ConfigError(f"invariance_loss={invariance_loss!r}; choose one of "
+                              f"{', '.join(invariance_loss_names())}")
         if not smoothing > 0:
             raise ConfigError(f"smoothing (the width h of the quadratic smoothing) must be positive, got {smoothing}")
         if epsilon < 0:
             raise ConfigError(f"epsilon must be ≥ 0, got {epsilon}")
         self.loss_name, self.invariance_loss_name = loss, invariance_loss
+        self.loss_options, self.invariance_loss_options = dict(loss_options or {}), dict(invariance_loss_options or {})
         self.epsilon, self.smoothing = float(epsilon), float(smoothing)
         self.eig_floor = float(eig_floor)
 
@@ -162,11 +165,12 @@ class RKHSMachine(ModelFamily):
             norm = 0.5 * (self.alpha * Fv).sum()
         L = self.num_labelled
         FL = Fv[:L] if self.bias is None else Fv[:L] + self.bias
-        l1 = data_loss(self.loss_name, FL, self.targets, self.labels, eps=self.epsilon, h=self.smoothing)
+        l1 = data_loss(self.loss_name, FL, self.targets, self.labels, eps=self.epsilon, h=self.smoothing,
+                     **self.loss_options)
         data = self.lam() * (self.weights * l1).sum()
         if Fv.shape[0] > L:
             inv = self.nu() * invariance_loss(self.invariance_loss_name, Fv[L:], eps=self.epsilon,
-                                              h=self.smoothing).sum()
+                                              h=self.smoothing, **self.invariance_loss_options).sum()
         else:
             inv = torch.zeros((), dtype=Fv.dtype, device=Fv.device)
         return {"data_loss": data, "invariance_loss": inv, "norm": norm}
