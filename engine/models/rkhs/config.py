@@ -102,12 +102,12 @@ def invariance_functionals(kind: str, points: torch.Tensor, *, image_shape=None,
                            average_width: float | None = None, **options) -> tuple[list[Functionals], object]:
     """The invariance functionals of the registered kind `kind` at `points` [P, ...] (`options`: the kind's own
     arguments); also returns a tangent preview (or None)."""
-    part = FUNCTIONAL_REGISTRY.get(kind)
+    FUNCTIONAL_REGISTRY.get(kind)  # an unknown kind is refused, listing the known ones, even with no points
     P = points.shape[0]
     if P == 0:
         return [], None
-    return part.factory(points.reshape(P, -1), image_shape, sigma, transformations, tangent_method, blur,
-                        average_width, **{k: v for k, v in options.items() if k in part.options})
+    return FUNCTIONAL_REGISTRY.build(kind, points.reshape(P, -1), image_shape, sigma, transformations,
+                                     tangent_method, blur, average_width, **options)
 
 
 @register_functionals("gradient", builtin=True)
@@ -146,7 +146,7 @@ FUNCTIONAL_REGISTRY.attach(RKHSConfig, "functionals")
 FUNCTIONALS = ("auto", *functional_names())  # the selector's built-in choices
 
 
-def _loss_options(config: RKHSConfig, task: str) -> dict:
+def _loss_options(config: RKHSConfig) -> dict:
     """The own arguments of the data loss the config chose ("auto": a built-in, which has none)."""
     return {} if config.loss == "auto" else DATA_LOSS_REGISTRY.options_of(config.loss, config)
 
@@ -185,7 +185,7 @@ def build_rkhs(config: RKHSConfig, X: torch.Tensor, y: torch.Tensor, info: DataI
                         invariance_loss=config.invariance_loss, lam=config.lam, nu=config.nu, bias=config.bias,
                         epsilon=config.epsilon, smoothing=config.smoothing, weights=weights,
                         fast=config.fast_gradient, unlabelled=flat[rest], max_dense=config.max_dense,
-                        whiten=config.whiten, loss_options=_loss_options(config, task),
+                        whiten=config.whiten, loss_options=_loss_options(config),
                         invariance_loss_options=INVARIANCE_LOSS_REGISTRY.options_of(config.invariance_loss, config))
     model.tangent_preview = preview
     model.data_info = info
