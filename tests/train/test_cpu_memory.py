@@ -68,19 +68,23 @@ def _loop_on_worker() -> tuple[bool, int, str | None]:
 
     kept = keep_freed_cpu_memory()
     faults = []
-    for _ in range(30):
+    for _ in range(50):
         t = torch.empty(6_000_000, dtype=torch.float64)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t.fill_(1.0)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         del t
-    refaulted = sum(f > 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 2 for f in faults[-10:])
+    refaulted = sum(f > 48_000_000 // os.sysconf("SC_PAGE_SIZE") // 2 for f in faults[-20:])
     return kept, refaulted, os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
 
 def test_a_dask_worker_keeps_freed_memory_too():
     """Dask's nanny exports its own MALLOC_TRIM_THRESHOLD_ into every worker; that is not the user's tuning, and a
-    sweep's runs must not page-fault their tensors in again every step because of it."""
+    sweep's runs must not page-fault their tensors in again every step because of it.
+
+    The task runs in a worker thread, whose own glibc arena faults the tensor in again for its first ~9 iterations
+    before it reuses it; on a 2-core machine the worker's threads share arenas and that warm-up can run longer, so
+    the last 20 of 50 iterations are counted (Dask's own setting faults every one of them in again)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   scheduler_kwargs={"dashboard": False}, silence_logs=40) as cluster, \
@@ -88,7 +92,7 @@ def test_a_dask_worker_keeps_freed_memory_too():
         kept, faults, variable = client.submit(_loop_on_worker, pure=False).result(timeout=120)
     assert variable is not None  # the worker really runs under Dask's allocator setting
     assert kept is True
-    assert faults <= 1  # of the last 10 iterations, at most one faulted the tensor in again
+    assert faults <= 3  # of the last 20 iterations, at most three faulted the tensor in again
 
 
 THREAD_LOOP = textwrap.dedent("""
