@@ -64,9 +64,22 @@ def _checked_theme() -> str:
     return theme
 
 
+# Until the browser has built the page's document (seconds on a busy laptop, more while a class loads it together), the
+# template's frame shows this line where the page will be, instead of an empty card; the document replaces it.
+BUILDING_CSS = """
+#main [data-root-id]:empty::before {
+  content: "Building the page\\2026";
+  display: block;
+  padding: 24px 16px;
+  font-size: 18px;
+  color: var(--neutral-foreground-hint, #666);
+}
+"""
+
 pn.template.FastListTemplate(
     title="Invariance Lab",
     main=[page()],
+    raw_css=[BUILDING_CSS],
     header_background="#2f4f6f",
     design=Fast,
     theme=_checked_theme(),  # a link's ?theme= is one of the template's themes or ignored, never handed on as it came

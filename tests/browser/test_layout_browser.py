@@ -3,6 +3,7 @@
 on and says how far it is, a finished run's Start says what to do, the theme changes without losing the run, a
 presenter zoom, and the lesson's key view at the top."""
 import re
+import time
 
 from pagekit import TEXT, browser_page, column_length, panel_script_late, poll
 
@@ -342,3 +343,30 @@ def test_the_theme_switch_keeps_the_run_when_the_new_page_connects_late(served_a
         poll(lambda: field(page, "state") == "running" and int(field(page, "step")) > step, timeout=60)
         assert "lr 0.02" in page.locator(".invlab-status").first.inner_text()
         assert not errors, errors
+
+
+# What the page's frame shows where the page will be: the text of the placeholder line and the box it takes.
+BUILDING_LINE = """() => {
+  const root = document.querySelector('#main [data-root-id]');
+  if (!root) return null;
+  const before = getComputedStyle(root, '::before');
+  return {text: before.content, display: before.display, empty: root.childElementCount === 0};
+}"""
+
+
+def test_the_frame_says_building_until_the_page_is_drawn(served_app):
+    """A busy server or a class loading together leaves seconds between the template's frame and the page's
+    document; the frame says the page is being built instead of showing an empty card, in both themes, and the line
+    is gone once the page is drawn. Here the page's websocket connects three seconds late."""
+    from tests.helpers.chromium import browser_context
+
+    for theme in ("default", "dark"):
+        with browser_context(viewport={"width": 1280, "height": 720}) as context:
+            context.route_web_socket("**/ws*", lambda ws: (time.sleep(3), ws.connect_to_server()))
+            page = context.new_page()
+            page.goto(f"{served_app}?theme={theme}{SMALL.replace('?', '&')}", wait_until="commit")
+            early = poll(lambda: page.evaluate(BUILDING_LINE), timeout=30)
+            assert early == {"text": '"Building the page…"', "display": "block", "empty": True}, early
+            page.locator(".bk-tab").first.wait_for(timeout=90_000)
+            late = page.evaluate(BUILDING_LINE)
+            assert late["text"] == "none" and not late["empty"], late
