@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	    echo "using the torch that $(PYTHON) already has"; $(PYTHON) -m venv --system-site-packages $(VENV); \
 	  else $(PYTHON) -m venv $(VENV); fi; fi
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[dashboard,lab,sweeps,test,bench,data,docs]"
+	$(BIN)/pip install --quiet -e ".[dashboard,lab,sweeps,test,bench,gpytorch,data,docs]"
 	@touch $(STAMP)
 
 run: setup

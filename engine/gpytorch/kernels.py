@@ -1,0 +1,226 @@
+"""Convolutional and invariant kernels as GPyTorch kernels, for a user's own `ExactGP` or `ApproximateGP`.
+
+- `ConvKernel(base_kernel, image_shape, patch_shape)`: the convolutional kernel of "Convolutional Gaussian Processes"
+  (van der Wilk, Rasmussen & Hensman 2017, arXiv:1709.01894), k(x, x') = Σ_p Σ_q w_p w_q k_g(x[p], x'[q]) over the
+  patches of two images (eq. 14; with learned weights, eq. 18), on flattened images [..., N, C·H·W].
+- `InvariantKernel(base_kernel, orbit)`: the base kernel averaged over a finite orbit, k(x, x') = (1/P²) Σ_a Σ_b
+  k_g(a(x), b(x')), the invariant kernel of "Learning Invariances using the Marginal Likelihood" (van der Wilk,
+  Bauer, John & Hensman 2018, arXiv:1808.05563, eq. 5–8) for a finite group, exactly.
+
+Both follow GPyTorch's conventions: `kernel(x1, x2)` gives a lazily evaluated [..., N1, N2] covariance, `diag=True`
+its diagonal [..., N], batch dimensions of the inputs are batches. The base kernel keeps its own hyperparameters
+(`kernel.base_kernel.lengthscale`, ...). A kernel with a batch shape of its own (a batch of hyperparameters) is
+refused with a message: the orbit sums here are for one set of hyperparameters.
+
+For an RBF or Matérn-5/2 base kernel (optionally in a `ScaleKernel`) `ConvKernel` uses the lab's patch arithmetic
+(`invlab.covariances.patches`): identical patches of an image are summed first, and the double sum is formed in
+chunks, so memory stays bounded whatever the number of patches; other base kernels are summed by brute force.
+`InvariantKernel` evaluates the base kernel on blocks of orbit elements, a bounded number at a time.
+"""
+from __future__ import annotations
+
+import torch
+from gpytorch.kernels import Kernel
+
+from ..covariances.patch_kernels import _stationary_parts, patch_cross, patch_gram_quad
+from ..covariances.patch_terms import _terms
+from ..errors import ConfigError, ShapeError
+from ..kernels.convolutional import Convolutional, WeightedConvolutional
+from ..transforms import build_augmentation
+from ..transforms.base import FiniteOrbit
+from .bridge import patch_kernel
+
+BLOCK_ELEMENTS = 1 << 22  # entries of the base kernel's matrix formed at a time by the orbit sums (32 MB in float64)
+
+
+def _refuse_batch_kernel(kernel: Kernel, what: str) -> None:
+    if len(kernel.batch_shape) or any(len(getattr(k, "batch_shape", ())) for k in kernel.modules()
+                                      if isinstance(k, Kernel)):
+        raise ConfigError(f"{what} sums one base kernel over patches or an orbit; this one has batch_shape "
+                          f"{tuple(kernel.batch_shape) or 'in a part'}: give a base kernel without a batch shape "
+                          "(batches of inputs are fine)")
+
+
+def _dtype_of(kernel: Kernel) -> torch.dtype:
+    return next((p.dtype for p in kernel.parameters()), torch.get_default_dtype())
+
+
+class _OrbitSum(Kernel):
+    """What the two kernels share: batches of inputs flattened to one loop, and the kernel's own batch refused."""
+
+    is_stationary = False
+
+    def forward(self, x1, x2, diag=False, last_dim_is_batch=False, **params):
+        """k(x1, x2) [..., N1, N2] (or its diagonal [..., N] with `diag`) of inputs [..., N, D]."""
+        if last_dim_is_batch:
+            raise ConfigError(f"{type(self).__name__} does not take last_dim_is_batch: each input is a whole "
+                              "image or vector, not a batch of its coordinates")
+        batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        if not batch:
+            return self._diag(x1, x2) if diag else self._cross(x1, x2)
+        a = x1.expand(*batch, *x1.shape[-2:]).reshape(-1, *x1.shape[-2:])
+        b = x2.expand(*batch, *x2.shape[-2:]).reshape(-1, *x2.shape[-2:])
+        out = torch.stack([self._diag(u, v) if diag else self._cross(u, v) for u, v in zip(a, b)])
+        return out.reshape(*batch, *out.shape[1:])
+
+    def _diag(self, x1, x2):
+        if x1.shape != x2.shape:
+            raise ShapeError(f"diag=True needs inputs of one shape, got {tuple(x1.shape)} and {tuple(x2.shape)}")
+        if x1 is x2 or torch.equal(x1, x2):
+            return self._self_diag(x1)
+        return torch.stack([self._cross(x1[n:n + 1], x2[n:n + 1])[0, 0] for n in range(x1.shape[0])])
+
+
+class ConvKernel(_OrbitSum):
+    """The convolutional kernel on flattened images [..., N, C·H·W]: k(x, x') = Σ_p Σ_q w_p w_q k_g(x[p], x'[q])
+    (van der Wilk, Rasmussen & Hensman 2017, eq. 14 and, with `weighted=True`, eq. 18).
+
+    `base_kernel` k_g: a GPyTorch kernel on patches of E = h·w values (C·h·w with `colour=True`).
+    `image_shape`: (H, W) or (C, H, W). `patch_shape`: (h, w) or an int. `stride`: between patch positions.
+    `weighted`: learn one weight per patch (`weights`, starting at 1). `colour`: each patch holds every channel
+    (the "colour patch" variant); without it each channel's patches are patches of the one k_g, as in the paper's
+    grey baseline for colour images. `weight`: the fixed scale s of every w_p = s·v_p; by default 1/P (P patches), so
+    that f is the mean of the patch responses (GPflow 2's normalisation and the lab's own models'). Any other
+    keyword (`active_dims`, ...) is GPyTorch's `Kernel`'s.
+    """
+
+    def __init__(self, base_kernel: Kernel, image_shape, patch_shape=3, *, stride=1, weighted: bool = False,
+                 colour: bool = False, weight: float | None = None, **kwargs):
+        _refuse_batch_kernel(base_kernel, "ConvKernel")
+        if kwargs.get("batch_shape"):
+            raise ConfigError("ConvKernel sums one base kernel over patches; give it no batch_shape (batches of "
+                              "inputs are fine)")
+        super().__init__(**kwargs)
+        image_shape = tuple(int(s) for s in image_shape)
+        if len(image_shape) == 2:
+            image_shape = (1, *image_shape)
+        if len(image_shape) != 3:
+            raise ShapeError(f"image_shape is (H, W) or (C, H, W), got {image_shape}")
+        self.base_kernel = base_kernel
+        cls = WeightedConvolutional if weighted else Convolutional
+        self.conv = cls(patch_kernel(base_kernel), image_shape, patch_shape, stride, colour_patches=colour)
+        self.conv.weight = float(1.0 / self.conv.num_patches if weight is None else weight)
+        self.conv.to(dtype=_dtype_of(base_kernel))
+        self.image_shape = image_shape
+
+    @property
+    def num_patches(self) -> int:
+        """P, the number of patches of one image."""
+        return self.conv.num_patches
+
+    @property
+    def patch_weights(self) -> torch.Tensor:
+        """The weights w_p [P] (the fixed s·1 without `weighted`)."""
+        w = self.conv.patch_weights()
+        if w is None:
+            return torch.full((self.conv.num_patches,), self.conv.weight, dtype=_dtype_of(self))
+        return w
+
+    def _images(self, x):
+        C, H, W = self.image_shape
+        if x.shape[-1] != C * H * W:
+            raise ShapeError(f"ConvKernel takes flattened {C}×{H}×{W} images ({C * H * W} values a row); got rows "
+                             f"of {x.shape[-1]}")
+        return x.reshape(-1, C, H, W)
+
+    def _fast(self) -> bool:
+        return _stationary_parts(self.conv.base) is not None
+
+    def _cross(self, x1, x2):
+        X1, X2 = self._images(x1), self._images(x2)
+        if not self._fast():
+            return self.conv.K(X1, X2)
+        U, w = _terms(self.conv, X1)  # [N1, Q1, E], [N1, Q1]: each image's distinct patches and their weights
+        V, v = _terms(self.conv, X2)
+        rows = max(1, BLOCK_ELEMENTS // max(1, V.shape[1] * X1.shape[0]))  # images of x2 at a time
+        out = []
+        for start in range(0, X2.shape[0], rows):
+            Vc, vc = V[start:start + rows], v[start:start + rows]  # [c, Q2, E], [c, Q2]
+            K = patch_cross(self.conv.base, Vc.reshape(-1, Vc.shape[-1]), U, w)  # [c·Q2, N1]
+            out.append((K.reshape(Vc.shape[0], Vc.shape[1], -1) * vc[..., None]).sum(1))  # [c, N1]
+        return torch.cat(out).transpose(0, 1)  # [N1, N2]
+
+    def _self_diag(self, x):
+        X = self._images(x)
+        if not self._fast():
+            return self.conv.K_diag(X)
+        return patch_gram_quad(self.conv.base, *_terms(self.conv, X))
+
+
+class InvariantKernel(_OrbitSum):
+    """The base kernel averaged over a finite orbit, on inputs [..., N, D]: k(x, x') = (1/P²) Σ_a Σ_b k_g(a(x), b(x'))
+    (van der Wilk, Bauer, John & Hensman 2018, eq. 5–8, exact for a finite group of P elements).
+
+    `orbit`: a registered finite orbit by name (`"rot90"`, `"flips"`, `"cyclic_shifts"` for images; `"permutations"`,
+    `"sign_flips"` for vectors; `orbit_options` are its own, e.g. `coordinates="0,1"`) or a `FiniteOrbit`.
+    `input_shape`: one input's shape, (C, H, W) for images (inputs come flattened), by default (D,) vectors, with D
+    taken from the first input. A sampled augmentation (rotation by a learned angle, ...) is refused: its kernel is
+    an expectation that the lab's own invariant model estimates without bias (`invlab.models`, family "invariant").
+    """
+
+    def __init__(self, base_kernel: Kernel, orbit, *, input_shape=None, orbit_options: dict | None = None, **kwargs):
+        _refuse_batch_kernel(base_kernel, "InvariantKernel")
+        if kwargs.get("batch_shape"):
+            raise ConfigError("InvariantKernel sums one base kernel over an orbit; give it no batch_shape (batches "
+                              "of inputs are fine)")
+        super().__init__(**kwargs)
+        self.base_kernel = base_kernel
+        self.input_shape = None if input_shape is None else tuple(int(s) for s in input_shape)
+        self._orbit_name, self._orbit_options = (orbit, dict(orbit_options or {})) if isinstance(orbit, str) \
+            else (None, {})
+        self.orbit = None if isinstance(orbit, str) else self._checked(orbit)
+        if self.orbit is None and self.input_shape is not None:
+            self.orbit = self._build(self.input_shape)
+
+    def _build(self, shape):
+        return self._checked(build_augmentation(self._orbit_name, shape, **self._orbit_options))
+
+    @staticmethod
+    def _checked(orbit):
+        if not isinstance(orbit, FiniteOrbit):
+            raise ConfigError(f"InvariantKernel sums over a finite orbit (rot90, flips, permutations, ...); "
+                              f"{type(orbit).__name__} is a distribution to sample: train the lab's invariant model "
+                              "for it, or pass a FiniteOrbit")
+        return orbit
+
+    @property
+    def orbit_size(self) -> int:
+        """P, the number of elements of the orbit (the identity included)."""
+        if self.orbit is None:
+            raise ConfigError("the orbit is built from the first input's shape; call the kernel once, or give "
+                              "input_shape")
+        return self.orbit.orbit_size
+
+    def _elements(self, x):
+        """The orbit of each input: [N, P, D], flattened."""
+        if self.input_shape is None:
+            self.input_shape = (x.shape[-1],)
+        if self.orbit is None:
+            self.orbit = self._build(self.input_shape).to(device=x.device)
+        size = 1
+        for s in self.input_shape:
+            size *= s
+        if x.shape[-1] != size:
+            raise ShapeError(f"InvariantKernel takes inputs of {self.input_shape} ({size} values a row); got rows of "
+                             f"{x.shape[-1]}")
+        A = self.orbit.elements(x.reshape(-1, *self.input_shape))
+        return A.reshape(A.shape[0], A.shape[1], -1)
+
+    def _cross(self, x1, x2):
+        A, B = self._elements(x1), self._elements(x2)  # [N1, P, D], [N2, P, D]
+        (N1, P, D), N2 = A.shape, B.shape[0]
+        flat_b = B.reshape(-1, D)
+        rows = max(1, BLOCK_ELEMENTS // max(1, P * N2 * P))  # inputs of x1 at a time
+        out = []
+        for start in range(0, N1, rows):
+            a = A[start:start + rows]
+            K = self.base_kernel(a.reshape(-1, D), flat_b).to_dense()  # [c·P, N2·P]
+            out.append(K.reshape(a.shape[0], P, N2, P).mean((1, 3)))
+        return torch.cat(out)
+
+    def _self_diag(self, x):
+        A = self._elements(x)  # [N, P, D]
+        return self.base_kernel(A, A).to_dense().mean((-1, -2))  # a batch of [P, P] blocks
+
+
+__all__ = ["BLOCK_ELEMENTS", "ConvKernel", "InvariantKernel"]
