@@ -36,7 +36,8 @@ EXCLUDED = {
 }
 # Modules that need an optional package: run when it is installed (tests/test_benchmarks.py checks the message
 # each gives without it).
-NEEDS = {"benchmarks.convolutional.vs_gpflow": "gpflow", "benchmarks.svgp.vs_gpytorch": "gpytorch"}
+NEEDS = {"benchmarks.convolutional.vs_gpflow": "gpflow", "benchmarks.svgp.vs_gpytorch": "gpytorch",
+         "benchmarks.gpytorch.conv": "gpytorch"}
 
 
 def benchmark_modules() -> list[str]:

@@ -8,7 +8,12 @@
   "permutations", ... or a `FiniteOrbit`), the invariant kernel of "Learning Invariances using the Marginal
   Likelihood" (van der Wilk, Bauer, John & Hensman 2018, arXiv:1808.05563), exactly.
 
-Both go in an `ExactGP` as any GPyTorch kernel does::
+- `InterDomainVariationalStrategy(model, inducing, variational_distribution)` with `InducingPatches(Z)` (or inducing
+  inputs [M, D] of an invariant kernel's base): GPyTorch's whitened variational strategy with inter-domain inducing
+  variables u = g(Z), so an `ApproximateGP` trains a convolutional GP with inducing patches, or an invariant GP with
+  inducing points in the non-invariant function's space, with `VariationalELBO` and any GPyTorch likelihood.
+
+Both kernels go in an `ExactGP` as any GPyTorch kernel does::
 
     covar_module = invlab.gpytorch.ConvKernel(gpytorch.kernels.RBFKernel(), image_shape=(28, 28), patch_shape=3)
 """
@@ -18,5 +23,6 @@ except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError("invlab.gpytorch needs GPyTorch: pip install \"invariance-lab[gpytorch]\"") from err
 
 from .kernels import ConvKernel, InvariantKernel
+from .variational import InducingPatches, InterDomainVariationalStrategy
 
-__all__ = ["ConvKernel", "InvariantKernel"]
+__all__ = ["ConvKernel", "InducingPatches", "InterDomainVariationalStrategy", "InvariantKernel"]

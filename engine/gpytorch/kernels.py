@@ -19,6 +19,8 @@ chunks, so memory stays bounded whatever the number of patches; other base kerne
 """
 from __future__ import annotations
 
+import weakref
+
 import torch
 from gpytorch.kernels import Kernel
 
@@ -26,6 +28,7 @@ from ..covariances.patch_kernels import _stationary_parts, patch_cross, patch_gr
 from ..covariances.patch_terms import _terms
 from ..errors import ConfigError, ShapeError
 from ..kernels.convolutional import Convolutional, WeightedConvolutional
+from ..kernels.invariant import InvariantKernel as LabInvariant
 from ..transforms import build_augmentation
 from ..transforms.base import FiniteOrbit
 from .bridge import patch_kernel
@@ -117,11 +120,21 @@ class ConvKernel(_OrbitSum):
         return w
 
     def _images(self, x):
+        """x [N, C·H·W] as images [N, C, H, W]: the same tensor for the same x, so that the lab's patch cache
+        (keyed by the image tensor) serves K_uf and k_ff of one batch from one patch extraction."""
         C, H, W = self.image_shape
         if x.shape[-1] != C * H * W:
             raise ShapeError(f"ConvKernel takes flattened {C}×{H}×{W} images ({C * H * W} values a row); got rows "
                              f"of {x.shape[-1]}")
-        return x.reshape(-1, C, H, W)
+        last = getattr(self, "_last_images", None)
+        if last is not None and last[0]() is x and last[1] == x._version:
+            return last[2]
+        images = x.reshape(-1, C, H, W)
+        try:
+            self._last_images = (weakref.ref(x), x._version, images)
+        except TypeError:  # not weakly referable: no reuse
+            pass
+        return images
 
     def _fast(self) -> bool:
         return _stationary_parts(self.conv.base) is not None
@@ -191,12 +204,23 @@ class InvariantKernel(_OrbitSum):
                               "input_shape")
         return self.orbit.orbit_size
 
-    def _elements(self, x):
-        """The orbit of each input: [N, P, D], flattened."""
+    def _ensure_orbit(self, x):
         if self.input_shape is None:
             self.input_shape = (x.shape[-1],)
         if self.orbit is None:
             self.orbit = self._build(self.input_shape).to(device=x.device)
+
+    def lab_kernel(self, x) -> LabInvariant:
+        """The lab's invariant kernel of this one (k_g read from `base_kernel`, the whole orbit as its P samples),
+        for the lab's covariance dispatch; built for the shape of inputs x [N, D] on first use."""
+        self._ensure_orbit(x)
+        if getattr(self, "_lab", None) is None or self._lab[0].augmentation is not self.orbit:
+            self._lab = (LabInvariant(patch_kernel(self.base_kernel), self.orbit, num_samples=max(2, self.orbit_size)),)
+        return self._lab[0]
+
+    def _elements(self, x):
+        """The orbit of each input: [N, P, D], flattened."""
+        self._ensure_orbit(x)
         size = 1
         for s in self.input_shape:
             size *= s

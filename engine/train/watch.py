@@ -229,19 +229,37 @@ def _describe(model, config: RunConfig | None, data) -> tuple[str, str, str]:
     return (config or RunConfig()).to_json(), family, str(dataset)
 
 
+def _gpytorch_watched(model, likelihood):
+    """A GPyTorch model wrapped for `snapshot()` (`invlab.gpytorch.views.Watched`), else the model as it is."""
+    import sys
+
+    gpytorch = sys.modules.get("gpytorch")  # a GPyTorch model means GPyTorch is imported already
+    if gpytorch is not None and isinstance(model, gpytorch.Module):
+        from ..gpytorch.views import Watched
+
+        return Watched(model, likelihood)
+    if likelihood is not None:
+        raise ConfigError("watch's likelihood= is for a GPyTorch model (its noise is shown); this model is a "
+                          f"{type(model).__name__}")
+    return model
+
+
 def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
-          data_dir: str | Path | None = None) -> WatchedRun:
+          data_dir: str | Path | None = None, likelihood=None) -> WatchedRun:
     """Record a loop you wrote as a run of the run store; use the result as a context manager (see the module).
 
-    `model`: an engine model family (or any object with `diagnostics()`), for `snapshot()`; `name`: what the run is
-    listed as; `config`: the `RunConfig` it was built from, if any (stored with the run, so the page shows its
-    settings); `data`: the `Dataset` it trains on (its name is stored; `snapshot()` hands it to the views);
-    `data_dir`: the folder holding the store (default: the data directory, `$INVLAB_DATA`).
+    `model`: an engine model family, a GPyTorch model (`ExactGP`, `ApproximateGP`: its hyperparameters, K_uu
+    spectrum and inducing inputs become views, `invlab.gpytorch.views`) or any object with `diagnostics()`, for
+    `snapshot()`; `name`: what the run is listed as; `config`: the `RunConfig` it was built from, if any (stored
+    with the run, so the page shows its settings); `data`: the `Dataset` it trains on (its name is stored;
+    `snapshot()` hands it to the views); `data_dir`: the folder holding the store (default: the data directory,
+    `$INVLAB_DATA`); `likelihood`: a GPyTorch model's likelihood, whose noise is shown too.
 
     Raises `ConfigError` for an empty name and `RunStoreError` when the store cannot be written (a read-only data
     directory) or another live process is writing a run of this name."""
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"watch needs a name to list the run under, e.g. watch(model, name='my-loop'); got {name!r}")
+    described, model = model, _gpytorch_watched(model, likelihood)
     if config is not None and not isinstance(config, RunConfig):
         raise ConfigError(f"watch's config must be a RunConfig (or None), not the {type(config).__name__} {config!r}")
     from .. import settings
@@ -263,7 +281,7 @@ def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
                 if holder is not None:
                     raise RunStoreError(f"run {record.id} ({name!r}) is being written by another process ({holder}); "
                                         "a run has one writer: stop that loop first, or watch under another name")
-        config_json, family, dataset = _describe(model, config, data)
+        config_json, family, dataset = _describe(described, config, data)
         run_id = store.create_run(config_json, family, dataset, name=name)
         lease = store.claim_run(run_id)
     except BaseException:

@@ -25,9 +25,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory):
-    with serve_dashboard(tmp_path_factory.mktemp("served")) as url:
-        yield url
+def served_home(tmp_path_factory):
+    """(the shared server's page URL, its folder): its run store is under FOLDER/data, where a test's own loop can
+    write a run for the page to open."""
+    folder = tmp_path_factory.mktemp("served")
+    with serve_dashboard(folder) as url:
+        yield url, folder
+
+
+@pytest.fixture(scope="session")
+def served_app(served_home):
+    return served_home[0]
 
 
 @pytest.fixture(scope="module", autouse=True)

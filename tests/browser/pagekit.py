@@ -31,13 +31,21 @@ def panel_script_late(context) -> None:
     context.route("**/panel.min.js*", slow)
 
 
+def _with_place(err) -> str:
+    """A page error's message and, after it, where it was thrown (the top of its stack: which script and function),
+    so that a failure names the library that threw."""
+    lines = (getattr(err, "stack", None) or "").splitlines()
+    place = next((line.strip() for line in lines if line.strip().startswith("at ")), "")
+    return f"{err} ({place})" if place else str(err)
+
+
 @contextlib.contextmanager
 def browser_page(width: int = 1400, height: int = 1000):
     """A page in a fresh context of the shared headless Chromium and the list that collects its JavaScript errors."""
     with browser_context(viewport={"width": width, "height": height}) as context:
         page = context.new_page()
         errors = []
-        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.on("pageerror", lambda err: errors.append(_with_place(err)))
         yield page, errors
 
 

@@ -7,25 +7,26 @@ import sys
 
 import pytest
 
-from pagekit import browser_page, column_length, page_texts, poll, serve_dashboard
+from pagekit import browser_page, column_length, page_texts, poll
 from tests.dashboard.test_watch_follow import LOOP, ROOT
 
 
 @pytest.fixture
-def watched(tmp_path):
-    """(page url, the user's loop process, its run id) once the loop has written its first 20 steps."""
-    with serve_dashboard(tmp_path / "served") as url:
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        loop = subprocess.Popen([sys.executable, "-c", LOOP, str(tmp_path / "served" / "data")],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            run_id, step = map(int, loop.stdout.readline().split())
-            assert step == 20
-            yield url, loop, run_id
-        finally:
-            if loop.poll() is None:
-                loop.kill()
-            loop.wait()
+def watched(served_home):
+    """(page url, the user's loop process, its run id) once the loop, writing to the shared server's store, has
+    written its first 20 steps."""
+    url, folder = served_home
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    loop = subprocess.Popen([sys.executable, "-c", LOOP, str(folder / "data")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        run_id, step = map(int, loop.stdout.readline().split())
+        assert step == 20
+        yield url, loop, run_id
+    finally:
+        if loop.poll() is None:
+            loop.kill()
+        loop.wait()
 
 
 def test_the_page_draws_a_watched_loop_while_it_writes(watched):
@@ -74,7 +75,7 @@ QUADS_JS = """() => {
 }"""
 
 
-def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(tmp_path):
+def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(served_home):
     import numpy as np
 
     from invlab import diagnostics as dg
@@ -92,8 +93,8 @@ def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(
                                             images=rng.random((2, 3, 4, 4))),
                     "spectrum": dg.Spectrum(title="My eigenvalues", values=np.sort(rng.random(12)) + 0.1)}
 
-    with serve_dashboard(tmp_path / "served") as url, \
-            watch(Mine(), name="pictures", data_dir=tmp_path / "served" / "data") as run:
+    url, folder = served_home
+    with watch(Mine(), name="pictures", data_dir=folder / "data") as run:
         run.log(1, loss=1.0)
         run.snapshot()
         with browser_page() as (page, errors):
@@ -106,4 +107,32 @@ def test_a_watched_loops_snapshot_shows_its_image_grid_and_spectrum_on_the_page(
             run.log(2, loss=0.5)
             run.snapshot()  # the loop goes on: the page shows the new pictures
             poll(lambda: any("My samples at snapshot 2" in text for text in page_texts(page)))
+            assert not errors, errors
+
+
+def test_a_watched_gpytorch_models_inducing_patches_and_spectrum_are_on_the_page(served_home):
+    """A GPyTorch ApproximateGP with the lab's ConvKernel, watched: the page that opens its run draws its inducing
+    patches as images (six 3 × 3 patches in one row: 6·3 + 5 gutters across, 3 down), its K_uu spectrum and its
+    hyperparameters, as for the lab's own runs."""
+    pytest.importorskip("gpytorch")
+    import torch
+
+    from invlab.train import watch
+    from tests.gpytorch.test_watch_gpytorch import conv_model
+
+    model, X, y = conv_model()
+    url, folder = served_home
+    with watch(model, name="gpytorch conv", data_dir=folder / "data") as run:
+        with torch.no_grad():
+            run.log(1, loss=1.0)
+        run.snapshot()
+        with browser_page() as (page, errors):
+            page.goto(url + f"?run={run.run_id}")
+            poll(lambda: any("Inducing patches (6 of 6)" in text for text in page_texts(page)))
+            poll(lambda: any("K_uu eigenvalues (M = 6)" in text for text in page_texts(page)))
+            assert poll(lambda: [size for size in page.evaluate(IMAGES_JS) if size[1:] == [23, 3]])
+            assert poll(lambda: page.evaluate(QUADS_JS) > 0)
+            # the hyperparameters' table: each name, with where it sits in the model beside it
+            poll(lambda: any("invlab-scalars" in text and "outputscale" in text and "(covar_module.base_kernel)" in text
+                             for text in page_texts(page)))
             assert not errors, errors
