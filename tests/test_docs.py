@@ -106,6 +106,7 @@ def test_the_other_pages_are_built_from_the_repository(site):
     assert "make run" in start and "make test" in start  # the README's two commands, included
     assert "pip install 'invariance-lab[dashboard]'" in start  # and how a pip user installs by need
     assert (site / "_images" / "lesson.png").exists() and "lesson.png" in (site / "dashboard.html").read_text()
+    assert "InterDomainVariationalStrategy" in (site / "gpytorch.html").read_text()  # the GPyTorch users' page
     for family in ("invariant", "convolutional", "rkhs", "gwi", "dkp", "svgp"):
         page = (site / "families" / f"{family}.html").read_text()
         shown = re.findall(r'<img[^>]+src="\.\./(_images/[^"]+)"', page)  # each family page has its figure

@@ -111,7 +111,7 @@ def test_the_wheel_carries_the_notebooks_type_markers_and_metadata(built):
         (meta_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         meta = whl.read(meta_name).decode()
     notebooks = {n for n in names if n.startswith("invlab/notebooks/") and n.endswith(".ipynb")}
-    assert len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb"))) == 7
+    assert len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb"))) == 8
     assert {"invlab/py.typed", "invlab/dashboard/py.typed", "invlab/dashboard/screenshots/lesson.png",
             "invlab/dashboard/compare/__init__.py", "invlab/train/trainer.py"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -170,7 +170,7 @@ def test_the_installed_wheel_works_from_another_folder(built, tmp_path):
 
     copied = run("notebooks", "nb")
     assert copied.returncode == 0, copied.stderr
-    assert len(list((elsewhere / "nb").glob("*.ipynb"))) == 7
+    assert len(list((elsewhere / "nb").glob("*.ipynb"))) == 8
 
     port = free_port()
     server = subprocess.Popen([invlab, "serve", "--port", str(port)], cwd=elsewhere, env=env,

@@ -16,7 +16,6 @@ Predictions use `num_predict_samples` samples (the whole orbit for a finite orbi
 same estimators; the reported variance adds the Monte Carlo variance of the predictive mean (`qf`), and a negative
 variance estimate is clipped at zero there.
 """
-from __future__ import annotations
 
 import math
 

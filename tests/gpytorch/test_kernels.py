@@ -43,12 +43,7 @@ def scaled_rbf(ard=None, lengthscale=0.7, outputscale=1.3):
     return k
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(before)
+pytestmark = pytest.mark.usefixtures("float64")
 
 
 CASES = {

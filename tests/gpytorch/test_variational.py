@@ -29,12 +29,7 @@ JITTER = 1e-6
 LENGTHSCALE, VARIANCE, NOISE = 0.9, 1.4, 0.3
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(before)
+pytestmark = pytest.mark.usefixtures("float64")
 
 
 class HostedGP(gpytorch.models.ApproximateGP):
