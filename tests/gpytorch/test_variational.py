@@ -181,3 +181,30 @@ def test_inducing_patches_from_images_are_distinct_patches_of_those_images():
     all_patches = conv.conv.patches(X.reshape(5, 1, 6, 6)).reshape(-1, 9)
     assert Z.shape == (12, 9) and torch.unique(Z, dim=0).shape[0] == 12
     assert all(bool((all_patches == z).all(-1).any()) for z in Z)
+
+
+def test_the_invariant_kernel_serves_gpytorchs_own_variational_strategy_too():
+    """With GPyTorch's own VariationalStrategy (inducing points in the space of f, K_uu = k_f(Z, Z) by the orbit sum)
+    the prior of an ApproximateGP is invariant: q(f) at an image and at its rotation by 90° are the same."""
+    from gpytorch.variational import VariationalStrategy
+
+    class Plain(gpytorch.models.ApproximateGP):
+        def __init__(self, Z):
+            super().__init__(VariationalStrategy(self, Z, CholeskyVariationalDistribution(Z.shape[0])))
+            self.mean_module = gpytorch.means.ZeroMean()
+            self.covar_module = InvariantKernel(base_kernel(), "rot90", input_shape=(1, 5, 5))
+
+        def forward(self, x):
+            return MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+    g = torch.Generator().manual_seed(6)
+    model = Plain(torch.rand(6, 25, generator=g))
+    q_mu, q_sqrt = variational(6, seed=7)
+    X = torch.rand(5, 1, 5, 5, generator=g)
+    hosted_elbo(model, q_mu, q_sqrt, X.flatten(1), torch.randn(5, generator=g))  # sets q(v), trains one call
+    model.eval()
+    with torch.no_grad():
+        a, b = model(X.flatten(1)), model(torch.rot90(X, 1, (-2, -1)).flatten(1))
+    torch.testing.assert_close(a.mean, b.mean)
+    torch.testing.assert_close(a.variance, b.variance)
+    assert a.mean.abs().max() > 1e-3
