@@ -16,7 +16,7 @@ import pandas as pd
 import panel as pn
 
 from invlab.dashboard.compare.data import progress_text
-from invlab.dashboard.compare.live import STATE_COLOURS
+from invlab.dashboard.compare.live import STATE_COLOURS, change_table
 from invlab.dashboard.compare.runner import DiscoverRunner
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
@@ -308,10 +308,7 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     def _draw(self) -> None:
         frame = self.rows()
-        if (titles := self.score_titles(self.report)) != self.table.titles:
-            self.table.titles = titles
-        if not frame.equals(self.table.value):
-            self.table.value = frame
+        change_table(self.table, frame, self.score_titles(self.report))
         report = self.report
         if report is not None and report.ranking:
             state = "Partial: " if report.partial else ""

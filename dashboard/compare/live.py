@@ -37,6 +37,20 @@ STATE_COLOURS = {StudyState.IDLE: "#666", StudyState.STARTING: "#9a6a00", StudyS
                  StudyState.FAILED: "#c0392b"}
 
 
+def change_table(table: pn.widgets.Tabulator, frame: pd.DataFrame, titles: dict) -> None:
+    """Show `frame` in `table` with column `titles` ({field: title}), as one update of the page, and only what
+    changed. Tabulator rebuilds itself a moment after its columns' titles change; titles and rows sent as two
+    updates let the second reach a table still being rebuilt, which threw in the browser ("Cannot read
+    properties of null (reading 'firstChild')") when a stored sweep was opened by its link."""
+    changes = {}
+    if table.titles != titles:
+        changes["titles"] = titles
+    if not frame.equals(table.value) or list(frame.columns) != list(table.value.columns):
+        changes["value"] = frame
+    if changes:
+        table.param.update(**changes)
+
+
 class SweepFollowing:
     """Mixed into `ComparePage`: following the sweep shown and drawing it (see the module's doc)."""
 
@@ -192,10 +206,7 @@ class SweepFollowing:
     def _show_table(self) -> None:
         frame = self.rows()
         titles = {field_name(a): a for a in self.axes}
-        if self.table.titles != titles:
-            self.table.titles = titles
-        if not frame.equals(self.table.value) or list(frame.columns) != list(self.table.value.columns):
-            self.table.value = frame
+        change_table(self.table, frame, titles)
 
     def _show_plots(self) -> None:
         data = axis_data(self.cmp) if self.cmp is not None else AxisData(None)
