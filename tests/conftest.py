@@ -111,7 +111,8 @@ SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py
         "tests/dashboard/test_scheduling.py::test_a_training_thread_and_its_torch_workers",
         "tests/dashboard/test_server_commands.py::test_page_commands_never_wait",
         "tests/train/test_lease.py::test_two_cli_resumes",
-        "tests/train/test_readme_python.py::test_the_trainer_snippet")
+        "tests/train/test_readme_python.py::test_the_trainer_snippet", "tests/gpytorch/test_training.py",
+        "tests/gpytorch/test_readme_gpytorch.py", "tests/gpytorch/test_kernels.py::test_an_exact_gp_with_the_conv")
 
 
 def pytest_collection_modifyitems(config, items):

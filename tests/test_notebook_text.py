@@ -9,7 +9,7 @@ import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 PAPERS = {"01": "1808.05563", "02": "1709.01894", "03": "proceedings.neurips.cc", "04": "2205.06342",
-          "05": "2010.01590"}
+          "05": "2010.01590", "07": "1709.01894"}
 
 
 def text_of(path: Path) -> str:

@@ -48,7 +48,7 @@ def test_invlab_notebooks_copies_the_teaching_notebooks_and_never_overwrites(tmp
     code, out, err = run_main(capsys, "notebooks", str(target))
     assert code == 0, err
     copied = sorted(p.name for p in target.glob("*.ipynb"))
-    assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")) and len(copied) == 7
+    assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")) and len(copied) == 8
     assert json.loads((target / copied[1]).read_text())["cells"]
     assert f"copied {len(copied)} notebooks to {target}" in out
 
@@ -73,7 +73,7 @@ def test_invlab_lab_copies_the_notebooks_once_and_opens_them_in_jupyterlab(tmp_p
     cmd = lab_command([str(target)])
     assert cmd[:3] == [sys.executable, "-m", "jupyterlab"]
     assert f"--notebook-dir={target}" in cmd and "--ServerApp.ip=127.0.0.1" in cmd
-    assert len(list(target.glob("*.ipynb"))) == 7
+    assert len(list(target.glob("*.ipynb"))) == 8
     (target / "01_learning_invariances.ipynb").write_text("edited")
     lab_command([str(target)])  # opening the folder again keeps the user's edits
     assert (target / "01_learning_invariances.ipynb").read_text() == "edited"
