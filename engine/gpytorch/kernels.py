@@ -136,6 +136,12 @@ class ConvKernel(_OrbitSum):
             pass
         return images
 
+    def __getstate__(self):
+        """The kernel's state for pickling (`torch.save(model)`), without the last batch's images (a weak reference)."""
+        state = dict(super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__)
+        state.pop("_last_images", None)
+        return state
+
     def _fast(self) -> bool:
         return _stationary_parts(self.conv.base) is not None
 

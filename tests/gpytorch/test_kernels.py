@@ -246,3 +246,13 @@ class TestInvariantKernelAsGPyTorchKernel(_Float32, _RefusesKernelBatches, BaseK
     def create_kernel_no_ard(self, active_dims=None, batch_shape=torch.Size([]), **kwargs):
         return InvariantKernel(ScaleKernel(RBFKernel(batch_shape=batch_shape)), "sign_flips", active_dims=active_dims,
                                **kwargs)
+
+
+def test_a_conv_kernel_that_has_been_used_pickles_as_torch_save_does():
+    """torch.save(model) pickles the kernel after training: the last batch's images it keeps (for one patch
+    extraction per batch) are not part of its state."""
+    kernel = ConvKernel(scaled_rbf(), image_shape=(6, 6), patch_shape=3)
+    x = torch.rand(4, 36, generator=torch.Generator().manual_seed(0))
+    K = kernel(x).to_dense()
+    again = pickle.loads(pickle.dumps(kernel))
+    torch.testing.assert_close(again(x).to_dense(), K)
