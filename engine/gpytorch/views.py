@@ -56,24 +56,30 @@ class Watched:
         return views
 
 
+def _held(module) -> str | None:
+    """The hyperparameter a GPyTorch module holds that the views show: lengthscale, outputscale or noise."""
+    from gpytorch.kernels import Kernel, ScaleKernel
+    from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
+
+    if isinstance(module, ScaleKernel):
+        return "outputscale"
+    if isinstance(module, Kernel) and module.has_lengthscale:
+        return "lengthscale"
+    if isinstance(module, (GaussianLikelihood, FixedNoiseGaussianLikelihood)):
+        return "noise"
+    return None
+
+
 def hyperparameters(model, likelihood=None) -> dict[str, float]:
     """{where it sits: value} of every lengthscale (an ARD one's mean), outputscale and noise of `model` and
     `likelihood`."""
     out: dict[str, float] = {}
     for prefix, root in (("", model), ("likelihood.", likelihood)):
-        if root is None:
-            continue
-        for name, module in root.named_modules():
-            for attribute in ("lengthscale", "outputscale", "noise"):
-                if attribute == "lengthscale" and not getattr(module, "has_lengthscale", False):
-                    continue
-                if attribute != "lengthscale" and type(module).__name__ not in ("ScaleKernel", "GaussianLikelihood",
-                                                                                "FixedNoiseGaussianLikelihood"):
-                    continue
-                value = getattr(module, attribute, None)
-                if isinstance(value, torch.Tensor) and value.numel():
-                    key = f"{prefix}{name + '.' if name else ''}{attribute}"
-                    out[key] = float(value.mean())
+        for name, module in ([] if root is None else root.named_modules()):
+            attribute = _held(module)
+            value = None if attribute is None else getattr(module, attribute)
+            if isinstance(value, torch.Tensor) and value.numel():
+                out[f"{prefix}{name + '.' if name else ''}{attribute}"] = float(value.mean())
     return out
 
 
