@@ -17,6 +17,7 @@ import param
 
 from invlab.dashboard.controls.learned import LearnedValueControl
 from invlab.dashboard.explorer.feed import LiveFeed
+from invlab.dashboard.explorer.layout import notice_html
 from invlab.dashboard.explorer.location import PageLocation
 from invlab.dashboard.explorer.page import ExplorerPage
 from invlab.dashboard.explorer.runs import StoredRuns
@@ -355,8 +356,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:
-        self.notice_pane.object = markdown_text(self.notice)
-        self.notice_pane.visible = bool(self.notice)
+        self.notice_pane.object = notice_html(self.notice)
 
     def status_values(self) -> dict:
         """What the status bar shows, by name."""

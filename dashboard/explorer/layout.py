@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import panel as pn
 
+from invlab.dashboard.safe_text import html_text
+
 SIDEBAR_WIDTH = 340  # px: the controls column
 MAIN_MIN_WIDTH = 420  # px: below this beside the sidebar, the plots go under the controls instead
 PRESENTER_ZOOM = 1.35  # how much larger the page is drawn in presenter mode
@@ -23,6 +25,25 @@ SIDEBAR_TABS_CSS = """
 .bk-header { overflow: visible; }
 .bk-tab { padding: 6px 7px !important; }
 """
+
+
+# The notice under the run's buttons, drawn as the theme's warning alert. It is always in the layout and empty when
+# there is nothing to say: a pane that appears pushes the plots down, and Bokeh lays the whole page out again
+# (400-600 ms before a first notice showed with three pages training), where new text only reflows the browser's.
+NOTICE_CSS = """
+.invlab-notice { padding: 0.75rem 1.25rem; border: 1px solid var(--warning-border-subtle); border-radius: 0.25rem;
+                 color: var(--warning-text-color); background-color: var(--warning-bg-subtle); margin: 5px 0; }
+"""
+
+
+def notice_pane() -> pn.pane.HTML:
+    """The page's notice line (the last action's outcome, a change waiting for Reset): empty, no height."""
+    return pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[NOTICE_CSS])
+
+
+def notice_html(text: str) -> str:
+    """The notice pane's HTML for `text` (shown as text, never as markup), nothing for no text."""
+    return f'<div class="invlab-notice" role="status">{html_text(text)}</div>' if text else ""
 
 
 def sidebar_tabs(tabs) -> pn.Tabs:

@@ -9,6 +9,7 @@ import panel as pn
 from invlab.dashboard.lessons.catalogue import get_lesson, prior_settings
 from invlab.dashboard.prior.page import apply_prior_query, prior_query
 from invlab.dashboard.serving.closing import settle_writes, spare_moved_models, write_quietly
+from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.serving.theme import THEMES, is_parked, park, session_theme, theme_name
 from invlab.dashboard.state.settings import family_defaults
 from invlab.errors import InvlabError
@@ -35,6 +36,7 @@ class PageLocation:
                 if problems:
                     self.notice = "Some settings in the link were refused: " + "; ".join(problems)
         self._refresh_runs()
+        settle_styles(getattr(self, "pages", None), pn.state.curdoc)  # a first notice shows as fast as a later one
 
     def _close_with(self, doc) -> None:
         """Close when `doc`'s session is destroyed, without waiting for the training thread (the server thread

@@ -11,6 +11,7 @@ from invlab.dashboard.controls.task import TaskControl
 from invlab.dashboard.explorer.layout import (
     KeyViewPlacer,
     key_view_names,
+    notice_pane,
     presenter_styles,
     sidebar_tabs,
     training_page,
@@ -21,6 +22,7 @@ from invlab.dashboard.lessons.catalogue import get_lesson, steps_markdown, visib
 from invlab.dashboard.prior.page import URL_KEYS as PRIOR_URL_KEYS
 from invlab.dashboard.prior.page import PriorPanel
 from invlab.dashboard.safe_text import html_text
+from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.serving.theme import ThemeSwitch
 from invlab.dashboard.words import family_help, family_sentence, not_applicable
 
@@ -49,7 +51,7 @@ class ExplorerPage:
         self.family_words = pn.pane.HTML("", margin=(0, 10, 6, 10), width=300)
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
-        self.notice_pane = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width")
+        self.notice_pane = notice_pane()
         self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                          css_classes=["invlab-lesson-banner"])
         self.lessons = LessonCards()
@@ -132,6 +134,7 @@ class ExplorerPage:
         if shown is not None:
             self._hide_controls("model", group, shown)
         self.model_group[:] = [group]
+        settle_styles(group, pn.state.curdoc)  # its fields' first messages show as fast as later ones
         self._mark_not_applicable()
         if old is not None and hasattr(old, "close"):
             old.close()  # its controls stop following the previous family's config

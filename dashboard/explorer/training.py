@@ -13,6 +13,7 @@ from invlab.dashboard.controls.learned import LearnedValueControl
 from invlab.dashboard.safe_text import markdown_text
 from invlab.dashboard.serving.closing import connected, settle_writes
 from invlab.dashboard.serving.periodic import one_message
+from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.state.settings import describe_difference
 from invlab.dashboard.words import orbit_words
 from invlab.errors import InvlabError
@@ -143,6 +144,7 @@ class TrainingDisplay:
             self.learned_controls[tunable.name] = ctl
             controls.append(ctl.panel)
         self.invariance_group[:] = controls
+        settle_styles(self.invariance_group, pn.state.curdoc)
 
     def _set_learned(self, name, value):
         setting = {learnable: key for key, learnable in get_model(self.settings.model).live}.get(name)

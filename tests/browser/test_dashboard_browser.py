@@ -62,10 +62,19 @@ def test_prior_explorer_page_in_a_real_browser(served_app):
 
 def test_invariance_range_in_a_real_browser(served_app):
     """A family with invariance ranges: its range slider, moved with the keyboard, sets the running model's range,
-    and the page says so."""
+    and the page says so. The message that brings the page's first notice restyles nothing: a text pane's first
+    change used to resend its stylesheets, which made the server walk the whole document and the browser restyle
+    the pane (the first notice took five times as long as the next)."""
     query = ("?model=invariant&model.augmentation=rotation&model.num_inducing=10&model.num_samples=4"
              "&data.subset=150&data.test_subset=60&train.batch_size=32&train.steps=100000")
     with browser_page() as (page, errors):
+        messages = []
+
+        def watch(ws):
+            ws.on("framereceived", lambda payload: messages.append(json.loads(payload))
+                  if isinstance(payload, str) and '"events"' in payload else None)
+
+        page.on("websocket", watch)
         page.goto(served_app + query)
         status = page.locator(".invlab-status").first
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
@@ -73,9 +82,14 @@ def test_invariance_range_in_a_real_browser(served_app):
         page.locator(".bk-tab", has_text="Invariance").first.click()
         handle = page.locator(".noUi-handle:visible").first  # the controls column comes first: the range's slider
         poll(lambda: page.get_by_text("rotation half-width (°)").count() > 0)
+        messages.clear()
         handle.press("End")  # the slider's maximum, released: what a drag to the end does
         notice = page.get_by_text(re.compile(r"rotation half-width set to 1[78]\d")).first
         poll(lambda: notice.count() > 0 and notice.is_visible())
+        events = [event for message in messages for event in message["events"]]
+        assert any("set to 1" in str(e.get("new")) for e in events), "the notice came in no message"
+        restyled = [e["model"]["id"] for e in events if e.get("attr") == "stylesheets"]
+        assert not restyled, f"the first notice resent the stylesheets of {len(restyled)} models"
         assert not errors, errors
 
 
