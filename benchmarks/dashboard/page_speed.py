@@ -3,8 +3,8 @@
 What a person gets: the dashboard served as `invlab serve` serves it (its own defaults: no thread override, no
 steps/s cap, its own data directory), opened in Debian's headless Chromium, the page's default run (svgp on digits
 with the page's defaults) given a step budget that outlasts the benchmark (`?train.steps=1000000`), and ▶ Start
-pressed. Its steps/s are read from the page itself: the status line's step counter (`[data-field=step]`), sampled
-`--warmup` seconds after the run is going and again `--window` seconds later.
+pressed. Its steps/s are read from the page itself: the status line's step counter (`[data-field=step]`), read as
+it changes `--warmup` seconds after the run is going and again `--window` seconds later.
 
 Against it, the engine alone: the same configuration (`Explorer().run_config()`, what the page trains) trained by
 `invlab.train.Trainer` in a fresh process with torch's default threads, evaluating on the page's wall-clock
@@ -117,14 +117,25 @@ class PageArm:
                 raise SystemExit(f"timed out waiting for {what} (state {self.field('state')!r})")
             time.sleep(0.1)
 
+    def next_count(self) -> tuple[float, int]:
+        """The moment the status line's step counter next changes, and its new value: the counter moves once a tick,
+        so a window read between ticks would be up to a tick's steps off at each end."""
+        from .latency import HELPERS_JS
+
+        self.page.evaluate(HELPERS_JS)  # window.__lat.field: a status field found through the shadow roots
+        before = self.page.evaluate("() => window.__lat.field('step')")
+        self.page.wait_for_function("(old) => window.__lat.field('step') !== old", arg=before, polling=10,
+                                    timeout=60_000)
+        return time.perf_counter(), self.step()
+
     def run(self, warmup: float, window: float) -> float:
         """Press Start, let it train `warmup` s, count the page's steps over `window` s, press Pause."""
         self.page.get_by_role("button", name="▶ Start").click()
         self.wait(lambda: self.field("state") == "running" and self.step() > 0, 600, "the page to train")
         time.sleep(warmup)
-        t0, s0 = time.perf_counter(), self.step()
+        t0, s0 = self.next_count()
         time.sleep(window)
-        t1, s1 = time.perf_counter(), self.step()
+        t1, s1 = self.next_count()
         self.page.get_by_role("button", name="❚❚ Pause").click()
         self.wait(lambda: self.field("state") == "paused", 120, "the page to pause")
         return (s1 - s0) / (t1 - t0)

@@ -37,6 +37,9 @@ from invlab.plugins import failure_lines
 from invlab.train import RunConfig, RunStore
 from invlab.train.states import PageState
 
+# The page's updates (status line, curves, views) once a second: each costs the browser a layout of the page, and at
+# twice a second Chromium took 0.09-0.13 of a core from a 2-core laptop's training threads (0.08 at once a second).
+TICK_MS = 1000
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
@@ -46,6 +49,8 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
     `data=(X, y)` (X [N, D], or images [N, H, W] / [N, C, H, W]) or `data=df` with `target="column"`, or
     `dataset=` a built `invlab.data.Dataset`; it is handed over as 'python:NAME' and listed in the data box.
+    `tick_ms`: how often the page is updated while training (the status line's step counter, the curves);
+    clicks and state changes are shown at once, between ticks.
     `store`: True for the data directory's run store (opened when the page connects), a `RunStore`, or None.
     `limits`: a server's `ServerLimits` (None in a notebook); `user` / `admin`: the logged-in user on a server
     with logins. Display it in a notebook cell, or serve it with `pn.serve` / `panel serve`."""
@@ -55,7 +60,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
                                                  "projector; `presenter=1` in a link.")
 
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
-                 store: RunStore | None | bool = True, tick_ms: int = 500, view_interval: float = 2.0,
+                 store: RunStore | None | bool = True, tick_ms: int = TICK_MS, view_interval: float = 2.0,
                  eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False,
                  run: int | None = None, **params):
         """`run=ID`: open stored run ID at once (as Runs → Open run does); a run another process is writing, such as

@@ -1,6 +1,6 @@
 """LiveFeed: the periodic tick that drains a TrainingSession into the page's curves and views.
 
-Runs on the server thread (or the notebook kernel's loop), a few times a second however fast training
+Runs on the server thread (or the notebook kernel's loop), about once a second however fast training
 goes. A new run's curves are laid out when the run is built (`Update.layout`), before any of its data; the
 points then go out as `ColumnDataSource.stream` appends (in a notebook, pushed at the end of the tick). Plots that
 are still new are attached to the document before data is streamed into them; secondary curves go out every few
@@ -34,7 +34,7 @@ class LiveFeed:
     MAIN_EVERY = 1.0  # seconds between updates of the main curves (ELBO, test metrics)
     EXTRA_EVERY = 2.0  # seconds between updates of the secondary curves (loss terms)
 
-    def __init__(self, session: TrainingSession, *, tick_ms: int = 500, max_period_ms: int = 2000):
+    def __init__(self, session: TrainingSession, *, tick_ms: int = 1000, max_period_ms: int = 2000):
         self.session = session
         self.tick_ms, self.max_period_ms = tick_ms, max_period_ms
         self.curves = CurveBoard()

@@ -110,7 +110,7 @@ def test_a_training_page_gets_one_message_a_tick_and_its_busy_indicator_stays_st
         poll(lambda: elbo_points(page) >= 5)
         page.wait_for_timeout(1000)
         messages.clear()
-        page.wait_for_timeout(4000)  # eight ticks of 500 ms (fewer on a busy machine: the tick's period stretches)
+        page.wait_for_timeout(4000)  # four ticks of a second (fewer on a busy machine: the tick's period stretches)
         events = [event for message in messages for event in message["events"]]
         assert sum(e.get("kind") == "ColumnsStreamed" for e in events) >= 2, "the curves did not grow"
         busy = [e for e in events if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
