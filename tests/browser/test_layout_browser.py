@@ -45,6 +45,8 @@ def test_every_sidebar_tab_fits_at_projector_and_laptop_widths(served_app):
 
 
 def status_height(page) -> float:
+    """The status line's height in px; waits for the element while the status is being redrawn (a bounding box is
+    None for that moment)."""
     return page.locator(".invlab-status").first.evaluate("e => e.getBoundingClientRect().height")
 
 
@@ -188,13 +190,13 @@ def test_presenter_zoom_enlarges_the_page_and_is_a_link_flag(served_app):
     with browser_page(1920, 1080) as (page, errors):
         page.goto(served_app + SMALL)
         poll(lambda: field(page, "state") == "idle")
-        normal = page.locator(".invlab-status").first.bounding_box()["height"]
+        normal = status_height(page)
         page.locator(".bk-Checkbox", has_text="presenter").locator("input").first.click()
-        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        poll(lambda: status_height(page) > 1.2 * normal, timeout=20)
         poll(lambda: "presenter=1" in page.evaluate("() => window.location.href"), timeout=20)
         page.goto(served_app + SMALL + "&presenter=1")
         poll(lambda: field(page, "state") == "idle")
-        poll(lambda: page.locator(".invlab-status").first.bounding_box()["height"] > 1.2 * normal, timeout=20)
+        poll(lambda: status_height(page) > 1.2 * normal, timeout=20)
         assert not errors, errors
 
 
@@ -309,10 +311,10 @@ def test_presenter_mode_on_a_projector_fits_the_screen_without_overlaps(served_a
         for line in page.locator(".invlab-status > div").all()[:2]:  # the status's two lines are whole
             assert line.evaluate("e => e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1"), \
                 line.inner_text()
-        larger = page.locator(".invlab-status").first.bounding_box()["height"]
+        larger = status_height(page)
         page.goto(served_app + ROTATION_SECOND_RUN)
         poll(lambda: field(page, "state") == "idle")
-        assert larger > 1.15 * page.locator(".invlab-status").first.bounding_box()["height"]
+        assert larger > 1.15 * status_height(page)
         assert not errors, errors
 
 
