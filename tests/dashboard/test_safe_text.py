@@ -49,3 +49,13 @@ def test_long_values_are_cut_with_their_length():
     value = "9" * 10_000
     assert html_text(value).endswith("… (10,000 characters in all)")
     assert len(html_text(value)) < 2100
+
+
+@pytest.mark.parametrize("value", NASTY)
+def test_the_page_notice_shows_its_text_inside_its_own_box_only(value):
+    from invlab.dashboard.explorer.layout import notice_html
+
+    out = notice_html(value)
+    assert re.findall(r"<(\w+)", out) == ["div"]  # the notice's own box, nothing a value brought
+    assert html.unescape(re.sub(r"</?div[^>]*>", "", out)) == value
+    assert notice_html("") == ""  # nothing to say: no box
