@@ -1,11 +1,11 @@
-"""A served page's text panes given their final stylesheets once, as the page loads, instead of at their first change.
+"""A served page's text panes given their final stylesheets once, as the page connects, not at their first change.
 
 Panel draws a text pane (Markdown, HTML, an Alert) inside the page's template with the template's stylesheets but
 without its theme's base stylesheet; the pane's first change of text then sends its whole stylesheet list again,
 now with the theme's base stylesheet in it. That new list makes Bokeh walk every model of the document (about
 0.25 s on the Training page) and the browser restyle the pane: a page's first notice ("rotation half-width set to
 180") took 450–880 ms to show, every later one about 90 ms. `settle_styles` gives every text pane the list its
-first change would give it, in one document change, when the page loads or a group of controls is rebuilt.
+first change would give it, in one document change, when the page connects or a group of controls is rebuilt.
 """
 from __future__ import annotations
 
