@@ -160,7 +160,9 @@ def test_numerical_failure_pauses_and_explains(explorer, monkeypatch, wait_until
 
     monkeypatch.setattr(trainer.model, "loss", poisoned)
     wait_until(lambda: explorer.session.state == "paused" and "non-finite" in explorer.session.message, explorer)
-    assert "last good state" in explorer.status.pane.object
+    # the status line follows the session's state on the training thread, a moment after it: wait for what it shows
+    wait_until(lambda: "last good state" in explorer.status.pane.object, explorer, timeout=30)
+    assert "non-finite" in explorer.status.pane.object and 'data-tone="error"' in explorer.status.pane.object
     assert explorer.session.thread.is_alive()  # the dashboard keeps running
 
 
