@@ -2,8 +2,9 @@
 `stream(new, rollover)`, and whose previous runs are drawn once per Reset.
 
 What a send costs the page is the new points and at most four axis numbers, whatever the run's length: the figure,
-its glyphs and its legend are made once (again only when the user switches the y axis between linear and log), and
-the previous runs are written once when a run is archived. Values are drawn in the units of `METRICS` (errors in %),
+its glyphs and its legend are made once (again only when the user switches the y axis between linear and log), a
+previous run's line when the first run is archived that needs it, and the previous runs are written once when a run
+is archived. Values are drawn in the units of `METRICS` (errors in %),
 on a log axis as |value|; the y range follows the data with the metric's minimum span (`y_limits`).
 """
 from __future__ import annotations
@@ -52,8 +53,12 @@ class CurvePlot:
         spec, metric = metric_spec(self.metric), self.metric
         self.source = ColumnDataSource({"step": np.zeros(0, dtype=np.int64), metric: np.zeros(0),
                                         "smoothed": np.zeros(0)})
-        self.previous_sources = [ColumnDataSource({"step": np.zeros(0, dtype=np.int64), "y": np.zeros(0)})
-                                 for _ in range(PREVIOUS_RUNS)]
+        # Previous runs' lines and the raw line are made when first needed (a Reset, smoothing turned on): the browser
+        # restyles every renderer of a plot and redraws every legend entry at each repaint, hidden ones included, and
+        # a plot repaints with each send.
+        self.previous_sources: list[ColumnDataSource] = []
+        self.previous_lines = []
+        self.previous_items: list[LegendItem] = []
         self.x_range = Range1d(0, 1)
         self.y_range = DataRange1d() if self.logy else Range1d(0, 1)
         fig = figure(title=spec.title, x_axis_label="step", y_axis_label=self.label or spec.label,
@@ -64,20 +69,12 @@ class CurvePlot:
                      toolbar_location="above")
         if spec.scale == 100.0 and not self.logy:  # a percentage (an error): ticks on whole percents, never 1.5 %
             fig.yaxis[0].ticker = BasicTicker(min_interval=1.0, desired_num_ticks=5)
-        items = []
-        self.previous_lines = []
-        for i, src in enumerate(self.previous_sources):
-            line = fig.line("step", "y", source=src, line_dash="dashed", line_width=1.5, alpha=0.6,
-                            color=COLOURS[i % len(COLOURS)], visible=False)
-            self.previous_lines.append(line)
-            items.append(LegendItem(label=value(""), renderers=[line], visible=False))
-        self.raw_line = fig.line("step", metric, source=self.source, color=LIVE, alpha=0.25, visible=False)
-        self.raw_item = LegendItem(label=value("raw"), renderers=[self.raw_line], visible=False)
+        self.raw_line = self.raw_item = None
         self.line = fig.line("step", "smoothed", source=self.source, color=LIVE, line_width=2)
         self.points = fig.scatter("step", metric, source=self.source, color=LIVE, size=5)
-        items += [self.raw_item, LegendItem(label=value("this run"), renderers=[self.line])]
-        self.legend = Legend(items=items, label_text_font_size="8pt", glyph_width=14, spacing=2, padding=4,
-                             location="top_left")
+        self.live_item = LegendItem(label=value("this run"), renderers=[self.line])
+        self.legend = Legend(items=[self.live_item], label_text_font_size="8pt", glyph_width=14, spacing=2,
+                             padding=4, location="top_left")
         fig.add_layout(self.legend, "right")
         fig.add_tools(HoverTool(renderers=[self.line, self.points],
                                 tooltips=[("step", "@step"), (spec.label, f"@{{{metric}}}")]))
@@ -88,6 +85,42 @@ class CurvePlot:
         self._ema = (0.0, 0.0)  # running (sum, weight) of the smoothing
         self._count = 0
         self._negative = False
+
+    def _legend_items(self) -> list[LegendItem]:
+        """The legend's entries, oldest previous run first, then the raw line's (when made), then this run's."""
+        return [*self.previous_items, *([self.raw_item] if self.raw_item is not None else []), self.live_item]
+
+    def _add_renderers_below(self, *renderers) -> None:
+        """Put new renderers under the ones already drawn (a previous run's line never covers this run's)."""
+        fig = self.figure
+        fig.renderers = [*renderers, *[r for r in fig.renderers if r not in renderers]]
+
+    def _previous_line(self, i: int):
+        """The i-th previous run's (source, line, legend item), made on first use."""
+        while len(self.previous_lines) <= i:
+            k = len(self.previous_lines)
+            src = ColumnDataSource({"step": np.zeros(0, dtype=np.int64), "y": np.zeros(0)})
+            sizes = PRESENTER_SIZES if self.large else NORMAL_SIZES
+            line = self.figure.line("step", "y", source=src, line_dash="dashed", line_width=sizes["previous"],
+                                    alpha=0.6, color=COLOURS[k % len(COLOURS)], visible=False)
+            self._add_renderers_below(*self.previous_lines, line)
+            self.previous_sources.append(src)
+            self.previous_lines.append(line)
+            self.previous_items.append(LegendItem(label=value(""), renderers=[line], visible=False))
+            self.legend.items = self._legend_items()
+        return self.previous_sources[i], self.previous_lines[i], self.previous_items[i]
+
+    def _show_raw(self, show: bool) -> None:
+        """Draw this run's unsmoothed values faintly under the smoothed line (made the first time it is shown)."""
+        if self.raw_line is None:
+            if not show:
+                return
+            self.raw_line = self.figure.line("step", self.metric, source=self.source, color=LIVE, alpha=0.25,
+                                             visible=False)
+            self._add_renderers_below(*self.previous_lines, self.raw_line)
+            self.raw_item = LegendItem(label=value("raw"), renderers=[self.raw_line], visible=False)
+            self.legend.items = self._legend_items()
+        self.raw_line.visible = self.raw_item.visible = show
 
     def relabel(self, label: str | None) -> None:
         """Label the y axis `label` (None: the metric's own label)."""
@@ -179,7 +212,8 @@ class CurvePlot:
 
     def _draw_previous(self) -> None:
         extents = []
-        for i, (src, line, item) in enumerate(zip(self.previous_sources, self.previous_lines, self.legend.items)):
+        for i in range(max(len(self._runs), len(self.previous_lines))):
+            src, line, item = self._previous_line(i)
             if i < len(self._runs):
                 label, steps, values = self._runs[i]
                 shown = to_display(self.metric, values)
@@ -205,7 +239,7 @@ class CurvePlot:
             self.clear()
             self.extend(steps, values)
             self._draw_previous()
-            self.raw_line.visible = self.raw_item.visible = smoothing > 0
+            self._show_raw(smoothing > 0)
         if show != self.show:
             self.show = show
             self._draw_previous()

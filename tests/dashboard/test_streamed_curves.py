@@ -62,6 +62,36 @@ def test_previous_runs_are_drawn_once_per_reset_and_not_with_each_send():
     assert list(board.curve_plots["elbo"].source.data["step"]) == [1, 2]
 
 
+def _glyph_lines(plot: CurvePlot) -> list:
+    return [r for r in plot.figure.renderers if r.glyph is not None and type(r.glyph).__name__ == "Line"]
+
+
+def test_a_first_run_draws_only_its_own_line_and_each_reset_adds_the_line_it_needs():
+    """The browser restyles every renderer of a plot, hidden ones too, each time a send repaints it: a first run's
+    plot holds this run's line and points alone, a Reset adds one line per archived run (at most PREVIOUS_RUNS,
+    drawn under this run's), and the raw line comes with smoothing."""
+    from invlab.dashboard.views.curve_plot import PREVIOUS_RUNS
+
+    plot = CurvePlot("elbo", length=1000)
+    plot.extend(np.arange(1, 11), np.linspace(-50, -10, 10))
+    assert _glyph_lines(plot) == [plot.line] and len(plot.figure.renderers) == 2
+    assert [i.label.value for i in plot.legend.items] == ["this run"]
+    for k in range(PREVIOUS_RUNS + 2):  # more Resets than lines kept
+        runs = [(f"lr 0.{j}", np.arange(1, 11), np.linspace(-60 + j, -20, 10)) for j in range(k + 1)]
+        plot.show_previous(runs)
+        kept = min(k + 1, PREVIOUS_RUNS)
+        assert len(plot.previous_lines) == kept
+        assert _glyph_lines(plot)[-1] is plot.line  # this run's line is drawn last, on top
+        assert [i.label.value for i in plot.legend.items if i.visible][-1] == "this run"
+        assert [i.label.value for i in plot.legend.items][:kept] == [label for label, _, _ in runs[-kept:]]
+    assert plot.raw_line is None
+    plot.restyle(0.5, True, np.arange(1, 11), np.linspace(-50, -10, 10))
+    assert plot.raw_line.visible and plot.raw_item in plot.legend.items
+    assert plot.figure.renderers.index(plot.raw_line) < plot.figure.renderers.index(plot.line)
+    plot.restyle(0.0, True, np.arange(1, 11), np.linspace(-50, -10, 10))
+    assert not plot.raw_line.visible and not plot.raw_item.visible
+
+
 def _config(dataset: str, model: str = "svgp", **data):
     return RunConfig(model=model, data={"dataset": dataset, "subset": 150, "test_subset": 60, **data},
                      model_config={"num_inducing": 10}, train={"steps": 50, "batch_size": 32})
