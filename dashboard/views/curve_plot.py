@@ -2,10 +2,10 @@
 `stream(new, rollover)`, and whose previous runs are drawn once per Reset.
 
 What a send costs the page is the new points and at most four axis numbers, whatever the run's length: the figure,
-its glyphs and its legend are made once (again only when the user switches the y axis between linear and log), a
-previous run's line when the first run is archived that needs it, and the previous runs are written once when a run
-is archived. Values are drawn in the units of `METRICS` (errors in %),
-on a log axis as |value|; the y range follows the data with the metric's minimum span (`y_limits`).
+its glyphs and its legend are made once (again only when the user switches the y axis between linear and log), each
+previous run's line at the first Reset that needs it, and the previous runs are written once per Reset. Values are
+drawn in the units of `METRICS` (errors in %), on a log axis as |value|; the y range follows the data with the
+metric's minimum span (`y_limits`).
 """
 from __future__ import annotations
 
