@@ -124,7 +124,7 @@ class TrainerPersistence:
             path = save_checkpoint(path, model_state=self.model.state_dict(),
                                    optimizer_state=self.optimizer.state_dict(),
                                    step=self.step_count, config_json=self.config.to_json(),
-                                   rng_state=self.generator.get_state(), streams=self._streams,
+                                   rng_state=self.generator.get_state(), streams=self.streams.state,
                                    order=self._order, cursor=self._cursor)
             if self.store is not None:
                 self.store.add_checkpoint(self.run_id, self.step_count, path)
@@ -158,8 +158,7 @@ class TrainerPersistence:
             self.optimizer.load_state_dict(payload["optimizer"])
             self.step_count = int(payload["step"])
             self.generator.set_state(payload["rng"].to("cpu"))
-            streams = {k: v.to("cpu") for k, v in (payload.get("streams") or {}).items()}
-            self._streams.update({k: v for k, v in streams.items() if k == "cpu" or self.device.type == k})
+            self.streams.load(payload.get("streams"))
             order = payload.get("order")
             self._order = torch.empty(0, dtype=torch.long) if order is None else order.to("cpu", torch.long)
             self._cursor = int(payload.get("cursor", 0))

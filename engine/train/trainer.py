@@ -1,8 +1,9 @@
 """The training loop shared by the CLI, notebooks and the dashboard.
 
-The `Trainer` is grouped by job: set-up, random streams and the step loop here; evaluation, snapshots and
-predictions in `evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`; live
-edits from another thread in `live`.
+The `Trainer` is grouped by job: set-up and the step loop here; evaluation, snapshots and predictions in
+`evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`. Two parts it holds as
+objects: its live edits from another thread (`edits`, a `LiveEdits` from `live`) and its own random streams
+(`streams`, a `TrainingStreams` from `streams`).
 
 `Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
 bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
@@ -39,7 +40,7 @@ import copy
 import math
 import threading
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Callable
 
 import torch
@@ -51,10 +52,11 @@ from .checkpoint import CheckpointError
 from .config import RunConfig, TrainConfig, more_inducing_than_data
 from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
 from .health import kernel_blamed_in_build, kernel_fault
-from .live import EDIT_WAIT_SECONDS, TrainerEdits
+from .live import EDIT_WAIT_SECONDS, LiveEdits
 from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
 from .states import RunStatus
 from .store import HEARTBEAT_SECONDS, RunStore
+from .streams import TrainingStreams
 
 __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
            "more_inducing_than_data"]
@@ -62,7 +64,7 @@ __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapsho
 _clock = time.monotonic
 
 
-class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
+class Trainer(TrainerEvaluation, TrainerPersistence):
     """One run's training: `step()`, `run(steps, every)`, `evaluate()`, `snapshot()`, `predict(X)`, checkpoints.
 
     `dataset=`: train on this `Dataset` instead of loading the config's data (a hand-built one included); the run's
@@ -89,12 +91,12 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
                                     generator=self.generator)
         model.jitter = self.tc.jitter
         self.model = model.to(device=self.device, dtype=self.dtype)
-        self._streams = self._global_streams()  # training's own copy of torch's global random streams
+        self.streams = TrainingStreams(self.device)  # training's own copy of torch's global random streams
         self.optimizer_name = self.spec.optimizer if self.tc.optimizer == "auto" else self.tc.optimizer
         self.optimizer = self._make_optimizer()
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.lock = threading.RLock()
-        self._edits: deque = deque()  # live changes waiting for the step in progress to end (see `edit`)
+        self.edits = LiveEdits(self)  # changes from another thread, applied between steps (see `edit`)
         self.step_count = 0
         self.status = RunStatus.CREATED
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -173,29 +175,6 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         self._cursor += B
         return self.X.index_select(0, idx), self.y.index_select(0, idx)
 
-    # -- random streams: training's own ------------------------------------------------------------------------------
-    def _global_streams(self) -> dict[str, torch.Tensor]:
-        streams = {"cpu": torch.get_rng_state()}
-        if self.device.type == "cuda":
-            streams["cuda"] = torch.cuda.get_rng_state(self.device)
-        return streams
-
-    def _set_global_streams(self, streams: dict[str, torch.Tensor]) -> None:
-        torch.set_rng_state(streams["cpu"])
-        if self.device.type == "cuda" and "cuda" in streams:
-            torch.cuda.set_rng_state(streams["cuda"], self.device)
-
-    @contextlib.contextmanager
-    def _own_streams(self):
-        """Torch's global streams are training's inside (what a step draws), and what they were outside after."""
-        outside = self._global_streams()
-        self._set_global_streams(self._streams)
-        try:
-            yield
-        finally:
-            self._streams = self._global_streams()
-            self._set_global_streams(outside)
-
     # -- good state / recovery --------------------------------------------------------------------------------------
     def _capture(self):
         return ({k: v.detach().clone() for k, v in self.model.state_dict().items()},
@@ -239,6 +218,28 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
         except NumericalError as err:  # e.g. Cholesky of a K_uu that has NaN in it
             self._fail(None, attempted, err)
 
+    # -- live edits from another thread (`LiveEdits`) ----------------------------------------------------------------
+    def edit(self, change) -> bool:
+        """Apply `change(trainer)` now if no step is running, else just before the next step; True if applied now
+        (`LiveEdits.edit`)."""
+        return self.edits.edit(change)
+
+    def set_value(self, name: str, value) -> None:
+        """Set the learnable named `name` to `value` under the lock, from the next step on (`LiveEdits.set_value`)."""
+        self.edits.set_value(name, value)
+
+    def freeze(self, name: str, frozen: bool = True) -> None:
+        """Freeze (or free) the learnable named `name` under the lock (`LiveEdits.freeze`)."""
+        self.edits.freeze(name, frozen)
+
+    def learnable(self, name: str):
+        """The model's learnable value `name` (`LiveEdits.learnable`)."""
+        return self.edits.learnable(name)
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set the learning rate `lr` under the lock, at once (`LiveEdits.set_learning_rate`)."""
+        self.edits.set_learning_rate(lr)
+
     # -- stepping -----------------------------------------------------------------------------------------------------
     @property
     def current_lr(self) -> float:
@@ -248,9 +249,9 @@ class Trainer(TrainerEvaluation, TrainerPersistence, TrainerEdits):
     def _step(self):
         """One optimiser step under the lock; returns the loss Terms (tensors, not synced)."""
         with self.lock:
-            self._apply_edits()
+            self.edits.apply_pending()
             try:
-                with self._own_streams():
+                with self.streams.inside():
                     return self._step_locked()
             except NonFiniteLossError:
                 raise  # the model is at its last good state

@@ -226,10 +226,11 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     applied = trainer.edit(lambda t: t.set_learning_rate(0.05))  # had it waited, the step would have ended first
     assert not applied and trainer.current_lr == 0.02  # deferred, not waited for
     trainer.edit(lambda t: t.set_value("no.such.value", 1.0))  # deferred too; refused when applied
+    assert len(trainer.edits.pending) == 2  # the trainer's live-edit part holds them for the next step
     release.set()
     worker.join()
     trainer.step()
-    assert trainer.tc.learning_rate == 0.05
+    assert not trainer.edits.pending and trainer.tc.learning_rate == 0.05
     assert "a live change was refused" in (trainer.last_warning or "") and "no.such.value" in trainer.last_warning
 
 
@@ -253,3 +254,31 @@ def test_families_that_are_not_variational_have_no_whole_data_elbo(train_device)
     trainer = Trainer(small_config(train_device, steps=0))
     trainer.model.full_elbo = None  # as a family without the method (GWI, RKHS) reads through getattr
     assert trainer.full_elbo() is None
+
+
+def test_training_streams_are_the_runs_own_and_continue_across_steps():
+    """What a step draws comes from the run's own streams: draws made between two steps (an evaluation, a view,
+    other code) change neither what the next step draws nor the stream outside, which goes on as if no step ran."""
+    import torch
+
+    from invlab.train.streams import TrainingStreams
+
+    torch.manual_seed(5)
+    streams = TrainingStreams(torch.device("cpu"))
+    outside = torch.rand(3)  # the global stream after the copy was taken: the same numbers training starts from
+    with streams.inside():
+        first = torch.rand(3)
+    between = torch.rand(4)  # drawn outside, between two steps
+    with streams.inside():
+        second = torch.rand(3)
+    torch.manual_seed(5)
+    assert torch.equal(torch.cat([first, second]), torch.rand(6))  # one uninterrupted stream
+    torch.manual_seed(5)
+    assert torch.equal(torch.cat([outside, between]), torch.rand(7))  # outside, as if training drew nothing
+    saved = {k: v.clone() for k, v in streams.state.items()}
+    resumed = TrainingStreams(torch.device("cpu"))
+    resumed.load(saved)
+    with streams.inside(), torch.random.fork_rng():
+        expected = torch.rand(2)
+    with resumed.inside():
+        assert torch.equal(torch.rand(2), expected)  # a checkpoint's streams continue where they were
