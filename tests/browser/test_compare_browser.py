@@ -35,6 +35,22 @@ def rows_text(page) -> list[str]:
     return page.locator(".invlab-sweep-table .tabulator-row").all_inner_texts()
 
 
+def settled_rows(page, quiet_s: float = 1.0, timeout: float = 60.0) -> list[str]:
+    """The table's rows once they have stayed the same for `quiet_s` (Tabulator redraws its rows a moment after
+    its data or titles change; a click on a row being redrawn selects nothing)."""
+    import time
+
+    deadline, last, since = time.time() + timeout, None, time.time()
+    while time.time() < deadline:
+        rows = rows_text(page)
+        if rows != last:
+            last, since = rows, time.time()
+        elif rows and time.time() - since >= quiet_s:
+            return rows
+        time.sleep(0.2)
+    raise AssertionError(f"the table's rows kept changing for {timeout:g} s; last {last!r}")
+
+
 @pytest.fixture(scope="module")
 def launched(served):
     """The quick rotation-choice study, launched from the page; (sweep id, requests, rows' text when finished)."""
@@ -138,10 +154,17 @@ def test_a_stored_sweeps_own_text_is_shown_as_text(served, launched):
         page.goto(url + f"?page=compare&sweep={sweep}")
         poll(lambda: any(payload in row for row in rows_text(page)), timeout=90)
         assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []
+        settled_rows(page)  # as a person clicks a row they have read, not one the table is still drawing
         cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
         cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
         status = page.locator(".invlab-status").first
-        poll(lambda: f"opened stored run {run_id}" in status.inner_text(), timeout=120)  # the run is built first
+        shown = []
+        try:  # the run is built first
+            poll(lambda: shown.append(status.inner_text()) or f"opened stored run {run_id}" in shown[-1], timeout=120)
+        except AssertionError:
+            message = page.locator("[data-field=sweep-message]").all_inner_texts()
+            raise AssertionError(f"run {run_id} was not opened; the status line says {shown[-1:]!r}, the Compare "
+                                 f"page's message {message!r}") from None
         # the Runs list names the run with its stored status, as text
         poll(lambda: page.locator("select option", has_text=f"#{run_id} ").count() > 0, timeout=30)
         assert payload in page.locator("select option", has_text=f"#{run_id} ").first.inner_text()
