@@ -106,7 +106,7 @@ class FamilyProbe:
             "dataset": data.get("dataset", "digits"),
             "num_train": int(self.trainer.X.shape[0]),
             "batch_size": self.trainer.tc.batch_size,
-            "eval_size": int(len(self.trainer._eval_idx)),
+            "eval_size": int(len(self.trainer.evaluation.indices)),
             "build_s": round(self.build_s, 2),
             "steps_per_s": round(rate, 1),
             "cpu_ms_per_step": round(statistics.median(self.cpu_ms), 1) if self.cpu_ms else None,

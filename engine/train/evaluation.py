@@ -66,30 +66,61 @@ def views_of(model, data, only: Collection[str] | None = None) -> dict[str, View
     return {name: view for name, view in views.items() if name in only}
 
 
-class TrainerEvaluation:
-    """The `Trainer`'s evaluation, snapshot and prediction methods (mixed into `Trainer`)."""
+class EvaluationSubset:
+    """The fixed, bounded test subset a run is scored on, a part the `Trainer` holds as `evaluation`.
 
-    def _chance_error(self) -> float:
-        """The test error of the best constant answer on the evaluation subset: 1 − the most common class's share
-        (classification) or the RMSE of the training mean in original units (regression). Health compares with it."""
-        y = self.y_test.index_select(0, self._eval_idx)
+    `indices` [n] (long, on the data's device): at most `size` test points, drawn once from a generator seeded with
+    the run's seed + 1, so every evaluation of a run (and of a run resumed in another process) scores the same
+    points. `score(model)` draws any sampling from a stream seeded with the run's seed + `EVAL_SEED_OFFSET`, so the
+    same model scores the same and training's streams are untouched. `chance_error` is the test error of the best
+    constant answer on the subset, in the target's units; `prediction_data()` the points the prediction views show."""
+
+    def __init__(self, X_test: torch.Tensor, y_test: torch.Tensor, *, seed: int, size: int):
+        self.X_test, self.y_test, self.seed = X_test, y_test, int(seed)
+        self.indices = torch.randperm(len(X_test), generator=torch.Generator().manual_seed(self.seed + 1))[
+            :size].to(X_test.device)
+        self.chance_error = float("nan")  # set by `set_chance_error` once the model (and its target scale) exists
+
+    def points(self, n: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(X [n, ...], y [n]) of the subset, its first `n` points with `n` given."""
+        idx = self.indices if n is None else self.indices[:n]
+        return self.X_test.index_select(0, idx), self.y_test.index_select(0, idx)
+
+    def prediction_data(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The test points the views of predictions show: the first PREDICTION_POINTS of the subset."""
+        return self.points(PREDICTION_POINTS)
+
+    def score(self, model) -> dict[str, float]:
+        """`model.metrics` on the subset, prefixed `test_` (test_error, test_nlpd, test_rmse, ...), sampling seeded."""
+        with seeded(self.seed + EVAL_SEED_OFFSET, self.X_test.device):
+            metrics = model.metrics(*self.points())
+        return {f"test_{k}": v for k, v in metrics.items()}
+
+    def set_chance_error(self, task: str, y_train: torch.Tensor, y_std: float) -> float:
+        """1 − the most common class's share on the subset (classification), or the RMSE of the training mean in
+        the target's units, `y_std` × that of the standardised targets (regression). Health compares with it."""
+        _, y = self.points()
         if y.numel() == 0:
-            return float("nan")
-        if self.dataset.task == "classification":
-            return 1.0 - float(torch.bincount(y.reshape(-1)).max()) / y.numel()
-        mean = self.y.reshape(-1, *y.shape[1:]).mean(0)
-        return float(((y - mean) ** 2).mean().sqrt()) * float(getattr(self.model, "y_std", 1.0) or 1.0)
+            self.chance_error = float("nan")
+        elif task == "classification":
+            self.chance_error = 1.0 - float(torch.bincount(y.reshape(-1)).max()) / y.numel()
+        else:
+            mean = y_train.reshape(-1, *y.shape[1:]).mean(0)
+            self.chance_error = float(((y - mean) ** 2).mean().sqrt()) * float(y_std or 1.0)
+        return self.chance_error
 
+
+class TrainerEvaluation:
+    """The `Trainer`'s evaluation, snapshot and prediction methods (mixed into `Trainer`); the subset it scores on is
+    its `EvaluationSubset` part."""
 
     # -- evaluation and snapshots -------------------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
         """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
-        with self.lock, seeded(self.tc.seed + EVAL_SEED_OFFSET, self.device):
-            idx = self._eval_idx
-            metrics = self.model.metrics(self.X_test.index_select(0, idx), self.y_test.index_select(0, idx))
+        with self.lock:
+            metrics = self.evaluation.score(self.model)
             self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
-        metrics = {f"test_{k}": v for k, v in metrics.items()}
         self.last_metrics = metrics
         self._record(metrics)
         return metrics
@@ -160,9 +191,8 @@ class TrainerEvaluation:
         return self.X.index_select(0, idx), self.y.index_select(0, idx)
 
     def _prediction_data(self):
-        """The test points the views of predictions show: the first PREDICTION_POINTS of the evaluation subset."""
-        idx = self._eval_idx[:PREDICTION_POINTS]
-        return self.X_test.index_select(0, idx), self.y_test.index_select(0, idx)
+        """The test points the views of predictions show (`EvaluationSubset.prediction_data`)."""
+        return self.evaluation.prediction_data()
 
     @torch.no_grad()
     def predict(self, X, **options) -> "Prediction":  # noqa: F821

@@ -1,9 +1,9 @@
 """The training loop shared by the CLI, notebooks and the dashboard.
 
 The `Trainer` is grouped by job: set-up and the step loop here; evaluation, snapshots and predictions in
-`evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`. Two parts it holds as
-objects: its live edits from another thread (`edits`, a `LiveEdits` from `live`) and its own random streams
-(`streams`, a `TrainingStreams` from `streams`).
+`evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`. Parts it holds as
+objects: the test subset it is scored on (`evaluation`, an `EvaluationSubset`), its live edits from another thread
+(`edits`, a `LiveEdits` from `live`) and its own random streams (`streams`, a `TrainingStreams` from `streams`).
 
 `Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
 bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
@@ -50,7 +50,7 @@ from ..models.base import DataInfo, Numerics
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .checkpoint import CheckpointError
 from .config import RunConfig, TrainConfig, more_inducing_than_data
-from .evaluation import EVAL_SEED_OFFSET, Snapshot, StepResult, TrainerEvaluation
+from .evaluation import EVAL_SEED_OFFSET, EvaluationSubset, Snapshot, StepResult, TrainerEvaluation
 from .health import kernel_blamed_in_build, kernel_fault
 from .live import EDIT_WAIT_SECONDS, LiveEdits
 from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
@@ -113,9 +113,8 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         self.resume_notes: list[str] = []  # checkpoints `resume` skipped, and why
         self._rate = (time.perf_counter(), 0)
         self._steps_per_sec = float("nan")
-        self._eval_idx = torch.randperm(len(self.X_test), generator=torch.Generator().manual_seed(self.tc.seed + 1))[
-            : self.tc.eval_size].to(self.device)
-        self.chance_error = self._chance_error()
+        self.evaluation = EvaluationSubset(self.X_test, self.y_test, seed=self.tc.seed, size=self.tc.eval_size)
+        self.chance_error = self.evaluation.set_chance_error(ds.task, self.y, getattr(self.model, "y_std", 1.0))
         self.converged = False  # an L-BFGS solve that has converged (the run stops); a live edit clears it
         self.last_numerics: Numerics | None = None
         self._good = self._capture()

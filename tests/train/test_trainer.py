@@ -149,10 +149,14 @@ def test_live_edits_from_another_thread_under_the_lock(train_device):
 
 def test_evaluation_uses_a_bounded_fixed_subset(train_device):
     trainer = Trainer(small_config(train_device, eval_size=37))
-    assert len(trainer._eval_idx) == 37
+    assert len(trainer.evaluation.indices) == 37
     a = trainer.evaluate()
     b = trainer.evaluate()
     assert a == b
+    again = Trainer(small_config(train_device, eval_size=37))  # another process resuming the run: the same points
+    assert torch.equal(again.evaluation.indices.cpu(), trainer.evaluation.indices.cpu())
+    labels = trainer.y_test.index_select(0, trainer.evaluation.indices).cpu().numpy()
+    assert trainer.chance_error == 1.0 - np.bincount(labels).max() / 37  # the best constant answer's error
 
 
 def test_learning_rate_schedules(train_device):
