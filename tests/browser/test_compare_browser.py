@@ -7,6 +7,7 @@ on a row opens that run, curves and all, on the Training page. Every request the
 (Tabulator's JavaScript included).
 """
 import sqlite3
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -38,8 +39,6 @@ def rows_text(page) -> list[str]:
 def settled_rows(page, quiet_s: float = 1.0, timeout: float = 60.0) -> list[str]:
     """The table's rows once they have stayed the same for `quiet_s` (Tabulator redraws its rows a moment after
     its data or titles change; a click on a row being redrawn selects nothing)."""
-    import time
-
     deadline, last, since = time.time() + timeout, None, time.time()
     while time.time() < deadline:
         rows = rows_text(page)
