@@ -50,6 +50,32 @@ def settled_rows(page, quiet_s: float = 1.0, timeout: float = 60.0) -> list[str]
     raise AssertionError(f"the table's rows kept changing for {timeout:g} s; last {last!r}")
 
 
+def open_row(page, run_id: int, timeout: float = 120.0) -> str:
+    """Click the table's row of run `run_id` as a person does, and return the status line once it says the run was
+    opened. Tabulator ignores clicks while it rebuilds itself (its rows are drawn a moment before it takes clicks,
+    after a sweep's columns arrive); a person whose click did nothing clicks again, and so does this, after a few
+    seconds without an answer."""
+    cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
+    status = page.locator(".invlab-status").first
+    shown, deadline = [], time.time() + timeout
+    compare_shown = page.locator(".bk-tab.bk-active", has_text="Compare")
+    while time.time() < deadline:
+        if compare_shown.count():  # (a click taken late has switched to the Training page: nothing to click again)
+            settled_rows(page)  # as a person clicks a row they have read, not one the table is still drawing
+            cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
+        answered = time.time() + 8
+        while time.time() < min(answered, deadline):
+            shown.append(status.inner_text())
+            if f"opened stored run {run_id}" in shown[-1]:
+                return shown[-1]
+            if f"opening stored run {run_id}" in shown[-1]:  # the click was taken: the run is being built
+                answered = deadline
+            time.sleep(0.2)
+    message = page.locator("[data-field=sweep-message]").all_inner_texts()
+    raise AssertionError(f"run {run_id} was not opened; the status line says {shown[-1:]!r}, the Compare page's "
+                         f"message {message!r}")
+
+
 @pytest.fixture(scope="module")
 def launched(served):
     """The quick rotation-choice study, launched from the page; (sweep id, requests, rows' text when finished)."""
@@ -126,11 +152,7 @@ def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched,
         assert (tmp_path / "compare.png").stat().st_size > 10_000
 
         # a click on the learned-range run opens it on the Training page with its ELBO curve
-        first_cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
-        index = [text.strip() for text in first_cells.all_inner_texts()].index(str(opened))
-        first_cells.nth(index).click()
-        status = page.locator(".invlab-status").first
-        poll(lambda: f"opened stored run {opened}" in status.inner_text(), timeout=60)
+        open_row(page, opened)
         poll(lambda: column_length(page, "elbo") == elbo_steps, timeout=60)
         assert page.locator(".bk-tab.bk-active", has_text="Training").count() == 1
         assert offsite(requests, url) == []
@@ -153,17 +175,7 @@ def test_a_stored_sweeps_own_text_is_shown_as_text(served, launched):
         page.goto(url + f"?page=compare&sweep={sweep}")
         poll(lambda: any(payload in row for row in rows_text(page)), timeout=90)
         assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []
-        settled_rows(page)  # as a person clicks a row they have read, not one the table is still drawing
-        cells = page.locator(".invlab-sweep-table .tabulator-row .tabulator-cell[tabulator-field=run]")
-        cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
-        status = page.locator(".invlab-status").first
-        shown = []
-        try:  # the run is built first
-            poll(lambda: shown.append(status.inner_text()) or f"opened stored run {run_id}" in shown[-1], timeout=120)
-        except AssertionError:
-            message = page.locator("[data-field=sweep-message]").all_inner_texts()
-            raise AssertionError(f"run {run_id} was not opened; the status line says {shown[-1:]!r}, the Compare "
-                                 f"page's message {message!r}") from None
+        open_row(page, run_id)
         # the Runs list names the run with its stored status, as text
         poll(lambda: page.locator("select option", has_text=f"#{run_id} ").count() > 0, timeout=30)
         assert payload in page.locator("select option", has_text=f"#{run_id} ").first.inner_text()
