@@ -21,6 +21,18 @@ import numpy as np
 # "No entry for 'Curve' registered" from every renderer below.
 hv.Store.set_current_backend("bokeh")
 
+
+def draw_on_canvas() -> None:
+    """Have HoloViews draw this process's plots on a 2-D canvas instead of WebGL (its default), for the served page.
+
+    The page's plots are small (curves of at most a few thousand points, images of patches), which a canvas draws
+    at once; WebGL is emulated on the CPU wherever the browser has no GPU (a classroom's virtual machines, remote
+    desktops, a headless browser), and each frame is then copied onto the page: about 1.5 s of the browser's CPU in
+    opening a stored sweep, and a few percent of the page's training speed on a 2-core machine where the browser shares
+    the cores with training (benchmarks/dashboard/README.md). Not done on import: a notebook's own HoloViews plots
+    keep the user's settings."""
+    hv.plotting.bokeh.BokehRenderer.webgl = False
+
 WIDTH, HEIGHT = 420, 300  # outer size of a plot without a legend
 FRAME_WIDTH, FRAME_HEIGHT = 280, 200  # the data area: fixed, so a legend or colour bar adds width instead of eating it
 # What a view's plot does with the pointer: hover reads values; the mouse wheel scrolls the page, never zooms a plot

@@ -111,6 +111,15 @@ def test_curves_follow_training_and_each_quantity_has_one_labelled_view(served_a
         status = start(page, SMALL_INVARIANT, served_app)
         poll(lambda: history_steps(page) > 60 and column_length(page, "test_error") >= 2, timeout=120)
         assert not off_chart(page), off_chart(page)
+        # every plot draws on a 2-D canvas: WebGL is emulated on the CPU wherever the browser has no GPU (a
+        # classroom's virtual machine, a remote desktop), and copying its frames onto the page takes CPU from training
+        backends = page.evaluate("""() => {
+          const out = [];
+          for (const doc of Bokeh.documents)
+            for (const m of doc._all_models.values()) if (m.output_backend !== undefined) out.push(m.output_backend);
+          return out;
+        }""")
+        assert len(backends) >= 5 and set(backends) == {"canvas"}, backends
 
         # one view per quantity: the range's history is one plot; no range.* curve, no table row repeats it
         assert column_length(page, "range.rotation") == 0
