@@ -6,6 +6,7 @@ the data options, the model family with its config, and the training setup.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -47,6 +48,17 @@ class TrainConfig(param.Parameterized):
                                          "0 = keep all.")
     flush_every = param.Integer(default=50, bounds=(1, 100_000),
                                 doc="Write metrics to the run store every this many steps.")
+
+    def lr_factor(self, step: int) -> float:
+        """The learning rate at `step` ÷ the initial one: 1 (constant); cosine, r + (1 − r)·(1 + cos πt)/2; or
+        exponential, rᵗ; with t = step ÷ steps (at most 1) and r = `final_lr_ratio`."""
+        total, r = max(self.steps, 1), self.final_lr_ratio
+        frac = min(step / total, 1.0)
+        if self.schedule == "cosine":
+            return r + (1 - r) * 0.5 * (1 + math.cos(math.pi * frac))
+        if self.schedule == "exponential":
+            return max(r, 1e-12) ** frac
+        return 1.0
 
 
 # Adam's usual step size, and L-BFGS's natural one (its strong-Wolfe line search starts from the step it is given).

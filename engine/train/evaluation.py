@@ -3,7 +3,10 @@ health verdicts, and predictions in the data's own units.
 
 `evaluate()` scores a bounded, fixed test subset (any sampling seeded, so the same model scores the same);
 `snapshot()` is plain numpy and floats, safe to hand to another thread; `predict(X)` takes inputs in the data's own
-units and returns means and variances in the target's (see `ModelFamily.predict`).
+units and returns means and variances in the target's (see `ModelFamily.predict`). When a run finishes,
+`full_elbo()` estimates the ELBO over the whole training set (variational families only; a fixed evaluation seed, so
+runs on the same data compare on common random numbers); it is kept in `final_elbo` and stored with the run's final
+figures.
 """
 from __future__ import annotations
 

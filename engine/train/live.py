@@ -66,7 +66,7 @@ class LiveEdits:
         trainer = self.trainer
         with trainer.lock:
             self.learnable(name).assign(value)
-            trainer._good = trainer._capture()
+            trainer.good.capture(trainer.step_count)
             trainer.converged = False  # the solve's answer has changed: it must run again
 
     def freeze(self, name: str, frozen: bool = True) -> None:
@@ -88,7 +88,7 @@ class LiveEdits:
         with trainer.lock:
             trainer.tc.learning_rate = lr  # validated by param
             for group in trainer.optimizer.param_groups:
-                group["lr"] = lr * trainer._lr_factor(trainer.step_count)
+                group["lr"] = lr * trainer.tc.lr_factor(trainer.step_count)
             trainer.scheduler.base_lrs = [lr for _ in trainer.scheduler.base_lrs]
             trainer.converged = False
 

@@ -1,5 +1,21 @@
-"""A `Trainer`'s persistence: run status and metrics in the run store, checkpoints written and pruned, and training
-continued from a checkpoint (`from_checkpoint`) or a stored run (`resume`).
+"""A `Trainer`'s persistence: its run in the run store (`StoredRun`, the part a trainer holds as `trainer.record`:
+the run's id, this trainer's lease on it, its status and heartbeat, its checkpoints written on schedule and pruned),
+and training continued from a checkpoint (`trainer_from_checkpoint`) or a stored run (`resume_trainer`), which
+`Trainer.from_checkpoint` and `Trainer.resume` are.
+
+Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,
+takes the same steps as one never stopped. Everything random a step uses is the trainer's own: its generator
+(initialisation, minibatch permutations) and its copy of torch's global CPU stream and, on a GPU, that device's
+stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations draw from
+a seeded stream of their own (the same model scores the same) and views from the process's, so neither changes what
+training draws. A checkpoint keeps all of
+these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
+torch's global stream during their steps, so there the draws are not reproducible.)
+
+With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
+saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
+`Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
+`CheckpointError` and changes nothing; only metrics logged after the checkpoint it continues from are dropped.
 
 A run knows its data: the run's stored config and every checkpoint carry the data's identity (`invlab.data.identity`:
 source, options, shapes, content hash, a file's path and modification time). Resuming or reloading onto other data
@@ -9,16 +25,16 @@ then records that data's identity.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import torch
 
 from ..data.identity import describe, identity, refuse_other_data, same_data, same_shapes
 from ..errors import ConfigError, DataError
-from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .config import RunConfig
-from .states import RunStatus
-from .store import RunStore, StoreLocked
+from .checkpoint import CheckpointError, load_checkpoint
+from .config import RunConfig, TrainConfig
+from .store import HEARTBEAT_SECONDS, RunStore, StoreLocked
 
 CHECKPOINT_SHARE = 0.02  # time-based checkpoints are spaced so that writing them takes at most this share
 
@@ -52,93 +68,122 @@ def data_for_run(config: RunConfig, dataset, run_id: int | None):
     return dataset, dataclasses.replace(config, data=data, data_identity=ident)
 
 
+def placed_splits(ds, spec, device: torch.device, dtype: torch.dtype):
+    """(X [N, D] or [N, C, H, W], y [N], X_test, y_test): `ds`'s splits on `device` in `dtype`, the labels as class
+    indices (long) for classification or standardised targets (`dtype`) for regression; ConfigError when model
+    family `spec` cannot train on the data."""
+    if ds.task not in spec.tasks:
+        raise ConfigError(f"model {spec.name!r} does not support {ds.task} data ({ds.name}); "
+                          f"it supports {', '.join(spec.tasks)}")
+    if spec.image_only and not ds.is_image:
+        raise ConfigError(f"model {spec.name!r} needs image data; {ds.name} is tabular")
+
+    def labels(y):
+        y = torch.as_tensor(y, device=device)
+        return y.long() if ds.task == "classification" else y.to(dtype)
+
+    return (torch.as_tensor(ds.X_train, dtype=dtype, device=device), labels(ds.y_train),
+            torch.as_tensor(ds.X_test, dtype=dtype, device=device), labels(ds.y_test))
+
+
 _VARIANTS = ("rotate", "odd_even", "classes", "subset", "test_subset", "test_fraction", "seed")
 
 
-class TrainerPersistence:
-    """The `Trainer`'s run-store and checkpoint methods (mixed into `Trainer`)."""
+class StoredRun:
+    """A trainer's run in a run store: the store (None: a run kept nowhere, and every method does nothing), the run's
+    id, this trainer's lease on it (`claim`), whether this trainer created it, and when its next heartbeat and
+    time-based checkpoint are due. Times are the trainer's clock's seconds (`Trainer._now`)."""
+
+    def __init__(self, store: RunStore | None, run_id: int | None, *, config_json: str, model: str,
+                 data_name: str):
+        self.store, self.run_id = store, run_id
+        self.lease: str | None = None  # this trainer's claim on the run (see `claim`)
+        self.created = store is not None and run_id is None  # a new run, made here
+        if self.created:
+            self.run_id = store.create_run(config_json, model, data_name)
+        self.next_checkpoint = math.inf  # when a time-based checkpoint is due, set by `start`
+        self.last_beat = -math.inf
 
     def claim(self) -> None:
-        """Take (or renew) this trainer's lease on its stored run: one transaction that marks it `running` with this
-        process as its writer. Raises `RunStoreError` naming the other process when another writer holds the run or
-        took it since this trainer last trained. Nothing to do without a store."""
+        """Take (or renew) the lease on the run: one transaction that marks it `running` with this process as its
+        writer. Raises `RunStoreError` naming the other process when another writer holds the run or took it since
+        this trainer last trained."""
         if self.store is None or self.run_id is None:
             return
         try:
-            self.lease = self.store.claim_run(self.run_id, self.lease, wait=not self._created_run)
+            self.lease = self.store.claim_run(self.run_id, self.lease, wait=not self.created)
         except StoreLocked:
-            if not self._created_run:
+            if not self.created:
                 raise
             # a run this trainer created (no other process has trained it): training goes on while another program
             # holds the store locked, and its `running` mark waits in the queue with its metrics
 
-    def release(self, status: str = RunStatus.PAUSED) -> None:
-        """Give the stored run back without training it further (a resumed trainer that will not run, say in a
-        notebook): it is marked `status` and another trainer or process may claim it. Nothing to do without a
-        store or a claim."""
+    def release(self, status: str) -> None:
+        """Give the run back, marked `status`, for another trainer or process to claim; nothing without a claim."""
         if self.store is not None and self.run_id is not None and self.lease is not None:
             self.store.release_run(self.run_id, self.lease, status, None)
             self.lease = None
 
     def abandon(self, why: str) -> bool:
-        """Mark the run this trainer created `interrupted` if it never trained a step (still `created` in the store),
-        with `why` and how to train its settings again; whether it did. A run it continues or opened, or one claimed
-        since, is left as it is. What a page does with the run it built when it closes or builds another."""
-        if self.store is None or self.run_id is None or not self._created_run or self.status != RunStatus.CREATED:
+        """Mark a run this trainer created and never trained `interrupted`, with `why` and how to train its settings
+        again; whether the store did (not if another process claimed it since)."""
+        if self.store is None or self.run_id is None or not self.created:
             return False
-        done = self.store.abandon_run(self.run_id, f"{why}; train these settings as a new run with: invlab train "
+        return self.store.abandon_run(self.run_id, f"{why}; train these settings as a new run with: invlab train "
                                                    f"--resume {self.run_id} --restart")
-        if done:
-            self.status = RunStatus.INTERRUPTED
-        return done
 
-    def _set_status(self, status: str, message: str | None = None) -> None:
-        self.status = status
+    def write_status(self, status: str, step: int, message: str | None, figures: dict) -> None:
+        """Store the run's `status` at `step` with `message` and its latest `figures` (test_error, elbo, …; None
+        values are left as stored), written at once."""
         if self.store is not None:
-            summary = {"test_error": self.last_metrics.get("test_error"),
-                       "test_rmse": self.last_metrics.get("test_rmse"),
-                       "test_nlpd": self.last_metrics.get("test_nlpd"), "elbo": self.last_parts.get("elbo"),
-                       "full_elbo": None if self.final_elbo is None else self.final_elbo["elbo"]}
-            self.store.update_run(self.run_id, status=status, step=self.step_count, message=message,
-                                  **{k: v for k, v in summary.items() if v is not None})
+            self.store.update_run(self.run_id, status=status, step=step, message=message,
+                                  **{k: v for k, v in figures.items() if v is not None})
             self.store.flush()
 
-    def _flush(self) -> None:
-        elbo = self.last_parts.get("elbo")
-        self.store.update_run(self.run_id, step=self.step_count, **({} if elbo is None else {"elbo": elbo}))
+    def beat(self, step: int, elbo: float | None, now: float) -> None:
+        """Write the queued metrics, the step and the last ELBO: a heartbeat that says this process still trains the
+        run."""
+        self.store.update_run(self.run_id, step=step, **({} if elbo is None else {"elbo": elbo}))
         self.store.flush()
-        self._last_beat = self._now()
+        self.last_beat = now
 
-    def save_checkpoint(self, path: str | Path | None = None) -> Path:
-        """Save the state a resume needs (model, optimiser, step, every random stream, the epoch's order); without a
-        path, into the run store's directory, keeping the newest `keep_checkpoints`."""
-        with self.lock:
-            if self._torn:
-                raise CheckpointError("a step was cut off midway, so the model may be half-updated; no checkpoint was "
-                                      "written (the run can resume from its previous checkpoint)")
-            if path is None:
-                if self.store is None:
-                    raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
-                path = self.store.checkpoint_dir(self.run_id) / f"step_{self.step_count:08d}.pt"
-            t0 = self._now()
-            path = save_checkpoint(path, model_state=self.model.state_dict(),
-                                   optimizer_state=self.optimizer.state_dict(),
-                                   step=self.step_count, config_json=self.config.to_json(),
-                                   rng_state=self.generator.get_state(), streams=self.streams.state,
-                                   order=self._order, cursor=self._cursor)
-            if self.store is not None:
-                self.store.add_checkpoint(self.run_id, self.step_count, path)
-                self._flush()
-                self._prune_checkpoints()
-            now = self._now()
-            if self.tc.checkpoint_seconds:
-                self._next_checkpoint = now + max(self.tc.checkpoint_seconds, (now - t0) / CHECKPOINT_SHARE)
-            return path
+    def start(self, tc: TrainConfig, now: float) -> None:
+        """Training (re)starts at `now`: the first time-based checkpoint is due `tc.checkpoint_seconds` later."""
+        self.next_checkpoint = now + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf
+        self.last_beat = now
 
-    def _prune_checkpoints(self) -> None:
-        """Remove this run's checkpoints in the store's directory beyond the newest `keep_checkpoints`."""
-        keep = self.tc.keep_checkpoints
-        if not keep:
+    def due(self, step: int, tc: TrainConfig, now: float) -> str | None:
+        """What the store needs after `step`: "checkpoint" (every `checkpoint_every` steps, or its time has come),
+        "beat" (every `flush_every` steps, or HEARTBEAT_SECONDS since the last), or None."""
+        if self.store is None:
+            return None
+        if tc.checkpoint_every and step % tc.checkpoint_every == 0 or now >= self.next_checkpoint:
+            return "checkpoint"
+        if step % tc.flush_every == 0 or now - self.last_beat >= HEARTBEAT_SECONDS:
+            return "beat"
+        return None
+
+    def checkpoint_path(self, step: int) -> Path:
+        """Where the checkpoint at `step` goes in the store's directory."""
+        if self.store is None:
+            raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
+        return self.store.checkpoint_dir(self.run_id) / f"step_{step:08d}.pt"
+
+    def checkpoint_written(self, step: int, path: Path, elbo: float | None, tc: TrainConfig, began: float,
+                           now: float) -> None:
+        """Record the checkpoint at `path`, beat, keep the newest `tc.keep_checkpoints`, and space the next
+        time-based one so that writing checkpoints takes at most CHECKPOINT_SHARE of the time (it took `now -
+        began`)."""
+        if self.store is not None:
+            self.store.add_checkpoint(self.run_id, step, path)
+            self.beat(step, elbo, now)
+            self.prune(tc.keep_checkpoints)
+        if tc.checkpoint_seconds:
+            self.next_checkpoint = now + max(tc.checkpoint_seconds, (now - began) / CHECKPOINT_SHARE)
+
+    def prune(self, keep: int) -> None:
+        """Remove the run's checkpoints in the store's directory beyond the newest `keep` (0: keep all)."""
+        if not keep or self.store is None:
             return
         own = self.store.checkpoint_dir(self.run_id).resolve()
         seen: list[Path] = []
@@ -150,85 +195,64 @@ class TrainerPersistence:
             if len(seen) > keep and resolved.parent == own:
                 self.store.forget_checkpoint(self.run_id, step, path)
 
-    def load_state(self, payload: dict) -> None:
-        """Continue from a checkpoint's state (see `save_checkpoint`). The learning rate is the configured one at
-        the checkpoint's step of the schedule (a resume may have changed it)."""
-        with self.lock:
-            self.model.load_state_dict(payload["model"])
-            self.optimizer.load_state_dict(payload["optimizer"])
-            self.step_count = int(payload["step"])
-            self.generator.set_state(payload["rng"].to("cpu"))
-            self.streams.load(payload.get("streams"))
-            order = payload.get("order")
-            self._order = torch.empty(0, dtype=torch.long) if order is None else order.to("cpu", torch.long)
-            self._cursor = int(payload.get("cursor", 0))
-            self.scheduler.last_epoch = self.step_count
-            lr = self.tc.learning_rate
-            self.scheduler.base_lrs = [lr for _ in self.optimizer.param_groups]
-            for group in self.optimizer.param_groups:
-                group["initial_lr"] = lr
-                group["lr"] = lr * self._lr_factor(self.step_count)
-            self._torn = False
-            self._good = self._capture()
 
-    @classmethod
-    def from_checkpoint(cls, path: str | Path, **kwargs) -> "Trainer":  # noqa: F821
-        """A trainer continuing from the checkpoint at `path`, on the data it was trained on (reloaded from its source
-        and checked against the recorded identity), or on `dataset=` if given (same shapes; recorded)."""
-        payload = load_checkpoint(path, map_location="cpu")
-        config = RunConfig.from_json(payload["config"])
-        trainer = cls(config, **kwargs)
-        trainer.resume_notes = _other_data_note(config.data_identity, trainer.config.data_identity, "the checkpoint")
-        trainer.load_state(payload)
-        return trainer
+def trainer_from_checkpoint(cls, path: str | Path, **kwargs):
+    """A `cls` (Trainer) continuing from the checkpoint at `path` (`Trainer.from_checkpoint`)."""
+    payload = load_checkpoint(path, map_location="cpu")
+    config = RunConfig.from_json(payload["config"])
+    trainer = cls(config, **kwargs)
+    trainer.resume_notes = _other_data_note(config.data_identity, trainer.config.data_identity, "the checkpoint")
+    trainer.load_state(payload)
+    return trainer
 
-    @classmethod
-    def resume(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None) -> "Trainer":  # noqa: F821
-        """Continue a stored run from its newest checkpoint that loads; metrics logged after it are dropped.
 
-        `train`: training settings to change from here on (steps, learning rate, schedule, intervals ...); the
-        stored config records them. Checkpoints that are missing or unreadable are skipped and listed in
-        `resume_notes`. Without any usable checkpoint this raises `CheckpointError` and nothing stored changes. The
-        run's data is reloaded and must be what it was trained on (a `DataError` names both otherwise); `dataset=`
-        with the same shapes is accepted and recorded."""
-        record = store.get_run(run_id)
-        lease = store.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
+def resume_trainer(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None):
+    """A `cls` (Trainer) continuing stored run `run_id` from its newest checkpoint that loads (`Trainer.resume`);
+    metrics logged after that checkpoint are dropped.
+
+    `train`: training settings to change from here on (steps, learning rate, schedule, intervals ...); the stored
+    config records them. Checkpoints that are missing or unreadable are skipped and listed in `resume_notes`. Without
+    any usable checkpoint this raises `CheckpointError` and nothing stored changes. The run's data is reloaded and
+    must be what it was trained on (a `DataError` names both otherwise); `dataset=` with the same shapes is accepted
+    and recorded."""
+    record = store.get_run(run_id)
+    lease = store.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
+    try:
+        trainer = _resumed(cls, store, run_id, record, dataset, train)
+    except BaseException:
+        store.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
+        raise
+    trainer.record.lease = lease
+    return trainer
+
+
+def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | None):
+    """The trainer `resume_trainer` builds once it holds the run's lease."""
+    config = RunConfig.from_json(record.config)
+    if train:
+        config = dataclasses.replace(config, train={**config.train, **train})
+    trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
+    notes = []
+    for step, path in store.checkpoints(run_id):
         try:
-            trainer = cls._resumed(store, run_id, record, dataset, train)
-        except BaseException:
-            store.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
-            raise
-        trainer.lease = lease
-        return trainer
-
-    @classmethod
-    def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | None) -> "Trainer":  # noqa: F821
-        """The trainer `resume` builds once it holds the run's lease."""
-        config = RunConfig.from_json(record.config)
-        if train:
-            config = dataclasses.replace(config, train={**config.train, **train})
-        trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
-        notes = []
-        for step, path in store.checkpoints(run_id):
-            try:
-                trainer.load_state(load_checkpoint(path, map_location="cpu"))
-                break
-            except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
-                notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
-        else:
-            kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
-            found = "; ".join(notes) if notes else "none was written"
-            raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
-                                  f"changed: its {kept} stored metric values, its status ({record.status}) and its "
-                                  f"step ({record.step}) are as they were.")
-        trainer.resume_notes = notes + _other_data_note(config.data_identity, trainer.config.data_identity,
-                                                        f"run {run_id}")
-        if trainer.config.to_json() != record.config:  # training changes, or the data's identity recorded
-            store.update_run(run_id, config=trainer.config.to_json())
-        store.truncate(run_id, trainer.step_count)
-        for name, (steps, values) in store.metrics(run_id).items():
-            trainer.history[name] = (list(steps), list(values))
-        return trainer
+            trainer.load_state(load_checkpoint(path, map_location="cpu"))
+            break
+        except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
+            notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
+    else:
+        kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
+        found = "; ".join(notes) if notes else "none was written"
+        raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
+                              f"changed: its {kept} stored metric values, its status ({record.status}) and its "
+                              f"step ({record.step}) are as they were.")
+    trainer.resume_notes = notes + _other_data_note(config.data_identity, trainer.config.data_identity,
+                                                    f"run {run_id}")
+    if trainer.config.to_json() != record.config:  # training changes, or the data's identity recorded
+        store.update_run(run_id, config=trainer.config.to_json())
+    store.truncate(run_id, trainer.step_count)
+    for name, (steps, values) in store.metrics(run_id).items():
+        trainer.history[name] = (list(steps), list(values))
+    return trainer
 
 
 def _other_data_note(stored: dict | None, now: dict | None, what: str) -> list[str]:

@@ -1,9 +1,11 @@
 """The training loop shared by the CLI, notebooks and the dashboard.
 
-The `Trainer` is grouped by job: set-up and the step loop here; evaluation, snapshots and predictions in
-`evaluation`; the run store, checkpoints, resume and the data a run knows in `persistence`. Parts it holds as
-objects: the test subset it is scored on (`evaluation`, an `EvaluationSubset`), its live edits from another thread
-(`edits`, a `LiveEdits` from `live`) and its own random streams (`streams`, a `TrainingStreams` from `streams`).
+The `Trainer` is grouped by job: set-up, the step loop and its checkpoints' contents here; evaluation, snapshots
+and predictions in `evaluation`; resume and the data a run knows in `persistence`. Parts it holds as objects: the
+test subset it is scored on (`evaluation`, an `EvaluationSubset`), its run in the store (`record`, a `StoredRun`
+from `persistence`: lease, status, heartbeat, checkpoint schedule and pruning), the order it visits its training
+points in (`batches`, an `EpochOrder` from `batches`), its live edits from another thread (`edits`, a `LiveEdits`
+from `live`) and its own random streams (`streams`, a `TrainingStreams` from `streams`).
 
 `Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
 bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
@@ -11,51 +13,44 @@ Parameter writes from another thread go through `set_value` / `freeze` under `lo
 also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last
 good state and raises `NonFiniteLossError`; the run can continue from there.
 
-When a run finishes, `full_elbo()` estimates the ELBO over the whole training set (variational families only; a
-fixed evaluation seed, so runs on the same data compare on common random numbers); it is kept in `final_elbo` and
-stored with the run's final figures.
-
 Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
 between) and a `Health` verdict (`invlab.train.health`). An L-BFGS run stops once its solve has converged
 (`converged` is set and the run finishes) instead of running out its configured steps.
 
-Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,
-takes the same steps as one never stopped. Everything random a step uses is the trainer's own: its generator
-(initialisation, minibatch permutations) and its copy of torch's global CPU stream and, on a GPU, that device's
-stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations draw from
-a seeded stream of their own (the same model scores the same) and views from the process's, so neither changes what
-training draws. A checkpoint keeps all of
-these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
-torch's global stream during their steps, so there the draws are not reproducible.)
-
-With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
-saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
-`Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
-`CheckpointError` and changes nothing; only metrics logged after the checkpoint it continues from are dropped.
+Resume is exact, and a run store keeps checkpoints on a schedule: see `persistence`.
 """
 from __future__ import annotations
 
 import contextlib
-import copy
-import math
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
-from ..errors import ConfigError, NonFiniteLossError, NumericalError
+from ..errors import NonFiniteLossError, NumericalError
 from ..models.base import DataInfo, Numerics
 from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
-from .checkpoint import CheckpointError
+from .batches import EpochOrder
+from .checkpoint import CheckpointError, save_checkpoint
 from .config import RunConfig, TrainConfig, more_inducing_than_data
 from .evaluation import EVAL_SEED_OFFSET, EvaluationSubset, Snapshot, StepResult, TrainerEvaluation
-from .health import kernel_blamed_in_build, kernel_fault
+from .health import kernel_blamed_in_build
 from .live import EDIT_WAIT_SECONDS, LiveEdits
-from .persistence import CHECKPOINT_SHARE, TrainerPersistence, data_for_run
+from .optimisers import lbfgs_counters, lbfgs_solve_converged, make_optimizer
+from .persistence import (
+    CHECKPOINT_SHARE,
+    StoredRun,
+    data_for_run,
+    placed_splits,
+    resume_trainer,
+    trainer_from_checkpoint,
+)
+from .recovery import LastGoodState, all_finite, non_finite_error
 from .states import RunStatus
-from .store import HEARTBEAT_SECONDS, RunStore
+from .store import RunStore
 from .streams import TrainingStreams
 
 __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
@@ -64,7 +59,7 @@ __all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapsho
 _clock = time.monotonic
 
 
-class Trainer(TrainerEvaluation, TrainerPersistence):
+class Trainer(TrainerEvaluation):
     """One run's training: `step()`, `run(steps, every)`, `evaluate()`, `snapshot()`, `predict(X)`, checkpoints.
 
     `dataset=`: train on this `Dataset` instead of loading the config's data (a hand-built one included); the run's
@@ -81,7 +76,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         self.dataset, config = data_for_run(config, dataset, run_id)
         self.config = config
         ds = self.dataset
-        self._place_data(ds)
+        self.X, self.y, self.X_test, self.y_test = placed_splits(ds, self.spec, self.device, self.dtype)
         self.generator = torch.Generator().manual_seed(self.tc.seed)
         torch.manual_seed(self.tc.seed)  # Monte-Carlo likelihoods and samplers draw from the global stream
         # build on CPU in float64 (initialisation is cheap and exact there), then move
@@ -93,8 +88,8 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         self.model = model.to(device=self.device, dtype=self.dtype)
         self.streams = TrainingStreams(self.device)  # training's own copy of torch's global random streams
         self.optimizer_name = self.spec.optimizer if self.tc.optimizer == "auto" else self.tc.optimizer
-        self.optimizer = self._make_optimizer()
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.optimizer = make_optimizer(self.optimizer_name, self.model.parameters(), self.tc.learning_rate)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.tc.lr_factor)
         self.lock = threading.RLock()
         self.edits = LiveEdits(self)  # changes from another thread, applied between steps (see `edit`)
         self.step_count = 0
@@ -105,11 +100,8 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         notes = [more_inducing_than_data(config.model_params(), ds.num_train), *getattr(ds, "notes", [])]
         self.last_warning: str | None = "; ".join(n for n in notes if n) or None  # the CLI prints it as a note
         self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
-        self._order = torch.empty(0, dtype=torch.long)
-        self._cursor = 0
+        self.batches = EpochOrder(self.X.shape[0], self.tc.batch_size, self.generator)  # each epoch's minibatches
         self._torn = False  # a step was cut off midway (e.g. a second Ctrl-C): the state is not fit to save
-        self._next_checkpoint = math.inf  # when a time-based checkpoint is due (`_clock()`), set by `run`
-        self._last_beat = -math.inf
         self.resume_notes: list[str] = []  # checkpoints `resume` skipped, and why
         self._rate = (time.perf_counter(), 0)
         self._steps_per_sec = float("nan")
@@ -117,98 +109,43 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         self.chance_error = self.evaluation.set_chance_error(ds.task, self.y, getattr(self.model, "y_std", 1.0))
         self.converged = False  # an L-BFGS solve that has converged (the run stops); a live edit clears it
         self.last_numerics: Numerics | None = None
-        self._good = self._capture()
-        self.store, self.run_id = store, run_id
-        self.lease: str | None = None  # this trainer's claim on its stored run (see `claim`)
-        self._created_run = store is not None and run_id is None
-        if self._created_run:
-            self.run_id = store.create_run(config.to_json(), config.model, ds.name)
+        self.good = LastGoodState(self.model, self.optimizer)  # what a step that is not finite goes back to
+        self.record = StoredRun(store, run_id, config_json=config.to_json(), model=config.model, data_name=ds.name)
 
-    # -- set-up helpers ------------------------------------------------------------------------------------------
-    def _place_data(self, ds) -> None:
-        """Refuse data the model family cannot train on (ConfigError); put the splits on the run's device and dtype:
-        X [N, D] or [N, C, H, W], y [N] (class indices, or standardised targets)."""
-        if ds.task not in self.spec.tasks:
-            raise ConfigError(f"model {self.spec.name!r} does not support {ds.task} data ({ds.name}); "
-                              f"it supports {', '.join(self.spec.tasks)}")
-        if self.spec.image_only and not ds.is_image:
-            raise ConfigError(f"model {self.spec.name!r} needs image data; {ds.name} is tabular")
-        self.X = torch.as_tensor(ds.X_train, dtype=self.dtype, device=self.device)
-        self.y = self._labels(ds.y_train)
-        self.X_test = torch.as_tensor(ds.X_test, dtype=self.dtype, device=self.device)
-        self.y_test = self._labels(ds.y_test)
+    @property
+    def store(self) -> RunStore | None:
+        """The run store this trainer's run is kept in (None: nowhere)."""
+        return self.record.store
+
+    @property
+    def run_id(self) -> int | None:
+        """The stored run's id (None without a store)."""
+        return self.record.run_id
+
+    @property
+    def lease(self) -> str | None:
+        """This trainer's claim on its stored run (see `claim`), or None."""
+        return self.record.lease
 
     @staticmethod
     def _now() -> float:
         """The clock checkpoint timing reads (a test may replace `_clock`)."""
         return _clock()
 
-    def _labels(self, y):
-        y = torch.as_tensor(y, device=self.device)
-        return y.long() if self.dataset.task == "classification" else y.to(self.dtype)
-
-    def _make_optimizer(self):
-        params = [p for p in self.model.parameters()]
-        if self.optimizer_name == "lbfgs":
-            return torch.optim.LBFGS(params, lr=self.tc.learning_rate, max_iter=20, history_size=20,
-                                     line_search_fn="strong_wolfe")
-        return torch.optim.Adam(params, lr=self.tc.learning_rate)
-
-    def _lr_factor(self, step: int) -> float:
-        total, r = max(self.tc.steps, 1), self.tc.final_lr_ratio
-        frac = min(step / total, 1.0)
-        if self.tc.schedule == "cosine":
-            return r + (1 - r) * 0.5 * (1 + math.cos(math.pi * frac))
-        if self.tc.schedule == "exponential":
-            return max(r, 1e-12) ** frac
-        return 1.0
-
     def _next_batch(self):
-        N, B = self.X.shape[0], self.tc.batch_size
-        if B == 0 or B >= N or self.optimizer_name == "lbfgs":
+        if self.batches.whole or self.optimizer_name == "lbfgs":
             return self.X, self.y
-        if self._cursor + B > len(self._order):
-            self._order = torch.randperm(N, generator=self.generator)
-            self._cursor = 0
-        idx = self._order[self._cursor:self._cursor + B].to(self.device)
-        self._cursor += B
+        idx = self.batches.next().to(self.device)
         return self.X.index_select(0, idx), self.y.index_select(0, idx)
 
-    # -- good state / recovery --------------------------------------------------------------------------------------
-    def _capture(self):
-        return ({k: v.detach().clone() for k, v in self.model.state_dict().items()},
-                copy.deepcopy(self.optimizer.state_dict()), self.step_count)
-
-    def _restore(self, good) -> None:
-        model_state, opt_state, step = good
-        self.model.load_state_dict(model_state)
-        self.optimizer.load_state_dict(copy.deepcopy(opt_state))
-        self.step_count = step
-
-    def _all_finite(self, loss: torch.Tensor | None, with_grads: bool) -> bool:
-        checks = [] if loss is None else [torch.isfinite(loss).all()]
-        for p in self.model.parameters():
-            checks.append(torch.isfinite(p).all())
-            if with_grads and p.grad is not None:
-                checks.append(torch.isfinite(p.grad).all())
-        return bool(torch.stack(checks).all())  # the step's one host sync
-
+    # -- a step that goes wrong (`recovery`) -------------------------------------------------------------------------
     def _fail(self, terms, attempted: int, cause: Exception | None = None) -> None:
-        bad = [k for k, v in terms.parts.items() if not bool(torch.isfinite(v).all())] if terms is not None else []
-        if not self._all_finite(None, with_grads=False):
-            self._restore(self._good)
+        if not all_finite(None, self.model.parameters(), with_grads=False):
+            self.step_count = self.good.restore()
         self.optimizer.zero_grad(set_to_none=True)
-        what = f" ({', '.join(bad)} not finite)" if bad else (f" ({cause})" if cause is not None else "")
-        # a user's kernel that is not finite on finite inputs is the cause, not the hyper-parameters: say so
-        fault = kernel_fault(self.model, self.X, f"at step {attempted}", self.config.model_params())
-        msg = (f"{fault}. No update was applied; the model is at step {self.step_count}, its last good state."
-               if fault is not None else
-               f"step {attempted} produced a non-finite loss or gradient{what}; no update was applied and the model "
-               f"is at step {self.step_count}, its last good state. Lower the learning rate (now {self.current_lr:g}) "
-               f"or raise the jitter, then continue.")
-        self.last_warning = msg
-        error = NonFiniteLossError(msg)
-        error.kernel_fault = fault is not None
+        error = non_finite_error(self.model, self.X, self.config.model_params(), terms, attempted, self.step_count,
+                                 self.current_lr, cause)
+        self.last_warning = str(error)
         raise error from cause
 
     def _loss(self, X, y, attempted: int):
@@ -264,9 +201,9 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         attempted = self.step_count + 1
         X, y = self._next_batch()
         if self.optimizer_name == "lbfgs":
-            good = self._capture()
+            good = LastGoodState(self.model, self.optimizer, self.step_count)
             holder = {}
-            counters = self.optimizer.state[self.optimizer.param_groups[0]["params"][0]]  # torch keeps them there
+            counters = lbfgs_counters(self.optimizer)
             before = (counters.get("n_iter", 0), counters.get("func_evals", 0), self.last_parts.get("loss"))
 
             def closure():
@@ -278,31 +215,20 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
 
             self.optimizer.step(closure)
             terms = holder["terms"]
-            if not self._all_finite(terms.loss, with_grads=False):
-                self._restore(good)
+            if not all_finite(terms.loss, self.model.parameters(), with_grads=False):
+                self.step_count = good.restore()
                 self._fail(terms, attempted)
-            self.converged = self._solve_converged(counters, before, terms)
+            self.converged = lbfgs_solve_converged(self.optimizer, before, float(terms.loss.detach()))
         else:
             self.optimizer.zero_grad(set_to_none=True)
             terms = self._loss(X, y, attempted)
             terms.loss.backward()
-            if not self._all_finite(terms.loss, with_grads=True):
+            if not all_finite(terms.loss, self.model.parameters(), with_grads=True):
                 self._fail(terms, attempted)
             self.optimizer.step()
         self.scheduler.step()
         self.step_count += 1
         return terms
-
-    def _solve_converged(self, counters, before, terms) -> bool:
-        """Whether this L-BFGS step ended its solve on a tolerance: torch stops an inner loop early (fewer iterations
-        and evaluations than allowed) only when the gradient, the step or the loss change is below its tolerance.
-        A loss that did not change from the last step counts too."""
-        group = self.optimizer.param_groups[0]
-        iters, evals = counters.get("n_iter", 0) - before[0], counters.get("func_evals", 0) - before[1]
-        if iters < group["max_iter"] and evals < group["max_eval"]:
-            return True
-        previous, loss = before[2], float(terms.loss.detach())
-        return previous is not None and abs(loss - previous) <= 1e-12 * max(abs(loss), 1.0)
 
     def step(self) -> StepResult:
         """One optimiser step under the lock, its metrics logged; returns its `StepResult` (step number, loss, parts,
@@ -317,7 +243,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         parts.update({k: float(v.detach()) for k, v in terms.parts.items()})
         self.last_parts = parts
         self._record(parts)
-        self._good = self._capture()
+        self.good.capture(self.step_count)
         now = time.perf_counter()
         t_prev, s_prev = self._rate
         if self.step_count > s_prev and now > t_prev:
@@ -339,8 +265,7 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         self.claim()  # refused (RunStoreError) while another process trains the run, before anything changes
         self._set_status(RunStatus.RUNNING)
         self._rate = (time.perf_counter(), self.step_count)
-        self._next_checkpoint = _clock() + tc.checkpoint_seconds if tc.checkpoint_seconds else math.inf
-        self._last_beat = _clock()
+        self.record.start(tc, _clock())
         try:
             while self.step_count < end:
                 if stop is not None and stop.is_set():
@@ -364,11 +289,11 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
                     self._log(terms)
                 if tc.eval_every and n % tc.eval_every == 0:
                     self.evaluate()
-                if self.store is not None:
-                    if tc.checkpoint_every and n % tc.checkpoint_every == 0 or _clock() >= self._next_checkpoint:
-                        self.save_checkpoint()
-                    elif n % tc.flush_every == 0 or _clock() - self._last_beat >= HEARTBEAT_SECONDS:
-                        self._flush()  # metrics, and a heartbeat that says this process still trains the run
+                due = self.record.due(n, tc, _clock())
+                if due == "checkpoint":
+                    self.save_checkpoint()
+                elif due == "beat":
+                    self._flush()  # metrics, and a heartbeat that says this process still trains the run
                 if n % every == 0 or n == end:
                     yield self.snapshot(views=False, history=history)
             else:
@@ -385,6 +310,83 @@ class Trainer(TrainerEvaluation, TrainerPersistence):
         except BaseException:  # KeyboardInterrupt included: keep what we have
             self._set_status(RunStatus.INTERRUPTED)
             raise
+
+    # -- the run store and checkpoints (`StoredRun`; resuming in `persistence`) --------------------------------------
+    def claim(self) -> None:
+        """Take (or renew) this trainer's lease on its stored run (`StoredRun.claim`; `RunStoreError` names the
+        process that holds it); nothing without a store."""
+        self.record.claim()
+
+    def release(self, status: str = RunStatus.PAUSED) -> None:
+        """Give the stored run back, marked `status`, without training it further (a resumed trainer that will not
+        run, say in a notebook): another trainer or process may claim it."""
+        self.record.release(status)
+
+    def abandon(self, why: str) -> bool:
+        """Mark the run this trainer created `interrupted` if it never trained a step, with `why` and how to train
+        its settings again; whether it did. What a page does with the run it built when it closes or builds another."""
+        if self.status != RunStatus.CREATED or not self.record.abandon(why):
+            return False
+        self.status = RunStatus.INTERRUPTED
+        return True
+
+    def _set_status(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        metrics, final = self.last_metrics, self.final_elbo
+        self.record.write_status(status, self.step_count, message, {
+            **{k: metrics.get(k) for k in ("test_error", "test_rmse", "test_nlpd")},
+            "elbo": self.last_parts.get("elbo"), "full_elbo": None if final is None else final["elbo"]})
+
+    def _flush(self) -> None:
+        self.record.beat(self.step_count, self.last_parts.get("elbo"), self._now())
+
+    def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        """Save the state a resume needs (model, optimiser, step, every random stream, the epoch's order); without a
+        path, into the run store's directory, keeping the newest `keep_checkpoints`."""
+        with self.lock:
+            if self._torn:
+                raise CheckpointError("a step was cut off midway, so the model may be half-updated; no checkpoint was "
+                                      "written (the run can resume from its previous checkpoint)")
+            began = self._now()
+            path = save_checkpoint(self.record.checkpoint_path(self.step_count) if path is None else path,
+                                   model_state=self.model.state_dict(), optimizer_state=self.optimizer.state_dict(),
+                                   step=self.step_count, config_json=self.config.to_json(),
+                                   rng_state=self.generator.get_state(), streams=self.streams.state,
+                                   **self.batches.state())
+            self.record.checkpoint_written(self.step_count, path, self.last_parts.get("elbo"), self.tc, began,
+                                           self._now())
+            return path
+
+    def load_state(self, payload: dict) -> None:
+        """Continue from a checkpoint's state (see `save_checkpoint`). The learning rate is the configured one at
+        the checkpoint's step of the schedule (a resume may have changed it)."""
+        with self.lock:
+            self.model.load_state_dict(payload["model"])
+            self.optimizer.load_state_dict(payload["optimizer"])
+            self.step_count = int(payload["step"])
+            self.generator.set_state(payload["rng"].to("cpu"))
+            self.streams.load(payload.get("streams"))
+            self.batches.load(payload.get("order"), payload.get("cursor", 0))
+            self.scheduler.last_epoch = self.step_count
+            lr = self.tc.learning_rate
+            self.scheduler.base_lrs = [lr for _ in self.optimizer.param_groups]
+            for group in self.optimizer.param_groups:
+                group["initial_lr"] = lr
+                group["lr"] = lr * self.tc.lr_factor(self.step_count)
+            self._torn = False
+            self.good.capture(self.step_count)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, **kwargs) -> "Trainer":
+        """A trainer continuing from the checkpoint at `path`, on the data it was trained on (reloaded from its source
+        and checked against the recorded identity), or on `dataset=` if given (same shapes; recorded)."""
+        return trainer_from_checkpoint(cls, path, **kwargs)
+
+    @classmethod
+    def resume(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None) -> "Trainer":
+        """Continue stored run `run_id` from its newest checkpoint that loads, with `train` settings changed from here
+        on; metrics logged after it are dropped (see `persistence.resume_trainer`)."""
+        return resume_trainer(cls, store, run_id, dataset, train)
 
     def finish(self) -> dict[str, float]:
         """End the run: evaluate on the test set, compute the whole-data ELBO, mark it finished (converged for an L-BFGS
