@@ -85,7 +85,7 @@ def pytest_report_header(config):
 # The long files (a real browser, JupyterLab, the benchmarks' smoke runs, the notebooks) go first, longest first, so
 # the short engine tests fill in at the end instead of one process finishing a lesson walk alone.
 LONG_FIRST = ("tests/browser/test_lesson_walk_browser.py", "tests/jupyter/", "tests/test_benchmark_smoke.py",
-              "tests/browser/", "notebooks/", "tests/dashboard/test_server_lifecycle.py")
+              "tests/browser/", "notebooks/", "tests/dashboard/serving/test_server_lifecycle.py")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -104,12 +104,13 @@ def _long_first_rank(item) -> int:
 SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py", "tests/test_notebook_text.py",
         "tests/sweeps/test_cluster.py", "tests/sweeps/test_readme_discover.py", "tests/sweeps/test_discover.py",
         "tests/sweeps/test_local_sweep.py", "tests/data/test_readme_own_data.py", "tests/train/test_own_data_runs.py",
-        "tests/dashboard/test_server_lifecycle.py", "tests/dashboard/test_watch_follow.py",
-        "tests/test_cli.py::test_train_on_digits_then_list_and_resume", "tests/test_cli.py::test_stopping_invlab_serve",
+        "tests/dashboard/serving/test_server_lifecycle.py", "tests/dashboard/session/test_watch_follow.py",
+        "tests/cli/test_cli.py::test_train_on_digits_then_list_and_resume",
+        "tests/cli/test_cli.py::test_stopping_invlab_serve",
         "tests/test_plugins.py::test_the_readme_watch_snippet", "tests/test_plugins.py::test_a_two_value_sweep",
         "tests/bad_inputs/test_plugin_faults.py::test_a_plugin_that_fails_half_way",
-        "tests/dashboard/test_scheduling.py::test_a_training_thread_and_its_torch_workers",
-        "tests/dashboard/test_server_commands.py::test_page_commands_never_wait",
+        "tests/dashboard/session/test_scheduling.py::test_a_training_thread_and_its_torch_workers",
+        "tests/dashboard/session/test_server_commands.py::test_page_commands_never_wait",
         "tests/train/test_lease.py::test_two_cli_resumes",
         "tests/train/test_readme_python.py::test_the_trainer_snippet", "tests/gpytorch/test_training.py",
         "tests/gpytorch/test_readme_gpytorch.py", "tests/gpytorch/test_kernels.py::test_an_exact_gp_with_the_conv")

@@ -60,7 +60,7 @@ def test_building_gives_no_deprecation_warning(built):
 def test_the_sdist_carries_tests_notebooks_docs_and_the_set_up(built):
     sdist, _, _, unpacked = built
     for path in ("LICENSE", "CHANGELOG.md", "README.md", "Makefile", "environment.yml", "pyproject.toml",
-                 "tests/conftest.py", "tests/test_cli.py", "tests/kernels", "tests/browser/pagekit.py",
+                 "tests/conftest.py", "tests/cli/test_cli.py", "tests/kernels", "tests/browser/pagekit.py",
                  "tests/jupyter/conftest.py", "docs/bad_inputs.md", "notebooks/01_learning_invariances.ipynb",
                  "engine/py.typed", "dashboard/py.typed", "dashboard/screenshots/lesson.png"):
         assert (unpacked / path).exists(), f"{path} is missing from {sdist.name}"

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from pagekit import browser_page, column_length, page_texts, poll
-from tests.dashboard.test_watch_follow import LOOP, ROOT
+from tests.dashboard.session.test_watch_follow import LOOP, ROOT
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from invlab.dashboard import Explorer
 from invlab.parameters import learnables
 from invlab.train import RunStore, Trainer
-from tests.dashboard.test_explorer import small as explorer_config
+from tests.dashboard.explorer.test_explorer import small as explorer_config
 
 SLOW_EVALUATION = 3.0  # seconds an evaluation holds the trainer's lock
 BOUND = 0.1  # seconds: the bound on how long the server thread may wait

@@ -12,7 +12,7 @@ import pytest
 from invlab.dashboard import Explorer
 from invlab.train import RunConfig, RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # a hand-written Adam loop on a small default SVGP: 20 steps, then 20 more each time a line arrives on stdin
 LOOP = textwrap.dedent("""
