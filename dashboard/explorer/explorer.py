@@ -1,12 +1,14 @@
 """Explorer: the dashboard as one `pn.viewable.Viewer` that wires its parts together.
 
-- `RunSettings` (settings.py): the family and its configs, the page's one source of truth, synced with the URL;
-- `StatusBar` (status.py): what the run is doing, set at once by commands and filled in by the feed;
-- `TrainingSession` (session.py): the training thread;
-- `LiveFeed` (feed.py): the periodic tick that streams curves and views into the page, drained by the Explorer's own
-  tick (explorer_training.py), which also sets the status from the session and starts each new run's display;
-- controls (controls.py), lesson cards (lessons.py), the family's prior page (prior.py), the Compare page for
-  sweeps (compare/).
+- `RunSettings` (`state.settings`): the family and its configs, the page's one source of truth, synced with the URL;
+- `StatusBar` (`explorer.status`): what the run is doing, set at once by commands and filled in by the feed;
+- `TrainingSession` (`session.training`): the training thread;
+- `LiveFeed` (`explorer.feed`): the periodic tick that streams curves and views into the page, drained by the
+  Explorer's own tick (`explorer.training`), which also sets the status from the session and starts each new run's
+  display;
+- `RunsTab` (`explorer.runs`, held as `runs`): the run store and the stored runs a page can open;
+- the controls (`controls`), lesson cards (`lessons`), the family's prior page (`prior`), the Compare page for
+  sweeps (`compare`).
 
 The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
@@ -20,7 +22,6 @@ from invlab.dashboard.explorer.feed import LiveFeed
 from invlab.dashboard.explorer.layout import notice_html
 from invlab.dashboard.explorer.location import PageLocation
 from invlab.dashboard.explorer.page import ExplorerPage
-from invlab.dashboard.explorer.runs import StoredRuns
 from invlab.dashboard.explorer.status import StatusBar
 from invlab.dashboard.explorer.training import TrainingDisplay
 from invlab.dashboard.explorer.user_data import config_with_data
@@ -43,7 +44,7 @@ TICK_MS = 1000
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
-class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewable.Viewer):
+class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
     """The lab in one object: controls, live training, curves and views, lessons, the prior page and Compare.
 
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
@@ -70,12 +71,11 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self.settings = RunSettings(config_with_data(config, data, dataset, target))
         # store=True: the data directory's run store, opened when the page connects (or on first use), so a page
         # that never connects opens no file; the session closes it when it ends.
-        self._store = None if store is True else (store or None)
-        self._store_wanted = store is True
+        self._store_given = store  # the Runs tab's (`RunsTab`): True opens the data directory's on first use
         self.limits = limits  # serving.ServerLimits under `invlab serve`; None: no limits (a notebook)
         self.user, self.admin = user, admin  # a server with logins: the page's user (its own runs only, unless admin)
-        self.session = TrainingSession(self.settings.run_config(), store=self._store, view_interval=view_interval,
-                                       eval_interval=eval_interval, limits=limits)
+        self.session = TrainingSession(self.settings.run_config(), store=None if store is True else (store or None),
+                                       view_interval=view_interval, eval_interval=eval_interval, limits=limits)
         self.feed = LiveFeed(self.session, tick_ms=tick_ms)
         self.view_watch = ViewWatcher()  # which views the page has on screen: the others are not computed
         self.view_watch.param.watch(self._on_views_on_screen, "on_screen")
@@ -105,6 +105,15 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         self._status_from_settings()
         if run is not None:
             self.open_stored_run(int(run))
+
+    @property
+    def store(self) -> RunStore | None:
+        """The page's run store (`RunsTab.store`): opened on first use; None without one."""
+        return self.runs.store
+
+    def open_stored_run(self, run_id: int) -> None:
+        """Show stored run `run_id` on the Training page (`RunsTab.open`; a click on a run of the Compare page)."""
+        self.runs.open(run_id)
 
     def _on_views_on_screen(self, event) -> None:
         self.session.views_shown = self.view_watch.names(self.feed.view_panes)
@@ -347,7 +356,7 @@ class Explorer(TrainingDisplay, StoredRuns, ExplorerPage, PageLocation, pn.viewa
         """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
         does) this returns at once and the training thread ends after its current step, closing the run store."""
         self._closed = True
-        self._store_wanted = False
+        self.runs.close()
         self.feed.stop()
         self.session.stop(wait=wait)
         self.compare.close()

@@ -30,12 +30,12 @@ class PageLocation:
             self._close_with(pn.state.curdoc)  # the tab went away: stop training
         if pn.state.location is not None:
             self.read_location(pn.state.location)
-            self.open_run_link(pn.state.location.query_params.get("run"))
+            self.runs.open_link(pn.state.location.query_params.get("run"))
             if pn.state.location.query_params.get("page") == "compare":
                 problems = self.compare.read_query(pn.state.location.query_params)
                 if problems:
                     self.notice = "Some settings in the link were refused: " + "; ".join(problems)
-        self._refresh_runs()
+        self.runs.refresh()
         settle_styles(getattr(self, "pages", None), pn.state.curdoc)  # a first notice shows as fast as a later one
 
     def _close_with(self, doc) -> None:

@@ -16,6 +16,7 @@ from invlab.dashboard.explorer.layout import (
     sidebar_tabs,
     training_page,
 )
+from invlab.dashboard.explorer.runs import RunsTab
 from invlab.dashboard.explorer.user_data import data_choices
 from invlab.dashboard.lessons.cards import LessonCards
 from invlab.dashboard.lessons.catalogue import get_lesson, steps_markdown, visible_controls
@@ -41,11 +42,11 @@ class ExplorerPage:
         for key, fn in (("start", self.start), ("pause", self.pause), ("step", self.step), ("reset", self.reset),
                         ("save", self.save_checkpoint)):
             self.buttons[key].on_click(fn)
-        self.runs_select = pn.widgets.Select(label="Stored runs", options={}, width=280)
-        self.open_button = pn.widgets.Button(label="Open run", width=100)
-        self.open_button.on_click(self.open_run)
         self.download = pn.widgets.FileDownload(callback=self.curves.to_csv, filename="invlab_curves.csv",
                                                 label="Download curves (CSV)", color="light", width=220)
+        self.runs = RunsTab(self.session, self.status, store=self._store_given, user=self.user, admin=self.admin,
+                            say=lambda text: setattr(self, "notice", text), show_training=self._show_training_page,
+                            buttons=(self.buttons["save"], self.download))
         self.model_group = pn.Column(model_controls(self.settings.model_config), name="Model")
         # the chosen family in words, with its paper (the selector's hover help has every family's)
         self.family_words = pn.pane.HTML("", margin=(0, 10, 6, 10), width=300)
@@ -66,8 +67,10 @@ class ExplorerPage:
                                    data_choices=lambda: data_choices(self.limits), limits=self.limits)
         self.compare.param.watch(lambda *_: self._update_location(), ["sweep_id", "discover_shown"])
         self.prior.explorer.param.watch(lambda *_: self._update_location(), list(PRIOR_URL_KEYS))
-        if not self._store_wanted:
-            self._refresh_runs()  # a store handed in; the data directory's own is listed when the page connects
+
+    def _show_training_page(self) -> None:
+        if hasattr(self, "pages"):  # (not yet laid out: it opens on the Training page)
+            self.pages.active = 0
 
     def _prior_page(self):
         """The prior explorer of the family that has one (found through the model registry)."""
@@ -91,7 +94,7 @@ class ExplorerPage:
         data_tab = pn.Column(self.data_group, self.task_control, name="Data")
         tabs = [data_tab, pn.Column(family, self.family_words, self.model_group, name="Model"),
                 self.invariance_group, self.train_group,
-                pn.Column(self.runs_select, self.open_button, self.buttons["save"], self.download, name="Runs")]
+                self.runs.__panel__()]
         shown = self._teacher_controls()
         if shown is not None:  # teacher mode: only the controls the lesson needs
             family.visible = "model" in shown

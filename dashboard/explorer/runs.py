@@ -1,19 +1,48 @@
-"""The Explorer's stored runs: the run store (opened on first use), the list of runs on the Runs tab, and opening a
-stored run on the Training page with its settings shown in the controls."""
+"""The Runs tab of the Training page (`RunsTab`, a part the `Explorer` holds as `explorer.runs`): the run store,
+opened on first use; the list of stored runs; Open run, a `?run=ID` link and a click on the Compare page's table,
+which ask the page's training session to show a stored run. What the opened run's settings do to the page's controls
+is the Explorer's (`TrainingDisplay._adopt`)."""
 from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
+
+import panel as pn
 
 from invlab.errors import InvlabError
-from invlab.train import RunConfig, RunStore
+from invlab.train import RunStore
 from invlab.train.states import PageState
 
 log = logging.getLogger("invlab.dashboard.explorer.explorer")
 
 
-class StoredRuns:
-    """Mixed into `Explorer`: the run store and stored runs (see the module's doc)."""
+class RunsTab(pn.viewable.Viewer):
+    """The stored runs a page can open, and the tab that lists them.
+
+    Parts it uses: the page's `session` (a `TrainingSession`: it opens runs and is handed the store once opened) and
+    its `status` (a `StatusBar`: it says a run is being opened). `store`: a `RunStore`, None (no store) or True (the
+    data directory's own, opened on first use, so a page that never connects opens no file). `say(text)` puts a
+    message in the page's notice; `show_training()` brings the Training page to the front. `buttons`: more widgets
+    for the tab, under Open run (Save checkpoint, Download curves)."""
+
+    def __init__(self, session, status, *, store: RunStore | None | bool, user: str | None = None,
+                 admin: bool = False, say: Callable[[str], None], show_training: Callable[[], None], buttons=()):
+        super().__init__(name="Runs")
+        self.session, self.status = session, status
+        self.user, self.admin = user, admin  # a server with logins: the page's user (its own runs only, unless admin)
+        self._say, self._show_training = say, show_training
+        self._store = None if store is True else (store or None)
+        self._store_wanted = store is True
+        self.select = pn.widgets.Select(label="Stored runs", options={}, width=280)
+        self.open_button = pn.widgets.Button(label="Open run", width=100)
+        self.open_button.on_click(lambda *_: self.open_selected())
+        self._tab = pn.Column(self.select, self.open_button, *buttons, name="Runs")
+        if not self._store_wanted:
+            self.refresh()  # a store handed in; the data directory's own is listed when the page connects
+
+    def __panel__(self) -> pn.Column:
+        return self._tab
 
     @property
     def store(self) -> RunStore | None:
@@ -23,81 +52,74 @@ class StoredRuns:
             try:
                 self._store = RunStore(owner=self.user, admin=self.admin)
             except InvlabError as err:
-                self._store_problem(str(err))
+                self._problem(str(err))
             except (OSError, sqlite3.Error) as err:
-                self._store_problem(f"the run store in the data directory cannot be opened ({type(err).__name__}: "
-                                    f"{err}); point INVLAB_DATA at a writable directory (or move a damaged runs.sqlite "
-                                    "aside) and restart the server")
+                self._problem(f"the run store in the data directory cannot be opened ({type(err).__name__}: {err}); "
+                              "point INVLAB_DATA at a writable directory (or move a damaged runs.sqlite aside) and "
+                              "restart the server")
             if self._store is not None:
                 self.session.store, self.session.owns_store = self._store, True
         return self._store
 
-    def _store_problem(self, text: str) -> None:
+    def close(self) -> None:
+        """The page closed: a store not opened yet is never opened (the session closes one it was handed)."""
+        self._store_wanted = False
+
+    def _problem(self, text: str) -> None:
         log.error("run store: %s", text)
-        self.notice = f"Runs are not saved: {text}. Training works; stored runs cannot be listed or opened."
+        self._say(f"Runs are not saved: {text}. Training works; stored runs cannot be listed or opened.")
 
-    def open_run(self, *_):
+    def open_selected(self) -> None:
         """Open the run chosen under Runs → Open run: its settings and curves, continued from its latest checkpoint."""
-        run_id = self.runs_select.value
+        run_id = self.select.value
         if run_id is None:
-            self.notice = "no stored run selected"
+            self._say("no stored run selected")
             return
-        self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
+        self._opening(run_id)
 
-    def open_run_link(self, raw) -> None:
+    def open_link(self, raw) -> None:
         """`?run=ID` in the link: open that stored run on Training (refused, with the reason, when it is not a number
         or belongs to another user of a server with logins)."""
         if raw in (None, ""):
             return
         if not str(raw).isdigit():
-            self.notice = f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
+            self._say(f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)")
             return
         if self.session.run_id == int(raw):  # a page that took back its own run (a reload): it is shown already
             return
-        self.open_stored_run(int(raw))
+        self.open(int(raw))
 
-    def open_stored_run(self, run_id: int) -> None:
-        """Show stored run `run_id` on the Training page (a click on a run of the Compare page)."""
-        self._refresh_runs()
-        if run_id in self.runs_select.options.values():
-            self.runs_select.value = run_id
-        if hasattr(self, "pages"):
-            self.pages.active = 0
+    def open(self, run_id: int) -> None:
+        """Show stored run `run_id` on the Training page, chosen in the list (a click on the Compare page's table)."""
+        self.refresh()
+        if run_id in self.select.options.values():
+            self.select.value = run_id
+        self._show_training()
+        self._opening(run_id)
+
+    def _opening(self, run_id: int) -> None:
         self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
-    def _adopt(self, config: RunConfig) -> None:
-        """Show an opened run's settings in the controls (without asking for a Reset)."""
-        self._applying_run_config = True
-        try:
-            self.settings.model = config.model
-            for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
-                obj = self.settings.section(section)
-                obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
-            self._rebuild_model_controls()
-        finally:
-            self._applying_run_config = False
-        self.notice = ""
-        self._status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
-        self._update_location()
-
-    def _refresh_runs(self) -> None:
+    def refresh(self) -> None:
+        """List the store's newest 100 runs, each as "#ID name: family on data — status, step N" (and its owner for an
+        admin); a store that cannot be read is left untouched and the notice says what to do."""
         if self.store is None:
             return
         try:
             runs = self.store.list_runs(limit=100)
         except InvlabError as err:
-            self.notice = str(err)
+            self._say(str(err))
             return
         except sqlite3.Error as err:
-            self._store_problem(f"the run store {self.store.path} cannot be read ({type(err).__name__}: {err}); it "
-                                "was left untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the "
-                                "server to start a new store")
+            self._problem(f"the run store {self.store.path} cannot be read ({type(err).__name__}: {err}); it was left "
+                          "untouched: move it aside (or point INVLAB_DATA elsewhere) and restart the server to start "
+                          "a new store")
             return
         by = (lambda r: f" ({r.owner})" if r.owner else "") if self.admin else (lambda r: "")
+
         def label(r) -> str:  # a watched loop's run by its own name first
             named = f"{r.name}: " if r.name else ""
             return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
 
-        self.runs_select.options = {label(r): r.id for r in runs}
+        self.select.options = {label(r): r.id for r in runs}

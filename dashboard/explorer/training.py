@@ -118,10 +118,25 @@ class TrainingDisplay:
         target = (getattr(dataset, "metadata", None) or {}).get("target")
         self.curves.target_name = None if target is None else str(target)  # a table's column names RMSE's units
         self._rebuild_learned_controls()
-        self._refresh_runs()
+        self.runs.refresh()
         if self._doc is not None and self._doc.session_context is not None:
             # again once this tick's batch of new plots is attached: a change made while it is held can be lost
             self._doc.add_next_tick_callback(self._status_from_settings)
+
+    def _adopt(self, config: RunConfig) -> None:
+        """Show an opened run's settings in the controls (without asking for a Reset)."""
+        self._applying_run_config = True
+        try:
+            self.settings.model = config.model
+            for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
+                obj = self.settings.section(section)
+                obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
+            self._rebuild_model_controls()
+        finally:
+            self._applying_run_config = False
+        self.notice = ""
+        self._status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
+        self._update_location()
 
     def _rebuild_learned_controls(self) -> None:
         trainer = self.session.trainer

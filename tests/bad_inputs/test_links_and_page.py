@@ -13,7 +13,7 @@ def test_a_run_link_that_is_not_a_number_is_refused_on_the_page(tmp_path):
     with RunStore(tmp_path / "runs.sqlite") as store:
         explorer = Explorer(store=store)
         try:
-            explorer.open_run_link("1; DROP TABLE runs")
+            explorer.runs.open_link("1; DROP TABLE runs")
             assert explorer.notice == ("run='1; DROP TABLE runs' refused: a stored run is named by its number (Runs → "
                                        "Stored runs lists them)")
             assert explorer.session.state != "building"  # nothing was opened

@@ -186,9 +186,9 @@ def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path, wait_u
     with open(path, "wb") as f:
         f.write(b"garbage")
     trainer = explorer.session.trainer
-    explorer._refresh_runs()
-    explorer.runs_select.value = trainer.run_id
-    explorer.open_run()
+    explorer.runs.refresh()
+    explorer.runs.select.value = trainer.run_id
+    explorer.runs.open_selected()
     wait_until(lambda: "cannot be read" in explorer.session.message, explorer)
     assert explorer.session.trainer is trainer and explorer.session.step == 1
 

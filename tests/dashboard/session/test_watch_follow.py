@@ -64,10 +64,10 @@ def test_an_opened_watched_run_keeps_drawing_what_the_loop_writes(tmp_path, loop
     explorer = Explorer(RunConfig(), store=RunStore(tmp_path / "runs.sqlite"))
     explorer.__panel__()
     try:
-        explorer._refresh_runs()
-        assert f"#{run_id} my-loop: svgp on digits — running, step 20" in explorer.runs_select.options
-        explorer.runs_select.value = run_id
-        explorer.open_run()
+        explorer.runs.refresh()
+        assert f"#{run_id} my-loop: svgp on digits — running, step 20" in explorer.runs.select.options
+        explorer.runs.select.value = run_id
+        explorer.runs.open_selected()
         wait_until(lambda: elbo_steps(explorer) == list(range(1, 21)), explorer)
         assert "still being trained by another process" in explorer.session.message
         assert explorer.session.trainer is None  # shown, not continued here
@@ -112,7 +112,7 @@ def test_explorer_run_id_follows_the_watched_loop_as_in_a_notebook(tmp_path, loo
     explorer.__panel__()
     try:
         wait_until(lambda: elbo_steps(explorer) == list(range(1, 21)), explorer)
-        assert explorer.runs_select.value == run_id
+        assert explorer.runs.select.value == run_id
         loop.stdin.write("\n")
         loop.stdin.flush()
         loop.stdout.readline()
