@@ -8,9 +8,9 @@ takes the same steps as one never stopped. Everything random a step uses is the 
 (initialisation, minibatch permutations) and its copy of torch's global CPU stream and, on a GPU, that device's
 stream (sampled orbits, Monte-Carlo likelihoods), swapped in for each step and out after it. Evaluations draw from
 a seeded stream of their own (the same model scores the same) and views from the process's, so neither changes what
-training draws. A checkpoint keeps all of
-these and the position in the current epoch. (Trainers stepping at the same moment in threads of one process share
-torch's global stream during their steps, so there the draws are not reproducible.)
+training draws. A checkpoint keeps all of these and the position in the current epoch (`EpochOrder`). (Trainers
+stepping at the same moment in threads of one process share torch's global stream during their steps, so there the
+draws are not reproducible.)
 
 With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
 saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
