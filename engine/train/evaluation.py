@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Collection
 
@@ -55,6 +57,24 @@ class Snapshot:
     health: Health = field(default_factory=Health)
 
 
+class StepRate:
+    """A run's optimiser steps per second between its last two logged steps (`steps_per_sec`, NaN until known)."""
+
+    def __init__(self):
+        self.steps_per_sec = float("nan")
+        self.start(0)
+
+    def start(self, step: int) -> None:
+        """Count from now, at `step` (a run starts or continues)."""
+        self._last = (time.perf_counter(), int(step))
+
+    def tick(self, step: int) -> None:
+        """The run has reached `step` now: the rate since the last tick (or start)."""
+        now = time.perf_counter()
+        then, before = self._last
+        if step > before and now > then:
+            self.steps_per_sec = (step - before) / (now - then)
+        self._last = (now, int(step))
 
 
 def views_of(model, data, only: Collection[str] | None = None) -> dict[str, View]:
@@ -113,43 +133,56 @@ class EvaluationSubset:
         return self.chance_error
 
 
-class TrainerEvaluation:
-    """The `Trainer`'s evaluation, snapshot and prediction methods (mixed into `Trainer`); the subset it scores on is
-    its `EvaluationSubset` part."""
+class TrainerReport:
+    """What a `Trainer` says about its model, a part the trainer holds as `report`: test metrics on its
+    `EvaluationSubset`, the whole-data ELBO, `Snapshot`s, health verdicts and predictions.
 
-    # -- evaluation and snapshots -------------------------------------------------------------------------------------
+    It keeps the run's history (`history`: metric name → ([step], [value]), one value per step), its last test
+    metrics (`last_metrics`) and its last `Numerics` (`last_numerics`), which the trainer shows as its own
+    attributes. Everything else it reads from the trainer it reports on, under the trainer's `lock`: the model, the
+    data, the step count and status, the last step's loss parts and the stored run."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        self.last_metrics: dict[str, float] = {}
+        self.last_numerics: Numerics | None = None
+
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
         """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
-        with self.lock:
-            metrics = self.evaluation.score(self.model)
-            self.last_numerics = self.model.numerics()  # cheap next to the evaluation; health reads it
+        t = self.trainer
+        with t.lock:
+            metrics = t.evaluation.score(t.model)
+            self.last_numerics = t.model.numerics()  # cheap next to the evaluation; health reads it
         self.last_metrics = metrics
-        self._record(metrics)
+        self.record(metrics)
         return metrics
 
     def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
         """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
         with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
-        full_elbo = getattr(self.model, "full_elbo", None)
+        t = self.trainer
+        full_elbo = getattr(t.model, "full_elbo", None)
         if full_elbo is None:
             return None
-        with self.lock:
-            return full_elbo(self.X, self.y, batch_size=batch_size, seed=seed)
+        with t.lock:
+            return full_elbo(t.X, t.y, batch_size=batch_size, seed=seed)
 
-    def _record(self, values: dict[str, float]) -> None:
-        """Append to the in-memory history and buffer for the run store; a value at a step the metric already has
-        (evaluated again at the same step: at the end, or on a resume of a finished run) replaces it, as in the
-        store, which keeps one value per (step, name)."""
+    def record(self, values: dict[str, float]) -> None:
+        """Append `values` (name → float) at the trainer's step to the history and buffer them for the run store; a
+        value at a step the metric already has (evaluated again at the same step: at the end, or on a resume of a
+        finished run) replaces it, as in the store, which keeps one value per (step, name)."""
+        t = self.trainer
         for k, v in values.items():
             steps, series = self.history[k]
-            if steps and steps[-1] == self.step_count:
+            if steps and steps[-1] == t.step_count:
                 series[-1] = v
             else:
-                steps.append(self.step_count)
+                steps.append(t.step_count)
                 series.append(v)
-        if self.store is not None:
-            self.store.log_metrics(self.run_id, self.step_count, values)
+        if t.store is not None:
+            t.store.log_metrics(t.run_id, t.step_count, values)
 
     def snapshot(self, views: bool = True, history: bool = True, only: Collection[str] | None = None) -> Snapshot:
         """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
@@ -158,50 +191,49 @@ class TrainerEvaluation:
         views to compute, e.g. those on screen: the others cost nothing, are left out of the snapshot, and keep their
         earlier rows in the store. Without `history` the snapshot's history is empty and nothing of the history is
         copied (a page that already receives every new point as it comes)."""
-        with self.lock:
+        t = self.trainer
+        with t.lock:
             if views or self.last_numerics is None:
-                self.last_numerics = numerics = self.model.numerics()
+                self.last_numerics = numerics = t.model.numerics()
             else:
-                jitter = getattr(self.model, "last_jitter", float("nan"))
+                jitter = getattr(t.model, "last_jitter", float("nan"))
                 numerics = self.last_numerics
                 if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
                     numerics = dataclasses.replace(numerics, jitter=jitter)
             diag = {}
             if views:
-                sample = self._diagnostic_data()
-                diag = self.model.diagnostics(sample, test=self._prediction_data(), only=only) \
-                    if isinstance(self.model, ModelFamily) else views_of(self.model, sample, only)
-                if self.store is not None and self.run_id is not None:  # written with the next flush
-                    self.store.save_views(self.run_id, self.step_count, diag)
+                sample = self.diagnostic_data()
+                diag = t.model.diagnostics(sample, test=t.evaluation.prediction_data(), only=only) \
+                    if isinstance(t.model, ModelFamily) else views_of(t.model, sample, only)
+                if t.store is not None and t.run_id is not None:  # written with the next flush
+                    t.store.save_views(t.run_id, t.step_count, diag)
         copied = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
                   for k, (s, v) in self.history.items()} if history else {}
-        return Snapshot(self.step_count, self.status, dict(self.last_parts), dict(self.last_metrics), copied, diag,
-                        numerics, self._steps_per_sec, str(self.device), str(self.dtype).replace("torch.", ""),
-                        self.run_id, self.last_warning, self.health(copied if history else self.history, numerics))
+        return Snapshot(t.step_count, t.status, dict(t.last_parts), dict(self.last_metrics), copied, diag,
+                        numerics, t.rate.steps_per_sec, str(t.device), str(t.dtype).replace("torch.", ""),
+                        t.run_id, t.last_warning, self.health(copied if history else self.history, numerics))
 
     def health(self, history=None, numerics: Numerics | None = None) -> Health:
         """The run's health verdict (`invlab.train.health.assess`) from its history and numerics."""
+        t = self.trainer
         if history is None:
             history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
-        ds = self.dataset
+        ds = t.dataset
         return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
-                      num_classes=ds.num_classes, optimizer=self.optimizer_name, chance_error=self.chance_error,
-                      learning_rate=self.current_lr,
-                      converged=self.converged if self.optimizer_name == "lbfgs" else None)
+                      num_classes=ds.num_classes, optimizer=t.optimizer_name, chance_error=t.chance_error,
+                      learning_rate=t.current_lr, converged=t.converged if t.optimizer_name == "lbfgs" else None)
 
-    def _diagnostic_data(self, n: int = 400):
-        idx = torch.arange(min(n, self.X.shape[0]), device=self.device)
-        return self.X.index_select(0, idx), self.y.index_select(0, idx)
-
-    def _prediction_data(self):
-        """The test points the views of predictions show (`EvaluationSubset.prediction_data`)."""
-        return self.evaluation.prediction_data()
+    def diagnostic_data(self, n: int = 400) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first `n` training points (X [n, ...], y [n]), on which the views are computed."""
+        X, y = self.trainer.X, self.trainer.y
+        idx = torch.arange(min(n, X.shape[0]), device=X.device)
+        return X.index_select(0, idx), y.index_select(0, idx)
 
     @torch.no_grad()
     def predict(self, X, **options) -> "Prediction":  # noqa: F821
         """The predictive at X [N, ...] in the data's own units (numpy or torch, any float dtype or device): means,
         variances and `quantile(q)` in the target's units, or class probabilities. Options go to the family."""
-        X = check_inputs(X, self.dataset.X_train.shape[1:])
-        with self.lock:
-            return self.model.predict(X, **options)
-
+        t = self.trainer
+        X = check_inputs(X, t.dataset.X_train.shape[1:])
+        with t.lock:
+            return t.model.predict(X, **options)

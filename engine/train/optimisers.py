@@ -33,3 +33,21 @@ def lbfgs_solve_converged(optimizer: torch.optim.LBFGS, before: tuple[int, int, 
         return True
     previous = before[2]
     return previous is not None and abs(loss - previous) <= 1e-12 * max(abs(loss), 1.0)
+
+
+def lbfgs_step(optimizer: torch.optim.LBFGS, closure, loss_before: float | None):
+    """One step of torch's L-BFGS (up to `max_iter` inner iterations). `closure()` zeroes the gradients, computes the
+    loss, back-propagates it and returns its terms (anything with a scalar tensor `loss`); `loss_before` is the last
+    step's loss. Returns (the terms of the last evaluation, whether the solve has converged:
+    `lbfgs_solve_converged`)."""
+    counters = lbfgs_counters(optimizer)
+    before = (counters.get("n_iter", 0), counters.get("func_evals", 0), loss_before)
+    holder = {}
+
+    def loss():
+        holder["terms"] = terms = closure()
+        return terms.loss
+
+    optimizer.step(loss)
+    terms = holder["terms"]
+    return terms, lbfgs_solve_converged(optimizer, before, float(terms.loss.detach()))

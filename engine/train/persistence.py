@@ -196,6 +196,33 @@ class StoredRun:
                 self.store.forget_checkpoint(self.run_id, step, path)
 
 
+def training_state(trainer) -> dict:
+    """What a checkpoint of `trainer` holds, as `checkpoint.save_checkpoint`'s keyword arguments: the model's and the
+    optimiser's state, the step, the run's config, its generator's and its random streams' states and the epoch's
+    order and position (`EpochOrder.state`)."""
+    return dict(model_state=trainer.model.state_dict(), optimizer_state=trainer.optimizer.state_dict(),
+                step=trainer.step_count, config_json=trainer.config.to_json(), rng_state=trainer.generator.get_state(),
+                streams=trainer.streams.state, **trainer.batches.state())
+
+
+def load_training_state(trainer, payload: dict) -> None:
+    """Put a loaded checkpoint's `payload` (`checkpoint.load_checkpoint`) into `trainer`: model, optimiser, step,
+    generator, random streams, epoch order; the learning rate is the configured one at the checkpoint's step of the
+    schedule (a resume may have changed it). The caller holds the trainer's lock."""
+    trainer.model.load_state_dict(payload["model"])
+    trainer.optimizer.load_state_dict(payload["optimizer"])
+    trainer.step_count = int(payload["step"])
+    trainer.generator.set_state(payload["rng"].to("cpu"))
+    trainer.streams.load(payload.get("streams"))
+    trainer.batches.load(payload.get("order"), payload.get("cursor", 0))
+    trainer.scheduler.last_epoch = trainer.step_count
+    lr = trainer.tc.learning_rate
+    trainer.scheduler.base_lrs = [lr for _ in trainer.optimizer.param_groups]
+    for group in trainer.optimizer.param_groups:
+        group["initial_lr"] = lr
+        group["lr"] = lr * trainer.tc.lr_factor(trainer.step_count)
+
+
 def trainer_from_checkpoint(cls, path: str | Path, **kwargs):
     """A `cls` (Trainer) continuing from the checkpoint at `path` (`Trainer.from_checkpoint`)."""
     payload = load_checkpoint(path, map_location="cpu")

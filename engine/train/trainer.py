@@ -1,30 +1,23 @@
-"""The training loop shared by the CLI, notebooks and the dashboard.
+"""The training loop shared by the CLI, notebooks and the dashboard: set-up, the step loop and checkpoints.
 
-The `Trainer` is grouped by job: set-up, the step loop and its checkpoints' contents here; evaluation, snapshots
-and predictions in `evaluation`; resume and the data a run knows in `persistence`. Parts it holds as objects: the
-test subset it is scored on (`evaluation`, an `EvaluationSubset`), its run in the store (`record`, a `StoredRun`
-from `persistence`: lease, status, heartbeat, checkpoint schedule and pruning), the order it visits its training
-points in (`batches`, an `EpochOrder` from `batches`), its live edits from another thread (`edits`, a `LiveEdits`
-from `live`) and its own random streams (`streams`, a `TrainingStreams` from `streams`).
+A `Trainer` holds its parts as objects: `evaluation` (the `EvaluationSubset` it is scored on), `report` (a
+`TrainerReport`: test metrics, snapshots, health verdicts, predictions, and the history), `record` (its run in the
+store, a `StoredRun`: lease, status, heartbeat, checkpoint schedule and pruning), `batches` (the `EpochOrder` it
+visits its training points in), `edits` (`LiveEdits` from another thread), `streams` (its own `TrainingStreams`) and
+`good` (the `LastGoodState` a step that is not finite goes back to).
 
-`Trainer.step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s; `evaluate()` scores a
-bounded, fixed test subset; `snapshot()` is plain numpy and floats, safe to hand to another thread.
-Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every step
-also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last
-good state and raises `NonFiniteLossError`; the run can continue from there.
-
-Each snapshot carries the model's `Numerics` (recomputed with the views and at each evaluation, reused in
-between) and a `Health` verdict (`invlab.train.health`). An L-BFGS run stops once its solve has converged
-(`converged` is set and the run finishes) instead of running out its configured steps.
-
-Resume is exact, and a run store keeps checkpoints on a schedule: see `persistence`.
+`step()` does one optimiser step; `run(steps, every)` yields `Snapshot`s, plain numpy and floats, safe to hand to
+another thread. Parameter writes from another thread go through `set_value` / `freeze` under `lock`, which every
+step also holds. A step whose loss or gradient is not finite applies no update, leaves the model at its last good
+state and raises `NonFiniteLossError`; the run can continue from there. An L-BFGS run stops once its solve has
+converged (`converged` is set and the run finishes). Resume is exact, and a run store keeps checkpoints on a
+schedule: see `persistence`.
 """
 from __future__ import annotations
 
 import contextlib
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,30 +29,30 @@ from ..settings import keep_freed_cpu_memory, resolve_device, resolve_dtype
 from .batches import EpochOrder
 from .checkpoint import CheckpointError, save_checkpoint
 from .config import RunConfig, TrainConfig, more_inducing_than_data
-from .evaluation import EVAL_SEED_OFFSET, EvaluationSubset, Snapshot, StepResult, TrainerEvaluation
+from .evaluation import EvaluationSubset, Snapshot, StepRate, StepResult, TrainerReport
 from .health import kernel_blamed_in_build
-from .live import EDIT_WAIT_SECONDS, LiveEdits
-from .optimisers import lbfgs_counters, lbfgs_solve_converged, make_optimizer
+from .live import LiveEdits
+from .optimisers import lbfgs_step, make_optimizer
 from .persistence import (
-    CHECKPOINT_SHARE,
     StoredRun,
     data_for_run,
+    load_training_state,
     placed_splits,
     resume_trainer,
     trainer_from_checkpoint,
+    training_state,
 )
 from .recovery import LastGoodState, all_finite, non_finite_error
 from .states import RunStatus
 from .store import RunStore
 from .streams import TrainingStreams
 
-__all__ = ["CHECKPOINT_SHARE", "EDIT_WAIT_SECONDS", "EVAL_SEED_OFFSET", "Snapshot", "StepResult", "Trainer",
-           "more_inducing_than_data"]
+__all__ = ["Snapshot", "StepResult", "Trainer", "more_inducing_than_data"]
 
 _clock = time.monotonic
 
 
-class Trainer(TrainerEvaluation):
+class Trainer:
     """One run's training: `step()`, `run(steps, every)`, `evaluate()`, `snapshot()`, `predict(X)`, checkpoints.
 
     `dataset=`: train on this `Dataset` instead of loading the config's data (a hand-built one included); the run's
@@ -94,21 +87,19 @@ class Trainer(TrainerEvaluation):
         self.edits = LiveEdits(self)  # changes from another thread, applied between steps (see `edit`)
         self.step_count = 0
         self.status = RunStatus.CREATED
-        self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        self.report = TrainerReport(self)  # test metrics, snapshots, health and predictions; it keeps the history
+        self.history = self.report.history  # metric name -> ([step], [value])
         self.last_parts: dict[str, float] = {}
-        self.last_metrics: dict[str, float] = {}
         notes = [more_inducing_than_data(config.model_params(), ds.num_train), *getattr(ds, "notes", [])]
         self.last_warning: str | None = "; ".join(n for n in notes if n) or None  # the CLI prints it as a note
         self.final_elbo: dict[str, float] | None = None  # `full_elbo()` when the run finished
         self.batches = EpochOrder(self.X.shape[0], self.tc.batch_size, self.generator)  # each epoch's minibatches
         self._torn = False  # a step was cut off midway (e.g. a second Ctrl-C): the state is not fit to save
         self.resume_notes: list[str] = []  # checkpoints `resume` skipped, and why
-        self._rate = (time.perf_counter(), 0)
-        self._steps_per_sec = float("nan")
+        self.rate = StepRate()  # steps per second over the last logged steps
         self.evaluation = EvaluationSubset(self.X_test, self.y_test, seed=self.tc.seed, size=self.tc.eval_size)
         self.chance_error = self.evaluation.set_chance_error(ds.task, self.y, getattr(self.model, "y_std", 1.0))
         self.converged = False  # an L-BFGS solve that has converged (the run stops); a live edit clears it
-        self.last_numerics: Numerics | None = None
         self.good = LastGoodState(self.model, self.optimizer)  # what a step that is not finite goes back to
         self.record = StoredRun(store, run_id, config_json=config.to_json(), model=config.model, data_name=ds.name)
 
@@ -126,6 +117,37 @@ class Trainer(TrainerEvaluation):
     def lease(self) -> str | None:
         """This trainer's claim on its stored run (see `claim`), or None."""
         return self.record.lease
+
+    @property
+    def last_metrics(self) -> dict[str, float]:
+        """The last evaluation's test metrics (`TrainerReport.last_metrics`)."""
+        return self.report.last_metrics
+
+    @property
+    def last_numerics(self) -> Numerics | None:
+        """The model's numerics at the last views or evaluation (`TrainerReport.last_numerics`)."""
+        return self.report.last_numerics
+
+    # -- what the trainer says about its model (`TrainerReport`) ------------------------------------------------------
+    def evaluate(self) -> dict[str, float]:
+        """Test metrics on the evaluation subset, recorded in the history (`TrainerReport.evaluate`)."""
+        return self.report.evaluate()
+
+    def full_elbo(self, **options) -> dict[str, float] | None:
+        """The ELBO over the whole training set, or None (`TrainerReport.full_elbo`: `batch_size`, `seed`)."""
+        return self.report.full_elbo(**options)
+
+    def snapshot(self, views: bool = True, history: bool = True, only=None) -> Snapshot:
+        """The run now, as numpy and floats (`TrainerReport.snapshot`)."""
+        return self.report.snapshot(views, history, only)
+
+    def health(self, history=None, numerics: Numerics | None = None):
+        """The run's `Health` verdict from its history and numerics (`TrainerReport.health`)."""
+        return self.report.health(history, numerics)
+
+    def predict(self, X, **options):
+        """The predictive at X [N, ...] in the data's own units (`TrainerReport.predict`)."""
+        return self.report.predict(X, **options)
 
     @staticmethod
     def _now() -> float:
@@ -202,23 +224,18 @@ class Trainer(TrainerEvaluation):
         X, y = self._next_batch()
         if self.optimizer_name == "lbfgs":
             good = LastGoodState(self.model, self.optimizer, self.step_count)
-            holder = {}
-            counters = lbfgs_counters(self.optimizer)
-            before = (counters.get("n_iter", 0), counters.get("func_evals", 0), self.last_parts.get("loss"))
 
             def closure():
                 self.optimizer.zero_grad(set_to_none=True)
                 terms = self._loss(X, y, attempted)
                 terms.loss.backward()
-                holder["terms"] = terms
-                return terms.loss
+                return terms
 
-            self.optimizer.step(closure)
-            terms = holder["terms"]
+            terms, converged = lbfgs_step(self.optimizer, closure, self.last_parts.get("loss"))
             if not all_finite(terms.loss, self.model.parameters(), with_grads=False):
                 self.step_count = good.restore()
                 self._fail(terms, attempted)
-            self.converged = lbfgs_solve_converged(self.optimizer, before, float(terms.loss.detach()))
+            self.converged = converged
         else:
             self.optimizer.zero_grad(set_to_none=True)
             terms = self._loss(X, y, attempted)
@@ -242,13 +259,9 @@ class Trainer(TrainerEvaluation):
         parts = {"loss": float(terms.loss.detach())}
         parts.update({k: float(v.detach()) for k, v in terms.parts.items()})
         self.last_parts = parts
-        self._record(parts)
+        self.report.record(parts)
         self.good.capture(self.step_count)
-        now = time.perf_counter()
-        t_prev, s_prev = self._rate
-        if self.step_count > s_prev and now > t_prev:
-            self._steps_per_sec = (self.step_count - s_prev) / (now - t_prev)
-        self._rate = (now, self.step_count)
+        self.rate.tick(self.step_count)
 
     def run(self, steps: int | None = None, every: int | None = None, stop: threading.Event | None = None,
             step_gate: Callable[[], contextlib.AbstractContextManager] | None = None, history: bool = True):
@@ -264,7 +277,7 @@ class Trainer(TrainerEvaluation):
         self.final_elbo = None  # the model is about to change; `finish` computes it again
         self.claim()  # refused (RunStoreError) while another process trains the run, before anything changes
         self._set_status(RunStatus.RUNNING)
-        self._rate = (time.perf_counter(), self.step_count)
+        self.rate.start(self.step_count)
         self.record.start(tc, _clock())
         try:
             while self.step_count < end:
@@ -349,10 +362,7 @@ class Trainer(TrainerEvaluation):
                                       "written (the run can resume from its previous checkpoint)")
             began = self._now()
             path = save_checkpoint(self.record.checkpoint_path(self.step_count) if path is None else path,
-                                   model_state=self.model.state_dict(), optimizer_state=self.optimizer.state_dict(),
-                                   step=self.step_count, config_json=self.config.to_json(),
-                                   rng_state=self.generator.get_state(), streams=self.streams.state,
-                                   **self.batches.state())
+                                   **training_state(self))
             self.record.checkpoint_written(self.step_count, path, self.last_parts.get("elbo"), self.tc, began,
                                            self._now())
             return path
@@ -361,18 +371,7 @@ class Trainer(TrainerEvaluation):
         """Continue from a checkpoint's state (see `save_checkpoint`). The learning rate is the configured one at
         the checkpoint's step of the schedule (a resume may have changed it)."""
         with self.lock:
-            self.model.load_state_dict(payload["model"])
-            self.optimizer.load_state_dict(payload["optimizer"])
-            self.step_count = int(payload["step"])
-            self.generator.set_state(payload["rng"].to("cpu"))
-            self.streams.load(payload.get("streams"))
-            self.batches.load(payload.get("order"), payload.get("cursor", 0))
-            self.scheduler.last_epoch = self.step_count
-            lr = self.tc.learning_rate
-            self.scheduler.base_lrs = [lr for _ in self.optimizer.param_groups]
-            for group in self.optimizer.param_groups:
-                group["initial_lr"] = lr
-                group["lr"] = lr * self.tc.lr_factor(self.step_count)
+            load_training_state(self, payload)
             self._torn = False
             self.good.capture(self.step_count)
 

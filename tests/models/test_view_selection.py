@@ -64,7 +64,8 @@ def trained(case: str) -> Trainer:
 def diagnostics(trainer: Trainer, only=None, seed: int = 3) -> dict:
     """The model's views as a snapshot asks for them (its diagnostic sample and test subset), drawn after seeding."""
     torch.manual_seed(seed)
-    return trainer.model.diagnostics(trainer._diagnostic_data(), test=trainer._prediction_data(), only=only)
+    return trainer.model.diagnostics(trainer.report.diagnostic_data(), test=trainer.evaluation.prediction_data(),
+                                     only=only)
 
 
 def assert_same(got, want, where: str) -> None:
@@ -128,7 +129,7 @@ BOOKKEEPING = {"diagnostics", "own_diagnostics", "shared_diagnostics", "wants", 
 @pytest.mark.parametrize("case", list(CASES))
 def test_an_empty_selection_returns_no_view_and_computes_nothing(case):
     trainer = trained(case)
-    data, test, views = trainer._diagnostic_data(), trainer._prediction_data(), {}
+    data, test, views = trainer.report.diagnostic_data(), trainer.evaluation.prediction_data(), {}
     called = engine_calls(lambda: views.update(trainer.model.diagnostics(data, test=test, only=set())))
     assert views == {}
     assert called <= BOOKKEEPING, f"{case} computed {sorted(called - BOOKKEEPING)} for no view"
@@ -158,7 +159,7 @@ def test_diagnostics_leave_the_random_stream_where_they_found_it():
     trainer = trained("diwp-plane")  # its Gram views and its posterior draw from torch's stream
     torch.manual_seed(11)
     before = torch.get_rng_state()
-    trainer.model.diagnostics(trainer._diagnostic_data(), test=trainer._prediction_data())
+    trainer.model.diagnostics(trainer.report.diagnostic_data(), test=trainer.evaluation.prediction_data())
     assert torch.equal(torch.get_rng_state(), before)
 
 

@@ -1,16 +1,19 @@
 """The parts a `Trainer` holds, each against an independent computation: the order it visits its training points in
 (`EpochOrder`), its run's schedule of heartbeats and checkpoints and their pruning in the store (`StoredRun`), the
-last good state it falls back on (`LastGoodState`), when an L-BFGS solve is done, and the learning-rate schedule."""
+last good state it falls back on (`LastGoodState`), when an L-BFGS solve is done, the learning-rate schedule, its
+step rate (`StepRate`), what it reports (`TrainerReport`) and a checkpoint's contents (`training_state`)."""
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from invlab.train import RunStore, TrainConfig
+from invlab.train import RunConfig, RunStore, TrainConfig, Trainer
 from invlab.train.batches import EpochOrder
-from invlab.train.optimisers import lbfgs_counters, lbfgs_solve_converged, make_optimizer
-from invlab.train.persistence import StoredRun
+from invlab.train.checkpoint import load_checkpoint, save_checkpoint
+from invlab.train.evaluation import StepRate, TrainerReport
+from invlab.train.optimisers import lbfgs_counters, lbfgs_solve_converged, lbfgs_step, make_optimizer
+from invlab.train.persistence import StoredRun, load_training_state, training_state
 from invlab.train.recovery import LastGoodState, all_finite
 from invlab.train.store import HEARTBEAT_SECONDS
 
@@ -152,3 +155,72 @@ def test_the_learning_rate_schedule_is_its_closed_form(schedule):
     expected = {"constant": np.ones_like(t), "cosine": 0.05 + 0.95 * 0.5 * (1 + np.cos(math.pi * t)),
                 "exponential": 0.05 ** t}[schedule]
     np.testing.assert_allclose([tc.lr_factor(s) for s in range(0, 260, 13)], expected, rtol=1e-12)
+
+
+def test_an_lbfgs_step_returns_its_last_terms_and_whether_the_solve_is_done():
+    x = torch.tensor([3.0, -2.0], dtype=torch.float64, requires_grad=True)
+    optimizer = make_optimizer("lbfgs", [x], lr=1.0)
+    A = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=torch.float64)
+    evaluated = []
+
+    class Terms:
+        def __init__(self, loss):
+            self.loss = loss
+
+    def closure():
+        optimizer.zero_grad()
+        terms = Terms(0.5 * x @ A @ x)
+        terms.loss.backward()
+        evaluated.append(terms)
+        return terms
+
+    terms, done = lbfgs_step(optimizer, closure, None)
+    assert terms is evaluated[-1] and done  # torch stopped on its tolerance: the quadratic is solved
+    assert float(terms.loss) < 1e-8 and torch.allclose(x.detach(), torch.zeros(2, dtype=torch.float64), atol=1e-4)
+    assert float(terms.loss) == pytest.approx(float(0.5 * x.detach() @ A @ x.detach()), rel=1e-9)  # at the end point
+
+
+def test_the_step_rate_is_steps_over_seconds_between_ticks(monkeypatch):
+    clock = iter([10.0, 12.0, 12.0, 13.0])
+    monkeypatch.setattr("invlab.train.evaluation.time.perf_counter", lambda: next(clock))
+    rate = StepRate()  # starts at 10 s
+    assert math.isnan(rate.steps_per_sec)
+    rate.tick(50)  # 50 steps in 2 s
+    assert rate.steps_per_sec == 25.0
+    rate.tick(50)  # no step since: the rate stays
+    assert rate.steps_per_sec == 25.0
+    rate.tick(60)  # 10 steps in 1 s
+    assert rate.steps_per_sec == 10.0
+
+
+def _small_trainer():
+    config = RunConfig(model="svgp", data={"dataset": "two_moons", "subset": 60, "test_subset": 30},
+                       model_config={"num_inducing": 8}, train={"steps": 20, "eval_every": 5, "batch_size": 16})
+    return Trainer(config)
+
+
+def test_the_report_keeps_the_history_the_trainer_shows_and_scores_on_its_subset():
+    trainer = _small_trainer()
+    assert isinstance(trainer.report, TrainerReport) and type(trainer).__mro__ == (Trainer, object)
+    snaps = list(trainer.run(10, every=5))
+    assert trainer.history is trainer.report.history and [s.step for s in snaps] == [5, 10]
+    steps, values = trainer.history["test_error"]
+    assert steps == [5, 10] and values[-1] == trainer.last_metrics["test_error"]
+    # the same model scored again on the same subset, with the same seeded sampling, gives the same figures
+    again = trainer.evaluation.score(trainer.model)
+    assert again == pytest.approx(trainer.last_metrics, rel=1e-12)
+    # a snapshot's history is a copy of the report's
+    snap = trainer.snapshot(views=False)
+    np.testing.assert_array_equal(snap.history["loss"][1], np.asarray(trainer.history["loss"][1]))
+    assert trainer.last_numerics is trainer.report.last_numerics and trainer.rate.steps_per_sec > 0
+
+
+def test_a_checkpoints_state_put_into_a_fresh_trainer_takes_the_same_next_steps(tmp_path):
+    trainer = _small_trainer()
+    list(trainer.run(7, every=7))
+    payload = load_checkpoint(save_checkpoint(tmp_path / "state.pt", **training_state(trainer)))
+    other = _small_trainer()
+    load_training_state(other, payload)
+    assert other.step_count == 7 and other.current_lr == trainer.current_lr
+    for _ in range(3):
+        assert other.step().loss == pytest.approx(trainer.step().loss, rel=1e-12)
