@@ -12,7 +12,11 @@ from invlab.dashboard.serving import csp
 from invlab.dashboard.serving.identity import page_owner
 from invlab.dashboard.serving.limits import ServerLimits
 from invlab.dashboard.serving.reattach import page_coming_back_to_its_run, register
-from invlab.dashboard.serving.session_start import hold_until_connected, packaged_stylesheets
+from invlab.dashboard.serving.session_start import (
+    hold_until_connected,
+    packaged_stylesheets,
+    stylesheets_from_this_server,
+)
 from invlab.dashboard.serving.theme import page_for, session_theme
 from invlab.dashboard.session.scheduling import server_thread_on_one_core, warm_optimisers
 from invlab.dashboard.views.style import draw_on_canvas
@@ -20,6 +24,7 @@ from invlab.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/serving/csp.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
+stylesheets_from_this_server()  # a pane changing on a tab not shown keeps its links here (serving/session_start.py)
 pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")
 server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
 draw_on_canvas()  # no emulated WebGL in a browser without a GPU: the plots are small (dashboard/views/style.py)

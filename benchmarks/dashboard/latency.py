@@ -96,7 +96,14 @@ HELPERS_JS = r"""() => {
     }
     return false;
   };
-  const lat = { lastInput: null, effectAt: null, timer: null, field, near, setTo, scan };
+  const visibleHandles = () => {
+    scan();
+    let n = 0;
+    for (const r of roots)
+      for (const el of r.querySelectorAll('.noUi-handle')) if (el.getClientRects().length) n++;
+    return n;
+  };
+  const lat = { lastInput: null, effectAt: null, timer: null, field, near, setTo, scan, visibleHandles };
   for (const type of ['click', 'keydown'])
     document.addEventListener(type, () => { lat.lastInput = performance.now(); }, true);
   lat.arm = (kind, arg) => {
@@ -193,8 +200,14 @@ class Page:
 
     def range(self) -> float:
         self._tab("Invariance")
-        handle = self.page.locator(".noUi-handle:visible").first
-        handle.wait_for(timeout=120_000)
+        # the tab is drawn when opened; its rotation range (0-180 degrees) is the slider in sight whose end is past 1
+        # (the curves' smoothing slider ends at 1)
+        handles = self.page.locator(".noUi-handle:visible")
+        pick = "(els) => els.findIndex((el) => parseFloat(el.getAttribute('aria-valuemax')) > 1)"
+        deadline = time.time() + 120
+        while (index := handles.evaluate_all(pick)) < 0 and time.time() < deadline:
+            time.sleep(0.1)
+        handle = handles.nth(max(index, 0))
         key = "Home" if self.range_high else "End"
         self.range_high = not self.range_high
         # the value the slider will hold after the key: its end, as the handle reports it

@@ -370,7 +370,8 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:
-        self.notice_pane.object = notice_html(self.notice)
+        for pane in self.page_notices:
+            pane.object = notice_html(self.notice)
 
     def status_values(self) -> dict:
         """What the status bar shows, by name."""

@@ -47,8 +47,9 @@ def notice_html(text: str) -> str:
 
 
 def sidebar_tabs(tabs) -> pn.Tabs:
-    """The controls column: `tabs` (Panel objects with names) as tabs that all fit its width."""
-    return pn.Tabs(*tabs, dynamic=False, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
+    """The controls column: `tabs` (Panel objects with names) as tabs that all fit its width, each drawn in the
+    browser when it is first shown (a page load builds the Data tab's widgets, not all five tabs')."""
+    return pn.Tabs(*tabs, dynamic=True, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
 
 
 def training_page(sidebar, main: pn.Column) -> pn.FlexBox:

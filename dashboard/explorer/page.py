@@ -53,6 +53,9 @@ class ExplorerPage:
         self.invariance_group = pn.Column(pn.pane.Markdown("Start a run to see this family's invariance ranges."),
                                           name="Invariance")
         self.notice_pane = notice_pane()
+        # the same notice at the top of the prior and Compare pages (a link's refused settings, say, on the page the
+        # link opened)
+        self.page_notices = [self.notice_pane, notice_pane(), notice_pane()]
         self.lesson_pane = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                          css_classes=["invlab-lesson-banner"])
         self.lessons = LessonCards()
@@ -150,9 +153,7 @@ class ExplorerPage:
                             pn.widgets.FloatSlider.from_param(self.curves.param.smoothing, width=200),
                             pn.widgets.Checkbox.from_param(self.curves.param.show_previous, label="previous runs"))
         curve_opts.append(pn.widgets.Checkbox.from_param(self.param.presenter, label="presenter (larger page)"))
-        main = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
-                         self.view_watch,
-                         self.lesson_pane, run_bar, self.status,
+        main = pn.Column(self.lesson_pane, run_bar, self.status,
                          self.notice_pane, self.plugin_note,
                          self.curves.layout, curve_opts, self.feed.views_area, self.curves.extra_layout,
                          sizing_mode="stretch_width")
@@ -167,8 +168,12 @@ class ExplorerPage:
         self._enlarged = [sidebar, self.lesson_pane, run_bar, self.status.pane, self.notice_pane, self.plugin_note,
                           curve_opts, lessons]
         self._enlarge_parts()
-        self.pages = pn.Tabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", self.prior),
-                             ("Compare", self.compare), dynamic=False, sizing_mode="stretch_width")
+        # Each page is drawn when it is first shown (the browser builds one page's plots and widgets, not four), and
+        # kept: showing it again draws the same models. The invisible parts every page needs sit outside the tabs.
+        prior = pn.Column(self.page_notices[1], self.prior, sizing_mode="stretch_width", margin=0)
+        compare = pn.Column(self.page_notices[2], self.compare, sizing_mode="stretch_width", margin=0)
+        self.pages = pn.Tabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", prior),
+                             ("Compare", compare), dynamic=True, sizing_mode="stretch_width")
         self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
@@ -183,7 +188,9 @@ class ExplorerPage:
             # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
             # holds goes with it.
             self._close_with(pn.state.curdoc)
-        return self.pages
+        hidden = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
+                           self.view_watch, height=0, margin=0)
+        return pn.Column(hidden, self.pages, sizing_mode="stretch_width", margin=0)
 
     def _enlarge_parts(self) -> None:
         """Presenter mode on or off: the controls, the banner, the buttons, the status and the lesson cards drawn

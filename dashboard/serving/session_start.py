@@ -11,7 +11,8 @@ unstyled page).
 `hold_until_connected()` keeps a new session until its page has loaded in the browser, or `FIRST_CONNECTION_S` at
 most (a request that never connects, such as a health probe, is let go then). `packaged_stylesheets()` makes the
 page's stylesheet links point at this server's packaged files from the first model on, whichever way the session
-came to be built.
+came to be built. `stylesheets_from_this_server()` keeps them there for a pane whose model is out of the document
+for a while (on a page tab that is not shown) when it changes.
 """
 from __future__ import annotations
 
@@ -30,6 +31,29 @@ def packaged_stylesheets(doc=None) -> None:
     doc = doc if doc is not None else pn.state.curdoc
     if doc is not None:
         doc._template_variables.setdefault("dist_url", get_dist_path())
+
+
+def stylesheets_from_this_server() -> None:
+    """In a served process: a pane whose model is not in a document (it sits on a page tab that is not shown) and
+    changes keeps its stylesheet links on this server. Panel re-links such a pane's stylesheets against its CDN, for
+    want of a document to read this server's address from, and the stylesheet objects are shared by every pane of the
+    page, so the whole page then asked the CDN for its loading styles (refused by the page's policy; never there
+    offline). The address comes from the document being served now (`pn.state.curdoc`) instead. Idempotent."""
+    import panel.io.resources as resources
+    import panel.reactive as reactive
+
+    if getattr(resources.patch_stylesheet, "keeps_this_server", False):
+        return
+    original, cdn = resources.patch_stylesheet, resources.CDN_DIST
+
+    def patch_stylesheet(stylesheet, dist_url):
+        if dist_url == cdn:
+            doc = pn.state.curdoc
+            dist_url = (doc._template_variables.get("dist_url") if doc is not None else None) or dist_url
+        return original(stylesheet, dist_url)
+
+    patch_stylesheet.keeps_this_server = True
+    resources.patch_stylesheet = reactive.patch_stylesheet = patch_stylesheet
 
 
 def hold_until_connected(doc=None, seconds: float = FIRST_CONNECTION_S) -> None:

@@ -4,7 +4,7 @@ import re
 
 from invlab.dashboard.lessons.catalogue import Lesson, Step, run_config
 from invlab.dashboard.screenshot import curve_columns, discover_verdict
-from pagekit import TEXT, column_length, page_texts
+from pagekit import TEXT, column_length, open_tab, page_texts
 
 # The legend text of every dashed line (a previous run's curve, or a reference line) in the page, once each.
 DASHED_LABELS = """() => {
@@ -53,10 +53,6 @@ def select_value(page, label: str) -> str:
 
 def field(page, label: str):
     return group(page, label).locator("input").first
-
-
-def open_tab(page, name: str) -> None:
-    page.locator(".bk-tab", has_text=re.compile(r"^\s*" + re.escape(name) + r"\s*$")).first.click()
 
 
 def page_text(page) -> str:

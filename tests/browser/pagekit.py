@@ -1,5 +1,6 @@
 """Helpers for the real-browser tests: serve the dashboard, open a Chromium page, poll, read the page's Bokeh data."""
 import contextlib
+import re
 import time
 
 from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard  # noqa: F401 — used by the tests
@@ -17,6 +18,12 @@ def poll(fn, timeout=90.0, interval=0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out; last value {value!r}")
+
+
+def open_tab(page, name: str) -> None:
+    """Click the tab named exactly `name` (a page, or a tab of the controls), as a person does; a tab's widgets are
+    drawn when it is first opened."""
+    page.locator(".bk-tab", has_text=re.compile(r"^\s*" + re.escape(name) + r"\s*$")).first.click()
 
 
 def panel_script_late(context) -> None:

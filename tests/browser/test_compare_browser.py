@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from invlab.train import RunStore
-from pagekit import INJECTED, browser_page, column_length, page_texts, poll, serve_dashboard
+from pagekit import INJECTED, browser_page, column_length, open_tab, page_texts, poll, serve_dashboard
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def open_row(page, run_id: int, timeout: float = 120.0) -> str:
             cells.nth([t.strip() for t in cells.all_inner_texts()].index(str(run_id))).click()
         answered = time.time() + 8
         while time.time() < min(answered, deadline):
-            shown.append(status.inner_text())
+            shown.append((status.all_inner_texts() or [""])[0])  # on the Training page, drawn once it is shown
             if f"opened stored run {run_id}" in shown[-1]:
                 return shown[-1]
             if f"opening stored run {run_id}" in shown[-1]:  # the click was taken: the run is being built
@@ -177,6 +177,8 @@ def test_a_stored_sweeps_own_text_is_shown_as_text(served, launched):
         assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []
         open_row(page, run_id)
         # the Runs list names the run with its stored status, as text
+        poll(lambda: page.locator(".bk-tab", has_text="Runs").count() > 0, timeout=60)  # the Training page is shown
+        open_tab(page, "Runs")
         poll(lambda: page.locator("select option", has_text=f"#{run_id} ").count() > 0, timeout=30)
         assert payload in page.locator("select option", has_text=f"#{run_id} ").first.inner_text()
         assert page.evaluate("() => window.__xss") == [] and page.evaluate(INJECTED) == []

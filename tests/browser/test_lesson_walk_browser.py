@@ -9,7 +9,7 @@ page shows it; this test reads the same data."""
 import pytest
 
 from invlab.dashboard.lessons.catalogue import LESSONS, get_lesson, lesson_query
-from lessonkit import do, effect_shown, page_text, select_value, view_title
+from lessonkit import do, effect_shown, open_tab, page_text, select_value, view_title
 from pagekit import browser_page, poll
 
 
@@ -53,10 +53,12 @@ def preset_shown(page, lesson) -> None:
         poll(lambda: ticked.count() >= 6 and all(ticked.nth(i).is_checked() for i in range(ticked.count())))
         names = [" ".join(t.split()) for t in page.locator(".invlab-discover-candidates label").all_inner_texts()]
         assert "rotation" in names and "flips" in names, names
-    else:
+    else:  # each control read on its own tab, as a person looks for it
+        open_tab(page, "Model")
         poll(lambda: select_value(page, "Model family") == lesson.settings["model"])
         if "data.dataset" in lesson.settings:
-            assert select_value(page, "Dataset") == lesson.settings["data.dataset"]
+            open_tab(page, "Data")
+            poll(lambda: select_value(page, "Dataset") == lesson.settings["data.dataset"], timeout=30)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)

@@ -5,6 +5,7 @@ Each payload carries a number; script that runs records it in `window.__xss`, an
 `inj-<number>`. The page must show the refusals as text (the payload's characters appear in the notice) while
 nothing records and no such element exists, in the document or any shadow root.
 """
+import time
 from urllib.parse import quote
 
 import pytest
@@ -12,10 +13,13 @@ import pytest
 from invlab.dashboard.state.settings import FLAGS, SECTIONS, RunSettings, family_defaults
 from invlab.models import get_model, model_names
 from invlab.models.dkp import PriorExplorer
-from pagekit import INJECTED, TEXT, browser_page, poll
+from pagekit import INJECTED, TEXT, browser_page, open_tab, poll
 
 PAYLOAD = ('"\'><img src=x onerror=window.__xss.push({n})><script>window.__xss.push({n})</script>'
            '<b id=inj-{n}>b</b>[md](javascript:window.__xss.push({n})) **{n}** <svg onload=window.__xss.push({n})>')
+
+SIDEBAR_TABS = ("Model", "Invariance", "Optimisation", "Runs", "Data")  # the Training page's controls
+
 
 def _keys_for(family: str) -> list[str]:
     settings = RunSettings(model=family)
@@ -69,9 +73,15 @@ def test_crafted_links_run_no_script_and_inject_nothing(served_app):
             except AssertionError:
                 shown = page.evaluate(TEXT)[-600:]
                 raise AssertionError(f"{what}: no refusal shown; the page says {shown!r}") from None
+            # ... as the characters of the payload
+            assert "<img src=x onerror=window.__xss.push(" in text, what
+            # every tab is drawn when first opened: open each, as a person reading the page would
+            if "page=" not in query.rsplit("&", 1)[-1]:
+                for tab in SIDEBAR_TABS:
+                    if page.locator(".bk-tab", has_text=tab).count():
+                        open_tab(page, tab)
+                        time.sleep(0.3)
             ran = page.evaluate("() => window.__xss")
             injected = page.evaluate(INJECTED)
             assert ran == [] and dialogs == [] and injected == [], (what, ran, dialogs, injected)
-            # ... as the characters of the payload
-            assert "<img src=x onerror=window.__xss.push(" in text, what
         assert not [e for e in errors if "__xss" in e], errors

@@ -34,9 +34,10 @@ def test_pick_the_plugins_kernel_start_and_the_curves_fill(plugin_page):
                          "today" in text for text in page_texts(page)))
         page.locator(".bk-tab", has_text="Model").first.click(timeout=90_000)
         kernel = field(page, "Kernel").locator("select")
+        kernel.wait_for(timeout=30_000)  # the tab is drawn when it is first opened
         assert "rq" in kernel.locator("option").all_inner_texts()
         kernel.select_option("rq")
-        assert field(page, "Alpha").count() == 1  # the kernel's own constructor argument as a field
+        poll(lambda: field(page, "Alpha").count() == 1, timeout=30)  # the kernel's own constructor argument, a field
         page.get_by_role("button", name="▶ Start").click(timeout=90_000)
         poll(lambda: column_length(page, "elbo") >= 5)
         assert not errors, errors

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from invlab.dashboard.serving.process import ROOT, serve_dashboard_process
-from pagekit import browser_page, column_length, poll
+from pagekit import browser_page, column_length, open_tab, poll
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -150,6 +150,8 @@ def test_a_slow_evaluation_never_holds_up_another_page(server):
         b = a.context.browser.new_page()
         connected(a, url + "?" + SMALL + "&train.steps=1000000")
         connected(b, url + "?" + SMALL)
+        open_tab(b, "Optimisation")  # B's learning rate, changed in every round trip
+        poll(lambda: b.locator(".bk-input-group", has_text="Learning rate").count() > 0, timeout=30)
         b.evaluate(ROUND_TRIP, 0.01)  # warm
         quiet = [b.evaluate(ROUND_TRIP, round(0.5 + i / 100, 2)) for i in range(5)]  # A connected, not training
         a.get_by_role("button", name="▶ Start").click()
@@ -157,17 +159,18 @@ def test_a_slow_evaluation_never_holds_up_another_page(server):
         # A's page has drawn its first curves and views (seconds of the server's time on a loaded machine: that
         # is drawing, not waiting for a training thread)
         poll(lambda: column_length(a, "test_error") >= 2, timeout=120)
-        a.locator(".bk-tab", has_text="Runs").first.click()
         save = a.get_by_role("button", name="Save checkpoint")
-        save.wait_for()
         held = []
         requests = Requests(static)
         requests.start()
         trips = []
         for i in range(5):
             poll(evaluating.exists, timeout=60, interval=0.05)  # A evaluates: its trainer's lock is held
-            a.evaluate(SET_RATE, round(0.002 + i / 1000, 3))  # A's page changes the learning rate ...
-            save.click()  # ... and saves a checkpoint
+            open_tab(a, "Optimisation")  # A's page changes the learning rate on its tab ...
+            poll(lambda: a.locator(".bk-input-group", has_text="Learning rate").count() > 0, timeout=30)
+            a.evaluate(SET_RATE, round(0.002 + i / 1000, 3))
+            open_tab(a, "Runs")  # ... and saves a checkpoint on the Runs tab
+            save.click(timeout=30_000)
             trips.append(b.evaluate(ROUND_TRIP, round(0.02 + i / 100, 2)))  # B's answer must not wait for A
             held.append(evaluating.exists())  # all of it while A's evaluation held the lock
         poll(lambda: "checkpoint saved" in field(a, "message"), timeout=60)

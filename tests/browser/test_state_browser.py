@@ -35,9 +35,12 @@ def first_step(page, name: str):
     }""", name)
 
 
-def model_tab_labels(page) -> str:
+def model_tab_labels(page) -> list[str]:
+    """The labels of the Model tab's fields, once the tab is drawn (a tab is drawn when first opened)."""
     page.locator(".bk-tab", has_text="Model").first.click()
-    return page.locator(".bk-input-group:visible").all_inner_texts()
+    shown = page.locator(".bk-input-group:visible")
+    return poll(lambda: (lambda labels: labels if any("Model family" in t for t in labels) else None)(
+        shown.all_inner_texts()), timeout=30)
 
 
 def test_picking_a_family_sticks_and_trains_that_family(served_app):

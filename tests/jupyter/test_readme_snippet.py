@@ -57,6 +57,8 @@ def snippet_trains_and_stays_in_step(page, screenshot: str) -> None:
     page.get_by_role("button", name="▶ Start").click(timeout=60_000)
     poll(lambda: column_length(page, "elbo") >= 2, timeout=120)  # the ELBO curve receives data
     page.screenshot(path=screenshot)
+    page.locator(".bk-tab", has_text="Optimisation").first.click()  # the learning rate's tab, drawn when opened
+    poll(lambda: widget_value(page, LEARNING_RATE) is not None, timeout=60)
     run_cell(page, 1)  # Python → widget
     poll(lambda: widget_value(page, LEARNING_RATE) == 0.0123, timeout=30)
     set_widget_value(page, LEARNING_RATE, 0.005)  # widget → Python

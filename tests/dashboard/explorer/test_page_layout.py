@@ -77,3 +77,41 @@ def test_a_lesson_watches_what_each_of_its_steps_points_at():
 
     assert "range.rotation" in key_view_names(BY_KEY["discover"])
     assert {"elbo", "range.rotation"} <= key_view_names(BY_KEY["rotation"])
+
+
+def test_a_page_and_a_tab_of_controls_are_drawn_when_first_opened():
+    """The browser builds the page it shows, not all four: the Compare page's table and the Optimisation tab's
+    learning rate are not in the document until opened; the hidden parts every page needs always are; a notice is
+    shown on the prior and Compare pages too."""
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+    from panel.models.tabulator import DataTabulator
+
+    explorer = Explorer(store=None)
+    doc = Document()
+    try:
+        with set_curdoc(doc):
+            doc.add_root(explorer.__panel__().get_root(doc))
+            assert explorer.pages.active == 1  # a bare link lands on the lessons: the Training page is not drawn
+            assert not [m for m in doc.models if str(getattr(m, "title", None)).startswith("Dataset")]
+            explorer.pages.active = 0
+            # the first tab's controls
+            assert [m for m in doc.models if str(getattr(m, "title", None)).startswith("Dataset")]
+
+            def titles():
+                return {m.title for m in doc.models if isinstance(getattr(m, "title", None), str)}
+
+            assert not [m for m in doc.models if isinstance(m, DataTabulator)]
+            assert not any(str(t).startswith("Learning rate") for t in titles())
+            for part in (explorer.url_field, explorer.theme_switch.field, explorer.view_watch):
+                assert any(model.document is doc for model, _ in part._models.values()), part
+            sidebar = explorer.pages[0][0]
+            sidebar.active = [tab.name for tab in sidebar].index("Optimisation")
+            assert any(str(t).startswith("Learning rate") for t in titles())
+            explorer.pages.active = 3  # Compare
+            assert [m for m in doc.models if isinstance(m, DataTabulator)]
+            explorer.notice = "Some settings in the link were refused: x"
+            assert all("refused" in pane.object for pane in explorer.page_notices)
+            assert explorer.page_notices[2] in explorer.pages[3] and explorer.page_notices[1] in explorer.pages[2]
+    finally:
+        explorer.close()

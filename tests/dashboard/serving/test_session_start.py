@@ -24,3 +24,27 @@ def test_a_document_built_before_its_html_links_the_packaged_stylesheets():
     assert len(after) == len(before)
     assert not any("cdn" in url for url in after), after
     assert all(url.startswith("static/extensions/panel/") for url in after), after
+
+
+def test_a_pane_updated_while_its_tab_is_hidden_keeps_every_link_on_this_server():
+    """A page tab that is not shown (dynamic tabs) holds its panes' models outside the document; a text pane updated
+    there (the status line while the Lessons page is shown) had its stylesheets re-linked against the CDN, and the
+    shared loading stylesheet of every pane on the page with them (137 CSP violations in Chromium)."""
+    from panel.io.state import set_curdoc
+
+    from invlab.dashboard.serving.session_start import stylesheets_from_this_server
+
+    stylesheets_from_this_server()
+    doc = Document()
+    packaged_stylesheets(doc)
+    status, other = pn.pane.HTML("step 1"), pn.pane.Markdown("lesson")
+    tabs = pn.Tabs(("Training", pn.Column(status)), ("Lessons", other), dynamic=True)
+    with set_curdoc(doc):
+        root = tabs.get_root(doc)
+        doc.add_root(root)
+        tabs.active = 1  # the Training page's models leave the document
+        (model, _), = status._models.values()
+        assert model.document is None
+        status.object = "step 2"  # what the live feed does at every tick
+        links = [str(s.url) for m in (root, model) for s in m.select({"type": ImportedStyleSheet})]
+    assert links and not [url for url in links if url.startswith("http")], links

@@ -142,8 +142,8 @@ def test_the_page_hands_the_views_on_screen_to_its_session():
 
     explorer = Explorer(small(), store=None)
     try:
-        explorer.__panel__()
-        assert explorer.view_watch in explorer.pages.select(type(explorer.view_watch))
+        page = explorer.__panel__()
+        assert explorer.view_watch in page.select(type(explorer.view_watch))  # on the page, whichever tab is shown
         explorer.feed.view_panes.update({"kuu_spectrum": None, "hyperparameters": None})
         explorer.view_watch.on_screen = "hyperparameters"
         assert explorer.session.views_shown == {"hyperparameters"}
