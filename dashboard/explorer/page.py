@@ -165,7 +165,7 @@ class ExplorerPage:
         lessons = pn.Column(self.lessons, sizing_mode="stretch_width")
         # presenter mode draws these larger; the plots are drawn larger by themselves (a CSS zoom around a Bokeh
         # canvas makes it measure its zoomed width and draw that much wider again, past the screen's edge)
-        self._enlarged = [sidebar, self.lesson_pane, run_bar, self.status.pane, self.notice_pane, self.plugin_note,
+        self._enlarged = [sidebar, self.lesson_pane, run_bar, self.status.pane, *self.page_notices, self.plugin_note,
                           curve_opts, lessons]
         self._enlarge_parts()
         # Each page is drawn when it is first shown (the browser builds one page's plots and widgets, not four), and
