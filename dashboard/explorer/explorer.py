@@ -1,14 +1,18 @@
-"""Explorer: the dashboard as one `pn.viewable.Viewer` that wires its parts together.
+"""Explorer: the dashboard as one `pn.viewable.Viewer` that holds its parts and wires them together.
 
 - `RunSettings` (`state.settings`): the family and its configs, the page's one source of truth, synced with the URL;
 - `StatusBar` (`explorer.status`): what the run is doing, set at once by commands and filled in by the feed;
 - `TrainingSession` (`session.training`): the training thread;
-- `LiveFeed` (`explorer.feed`): the periodic tick that streams curves and views into the page, drained by the
-  Explorer's own tick (`explorer.training`), which also sets the status from the session and starts each new run's
-  display;
+- `LiveFeed` (`explorer.feed`): the periodic tick that streams curves and views into the page;
+- `RunDisplay` (`explorer.training`, held as `display`): drains the feed each tick, sets the status from the session
+  and starts each new run's display;
+- `SettingsChanges` (`explorer.changes`, held as `changes`): what a change of the settings does to the run;
+- `PageLayout` (`explorer.page`, held as `page`): the widgets, the controls (`controls`), the lesson cards
+  (`lessons`) and the page tabs;
+- `PageLink` (`explorer.location`, held as `link`): the link in the address bar;
+- `PageLifecycle` (`explorer.lifecycle`, held as `lifecycle`): connecting, closing with the page, theme hand-over;
 - `RunsTab` (`explorer.runs`, held as `runs`): the run store and the stored runs a page can open;
-- the controls (`controls`), lesson cards (`lessons`), the family's prior page (`prior`), the Compare page for
-  sweeps (`compare`).
+- the family's prior page (`prior`), the Compare page for sweeps (`compare`).
 
 The same object works under `panel serve`, in a notebook cell and with `pn.serve`.
 """
@@ -17,23 +21,25 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from invlab.dashboard.controls.learned import LearnedValueControl
+from invlab.dashboard.compare import ComparePage
+from invlab.dashboard.controls.number_guard import NumberBoxGuard
+from invlab.dashboard.explorer.changes import SettingsChanges
 from invlab.dashboard.explorer.feed import LiveFeed
-from invlab.dashboard.explorer.layout import notice_html
-from invlab.dashboard.explorer.location import PageLocation
-from invlab.dashboard.explorer.page import ExplorerPage
+from invlab.dashboard.explorer.lifecycle import PageLifecycle
+from invlab.dashboard.explorer.location import PageLink
+from invlab.dashboard.explorer.page import PageLayout, curves_download, prior_page, run_buttons
+from invlab.dashboard.explorer.runs import RunsTab
 from invlab.dashboard.explorer.status import StatusBar
-from invlab.dashboard.explorer.training import TrainingDisplay
-from invlab.dashboard.explorer.user_data import config_with_data
-from invlab.dashboard.lessons.catalogue import compare_for_family, get_lesson
+from invlab.dashboard.explorer.training import RunDisplay
+from invlab.dashboard.explorer.user_data import config_with_data, data_choices
 from invlab.dashboard.notebook import display as notebook
 from invlab.dashboard.notebook.view import NotebookView
 from invlab.dashboard.safe_text import markdown_text
+from invlab.dashboard.serving.theme import ThemeSwitch
 from invlab.dashboard.session.training import TrainingSession
 from invlab.dashboard.state.settings import RunSettings
 from invlab.dashboard.views.watch import ViewWatcher
 from invlab.errors import InvlabError
-from invlab.models import get_model
 from invlab.plugins import failure_lines
 from invlab.train import RunConfig, RunStore
 from invlab.train.states import PageState
@@ -41,10 +47,26 @@ from invlab.train.states import PageState
 # The page's updates (status line, curves, views) once a second: each costs the browser a layout of the page, and at
 # twice a second Chromium took 0.09-0.13 of a core from a 2-core laptop's training threads (0.08 at once a second).
 TICK_MS = 1000
-RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
 
 
-class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
+class PartAttribute:
+    """An attribute of the `Explorer` that is one of its parts' own: `pages = PartAttribute("page", doc)` reads (and
+    sets) `explorer.page.pages`."""
+
+    def __init__(self, part: str, doc: str):
+        self.part, self.__doc__ = part, doc
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, explorer, owner=None):
+        return self if explorer is None else getattr(getattr(explorer, self.part), self.name)
+
+    def __set__(self, explorer, value) -> None:
+        setattr(getattr(explorer, self.part), self.name, value)
+
+
+class Explorer(pn.viewable.Viewer):
     """The lab in one object: controls, live training, curves and views, lessons, the prior page and Compare.
 
     `config`: the run to start from (default: the page's defaults, SVGP on digits). Your own data:
@@ -60,6 +82,23 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
     presenter = param.Boolean(default=False, doc="Presenter mode: the page drawn larger (fonts, lines, plots) for a "
                                                  "projector; `presenter=1` in a link.")
 
+    # the page's parts, reached from the Explorer as before (notebooks, tests)
+    pages = PartAttribute("page", "The page tabs (Training, Lessons, Deep kernel prior, Compare); None until drawn.")
+    data_group = PartAttribute("page", "The Data tab's controls; None until drawn.")
+    train_group = PartAttribute("page", "The Optimisation tab's controls; None until drawn.")
+    model_group = PartAttribute("page", "The Model tab's controls, rebuilt for each family.")
+    invariance_group = PartAttribute("page", "The Invariance tab: the run's learned-value controls.")
+    family_select = PartAttribute("page", "The Model family selector; None until drawn.")
+    family_words = PartAttribute("page", "The chosen family in words, with its paper.")
+    task_control = PartAttribute("page", "A table's task, where the data lets it be chosen; None until drawn.")
+    lesson_pane = PartAttribute("page", "The lesson's banner on the Training page.")
+    notice_pane = PartAttribute("page", "The notice under the run's buttons.")
+    page_notices = PartAttribute("page", "The notice on the Training, prior and Compare pages.")
+    lessons = PartAttribute("page", "The lesson cards (the Lessons page).")
+    key_views = PartAttribute("page", "The lesson's key views, brought to the top of the plots; None until drawn.")
+    url_field = PartAttribute("link", "The hidden field through which the address bar is written.")
+    learned_controls = PartAttribute("display", "The run's learned-value controls (Invariance tab) by name.")
+
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
                  store: RunStore | None | bool = True, tick_ms: int = TICK_MS, view_interval: float = 2.0,
                  eval_interval: float = 2.0, limits=None, user: str | None = None, admin: bool = False,
@@ -69,42 +108,56 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
         super().__init__(**params)
         # your own data: (X, y) or a DataFrame (target= its column to predict), or a built Dataset
         self.settings = RunSettings(config_with_data(config, data, dataset, target))
-        # store=True: the data directory's run store, opened when the page connects (or on first use), so a page
-        # that never connects opens no file; the session closes it when it ends.
-        self._store_given = store  # the Runs tab's (`RunsTab`): True opens the data directory's on first use
         self.limits = limits  # serving.ServerLimits under `invlab serve`; None: no limits (a notebook)
         self.user, self.admin = user, admin  # a server with logins: the page's user (its own runs only, unless admin)
+        # store=True: the data directory's run store, opened when the page connects (or on first use, by the Runs
+        # tab), so a page that never connects opens no file; the session closes it when it ends.
         self.session = TrainingSession(self.settings.run_config(), store=None if store is True else (store or None),
                                        view_interval=view_interval, eval_interval=eval_interval, limits=limits)
         self.feed = LiveFeed(self.session, tick_ms=tick_ms)
         self.view_watch = ViewWatcher()  # which views the page has on screen: the others are not computed
         self.view_watch.param.watch(self._on_views_on_screen, "on_screen")
         self.status = StatusBar()
-        self.learned_controls: dict[str, LearnedValueControl] = {}
-        self._doc = None
-        self._kernel_loop = None  # in a notebook: the kernel's event loop, which runs the ticks
-        self._heartbeat = None  # set when shown in a notebook: the page's sign of life
-        self._location = None
-        self._applying_run_config = False
-        self._reading_link = False  # True while a link's settings are applied one by one
-        self._run_started = False
-        # the notices this page posted that a later Start acts on (compared as the page posted them, never parsed)
-        self._budget_notice: str | None = None  # "This run has finished its N steps: ..."
-        self._reset_notice: str | None = None  # "Changed X: this needs a new model. Press Reset ..."
-        self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
-        self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
-        self._closed = False
-        self._closes_with = None  # the document whose end closes this explorer
-        self.settings.on_change(self._on_settings_change)
-        self.session.param.watch(self._on_session_state, ["state", "message", "tone"])
+        self._budget_notice: str | None = None  # "This run has finished its N steps: ..." (compared, never parsed)
         # installed plugins are loaded with state.settings; one that failed is named in a note that stays
         self.plugin_note = pn.pane.Alert(markdown_text(" ".join(f"Note: {line}." for line in failure_lines())),
                                          alert_type="warning", visible=bool(failure_lines()),
                                          sizing_mode="stretch_width")
-        self._build_widgets()
-        self._status_from_settings()
+        self._build_parts(store)
+        self.display.status_from_settings()
         if run is not None:
             self.open_stored_run(int(run))
+
+    def _build_parts(self, store) -> None:
+        """The parts, each handed the parts it uses; a part that needs one built after it is handed a call to it."""
+        say = self._say
+        self.buttons = run_buttons(self.start, self.pause, self.step, self.reset, self.save_checkpoint)
+        self.download = curves_download(self.curves)
+        self.runs = RunsTab(self.session, self.status, store=store, user=self.user, admin=self.admin, say=say,
+                            show_training=lambda: self.page.show_training(),
+                            buttons=(self.buttons["save"], self.download))
+        self.prior = prior_page()
+        self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run,
+                                   data_choices=lambda: data_choices(self.limits), limits=self.limits)
+        self.theme_switch = ThemeSwitch(lambda theme: self.lifecycle.switch_theme(theme))
+        self.page = PageLayout(self.settings, self.session, self.status, self.feed, runs=self.runs,
+                               compare=self.compare, prior=self.prior, buttons=self.buttons,
+                               presenter_box=pn.widgets.Checkbox.from_param(self.param.presenter,
+                                                                            label="presenter (larger page)"),
+                               plugin_note=self.plugin_note, presenter=self.presenter, limits=self.limits,
+                               on_page=lambda: self.link.update())
+        self.link = PageLink(self.settings, self.session, page=self.page, compare=self.compare, prior=self.prior,
+                             theme_switch=self.theme_switch, limits=self.limits, presenter=lambda: self.presenter,
+                             set_presenter=lambda on: setattr(self, "presenter", on), say=say)
+        self.display = RunDisplay(self.session, self.feed, self.status, self.settings, page=self.page,
+                                  link=self.link, runs=self.runs, say=say, close=self.close)
+        self.changes = SettingsChanges(self.settings, self.session, self.status, page=self.page, link=self.link,
+                                       display=self.display, say=say)
+        self.lifecycle = PageLifecycle(self, self.feed, display=self.display, link=self.link, runs=self.runs,
+                                       compare=self.compare, page=self.page, theme_switch=self.theme_switch, say=say)
+
+    def _say(self, text: str) -> None:
+        self.notice = text
 
     @property
     def store(self) -> RunStore | None:
@@ -163,101 +216,6 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
         """The configuration as it appears in the URL (only what differs from the defaults)."""
         return self.settings.query_string()
 
-    # -- reacting to settings ------------------------------------------------------------------------------------------
-    def _on_settings_change(self, events) -> None:
-        if self._applying_run_config:
-            return
-        live = dict(get_model(self.settings.model).live)
-        self._refuse_oversized_subset(events)  # raises (the field explains it) after putting the value back
-        self._clear_field_messages()  # a value was accepted: messages about earlier refused values are stale
-        structural = []
-        for event in events:
-            if event.obj is self.settings and event.name == "model":
-                lesson = get_lesson(self.settings.lesson)
-                extra = compare_for_family(lesson, self.settings.model)  # the lesson's second run
-                if extra:
-                    self.settings.model_config.param.update(**extra)
-                self._rebuild_model_controls()
-                structural.append("model family")
-            elif event.obj is self.settings.train and event.name == "learning_rate":
-                self._note_live_change("train.learning_rate", event.new)
-                self.session.set_learning_rate(event.new)
-                self.status.learning_rate = event.new
-            elif event.obj is self.settings.model_config and event.name in live:
-                self._note_live_change(f"model.{event.name}", event.new)
-                self._apply_live(live[event.name], event.new)
-            elif event.obj is self.settings.train and event.name in ("steps", "eval_every"):
-                self.session.config.train[event.name] = event.new
-                if self.session.trainer is not None:
-                    setattr(self.session.trainer.tc, event.name, event.new)
-            else:
-                structural.append(event.name)
-        if structural:
-            self._structural_change(structural)
-        self._mark_not_applicable()
-        self._status_from_settings()
-        self._update_location()
-
-    def _refuse_oversized_subset(self, events) -> None:
-        """A subset larger than the data has is put back at once, and refused with the data's size (the field says
-        so; the URL never carries it). Not while a link is read: its values arrive one by one, and the run built from
-        them says what is wrong with the whole."""
-        if self._reading_link:
-            return
-        for event in events:
-            if event.obj is self.settings.data and event.name in ("subset", "test_subset") and event.new:
-                try:
-                    self.settings.data.load()
-                except InvlabError as err:
-                    if str(event.new) in str(err) and event.name in str(err):
-                        setattr(self.settings.data, event.name, event.old)
-                        raise
-                except Exception:  # noqa: BLE001 — other data problems are the run's to report, when it is built
-                    return
-
-    def _clear_field_messages(self) -> None:
-        for group in (getattr(self, "data_group", None), getattr(self, "train_group", None),
-                      self.model_group[0] if len(self.model_group) else None):
-            for control in getattr(group, "controls", {}).values():
-                if control.error and not control._syncing:
-                    control._show_message("")
-
-    def _note_live_change(self, key: str, value) -> None:
-        """Remember a setting applied to the running model, so its curves are later labelled by their course."""
-        if self.session.trainer is not None and self.session.step > 0:
-            self._changes_during_run.append((self.session.step, key, value))
-
-    def _apply_live(self, learnable: str, value) -> None:
-        if value is None or self.session.trainer is None:
-            return
-        try:
-            self.session.set_value(learnable, value)
-            self.notice = f"{learnable} set to {value:g} in the running model"
-        except InvlabError as err:
-            self.notice = str(err)
-            return
-        done = self.session.state in (PageState.FINISHED, PageState.CONVERGED)
-        if done and self.session.trainer.optimizer_name == "lbfgs":
-            # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
-            self.session.resolve(RESOLVE_STEPS)
-            self.notice += f"; re-solving ({RESOLVE_STEPS} L-BFGS steps)"
-
-    def _structural_change(self, names) -> None:
-        untrained = self.session.step == 0 and self.session.state in (PageState.IDLE, PageState.FAILED)
-        if self.session.trainer is None or untrained:
-            self.session.config = self.run_config()
-            if self.session.trainer is not None:
-                self.session.reset(self.run_config())
-            self.notice = ""
-        else:
-            self.notice = self._reset_notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. "
-                                                "Press Reset to apply (the current curves stay for comparison).")
-
-    def _status_from_settings(self) -> None:
-        if self.session.trainer is None and not self._run_started:
-            self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
-        self.status.param.update(learning_rate=self.settings.train.learning_rate, total=int(self.settings.train.steps))
-
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
         """Start (or continue) training: the Start button. A new configuration is validated first; a refused one shows
@@ -287,9 +245,9 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
             return
         elif self.status.state not in (PageState.FINISHED, PageState.CONVERGED):
             self.status.param.update(state=PageState.RUNNING, message="", tone="info")
-        if self.notice == self._reset_notice:  # said once: Start does not add it again
+        if self.notice == self.changes.reset_notice:  # said once: Start does not add it again
             self.notice += " ▶ Start goes on with the current run and its settings until then."
-            self._reset_notice = None
+            self.changes.reset_notice = None
         self.session.start()
 
     def _within_limits(self, config: RunConfig) -> bool:
@@ -339,13 +297,52 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
 
+    # -- the parts' own commands, kept on the Explorer ----------------------------------------------------------------
+    def controls(self) -> pn.Tabs:
+        """The control tabs (Data, Model, Invariance, Optimisation, Runs) (`PageLayout.controls`)."""
+        return self.page.controls()
+
+    def tick(self) -> None:
+        """The periodic update: the training thread's new points and views into the page (`RunDisplay.tick`)."""
+        self.display.tick()
+
+    def read_location(self, location) -> None:
+        """Take the configuration from the URL once, then keep the URL following the settings (`PageLink.read`)."""
+        self.link.read(location)
+
+    def sync_location(self, location) -> None:
+        """`read_location` under the name notebooks and older code use."""
+        self.link.read(location)
+
+    def follow_run_in_link(self) -> None:
+        """Put the run into the link when it changes (`PageLink.follow_run`); each tick."""
+        self.link.follow_run()
+
+    def resume_page(self) -> None:
+        """Be shown again on a new page (the reload of a theme change) (`PageLifecycle.resume_page`)."""
+        self.lifecycle.resume_page()
+
+    def __panel__(self) -> pn.Column:
+        location = pn.state.location
+        if location is not None and self.link.location is None:
+            self.link.read(location)  # before anything is drawn: the link's family and controls
+        pages = self.page.__panel__()
+        pn.state.onload(self.lifecycle.on_load)
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
+            # holds goes with it.
+            self.lifecycle.close_with(pn.state.curdoc)
+        hidden = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
+                           self.view_watch, height=0, margin=0)
+        return pn.Column(hidden, pages, sizing_mode="stretch_width", margin=0)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Display in a notebook: load what the page needs (offline too), and close when the page goes away
         (see invlab.dashboard.notebook.display)."""
         notebook.extension("tabulator")  # the Compare page's run table
-        if self._heartbeat is None:
-            self._heartbeat = notebook.Heartbeat()
-        view = NotebookView(self._create_view(), self._heartbeat, sizing_mode="stretch_width", margin=0)
+        if self.display.heartbeat is None:
+            self.display.heartbeat = notebook.Heartbeat()
+        view = NotebookView(self._create_view(), self.display.heartbeat, sizing_mode="stretch_width", margin=0)
         bundle = view._repr_mimebundle_(include, exclude)
         for ref, entry in list(pn.state._views.items()):
             if entry[0] is view:
@@ -355,7 +352,7 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
     def close(self, wait: bool = True) -> None:
         """Stop training and the periodic callback (the browser session ended). With `wait=False` (what the server
         does) this returns at once and the training thread ends after its current step, closing the run store."""
-        self._closed = True
+        self.lifecycle.closed = True
         self.runs.close()
         self.feed.stop()
         self.session.stop(wait=wait)
@@ -363,15 +360,12 @@ class Explorer(TrainingDisplay, ExplorerPage, PageLocation, pn.viewable.Viewer):
 
     @param.depends("presenter", watch=True)
     def _show_presenter(self) -> None:
-        self._enlarge_parts()
-        if getattr(self, "pages", None) is not None:
-            self._show_lesson()
-        self._update_location()
+        self.page.show_presenter(self.presenter)
+        self.link.update()
 
     @param.depends("notice", watch=True)
     def _show_notice(self) -> None:
-        for pane in self.page_notices:
-            pane.object = notice_html(self.notice)
+        self.page.show_notice(self.notice)
 
     def status_values(self) -> dict:
         """What the status bar shows, by name."""

@@ -1,7 +1,7 @@
 """The Runs tab of the Training page (`RunsTab`, a part the `Explorer` holds as `explorer.runs`): the run store,
 opened on first use; the list of stored runs; Open run, a `?run=ID` link and a click on the Compare page's table,
 which ask the page's training session to show a stored run. What the opened run's settings do to the page's controls
-is the Explorer's (`TrainingDisplay._adopt`)."""
+is the Explorer's display's (`RunDisplay.adopt`)."""
 from __future__ import annotations
 
 import logging

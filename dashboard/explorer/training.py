@@ -1,11 +1,12 @@
-"""The Explorer's side of the training thread: the periodic tick that drains the session into the page, the status
-set from the session's state and its snapshots (on the page's own event loop), a new run's start (the previous
-curves archived and labelled by what differed, the invariance group's controls rebuilt) and the learned values set
-from those controls. Mixed into `Explorer` (explorer.py), which holds the session, the feed and the widgets."""
+"""What the training thread does, shown on the page (`RunDisplay`, held as `explorer.display`): the periodic tick
+that drains the session into the page, the status set from the session's state and its snapshots (on the page's own
+event loop), a new run's start (the previous curves archived and labelled by what differed, an opened run's settings
+shown in the controls, the invariance group's controls rebuilt) and the learned values set from those controls."""
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import panel as pn
 
@@ -24,24 +25,57 @@ from invlab.train.states import HealthState, PageState
 log = logging.getLogger("invlab.dashboard.explorer.explorer")
 
 
-class TrainingDisplay:
-    """Mixed into `Explorer`: the training thread's runs, state and learned values shown on the page (see the module's
-    doc)."""
+class RunDisplay:
+    """The training thread's runs, state and learned values, shown on the page (see the module's doc).
+
+    Parts it uses: `session` (a `TrainingSession`, whose state it follows), `feed` (a `LiveFeed`: drained each tick),
+    `status` (a `StatusBar`), `settings` (a `RunSettings`: an opened run's settings are shown in it), `page` (a
+    `PageLayout`: the invariance group filled with the run's learned-value controls, the model controls rebuilt, the
+    lesson's key views placed), `link` (a `PageLink`: it follows the run) and `runs` (a `RunsTab`: listed again when
+    a run starts). `say(text)` puts a message in the page's notice; `close()` closes the Explorer (the notebook
+    showing it has gone)."""
+
+    def __init__(self, session, feed, status, settings, *, page, link, runs, say: Callable[[str], None],
+                 close: Callable[[], None]):
+        self.session, self.feed, self.status, self.settings = session, feed, status, settings
+        self.page, self.link, self.runs = page, link, runs
+        self._say, self._close = say, close
+        self.doc = None  # the served page's document, once it connected
+        self.kernel_loop = None  # in a notebook: the kernel's event loop, which runs the ticks
+        self.heartbeat = None  # set when shown in a notebook: the page's sign of life
+        self.learned_controls: dict[str, LearnedValueControl] = {}
+        self.adopting = False  # True while an opened run's settings are put into the controls
+        self.run_started = False  # a run has been built: the status names it, no longer the settings
+        self._shown_run: str | None = None  # the label of the run the curves show
+        self._current_config: RunConfig | None = None  # the configuration of the run the curves show, at its start
+        self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
+        session.param.watch(self._on_session_state, ["state", "message", "tone"])
+
+    def status_from_settings(self) -> None:
+        """The status's run (until one is built), learning rate and step total, as the settings say."""
+        if self.session.trainer is None and not self.run_started:
+            self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
+        self.status.param.update(learning_rate=self.settings.train.learning_rate, total=int(self.settings.train.steps))
+
+    def note_live_change(self, key: str, value) -> None:
+        """Remember a setting applied to the running model, so its curves are later labelled by their course."""
+        if self.session.trainer is not None and self.session.step > 0:
+            self._changes_during_run.append((self.session.step, key, value))
 
     # -- the training thread's state, shown as soon as it changes ------------------------------------------------------
     def _on_session_state(self, *_):
         """Runs on the training thread: schedule the status update on the page's event loop."""
-        doc = self._doc
+        doc = self.doc
         if doc is not None and doc.session_context is not None:
             try:
                 doc.add_next_tick_callback(self._status_from_session)
             except Exception:  # noqa: BLE001 — the document is gone (session closed): nothing to show
                 pass
-        elif self._kernel_loop is not None and self._kernel_loop.is_running():
+        elif self.kernel_loop is not None and self.kernel_loop.is_running():
             # A notebook: Panel pushes every change over the kernel's comm at once, so a change made on this thread
             # would race the tick's own pushes (interleaved messages, models the page never gets): the kernel's
             # event loop applies it instead.
-            self._kernel_loop.call_soon_threadsafe(self._status_from_session)
+            self.kernel_loop.call_soon_threadsafe(self._status_from_session)
         elif doc is None:
             self._status_from_session()
 
@@ -59,35 +93,34 @@ class TrainingDisplay:
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
 
-
     # -- the tick: drain the session, feed the views -------------------------------------------------------------------
     def tick(self) -> None:
         """The periodic update: stream the training thread's new points and views into the page; a notebook that stopped
         sending signs of life closes the explorer."""
-        if not connected(self._doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
-            settle_writes(self._doc)  # what was in flight when it closed fails quietly
+        if not connected(self.doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
+            settle_writes(self.doc)  # what was in flight when it closed fails quietly
             return
-        if self._kernel_loop is None and (self._doc is None or self._doc.session_context is None):
+        if self.kernel_loop is None and (self.doc is None or self.doc.session_context is None):
             try:
-                self._kernel_loop = asyncio.get_running_loop()
+                self.kernel_loop = asyncio.get_running_loop()
             except RuntimeError:  # ticked by hand (tests, scripts): no loop to hand changes to
                 pass
-        if self._heartbeat is not None and self._heartbeat.silent():
+        if self.heartbeat is not None and self.heartbeat.silent():
             log.info("the notebook showing the explorer is gone: closing it")
-            self.close()
+            self._close()
             return
         try:
-            with one_message(self._doc) as flush:
+            with one_message(self.doc) as flush:
                 update = self.feed.drain(self._start_new_run, flush)
                 if update.tunables is not None:
                     self._show_learned(update.tunables)
                 self._status_from_snapshot(self.feed.last_snapshot)
-                self.follow_run_in_link()
-                if getattr(self, "key_views", None) is not None:
-                    self.key_views.place(self.feed.view_panes)
+                self.link.follow_run()
+                if self.page.key_views is not None:
+                    self.page.key_views.place(self.feed.view_panes)
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("dashboard update failed")
-            self.notice = f"Could not update the page ({type(err).__name__}: {err}); training goes on."
+            self._say(f"Could not update the page ({type(err).__name__}: {err}); training goes on.")
 
     def _status_from_snapshot(self, snap) -> None:
         values = dict(step=self.session.step)
@@ -103,42 +136,44 @@ class TrainingDisplay:
         label = (describe_difference(old_config, new_config, changes=self._changes_during_run)
                  if old_config is not None else "previous run")
         # the same stored run again (opened, then followed while another page trains it): no faint copy of itself
-        same_run = update.run_label.startswith("stored run") and update.run_label == getattr(self, "_shown_run", None)
-        self.curves.archive(label, keep=not same_run)
+        same_run = update.run_label.startswith("stored run") and update.run_label == self._shown_run
+        self.feed.curves.archive(label, keep=not same_run)
         self._shown_run = update.run_label
         self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
         self._changes_during_run = []
-        self._run_started = True
+        self.run_started = True
         self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
-        if update.config is not None and update.config.to_json() != self.run_config().to_json() \
+        if update.config is not None and update.config.to_json() != self.settings.run_config().to_json() \
                 and update.run_label.startswith("stored run"):
-            self._adopt(update.config)
+            self.adopt(update.config)
         self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
         dataset = getattr(self.session.trainer, "dataset", None)
         target = (getattr(dataset, "metadata", None) or {}).get("target")
-        self.curves.target_name = None if target is None else str(target)  # a table's column names RMSE's units
-        self._rebuild_learned_controls()
+        self.feed.curves.target_name = None if target is None else str(target)  # a table's column names RMSE's units
+        self.rebuild_learned_controls()
         self.runs.refresh()
-        if self._doc is not None and self._doc.session_context is not None:
+        if self.doc is not None and self.doc.session_context is not None:
             # again once this tick's batch of new plots is attached: a change made while it is held can be lost
-            self._doc.add_next_tick_callback(self._status_from_settings)
+            self.doc.add_next_tick_callback(self.status_from_settings)
 
-    def _adopt(self, config: RunConfig) -> None:
+    def adopt(self, config: RunConfig) -> None:
         """Show an opened run's settings in the controls (without asking for a Reset)."""
-        self._applying_run_config = True
+        self.adopting = True
         try:
             self.settings.model = config.model
             for section, values in (("data", config.data), ("model", config.model_config), ("train", config.train)):
                 obj = self.settings.section(section)
                 obj.param.update(**{k: v for k, v in values.items() if k in obj.param and k != "name"})
-            self._rebuild_model_controls()
+            self.page.rebuild_model_controls()
         finally:
-            self._applying_run_config = False
-        self.notice = ""
-        self._status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
-        self._update_location()
+            self.adopting = False
+        self._say("")
+        self.status_from_settings()  # the opened run's learning rate and steps, as its boxes now say
+        self.link.update()
 
-    def _rebuild_learned_controls(self) -> None:
+    def rebuild_learned_controls(self) -> None:
+        """The Invariance tab for the run now built: a control for each learned invariance range, or a sentence
+        saying why there is none (the family has none; a finite orbit, named)."""
         trainer = self.session.trainer
         self.learned_controls = {}
         tunables = trainer.model.tunables() if trainer is not None and hasattr(trainer.model, "tunables") else []
@@ -151,17 +186,19 @@ class TrainingDisplay:
                 text = markdown_text(orbit_words(family, augmentation, kind))
             else:
                 text = f"The **{markdown_text(family)}** family has no invariance ranges to set."
-            self.invariance_group[:] = [pn.pane.Markdown(text)]
+            self.page.invariance_group[:] = [pn.pane.Markdown(text)]
             return
         controls = []
         for tunable in tunables:
-            ctl = LearnedValueControl(tunable, self._set_learned, self._freeze_learned)
+            ctl = LearnedValueControl(tunable, self.set_learned, self._freeze_learned)
             self.learned_controls[tunable.name] = ctl
             controls.append(ctl.panel)
-        self.invariance_group[:] = controls
-        settle_styles(self.invariance_group, pn.state.curdoc)
+        self.page.invariance_group[:] = controls
+        settle_styles(self.page.invariance_group, pn.state.curdoc)
 
-    def _set_learned(self, name, value):
+    def set_learned(self, name: str, value: float) -> None:
+        """Set the learned value `name` to `value` (what releasing its slider calls): through the family's setting
+        when one is that quantity (the Model tab's box and the link follow), else in the running model."""
         setting = {learnable: key for key, learnable in get_model(self.settings.model).live}.get(name)
         if setting is not None and setting in self.settings.model_config.param:
             # one quantity, one parameter: the config's value (the Model tab's box, the URL) is set, and setting it
@@ -169,15 +206,15 @@ class TrainingDisplay:
             try:
                 setattr(self.settings.model_config, setting, value)
             except ValueError as err:
-                self.notice = str(err)
+                self._say(str(err))
             return
         try:
             self.session.set_value(name, value)
             ctl = self.learned_controls.get(name)
             label = ctl.tunable.label if ctl is not None else name
-            self.notice = f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else "")
+            self._say(f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else ""))
         except InvlabError as err:
-            self.notice = str(err)
+            self._say(str(err))
 
     def _freeze_learned(self, name, frozen):
         self.session.freeze(name, frozen)

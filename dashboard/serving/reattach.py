@@ -1,6 +1,6 @@
 """A reload comes back to the run the page was training.
 
-A page that trains or shows a stored run keeps `run=ID` in its address (`PageLocation._update_location`). Reloading
+A page that trains or shows a stored run keeps `run=ID` in its address (`PageLink.update`). Reloading
 it opens a new Bokeh session while the old one, its tab gone, still trains for a few seconds (`invlab serve` ends a
 session without a browser after `UNUSED_SESSION_LIFETIME_MS`). If an Explorer of this server shows that run for the
 same user (`None` on a server without logins), and this request is its page reloading (browsers ask to revalidate a
@@ -36,9 +36,9 @@ def orphan_showing(run_id: int, user: str | None, reloading: bool = False):
     with _lock:
         candidates = list(_served)
     for explorer in candidates:
-        if explorer._closed or (explorer.user or None) != (user or None):
+        if explorer.lifecycle.closed or (explorer.user or None) != (user or None):
             continue
-        if explorer.session.run_id == run_id and (reloading or not connected(getattr(explorer, "_doc", None))):
+        if explorer.session.run_id == run_id and (reloading or not connected(explorer.display.doc)):
             return explorer
     return None
 
@@ -69,6 +69,6 @@ def page_coming_back_to_its_run(user: str | None, make):
         old = orphan_showing(run_id, user, reloading=is_reload())
         if old is not None:
             old.resume_page()  # drawn on this page now, its training thread and curves going on
-            old._close_with(doc)  # this tab's closing stops it, not the old tab's end
+            old.lifecycle.close_with(doc)  # this tab's closing stops it, not the old tab's end
             return old
     return make()

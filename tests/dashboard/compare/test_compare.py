@@ -142,11 +142,11 @@ def test_the_link_opens_a_stored_sweep(explorer, rotation_sweep):
     assert refused and "no sweep with id 9999" in refused[0]
     assert other.read_query({"sweep": "abc"})[0].startswith("sweep='abc' refused")
     # the Explorer writes the page and the sweep into the address bar while the Compare page is shown
-    explorer._location = object()
+    explorer.link.location = object()
     explorer.pages.active = 3
     explorer.compare.sweep_id = rotation_sweep
     assert f"page=compare&sweep={rotation_sweep}" in explorer.url_field.value
-    explorer._location = None
+    explorer.link.location = None
 
 
 def test_a_stored_sweeps_titles_and_rows_reach_the_table_as_one_change(explorer, rotation_sweep):

@@ -112,11 +112,11 @@ def test_clicking_a_candidate_opens_its_run_on_the_training_page(explorer, study
 def test_the_link_shows_a_stored_study_and_refuses_what_is_not_one(explorer, study):
     d, _ = study
     assert explorer.compare.query()["discover"] == str(d.sweep_id)
-    explorer._location = object()
+    explorer.link.location = object()
     explorer.pages.active = 3
-    explorer._update_location()
+    explorer.link.update()
     assert f"page=compare&discover={d.sweep_id}" in explorer.url_field.value
-    explorer._location = None
+    explorer.link.location = None
     from panel.io.location import Location
 
     explorer.read_location(Location(search=f"?page=compare&discover={d.sweep_id}"))

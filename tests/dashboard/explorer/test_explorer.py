@@ -106,7 +106,7 @@ def test_thread_stops_when_the_browser_session_is_destroyed(tmp_path, wait_until
     doc = Document()
     e = Explorer(small(), store=False)
     with pn.io.server.set_curdoc(doc):
-        e._on_load()
+        e.lifecycle.on_load()
     assert e.feed.callback is not None and len(doc.session_destroyed_callbacks) == 1
     e.start()
     wait_until(lambda: e.session.step > 0, e)
@@ -250,10 +250,10 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     p = learnables(e.session.trainer.model)[name]
     control.learn.value = False  # the learn / freeze toggle
     assert p.frozen
-    e._set_learned(name, control.widget.end)  # the slider's ends lie inside the range's open bounds
+    e.display.set_learned(name, control.widget.end)  # the slider's ends lie inside the range's open bounds
     assert float(p()) == pytest.approx(control.widget.end, rel=1e-9) and "must lie" not in e.notice
     target = 0.5 * (control.widget.start + control.widget.end)
-    e._set_learned(name, target)  # what releasing the slider calls
+    e.display.set_learned(name, target)  # what releasing the slider calls
     assert float(p()) == pytest.approx(target, rel=1e-9)
     e.step()
     wait_until(lambda: e.session.state == "paused" and e.session.step > 3, e)

@@ -59,13 +59,13 @@ def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
     explorer = Explorer(presenter=True)
     explorer.__panel__()
     assert explorer.curves.large and explorer.status.wrap
-    zoomed = [part for part in explorer._enlarged if (part.styles or {}).get("zoom") not in (None, "1")]
-    assert explorer.status.pane in zoomed and len(zoomed) == len(explorer._enlarged)
+    zoomed = [part for part in explorer.page.enlarged if (part.styles or {}).get("zoom") not in (None, "1")]
+    assert explorer.status.pane in zoomed and len(zoomed) == len(explorer.page.enlarged)
     assert (explorer.curves.layout.styles or {}).get("zoom") in (None, "1")
     assert (explorer.pages.styles or {}).get("zoom") in (None, "1")  # the plots are inside the pages
     explorer.presenter = False
     assert not explorer.curves.large and not explorer.status.wrap
-    assert all(part.styles.get("zoom") == "1" for part in explorer._enlarged)
+    assert all(part.styles.get("zoom") == "1" for part in explorer.page.enlarged)
     explorer.close()
 
 

@@ -24,7 +24,7 @@ def test_opening_a_run_past_its_checkpoint_says_what_continuing_drops(tmp_path):
     try:
         explorer.open_stored_run(trainer.run_id)
         deadline = time.time() + 60
-        while time.time() < deadline and (explorer.feed.last_snapshot is None or not explorer._run_started):
+        while time.time() < deadline and (explorer.feed.last_snapshot is None or not explorer.display.run_started):
             time.sleep(0.2)
             explorer.tick()
         status = explorer.status_values()

@@ -16,7 +16,8 @@ class Page:
 
 
 def explorer(run_id, user=None, connections=0, closed=False):
-    return SimpleNamespace(_closed=closed, user=user, session=SimpleNamespace(run_id=run_id), _doc=Page(connections))
+    return SimpleNamespace(user=user, session=SimpleNamespace(run_id=run_id), lifecycle=SimpleNamespace(closed=closed),
+                           display=SimpleNamespace(doc=Page(connections)))
 
 
 @pytest.fixture
