@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from pagekit import HAVE_CHROMIUM, serve_dashboard  # noqa: E402
-from tests.helpers.chromium import close_shared_browser  # noqa: E402
+from tests.helpers.chromium import close_shared_browser, per_module  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,7 +39,9 @@ def served_app(served_home):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_chromium_per_module():
-    """The module's tests share one Chromium (tests/helpers/chromium.py), stopped when the module ends."""
+def _chromium_per_module_where_needed():
+    """The process's tests share one Chromium (tests/helpers/chromium.py), stopped when the session ends; with a
+    playwright whose loop cannot be kept to its calls, when each module ends."""
     yield
-    close_shared_browser()
+    if per_module():
+        close_shared_browser()

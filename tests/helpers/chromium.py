@@ -1,16 +1,54 @@
-"""One headless Chromium per test module, and a fresh browser context (cookies, storage, viewport) per test.
+"""One headless Chromium per test process, and a fresh browser context (cookies, storage, viewport) per test.
 
 Launching Chromium takes a second or two of a busy 2-core machine; the browser and JupyterLab tests open about sixty
-pages a run. The tests of a module share one browser, started on first use and stopped when the module ends
-(`close_shared_browser`, from the autouse fixtures of tests/browser and tests/jupyter): playwright's synchronous API
-keeps an event loop marked running in its thread, so a later test of the same process could not run asyncio. Each
-test gets a context of its own, so no cookie, login or storage passes from one test to the next.
+pages a run. Every test of a process shares one browser, started on first use and stopped when the session ends
+(`close_shared_browser`, from `pytest_sessionfinish` in tests/conftest.py). Each test gets a context of its own, so
+no cookie, login or storage passes from one test to the next.
+
+Playwright's synchronous API runs its event loop in a greenlet of the test's thread and leaves that loop marked as
+the thread's running loop between calls, so a later test in the same process could not run asyncio (`asyncio.run`,
+a Tornado or Panel server started in the test). `_loop_marked_only_inside_calls` keeps the mark to the time a call
+waits on the browser: it is set as the call hands over to the loop and put back as it returns. Where the installed
+playwright does not have the function this wraps, the browser is stopped at the end of each module instead
+(`per_module()` says which).
 """
+import asyncio
 import contextlib
 
 from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path
 
 _shared: dict = {}
+
+
+def _loop_marked_only_inside_calls() -> bool:
+    """Wrap playwright's wait for a synchronous call so that its loop is the thread's running loop only while the call
+    waits (and, nested in an event handler, as it was before); True where this playwright has that wait."""
+    try:
+        from playwright._impl import _sync_base
+    except ImportError:
+        return False
+    original = getattr(_sync_base, "wait_for_future", None)
+    if original is None:
+        return False
+    if getattr(original, "invlab_wrapped", False):
+        return True
+
+    def wait_for_future(loop, dispatcher, future):
+        before = asyncio._get_running_loop()
+        asyncio._set_running_loop(loop)  # the loop resumes where it expects to be running
+        try:
+            return original(loop, dispatcher, future)
+        finally:
+            asyncio._set_running_loop(before)
+
+    wait_for_future.invlab_wrapped = True
+    _sync_base.wait_for_future = wait_for_future
+    return True
+
+
+def per_module() -> bool:
+    """True where the shared browser must be stopped at the end of each test module (see the module's doc)."""
+    return not _loop_marked_only_inside_calls()
 
 
 def shared_browser():
@@ -21,7 +59,11 @@ def shared_browser():
     if "playwright" not in _shared:
         from playwright.sync_api import sync_playwright
 
+        wrapped = _loop_marked_only_inside_calls()
         _shared["playwright"] = sync_playwright().start()
+        _shared["loop"] = asyncio._get_running_loop()
+        if wrapped:
+            asyncio._set_running_loop(None)  # marked again by each call, while it waits
     _shared["browser"] = _shared["playwright"].chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
     return _shared["browser"]
 
@@ -40,10 +82,14 @@ def browser_context(**options):
 
 def close_shared_browser() -> None:
     """Stop the shared browser and its playwright driver, if this process started them."""
-    browser, playwright = _shared.pop("browser", None), _shared.pop("playwright", None)
+    browser, playwright, loop = _shared.pop("browser", None), _shared.pop("playwright", None), _shared.pop("loop", None)
     with contextlib.suppress(Exception):
         if browser is not None:
             browser.close()
+    before = asyncio._get_running_loop()
     with contextlib.suppress(Exception):
         if playwright is not None:
+            if loop is not None:
+                asyncio._set_running_loop(loop)  # stopping hands over to the loop, which expects to be running
             playwright.stop()
+    asyncio._set_running_loop(None if before is loop else before)

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from labkit import HAVE_CHROMIUM, HAVE_JUPYTERLAB, jupyter_lab  # noqa: E402
-from tests.helpers.chromium import close_shared_browser  # noqa: E402
+from tests.helpers.chromium import close_shared_browser, per_module  # noqa: E402
 
 
 def pytest_configure(config):
@@ -47,7 +47,9 @@ def screenshot_path(tmp_path):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_chromium_per_module():
-    """The module's tests share one Chromium (tests/helpers/chromium.py), stopped when the module ends."""
+def _chromium_per_module_where_needed():
+    """The process's tests share one Chromium (tests/helpers/chromium.py), stopped when the session ends; with a
+    playwright whose loop cannot be kept to its calls, when each module ends."""
     yield
-    close_shared_browser()
+    if per_module():
+        close_shared_browser()

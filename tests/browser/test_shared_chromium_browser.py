@@ -1,0 +1,24 @@
+"""The browser tests' shared Chromium (tests/helpers/chromium.py): one browser serves every test of a process, each
+test in a fresh context, and between two calls on the browser the thread has no running event loop, so a test that
+runs asyncio (a server started in the test, `asyncio.run`) works after a browser test in the same process."""
+import asyncio
+
+from pagekit import browser_page
+from tests.helpers.chromium import per_module, shared_browser
+
+
+def test_one_browser_for_the_process_a_fresh_context_each_time_and_asyncio_between_calls():
+    with browser_page(800, 600) as (page, errors):
+        page.set_content("<p id=said>one</p>")
+        first = shared_browser()
+        assert page.inner_text("#said") == "one"
+        if not per_module():
+            assert asyncio._get_running_loop() is None  # between calls: nothing marks the thread's loop as running
+        assert asyncio.run(asyncio.sleep(0, result=7)) == 7  # asyncio runs while the page is open
+        page.set_content("<p id=said>two</p>")
+        assert page.inner_text("#said") == "two"  # and the browser still answers after it
+    with browser_page(640, 480) as (page, errors):
+        assert shared_browser() is first  # the same Chromium ...
+        assert page.viewport_size == {"width": 640, "height": 480}  # ... in a context of this test's own
+        assert len(first.contexts) == 1  # the first test's context was closed with it
+        assert not errors, errors
