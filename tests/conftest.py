@@ -105,7 +105,6 @@ SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py
         "tests/sweeps/test_cluster.py", "tests/sweeps/test_readme_discover.py", "tests/sweeps/test_discover.py",
         "tests/sweeps/test_local_sweep.py", "tests/data/test_readme_own_data.py", "tests/train/test_own_data_runs.py",
         "tests/dashboard/serving/test_server_lifecycle.py", "tests/dashboard/session/test_watch_follow.py",
-        "tests/cli/test_cli.py::test_train_on_digits_then_list_and_resume",
         "tests/cli/test_cli.py::test_stopping_invlab_serve",
         "tests/test_plugins.py::test_the_readme_watch_snippet", "tests/test_plugins.py::test_a_two_value_sweep",
         "tests/bad_inputs/test_plugin_faults.py::test_a_plugin_that_fails_half_way",

@@ -22,29 +22,32 @@ def data_dir(tmp_path):
     return tmp_path / "data"
 
 
-def test_train_on_digits_then_list_and_resume(data_dir):
-    out = invlab("train", "--model", "svgp", "--dataset", "digits", "--steps", "40", "--num-inducing", "30",
-                 "--eval-every", "20", "--checkpoint-every", "20", "--batch-size", "128", data_dir=data_dir)
-    assert out.returncode == 0, out.stderr
-    summary = out.stdout.strip().splitlines()[-1]
+def test_train_on_digits_then_list_and_resume(capsys):
+    """In this process (the same code the console script runs): the run trains, is listed and resumes. The command
+    as a real process is `test_train_json_prints_the_final_metrics_as_one_json_line_last` below."""
+    code, out, err = run_main(capsys, "train", "--model", "svgp", "--dataset", "digits", "--steps", "40",
+                              "--num-inducing", "30", "--eval-every", "20", "--checkpoint-every", "20",
+                              "--batch-size", "128")
+    assert code == 0, err
+    summary = out.strip().splitlines()[-1]
     assert summary.startswith("run 1 | svgp on digits | step 40 | ELBO")
     assert "test error" in summary and "NLPD" in summary
     error = float(summary.split("test error ")[1].split("%")[0])
     assert error < 50.0  # 40 steps from scratch already beat chance (90%) by far
-    assert "step/s" in out.stderr  # the progress bar
+    assert "step/s" in err  # the progress bar
 
-    runs = invlab("runs", "--json", data_dir=data_dir)
-    record = json.loads(runs.stdout.strip().splitlines()[0])
+    _, runs, _ = run_main(capsys, "runs", "--json")
+    record = json.loads(runs.strip().splitlines()[0])
     assert record["id"] == 1 and record["status"] == "finished" and record["step"] == 40
     assert abs(record["test_error"] * 100 - error) < 0.01
 
-    table = invlab("runs", data_dir=data_dir).stdout
+    _, table, _ = run_main(capsys, "runs")
     assert "svgp" in table and "digits" in table and "finished" in table
 
-    more = invlab("train", "--resume", "1", "--steps", "50", data_dir=data_dir)
-    assert more.returncode == 0, more.stderr
-    assert "resuming run 1 at step 40 of 50" in more.stderr
-    assert "| step 50 |" in more.stdout
+    code, more, err = run_main(capsys, "train", "--resume", "1", "--steps", "50")
+    assert code == 0, err
+    assert "resuming run 1 at step 40 of 50" in err
+    assert "| step 50 |" in more
 
 
 
@@ -186,6 +189,7 @@ def test_a_refused_setting_from_python_names_the_setting():
 
 
 def test_train_json_prints_the_final_metrics_as_one_json_line_last(data_dir):
+    """A real process, as a script reads it: its exit status and its last line of standard output."""
     out = invlab("train", "--steps", "5", "--num-inducing", "10", "--eval-every", "5", "--json", "--quiet",
                  data_dir=data_dir)
     assert out.returncode == 0, out.stderr

@@ -1,9 +1,6 @@
 """The deep inverse Wishart process family (Aitchison, Yang & Ober 2021): output layer, NNGP limit, training, CLI,
 diagnostics, errors."""
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ from invlab.models import DataInfo
 from invlab.models.dkp import DIWPConfig, DKPSVGPConfig, NNGPConfig, build_dkp, build_dkp_svgp
 from invlab.models.dkp.layers import GlobalInducingOutput, GramBlocks, InverseWishartLayer, OmegaInputLayer
 from invlab.train import RunConfig, Trainer
+from tests.helpers.cli import run_main
 from tests.helpers.spectra import assert_spectrum_of
 
 DT = torch.float64
@@ -172,14 +170,12 @@ def test_trainer_runs_diwp_classification_and_reports_metrics(train_device):
     assert {"layer1_gram", "layer2_gram", "layer1_spectrum", "output_kernel"} <= set(snap.views)
 
 
-def test_cli_trains_the_family(tmp_path, cli_device):
-    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
-    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "diwp", "--dataset", "diabetes",
-                          "--steps", "6", "--num-inducing", "10", "--num-samples", "1", "--num-predict-samples", "4",
-                          "--batch-size", "64", "--quiet", *cli_device], capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    summary = out.stdout.strip().splitlines()[-1]
+def test_cli_trains_the_family(capsys, cli_device):
+    code, out, err = run_main(capsys, "train", "--model", "diwp", "--dataset", "diabetes", "--steps", "6",
+                              "--num-inducing", "10", "--num-samples", "1", "--num-predict-samples", "4",
+                              "--batch-size", "64", "--quiet", *cli_device)
+    assert code == 0, err
+    summary = out.strip().splitlines()[-1]
     assert "diwp on diabetes | step 6 | ELBO" in summary and "test RMSE" in summary
 
 

@@ -393,18 +393,14 @@ def test_trainer_logs_the_w2_parts_and_the_model_shows_its_views(train_device, t
     assert isinstance(views["w2_terms"], Curves) and set(views["w2_terms"].series) == {"w2", *W2_PARTS}
 
 
-def test_trains_from_the_cli(tmp_path, cli_device):
-    import os
-    import subprocess
-    import sys
+def test_trains_from_the_cli(capsys, cli_device):
+    from tests.helpers.cli import run_main
 
-    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"))
-    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "gwi", "--dataset", "diabetes", "--steps",
-                          "30", "--batch-size", "0", "--eval-every", "0", "--inducing-factor", "2",
-                          "--reference-steps", "20", "--quiet", *cli_device],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
-    summary = out.stdout.strip().splitlines()[-1]
+    code, out, err = run_main(capsys, "train", "--model", "gwi", "--dataset", "diabetes", "--steps", "30",
+                              "--batch-size", "0", "--eval-every", "0", "--inducing-factor", "2", "--reference-steps",
+                              "20", "--quiet", *cli_device)
+    assert code == 0, err
+    summary = out.strip().splitlines()[-1]
     assert summary.startswith("run 1 | gwi on diabetes | step 30") and "test RMSE" in summary and "NLPD" in summary
     assert float(summary.split("test RMSE ")[1].split(" ")[0]) < 78.0  # beats predicting the mean (y_std ≈ 78)
 

@@ -1,8 +1,5 @@
 """The RKHS invariance machine (Zhang, Lee & Teh 2013, eq. 4) against independent fits, as the trainer, CLI and
 dashboard use it."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +13,7 @@ from invlab.models import DataInfo, get_model
 from invlab.models.rkhs import PartialDerivatives, RKHSConfig, build_rkhs
 from invlab.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
 from invlab.train import RunConfig, Trainer
+from tests.helpers.cli import run_main
 
 
 def moons(num_train=60, seed=0, **options):
@@ -286,13 +284,11 @@ def test_live_nu_from_the_registry_resolves_to_the_new_optimum(train_device):
     assert np.mean(np.sign(after) == np.sign(target)) > 0.99
 
 
-def test_trains_from_the_cli(tmp_path, cli_device):
-    # one OpenMP thread: on a shared machine torch's default threads can slow a tiny run a hundredfold
-    env = dict(os.environ, INVLAB_DATA=str(tmp_path), OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--model", "rkhs", "--dataset", "two-moons",
-                          "--steps", "2", "--sigma", "0.25", "--labelled", "6", "--nu", "0.5", "--learning-rate", "1",
-                          "--eval-every", "1", *cli_device], capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
-    summary = out.stdout.strip().splitlines()[-1]
+def test_trains_from_the_cli(capsys, cli_device):
+    code, out, err = run_main(capsys, "train", "--model", "rkhs", "--dataset", "two-moons", "--steps", "2", "--sigma",
+                              "0.25", "--labelled", "6", "--nu", "0.5", "--learning-rate", "1", "--eval-every", "1",
+                              *cli_device)
+    assert code == 0, err
+    summary = out.strip().splitlines()[-1]
     assert "rkhs on two-moons | step 2" in summary and "test error" in summary
     assert float(summary.split("test error ")[1].split("%")[0]) < 30
