@@ -17,8 +17,9 @@ This page
 
 
 The package, by job: `data` shapes a sweep's comparison into the table's and the plots' values, `plots` draws them,
-`runner` runs the sweep (or the study) on its background thread, `discover` is the Discover study, `form` launches
-and opens sweeps, `live` follows and draws the sweep shown, and `page` is the page itself.
+`runner` runs the sweep (or the study) on its background thread, `discover` is the Discover study, `form` is the
+form that describes a sweep (`SweepForm`), `live` starts, opens, follows and draws the sweep shown
+(`SweepFollowing`), and `page` is the page itself, which holds them.
 """
 from __future__ import annotations
 

@@ -1,25 +1,88 @@
-"""The Compare page's launch form: what a sweep may vary, launching a sweep or a built-in study, stopping and
-resuming it, and opening a stored sweep.
-
-Mixed into `ComparePage` (page.py), which holds the widgets and the page's state.
+"""The Compare page's launch form (`SweepForm`, a part the `ComparePage` holds as `page.form`): the setting a sweep
+varies, its values and seeds, a built-in study, the stored sweeps a page can open, where the runs train, and what
+is wrong with the form, said under it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import panel as pn
 import param
 
 from invlab.dashboard.compare.data import _fmt_value, _parse_token, _spread
-from invlab.dashboard.compare.runner import SweepRunner
 from invlab.dashboard.safe_text import markdown_text
-from invlab.dashboard.state.settings import coerce
+from invlab.dashboard.state.settings import RunSettings, coerce
 from invlab.errors import InvlabError
-from invlab.sweeps import SweepSpec, study
-from invlab.sweeps.discover_report import is_discover
-from invlab.train.states import RunStatus, StudyState
+from invlab.sweeps import STUDIES, SweepSpec, study
+from invlab.train import RunStore
 
 
-class SweepForm:
-    """Mixed into `ComparePage`: the launch form and launching, stopping, resuming and opening sweeps (see the
-    module's doc)."""
+class SweepForm(pn.viewable.Viewer):
+    """The form that describes a sweep, and its buttons.
+
+    Parts it uses: the page's `settings` (a `RunSettings`: the Training page's configuration the sweep varies) and
+    `store()` (the run store, or None: its stored sweeps). `where`: the page's `n_workers` and `scheduler` parameters
+    (the Workers box follows them); `shared_cluster`: the runs go to the server's one cluster (no Workers box).
+    `shown()` is the sweep the page shows; `say(text)` puts a message in the page's status line; `launch(spec)` runs
+    a sweep and `open_sweep(sweep_id)` shows a stored one."""
+
+    def __init__(self, settings: RunSettings, store: Callable[[], RunStore | None], *, where: tuple,
+                 shared_cluster: bool, shown: Callable[[], int | None], say: Callable[[str], None],
+                 launch: Callable[[SweepSpec], None], open_sweep: Callable[[int], None]):
+        super().__init__(name="Sweep form")
+        self.settings, self._store = settings, store
+        self.shared_cluster = shared_cluster
+        self._shown, self._say, self._launch, self._open_sweep = shown, say, launch, open_sweep
+        self._build_widgets(*where)
+
+    @property
+    def store(self) -> RunStore | None:
+        """The page's run store (None without one)."""
+        return self._store()
+
+    def _build_widgets(self, n_workers: param.Parameter, scheduler: param.Parameter) -> None:
+        self.parameter = pn.widgets.Select(label="Setting to vary", options=self.parameter_options(), width=300)
+        self.values = pn.widgets.TextInput(label="Values (comma-separated)", placeholder="e.g. 0, 45, 90, 135",
+                                           width=300)
+        self.seeds = pn.widgets.IntInput(label="Seeds per value", value=2, start=1, end=20, width=140)
+        self.launch_button = pn.widgets.Button(label="▶ Run sweep", color="success", width=140)
+        self.study_select = pn.widgets.Select(label="Built-in study", options=list(STUDIES), width=300)
+        self.quick = pn.widgets.Checkbox(
+            label="short form (one seed, five angles: about 15 s on 2 cores; untick for the full study, "
+                  "3 seeds × 14 angles, about 75 s)",
+            value=True)
+        self.study_button = pn.widgets.Button(label="▶ Run study", color="success", width=140)
+        self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
+        self.open_button = pn.widgets.Button(label="Open sweep", width=140)
+        self.workers = pn.widgets.IntInput.from_param(n_workers, label="Workers (0: one per core)", width=140)
+        self.scheduler_input = pn.widgets.TextInput.from_param(scheduler, label="Dask scheduler",
+                                                               placeholder="empty: this machine", width=300)
+        self.form_error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.form_error_text = ""  # what form_error says, as text (the pane holds it escaped)
+        self.launch_button.on_click(lambda *_: self.launch_from_settings())
+        self.study_button.on_click(lambda *_: self.launch_study(self.study_select.value, quick=self.quick.value))
+        self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
+                                  and self._open_sweep(self.sweeps_select.value))
+        self.parameter.param.watch(lambda event: self._suggest_values(event.new), "value")
+        self._suggest_values(self.parameter.value)
+
+    def __panel__(self) -> pn.FlexBox:
+        """The form's boxes: vary a setting, a built-in study, a stored sweep, where the runs train."""
+        vary = pn.Column(pn.pane.Markdown("**Vary a setting of the Training page's configuration**", margin=(0, 10)),
+                         self.parameter, self.values, pn.Row(self.seeds, self.launch_button),
+                         name="Vary a setting")
+        builtin = pn.Column(pn.pane.Markdown("**Run a built-in study**", margin=(0, 10)), self.study_select,
+                            self.quick, self.study_button, name="Built-in study")
+        stored = pn.Column(pn.pane.Markdown("**Open a stored sweep**", margin=(0, 10)), self.sweeps_select,
+                           self.open_button, name="Stored sweep")
+        if self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
+            here = pn.pane.Markdown("Empty: this server's Dask cluster, one worker per core, shared by every page.",
+                                    width=300, margin=(0, 10))
+        else:
+            here = self.workers
+        where = pn.Column(pn.pane.Markdown("**Where the runs train**", margin=(0, 10)), here,
+                          self.scheduler_input, name="Workers")
+        return pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
 
     def parameter_options(self) -> dict[str, str]:
         """The settings a sweep can vary: the family, then every data / model / training setting of the current
@@ -44,7 +107,7 @@ class SweepForm:
 
     def _suggest_values(self, dotted: str | None) -> None:
         """A placeholder that says what the chosen setting accepts."""
-        p = self._parameter_object(dotted)
+        p = self.parameter_object(dotted)
         objects = getattr(p, "objects", None) if p is not None else None
         if dotted == "model":
             from invlab.models import model_names
@@ -61,7 +124,9 @@ class SweepForm:
         else:
             self.values.placeholder = "comma-separated values"
 
-    def _parameter_object(self, dotted: str | None):
+    def parameter_object(self, dotted: str | None):
+        """The parameter that `dotted` ("section.name") names in the Training page's configuration; None for the
+        family or an unknown name."""
         if not dotted or "." not in dotted:
             return None
         section, _, name = dotted.partition(".")
@@ -76,7 +141,7 @@ class SweepForm:
         try:
             sweeps = self.store.list_sweeps()
         except InvlabError as err:
-            self.message = str(err)
+            self._say(str(err))
             return
         options = {}
         for s in sweeps:
@@ -85,7 +150,8 @@ class SweepForm:
             options[f"#{s.id} {name}" + (f" — {status}" if status else "")] = s.id
         self.sweeps_select.options = options
         if options and self.sweeps_select.value not in options.values():
-            shown = self.sweep_id if self.sweep_id in options.values() else next(iter(options.values()))
+            shown = self._shown()
+            shown = shown if shown in options.values() else next(iter(options.values()))
             self.sweeps_select.value = shown
 
     # -- launching -----------------------------------------------------------------------------------------------------
@@ -102,7 +168,7 @@ class SweepForm:
             tokens = [t.strip() for t in values.replace(";", ",").split(",") if t.strip()]
             if not tokens:
                 raise InvlabError(f"{dotted}: enter the values to try, separated by commas (e.g. 0, 45, 90)")
-            p = self._parameter_object(dotted)
+            p = self.parameter_object(dotted)
             parsed = []
             for token in tokens:
                 value = _parse_token(token)
@@ -124,9 +190,9 @@ class SweepForm:
         try:
             spec = self.spec_from_settings()
         except (InvlabError, ValueError, TypeError) as err:
-            self._form_error(str(err))
+            self.show_error(str(err))
             return
-        self.launch(spec)
+        self._launch(spec)
 
     def launch_study(self, name: str, quick: bool = True) -> None:
         """Start the built-in study `name` (`quick`: its short form); an unknown or invalid one shows its message under
@@ -135,110 +201,12 @@ class SweepForm:
             spec = study(name, quick=quick)
             spec.validate()
         except (InvlabError, KeyError, ValueError) as err:
-            self._form_error(str(err))
+            self.show_error(str(err))
             return
-        self.launch(spec)
+        self._launch(spec)
 
-    def launch(self, spec: SweepSpec, sweep_id: int | None = None) -> None:
-        """Run `spec` (or resume sweep `sweep_id`) on a background thread; the page follows it."""
-        if self.store is None:
-            self._form_error("this page has no run store to keep the sweep's runs in")
-            return
-        if self.runner is not None and not self.runner.finished:
-            self._form_error("a sweep is running: stop it first (■ Stop), or wait for it to finish")
-            return
-        if self.discover.running():
-            self._form_error("the Discover study is running: ■ Stop discover first, or wait for it to finish")
-            return
-        self._form_error("")
-        try:
-            planned = spec.runs()
-        except InvlabError as err:
-            self._form_error(str(err))
-            return
-        self._reset_view(planned, list(spec.vary))
-        self.param.update(sweep_id=sweep_id, state=StudyState.STARTING,
-                          message=f"starting Dask workers for {len(planned)} runs…")
-        self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=self.scheduler or None,
-                                  n_workers=self.n_workers or None, shared=self.shared_cluster).start()
-        self.stop_button.disabled = False
-        self.resume_button.visible = False
-        self._start_ticking()
-
-    def resume(self, sweep_id: int | None = None) -> None:
-        """Run the missing runs of stored sweep `sweep_id` (default: the one shown), on the page."""
-        sweep_id = self.sweep_id if sweep_id is None else int(sweep_id)
-        if sweep_id is None or self.store is None:
-            self._form_error("open a stored sweep first")
-            return
-        try:
-            spec = SweepSpec.from_json(self.store.get_sweep(sweep_id).spec)
-        except InvlabError as err:
-            self._form_error(str(err))
-            return
-        self.launch(spec, sweep_id=sweep_id)
-
-    def stop(self) -> None:
-        """Stop the running sweep: runs in progress are abandoned, finished runs stay stored and Resume
-        runs the rest."""
-        if self.runner is not None and not self.runner.finished:
-            self.runner.stop()
-            self.state = StudyState.STOPPING
-            self.message = "stopping: runs in progress are abandoned; finished runs stay stored"
-
-    def _form_error(self, text: str) -> None:
+    def show_error(self, text: str) -> None:
+        """Say `text` under the form (empty: hide the message)."""
         self.form_error_text = text
         self.form_error.object = markdown_text(text)
         self.form_error.visible = bool(text)
-
-    # -- opening a stored sweep ----------------------------------------------------------------------------------------
-    def open_sweep(self, sweep_id: int) -> None:
-        """Show stored sweep `sweep_id` (a running sweep on this page keeps running in the background)."""
-        if self.store is None:
-            self._form_error("this page has no run store")
-            return
-        try:
-            record = self.store.get_sweep(int(sweep_id))
-        except InvlabError as err:
-            self._form_error(str(err))
-            return
-        if self.runner is not None and self.runner.sweep_id == int(sweep_id) and not self.runner.finished:
-            return  # already following it live
-        self._form_error("")
-        try:
-            self._reset_view(SweepSpec.from_json(record.spec).runs(), [])
-        except InvlabError:  # a specification this version no longer accepts: show what is stored
-            self._reset_view([], [])
-        self.runner = None
-        for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
-            self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
-        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
-        complete = stored >= (record.total or 0)
-        self.param.update(sweep_id=int(sweep_id), state=StudyState.FINISHED if complete else StudyState.STOPPED,
-                          message=self._record_text(record) + ("" if complete else "; ▶ Resume runs the rest"))
-        self.resume_button.visible = not complete
-        if int(sweep_id) in self.sweeps_select.options.values():
-            self.sweeps_select.value = int(sweep_id)
-        self.stop_button.disabled = True
-        self.refresh()
-        try:
-            discover = is_discover(SweepSpec.from_json(record.spec))
-        except InvlabError:
-            discover = False
-        if discover and self.discover.show(int(sweep_id)):
-            self.discover_changed()  # its ranking shows in the Discover study too
-
-    def _record_text(self, record) -> str:
-        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
-        total = getattr(record, "total", 0) or stored
-        return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
-
-    def _reset_view(self, planned: list, axes: list[str]) -> None:
-        self._planned = list(planned)
-        self.axes = list(axes)
-        self._live, self._histories = {}, {}
-        self._stored_done = -1
-        self.cmp = None
-        self.not_comparable.visible = False
-        self._show_table()
-        self._show_plots()

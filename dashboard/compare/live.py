@@ -1,12 +1,12 @@
-"""Following a sweep on the Compare page: the periodic tick that drains the runner's progress on the server's event
-loop, reading the sweep's comparison from the store, and drawing the table, the plots and the status line.
-
-Mixed into `ComparePage` (page.py), which holds the widgets and the page's state.
+"""Following a sweep on the Compare page (`SweepFollowing`, a part the `ComparePage` holds as `page.following`):
+starting, stopping and opening a sweep, the periodic tick that drains the runner's progress on the server's event
+loop, reading the sweep's comparison from the store, and drawing the status line, the table and the plots.
 """
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import panel as pn
@@ -27,8 +27,9 @@ from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
 from invlab.dashboard.views.panes import RANGE_UNITS
 from invlab.errors import InvlabError
-from invlab.sweeps import comparison
-from invlab.train.states import StudyState
+from invlab.sweeps import SweepSpec, comparison
+from invlab.train import RunStore
+from invlab.train.states import RunStatus, StudyState
 
 log = logging.getLogger("invlab.dashboard.compare")
 
@@ -51,8 +52,114 @@ def change_table(table: pn.widgets.Tabulator, frame: pd.DataFrame, titles: dict)
         table.param.update(**changes)
 
 
-class SweepFollowing:
-    """Mixed into `ComparePage`: following the sweep shown and drawing it (see the module's doc)."""
+def columns(axes: list[str]) -> list[str]:
+    """The sweep table's columns when the sweep varies `axes`."""
+    return ["run", "status", *[field_name(a) for a in axes], "seed", "step", "ELBO", "test error (%)", "NLPD",
+            "learned range"]
+
+
+class SweepFollowing(pn.viewable.Viewer):
+    """The sweep the Compare page shows: its runner, its table and plots, Stop and Resume (see the module's doc).
+
+    Parts it uses: `shown` (the page: a Parameterized whose `sweep_id`, `state` and `message` this part sets and
+    the status line shows) and `store()` (the run store, or None). `tick_ms`: how often a running sweep is drawn.
+    `open_run(run_id)` opens a run of the table on the Training page; `resume()` runs the rest of the sweep shown;
+    `show_error(text)` says what went wrong under the form; `refresh_sweeps()` re-reads the stored sweeps."""
+
+    def __init__(self, shown, store: Callable[[], RunStore | None], *, tick_ms: int,
+                 open_run: Callable[[int], None], resume: Callable[[], None], show_error: Callable[[str], None],
+                 refresh_sweeps: Callable[[], None]):
+        super().__init__(name="Sweep")
+        self.shown, self._store, self.tick_ms = shown, store, tick_ms
+        self._open_run, self._show_error, self._refresh_sweeps = open_run, show_error, refresh_sweeps
+        self.runner: SweepRunner | None = None
+        self.cmp = None  # the latest Comparison read from the store
+        self.axes: list[str] = []
+        self._planned: list = []  # PlannedRun of the sweep being run (rows before they are stored)
+        self._live: dict[str, dict] = {}  # key → {"status", "step", "steps", "elbo", "history": ([s], [v])}
+        self._histories: dict[str, tuple] = {}  # key → (steps, elbos) of stored runs
+        self._stored_done = -1
+        self._last_curves = 0.0
+        self._callback = None
+        self.stop_button = pn.widgets.Button(label="■ Stop", color="warning", width=100, disabled=True)
+        self.resume_button = pn.widgets.Button(label="▶ Resume", color="success", width=110, visible=False,
+                                               description="Run this sweep's missing runs")
+        self.stop_button.on_click(lambda *_: self.stop())
+        self.resume_button.on_click(lambda *_: resume())
+        self.status_pane = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
+                                        css_classes=["invlab-sweep-status"])
+        self.not_comparable = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
+                                            css_classes=["invlab-not-comparable"])
+        self.table = pn.widgets.Tabulator(
+            self._empty_frame(), show_index=False, disabled=True, selectable=1, pagination=None,
+            header_filters=True, layout="fit_data_table", max_height=420, sizing_mode="stretch_width",
+            css_classes=["invlab-sweep-table"])
+        self.table.param.watch(self._on_select, "selection")
+        self.elbo_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "elbo"), linked_axes=False,
+                                           name="elbo_vs_setting")
+        self.error_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "error"), linked_axes=False,
+                                            name="error_vs_setting")
+        self.curves_pane = pn.pane.HoloViews(curves_plot({}, [], None), linked_axes=False, name="elbo_curves")
+        shown.param.watch(self._show_state, ["state", "message", "sweep_id"])
+        self._show_state()
+
+    @property
+    def store(self) -> RunStore | None:
+        """The page's run store (None without one)."""
+        return self._store()
+
+    def __panel__(self) -> pn.Column:
+        """Stop and Resume beside the status line, the warning that runs are not comparable, the table, the plots."""
+        plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
+        return pn.Column(pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
+                         self.not_comparable, self.table, plots, sizing_mode="stretch_width")
+
+    def _empty_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns([])})
+
+    def _on_select(self, event) -> None:
+        if not event.new:
+            return
+        index = event.new[0]
+        frame = self.table.value
+        if index >= len(frame):
+            return
+        run_id = frame.iloc[index]["run"]
+        if run_id is None or pd.isna(run_id):
+            self.shown.message = "this run is not stored yet: it opens once it has finished"
+            return
+        self._open_run(int(run_id))
+
+    # -- starting, stopping and opening a sweep ------------------------------------------------------------------------
+    def start(self, spec: SweepSpec, planned: list, sweep_id: int | None, *, scheduler: str | None,
+              n_workers: int | None, shared: bool) -> None:
+        """Run `spec` (its runs `planned`; or resume sweep `sweep_id`) on a background thread and follow it."""
+        self._reset_view(planned, list(spec.vary))
+        self.shown.param.update(sweep_id=sweep_id, state=StudyState.STARTING,
+                                message=f"starting Dask workers for {len(planned)} runs…")
+        self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=scheduler,
+                                  n_workers=n_workers, shared=shared).start()
+        self.stop_button.disabled = False
+        self.resume_button.visible = False
+        self._start_ticking()
+
+    def stop(self) -> None:
+        """Stop the running sweep: runs in progress are abandoned, finished runs stay stored and Resume
+        runs the rest."""
+        if self.runner is not None and not self.runner.finished:
+            self.runner.stop()
+            self.shown.state = StudyState.STOPPING
+            self.shown.message = "stopping: runs in progress are abandoned; finished runs stay stored"
+
+    def close(self) -> None:
+        """The browser session ended: stop following and stop the sweep (finished runs stay stored)."""
+        self._stop_ticking()
+        if self.runner is not None and not self.runner.finished:
+            self.runner.stop()
+
+    def running(self) -> bool:
+        """Whether the sweep followed is still running."""
+        return self.runner is not None and not self.runner.finished
 
     # -- the tick: drain the sweep's progress into the page (server thread) --------------------------------------------
     def _start_ticking(self) -> None:
@@ -71,7 +178,7 @@ class SweepFollowing:
             self._tick()
         except Exception as err:  # noqa: BLE001 — a drawing failure must not stop the periodic callback
             log.exception("compare page update failed")
-            self.message = f"Could not update the page ({type(err).__name__}: {err}); the sweep goes on."
+            self.shown.message = f"Could not update the page ({type(err).__name__}: {err}); the sweep goes on."
 
     def _tick(self) -> None:
         runner = self.runner
@@ -79,8 +186,8 @@ class SweepFollowing:
             self._stop_ticking()
             return
         progress, events, finished, error = runner.drain()
-        if runner.sweep_id is not None and self.sweep_id != runner.sweep_id:
-            self.sweep_id = runner.sweep_id
+        if runner.sweep_id is not None and self.shown.sweep_id != runner.sweep_id:
+            self.shown.sweep_id = runner.sweep_id
         stored = False
         for event in events:
             key = event.get("key")
@@ -105,9 +212,9 @@ class SweepFollowing:
                 live["message"] = str(event.get("message") or event.get("error") or "")
                 stored = True
         if progress is not None and not finished:
-            self.state = StudyState.STOPPING if runner.stop_event.is_set() else StudyState.RUNNING
-            self.message = progress_text(progress)
-        if stored or finished or (self.cmp is None and self.sweep_id is not None):
+            self.shown.state = StudyState.STOPPING if runner.stop_event.is_set() else StudyState.RUNNING
+            self.shown.message = progress_text(progress)
+        if stored or finished or (self.cmp is None and self.shown.sweep_id is not None):
             self.refresh()
         else:
             self._show_table()
@@ -119,18 +226,18 @@ class SweepFollowing:
     def _finish(self, runner: SweepRunner, progress, error: str | None) -> None:
         self._stop_ticking()
         self.stop_button.disabled = True
-        self.refresh_sweeps()
+        self._refresh_sweeps()
         if error:
-            self.param.update(state=StudyState.FAILED, message=f"the sweep failed: {error}")
+            self.shown.param.update(state=StudyState.FAILED, message=f"the sweep failed: {error}")
         elif runner.stop_event.is_set():
             done = progress.done if progress is not None else 0
             total = progress.total if progress is not None else len(self._planned)
-            self.param.update(state=StudyState.STOPPED,
-                              message=f"stopped with {done} of {total} runs stored; ▶ Resume runs the rest")
-            self.resume_button.visible = self.sweep_id is not None
+            self.shown.param.update(state=StudyState.STOPPED,
+                                    message=f"stopped with {done} of {total} runs stored; ▶ Resume runs the rest")
+            self.resume_button.visible = self.shown.sweep_id is not None
         else:
             text = progress_text(progress) if progress is not None else ""
-            self.param.update(state=StudyState.FINISHED, message=text)
+            self.shown.param.update(state=StudyState.FINISHED, message=text)
         for plan in self._planned:  # nothing runs any more: what did not finish says so
             live = self._live.setdefault(plan.key, {"status": "queued", "step": 0, "history": ([], [])})
             if live["status"] in ("running", "queued"):
@@ -140,13 +247,13 @@ class SweepFollowing:
     # -- reading the store ---------------------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Read the sweep's comparison from the store and redraw the table and plots."""
-        if self.sweep_id is None or self.store is None:
+        if self.shown.sweep_id is None or self.store is None:
             self._show_table()
             return
         try:
-            cmp = comparison(self.store, self.sweep_id)
+            cmp = comparison(self.store, self.shown.sweep_id)
         except InvlabError as err:
-            self.message = str(err)
+            self.shown.message = str(err)
             return
         self.cmp = cmp
         self.axes = list(cmp.axes) or self.axes
@@ -196,7 +303,7 @@ class SweepFollowing:
             if run is None and live.get("elbo") is not None:
                 row["ELBO"] = None
             records.append(row)
-        frame = pd.DataFrame(records, columns=self._columns(axes))
+        frame = pd.DataFrame(records, columns=columns(axes))
         if not len(frame):
             return self._empty_frame() if not axes else frame
         for column in ("run", "seed", "step"):
@@ -230,8 +337,53 @@ class SweepFollowing:
         self.curves_pane.object = curves_plot(histories, runs, x)
 
     def _show_state(self, *_) -> None:
-        colour = STATE_COLOURS.get(self.state, "#666")
-        sweep = f"sweep <b data-field=\"sweep\">#{self.sweep_id}</b>" if self.sweep_id is not None else "no sweep open"
-        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(self.state)}</b>'
-        message = f'<span data-field="sweep-message">{html_text(self.message)}</span>'
+        colour, sweep_id = STATE_COLOURS.get(self.shown.state, "#666"), self.shown.sweep_id
+        sweep = f"sweep <b data-field=\"sweep\">#{sweep_id}</b>" if sweep_id is not None else "no sweep open"
+        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(self.shown.state)}</b>'
+        message = f'<span data-field="sweep-message">{html_text(self.shown.message)}</span>'
         self.status_pane.object = f"{state} · {sweep} · {message}"
+
+    def open_sweep(self, sweep_id: int):
+        """Show stored sweep `sweep_id` (a running sweep on this page keeps running in the background); returns its
+        record, or None when it is not opened (no store, no such sweep: the form says why; or followed already)."""
+        if self.store is None:
+            self._show_error("this page has no run store")
+            return None
+        try:
+            record = self.store.get_sweep(int(sweep_id))
+        except InvlabError as err:
+            self._show_error(str(err))
+            return None
+        if self.runner is not None and self.runner.sweep_id == int(sweep_id) and not self.runner.finished:
+            return None  # already following it live
+        self._show_error("")
+        try:
+            self._reset_view(SweepSpec.from_json(record.spec).runs(), [])
+        except InvlabError:  # a specification this version no longer accepts: show what is stored
+            self._reset_view([], [])
+        self.runner = None
+        for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
+            self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
+        complete = stored >= (record.total or 0)
+        self.shown.param.update(sweep_id=int(sweep_id), state=StudyState.FINISHED if complete else StudyState.STOPPED,
+                                message=self._record_text(record) + ("" if complete else "; ▶ Resume runs the rest"))
+        self.resume_button.visible = not complete
+        self.stop_button.disabled = True
+        self.refresh()
+        return record
+
+    def _record_text(self, record) -> str:
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
+        total = getattr(record, "total", 0) or stored
+        return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
+
+    def _reset_view(self, planned: list, axes: list[str]) -> None:
+        self._planned = list(planned)
+        self.axes = list(axes)
+        self._live, self._histories = {}, {}
+        self._stored_done = -1
+        self.cmp = None
+        self.not_comparable.visible = False
+        self._show_table()
+        self._show_plots()

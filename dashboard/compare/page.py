@@ -1,26 +1,27 @@
-"""The Compare page itself: its state, its widgets, its layout, the link's `sweep=ID` and opening a run.
+"""The Compare page itself: its state, its layout, launching and resuming a sweep, the link's `sweep=ID` and opening
+a run.
 
-`ComparePage` combines the launch form (form.py) and the following and drawing of a sweep (live.py).
+`ComparePage` holds its parts, each handed what it uses: the launch form (`SweepForm`, form.py, held as `form`), the
+sweep it follows and draws (`SweepFollowing`, live.py, held as `following`) and the Discover study
+(`DiscoverStudy`, discover.py, held as `discover`).
 """
 from __future__ import annotations
 
 from typing import Callable
 
-import pandas as pd
 import panel as pn
 import param
 
-from invlab.dashboard.compare.data import AxisData, field_name
 from invlab.dashboard.compare.discover import DiscoverStudy
 from invlab.dashboard.compare.form import SweepForm
 from invlab.dashboard.compare.live import SweepFollowing
-from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
-from invlab.dashboard.compare.runner import SweepRunner
 from invlab.dashboard.notebook import display as notebook
+from invlab.dashboard.parts import PartAttribute
 from invlab.dashboard.state.settings import RunSettings
-from invlab.errors import ConfigError
+from invlab.errors import ConfigError, InvlabError
 from invlab.ids import parse_id, shorten
-from invlab.sweeps import STUDIES
+from invlab.sweeps import SweepSpec
+from invlab.sweeps.discover_report import is_discover
 from invlab.train import RunStore
 from invlab.train.states import StudyState
 
@@ -42,7 +43,7 @@ SWEEPS = (
 LIVE_STATES = (StudyState.STARTING, StudyState.RUNNING, StudyState.STOPPING)
 
 
-class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
+class ComparePage(pn.viewable.Viewer):
     """Launch, follow and compare sweeps; open one of their runs on the Training page."""
 
     sweep_id = param.Integer(default=None, allow_None=True, doc="The sweep shown (its id in the run store).")
@@ -52,6 +53,35 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
     n_workers = param.Integer(default=0, bounds=(0, 64), doc="Dask workers on this machine (0: one per core).")
     scheduler = param.String(default="", doc="Address of a running Dask scheduler (empty: a cluster on this machine).")
     discover_shown = param.Integer(default=None, allow_None=True, doc="The Discover study's sweep shown (its id).")
+
+    # the parts' widgets and state, reached from the page as before (notebooks, tests)
+    parameter = PartAttribute("form", "The setting to vary (its dotted name).")
+    values = PartAttribute("form", "The values to try, as typed (comma-separated).")
+    seeds = PartAttribute("form", "Seeds per value.")
+    launch_button = PartAttribute("form", "▶ Run sweep.")
+    study_select = PartAttribute("form", "The built-in study to run.")
+    quick = PartAttribute("form", "Run the built-in study's short form.")
+    study_button = PartAttribute("form", "▶ Run study.")
+    sweeps_select = PartAttribute("form", "The stored sweeps a page can open.")
+    open_button = PartAttribute("form", "Open sweep.")
+    workers = PartAttribute("form", "The Workers box (follows `n_workers`).")
+    scheduler_input = PartAttribute("form", "The Dask scheduler box (follows `scheduler`).")
+    form_error = PartAttribute("form", "What is wrong with the form, under it.")
+    form_error_text = PartAttribute("form", "What `form_error` says, as text.")
+    runner = PartAttribute("following", "The `SweepRunner` of the sweep launched last; None before one or once a "
+                                        "stored sweep is opened.")
+    cmp = PartAttribute("following", "The latest comparison of the sweep shown, read from the store.")
+    axes = PartAttribute("following", "The settings the sweep shown varies (dotted names).")
+    axis_data = PartAttribute("following", "The plots' values (an `AxisData`), once drawn.")
+    stop_button = PartAttribute("following", "■ Stop.")
+    resume_button = PartAttribute("following", "▶ Resume: run the sweep's missing runs.")
+    status_pane = PartAttribute("following", "The status line: the sweep's state, its id and the message.")
+    not_comparable = PartAttribute("following", "Says why the runs are not compared on one axis.")
+    table = PartAttribute("following", "The sweep's runs, one row each.")
+    elbo_pane = PartAttribute("following", "The ELBO against the varied setting.")
+    error_pane = PartAttribute("following", "The test error against the varied setting.")
+    curves_pane = PartAttribute("following", "The ELBO curves of the sweep's runs.")
+    tick_ms = PartAttribute("following", "How often a running sweep is drawn (ms).")
 
     @property
     def store(self) -> RunStore | None:
@@ -71,101 +101,118 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
         self.settings = settings if settings is not None else RunSettings()
         self.store = store  # a RunStore, or a function giving one (the Explorer's, opened when first needed)
         self.on_open_run = on_open_run
-        self.tick_ms = tick_ms
-        self.runner: SweepRunner | None = None
-        self.cmp = None  # the latest Comparison read from the store
-        self.axes: list[str] = []
-        self._planned: list = []  # PlannedRun of the sweep being run (rows before they are stored)
-        self._live: dict[str, dict] = {}  # key → {"status", "step", "steps", "elbo", "history": ([s], [v])}
-        self._histories: dict[str, tuple] = {}  # key → (steps, elbos) of stored runs
-        self._stored_done = -1
-        self._last_curves = 0.0
-        self._callback = None
-        self._layout = None  # the page's Column, once drawn
-        self._active = False  # its contents are drawn (the tab has been shown)
         if pn.state.curdoc is not None and not notebook.in_notebook():
             pn.extension("tabulator")  # a served page built without it (`pn.serve(Explorer)`) still draws the table
         self.limits = limits  # a server's ServerLimits: every page of the server shares one Dask cluster
+        self._layout = None  # the page's Column, once drawn
+        self._active = False  # its contents are drawn (the tab has been shown)
         self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                     css_classes=["invlab-lesson-banner"])  # a lesson's steps (set by the Explorer)
-        self._build_widgets()
-        self.discover = DiscoverStudy(self, data_choices=data_choices, limits=limits)
-        self.param.watch(self._show_state, ["state", "message", "sweep_id"])
-        self._show_state()
-
-    # -- widgets -------------------------------------------------------------------------------------------------------
-    def _build_widgets(self) -> None:
-        self.parameter = pn.widgets.Select(label="Setting to vary", options=self.parameter_options(), width=300)
-        self.values = pn.widgets.TextInput(label="Values (comma-separated)", placeholder="e.g. 0, 45, 90, 135",
-                                           width=300)
-        self.seeds = pn.widgets.IntInput(label="Seeds per value", value=2, start=1, end=20, width=140)
-        self.launch_button = pn.widgets.Button(label="▶ Run sweep", color="success", width=140)
-        self.study_select = pn.widgets.Select(label="Built-in study", options=list(STUDIES), width=300)
-        self.quick = pn.widgets.Checkbox(
-            label="short form (one seed, five angles: about 15 s on 2 cores; untick for the full study, "
-                  "3 seeds × 14 angles, about 75 s)",
-            value=True)
-        self.study_button = pn.widgets.Button(label="▶ Run study", color="success", width=140)
-        self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
-        self.open_button = pn.widgets.Button(label="Open sweep", width=140)
-        self.stop_button = pn.widgets.Button(label="■ Stop", color="warning", width=100, disabled=True)
-        self.resume_button = pn.widgets.Button(label="▶ Resume", color="success", width=110, visible=False,
-                                               description="Run this sweep's missing runs")
-        self.workers = pn.widgets.IntInput.from_param(self.param.n_workers, label="Workers (0: one per core)",
-                                                      width=140)
-        self.scheduler_input = pn.widgets.TextInput.from_param(self.param.scheduler, label="Dask scheduler",
-                                                               placeholder="empty: this machine", width=300)
-        self.form_error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
-        self.form_error_text = ""  # what form_error says, as text (the pane holds it escaped)
-        self.launch_button.on_click(lambda *_: self.launch_from_settings())
-        self.study_button.on_click(lambda *_: self.launch_study(self.study_select.value, quick=self.quick.value))
-        self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
-                                  and self.open_sweep(self.sweeps_select.value))
-        self.stop_button.on_click(lambda *_: self.stop())
-        self.resume_button.on_click(lambda *_: self.resume())
-        self.parameter.param.watch(lambda event: self._suggest_values(event.new), "value")
-        self._suggest_values(self.parameter.value)
-
-        self.status_pane = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
-                                        css_classes=["invlab-sweep-status"])
-        self.not_comparable = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
-                                            css_classes=["invlab-not-comparable"])
-        self.table = pn.widgets.Tabulator(
-            self._empty_frame(), show_index=False, disabled=True, selectable=1, pagination=None,
-            header_filters=True, layout="fit_data_table", max_height=420, sizing_mode="stretch_width",
-            css_classes=["invlab-sweep-table"])
-        self.table.param.watch(self._on_select, "selection")
-        self.elbo_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "elbo"), linked_axes=False,
-                                           name="elbo_vs_setting")
-        self.error_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "error"), linked_axes=False,
-                                            name="error_vs_setting")
-        self.curves_pane = pn.pane.HoloViews(curves_plot({}, [], None), linked_axes=False, name="elbo_curves")
+        self.form = SweepForm(self.settings, lambda: self.store, where=(self.param.n_workers, self.param.scheduler),
+                              shared_cluster=self.shared_cluster, shown=lambda: self.sweep_id, say=self._say,
+                              launch=self.launch, open_sweep=self.open_sweep)
+        self.following = SweepFollowing(self, lambda: self.store, tick_ms=tick_ms, open_run=self.open_run,
+                                        resume=self.resume, show_error=self.form.show_error,
+                                        refresh_sweeps=self.form.refresh_sweeps)
         if not callable(self._store):  # a store opened on demand is listed when the page is shown, not before
             self.refresh_sweeps()
+        self.discover = DiscoverStudy(self, data_choices=data_choices, limits=limits)
 
-    def _empty_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in self._columns([])})
+    def _say(self, text: str) -> None:
+        self.message = text
 
-    @staticmethod
-    def _columns(axes: list[str]) -> list[str]:
-        return ["run", "status", *[field_name(a) for a in axes], "seed", "step", "ELBO", "test error (%)", "NLPD",
-                "learned range"]
+    # -- the form's and the sweep's (kept on the page for notebooks and tests) ----------------------------------------
+    def parameter_options(self) -> dict[str, str]:
+        """The settings a sweep can vary, labelled with their values now (`SweepForm.parameter_options`)."""
+        return self.form.parameter_options()
 
+    def refresh_parameters(self) -> None:
+        """Follow the Training page's family and values (`SweepForm.refresh_parameters`)."""
+        self.form.refresh_parameters()
+
+    def refresh_sweeps(self) -> None:
+        """Re-read the stored sweeps into the sweep selector (`SweepForm.refresh_sweeps`)."""
+        self.form.refresh_sweeps()
+
+    def spec_from_settings(self, dotted: str | None = None, values: str | list | None = None,
+                           seeds: int | None = None) -> SweepSpec:
+        """The sweep the form describes (`SweepForm.spec_from_settings`). Raises InvlabError naming what is wrong."""
+        return self.form.spec_from_settings(dotted, values, seeds)
+
+    def launch_from_settings(self) -> None:
+        """Start the sweep the form describes (`SweepForm.launch_from_settings`)."""
+        self.form.launch_from_settings()
+
+    def launch_study(self, name: str, quick: bool = True) -> None:
+        """Start the built-in study `name`, `quick`: its short form (`SweepForm.launch_study`)."""
+        self.form.launch_study(name, quick=quick)
+
+    def stop(self) -> None:
+        """Stop the running sweep; finished runs stay stored and Resume runs the rest (`SweepFollowing.stop`)."""
+        self.following.stop()
+
+    def tick(self) -> None:
+        """The periodic update of a running sweep (`SweepFollowing.tick`)."""
+        self.following.tick()
+
+    def refresh(self) -> None:
+        """Read the sweep's comparison from the store and redraw the table and plots (`SweepFollowing.refresh`)."""
+        self.following.refresh()
+
+    def rows(self):
+        """The table: one row per run, stored or planned, in the sweep's order (`SweepFollowing.rows`)."""
+        return self.following.rows()
+
+    # -- launching, resuming and opening a sweep -----------------------------------------------------------------------
+    def launch(self, spec: SweepSpec, sweep_id: int | None = None) -> None:
+        """Run `spec` (or resume sweep `sweep_id`) on a background thread; the page follows it."""
+        if self.store is None:
+            self.form.show_error("this page has no run store to keep the sweep's runs in")
+            return
+        if self.busy():
+            self.form.show_error("a sweep is running: stop it first (■ Stop), or wait for it to finish")
+            return
+        if self.discover.running():
+            self.form.show_error("the Discover study is running: ■ Stop discover first, or wait for it to finish")
+            return
+        self.form.show_error("")
+        try:
+            planned = spec.runs()
+        except InvlabError as err:
+            self.form.show_error(str(err))
+            return
+        self.following.start(spec, planned, sweep_id, scheduler=self.scheduler or None,
+                             n_workers=self.n_workers or None, shared=self.shared_cluster)
+
+    def resume(self, sweep_id: int | None = None) -> None:
+        """Run the missing runs of stored sweep `sweep_id` (default: the one shown), on the page."""
+        sweep_id = self.sweep_id if sweep_id is None else int(sweep_id)
+        if sweep_id is None or self.store is None:
+            self.form.show_error("open a stored sweep first")
+            return
+        try:
+            spec = SweepSpec.from_json(self.store.get_sweep(sweep_id).spec)
+        except InvlabError as err:
+            self.form.show_error(str(err))
+            return
+        self.launch(spec, sweep_id=sweep_id)
+
+    def open_sweep(self, sweep_id: int) -> None:
+        """Show stored sweep `sweep_id` (a running sweep on this page keeps running in the background); a Discover
+        study's ranking shows in the Discover study too."""
+        record = self.following.open_sweep(sweep_id)
+        if record is None:
+            return
+        if int(sweep_id) in self.sweeps_select.options.values():
+            self.sweeps_select.value = int(sweep_id)
+        try:
+            discover = is_discover(SweepSpec.from_json(record.spec))
+        except InvlabError:
+            discover = False
+        if discover and self.discover.show(int(sweep_id)):
+            self.discover_changed()  # its ranking shows in the Discover study too
 
     # -- opening a run -------------------------------------------------------------------------------------------------
-    def _on_select(self, event) -> None:
-        if not event.new:
-            return
-        index = event.new[0]
-        frame = self.table.value
-        if index >= len(frame):
-            return
-        run_id = frame.iloc[index]["run"]
-        if run_id is None or pd.isna(run_id):
-            self.message = "this run is not stored yet: it opens once it has finished"
-            return
-        self.open_run(int(run_id))
-
     def open_run(self, run_id: int) -> None:
         """Open stored run `run_id` on the Training page (through the page's callback)."""
         if self.on_open_run is not None:
@@ -212,7 +259,7 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
 
     def busy(self) -> bool:
         """Whether a sweep launched from this page is running (the Discover study waits for it)."""
-        return self.runner is not None and not self.runner.finished
+        return self.following.running()
 
     def discover_changed(self) -> None:
         """The Discover study shows another sweep: the link follows (the Explorer watches `discover_shown`)."""
@@ -220,9 +267,7 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
 
     def close(self) -> None:
         """The browser session ended: stop following and stop the sweep (finished runs stay stored)."""
-        self._stop_ticking()
-        if self.runner is not None and not self.runner.finished:
-            self.runner.stop()
+        self.following.close()
         self.discover.close()
 
     # -- layout --------------------------------------------------------------------------------------------------------
@@ -245,25 +290,5 @@ class ComparePage(SweepForm, SweepFollowing, pn.viewable.Viewer):
             self._layout[:] = self._contents()
 
     def _contents(self) -> list:
-        vary = pn.Column(pn.pane.Markdown("**Vary a setting of the Training page's configuration**", margin=(0, 10)),
-                         self.parameter, self.values, pn.Row(self.seeds, self.launch_button),
-                         name="Vary a setting")
-        builtin = pn.Column(pn.pane.Markdown("**Run a built-in study**", margin=(0, 10)), self.study_select,
-                            self.quick, self.study_button, name="Built-in study")
-        stored = pn.Column(pn.pane.Markdown("**Open a stored sweep**", margin=(0, 10)), self.sweeps_select,
-                           self.open_button, name="Stored sweep")
-        if self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
-            here = pn.pane.Markdown("Empty: this server's Dask cluster, one worker per core, shared by every page.",
-                                    width=300, margin=(0, 10))
-        else:
-            here = self.workers
-        where = pn.Column(pn.pane.Markdown("**Where the runs train**", margin=(0, 10)), here,
-                          self.scheduler_input, name="Workers")
-        launch = pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
-        plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
         return [self.banner, pn.pane.Markdown(INTRO, sizing_mode="stretch_width"), self.discover,
-                pn.pane.Markdown(SWEEPS, sizing_mode="stretch_width"), launch, self.form_error,
-                pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
-                self.not_comparable,
-                self.table, plots]
-
+                pn.pane.Markdown(SWEEPS, sizing_mode="stretch_width"), self.form, self.form_error, self.following]
