@@ -1,25 +1,75 @@
-"""The commands a page gives its `TrainingSession`, from any thread: start, pause, step, re-solve, reset, open a stored
+"""The commands a page gives its training session, from any thread: start, pause, step, re-solve, reset, open a stored
 run, save a checkpoint and stop are queued to the session's training thread (a command that replaces or redirects a
 running run also ends its training loop); live edits (learning rate, learnable values, freezing) go to the Trainer,
-which applies them at once if it is idle, else before its next step. Mixed into `TrainingSession` (session.py).
+which applies them at once if it is idle, else before its next step. `Interruption` is what a training loop polls
+between steps to know it must end.
 """
 from __future__ import annotations
 
+import queue
 import threading
-import traceback
+import time
+from collections.abc import Callable
 
 from invlab.errors import InvlabError
-from invlab.train import RunConfig
+from invlab.train import RunConfig, Trainer
 from invlab.train.states import PageState
 
 
 class SessionCommands:
-    """Mixed into `TrainingSession`: its commands and live edits (see the module's doc); the session holds the queues,
-    the pause flag and the thread they drive."""
+    """The commands and live edits of a `TrainingSession` (see the module's doc; the session holds it as
+    `session.commands`). It holds the queue of commands to the training thread, the work done between two steps, the
+    pause flag, the count of queued commands that redirect a running run (under its lock) and whether the session is
+    alive.
 
-    # -- commands (any thread) -----------------------------------------------------------------------------------
+    What it uses of the session: `ensure_thread()` starts its training thread, `trainer()` and `config()` are the run
+    it trains now and that run's settings, `save()` saves a checkpoint (on the training thread) and `state()` is the
+    session's state."""
+
     REDIRECTS = ("reset", "open", "step", "steps")  # commands that end a running training loop
 
+    def __init__(self, *, ensure_thread: Callable[[], threading.Thread], trainer: Callable[[], Trainer | None],
+                 config: Callable[[], RunConfig], save: Callable[[], None], state: Callable[[], str]):
+        self._ensure_thread, self._trainer, self._config, self._save, self._state = (
+            ensure_thread, trainer, config, save, state)
+        self._commands: queue.Queue = queue.Queue()
+        self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
+        self._pause = threading.Event()
+        self._redirects = 0  # queued commands that end a running training loop (reset, open, step), not yet taken
+        self._redirects_lock = threading.Lock()
+        self._alive = True
+
+    # -- the training thread's side ------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        """The session goes on (False once `end` was called: the thread ends after its current command)."""
+        return self._alive
+
+    def next(self, timeout: float) -> tuple[str, object]:
+        """The next command and its argument, waiting up to `timeout` seconds (raises `queue.Empty`); a command that
+        redirects a run is counted as taken."""
+        command, arg = self._commands.get(timeout=timeout)
+        if command in self.REDIRECTS:
+            with self._redirects_lock:
+                self._redirects -= 1
+        return command, arg
+
+    def next_between_steps(self) -> Callable[[], None]:
+        """The next work to do between two steps (raises `queue.Empty` when there is none)."""
+        return self._between_steps.get_nowait()
+
+    def redirected(self) -> bool:
+        """Whether a queued command replaces or redirects the run, or the session ends (a run of a given number of
+        steps ends early only for these: its own Step press set the pause)."""
+        return self._redirects > 0 or not self._alive
+
+    def end(self) -> None:
+        """The session ends: a training loop ends at its next check and the thread at the `stop` command queued."""
+        self._alive = False
+        self._pause.set()
+        self._commands.put(("stop", None))
+
+    # -- commands (any thread) -----------------------------------------------------------------------------------
     def _command(self, command: str, arg=None) -> None:
         if command in self.REDIRECTS:
             with self._redirects_lock:
@@ -27,7 +77,7 @@ class SessionCommands:
         self._commands.put((command, arg))
         self._ensure_thread()
 
-    def _interrupted(self) -> bool:
+    def interrupted(self) -> bool:
         """Whether a running training loop must end now: Pause was pressed, or a command that replaces or
         redirects the run waits in the queue. A Start given after a Reset clears the pause but not the Reset, so
         the old run still stops and the new one trains (not the old one on to its end)."""
@@ -64,64 +114,63 @@ class SessionCommands:
 
     def save_checkpoint(self) -> str:
         """Save a checkpoint now and return its path (waits for a running step or evaluation to end)."""
-        if self.trainer is None:
+        if self._trainer() is None:
             raise InvlabError("nothing to save yet: press Start or Step first")
-        return str(self.trainer.save_checkpoint())
+        return str(self._trainer().save_checkpoint())
 
     def request_checkpoint(self) -> None:
         """Save a checkpoint between two steps; the path (or what went wrong) follows in `message`.
 
         What a page calls: saving holds the trainer's lock, which a running evaluation may hold for seconds."""
-        if self.trainer is None:
+        if self._trainer() is None:
             raise InvlabError("nothing to save yet: press Start or Step first")
         self._between_steps.put(self._save)
         self._command("wake")  # an idle thread does it at once
 
-    def stop(self, timeout: float = 10.0, wait: bool = True) -> None:
-        """End the thread (the browser session is gone). With `wait=False` this returns at once: the thread ends
-        after its current step or evaluation and closes the store it owns; a server thread never waits for it."""
-        self._alive = False
-        self._pause.set()
-        self._commands.put(("stop", None))
-        with self._thread_guard:
-            self._stopped = True
-            thread = self._thread
-        if thread is None:  # it never started: nothing runs, only the store is left to close
-            self._close_store()
-            return
-        if wait and threading.current_thread() is not thread:
-            thread.join(timeout)
-
-    def _close_store(self) -> None:
-        store, self.store = (self.store, None) if self.owns_store else (None, self.store)
-        if store is not None:
-            try:
-                store.close()
-            except Exception:  # noqa: BLE001 — a store that cannot flush now has nothing more to lose
-                traceback.print_exc()
-
     @property
     def pausing(self) -> bool:
         """Pause was asked for and the thread is finishing its step (the page says "pausing…" meanwhile)."""
-        return self._pause.is_set() and self.state in (PageState.RUNNING, PageState.QUEUED)
+        return self._pause.is_set() and self._state() in (PageState.RUNNING, PageState.QUEUED)
 
     # -- live edits -------------------------------------------------------------------------------------------------
     # Live edits never wait for a step or an evaluation: the trainer applies them now if it is idle, else just
     # before its next step (`Trainer.edit`), so the server thread stays free for every other session.
     def set_learning_rate(self, lr: float) -> None:
         """Set the learning rate of the configuration and, at the next step, of the running trainer."""
-        self.config.train["learning_rate"] = lr
-        if self.trainer is not None:
-            self.trainer.edit(lambda trainer: trainer.set_learning_rate(lr))
+        self._config().train["learning_rate"] = lr
+        if self._trainer() is not None:
+            self._trainer().edit(lambda trainer: trainer.set_learning_rate(lr))
 
     def set_value(self, name: str, value) -> None:
         """Set a learnable hyper-parameter of the running model by name at the next step (an unknown name is refused at
         once)."""
-        if self.trainer is not None:
-            self.trainer.learnable(name)  # an unknown name is refused at once, with the names there are
-            self.trainer.edit(lambda trainer: trainer.set_value(name, value))
+        if self._trainer() is not None:
+            self._trainer().learnable(name)  # an unknown name is refused at once, with the names there are
+            self._trainer().edit(lambda trainer: trainer.set_value(name, value))
 
     def freeze(self, name: str, frozen: bool) -> None:
         """Freeze or free a learnable hyper-parameter of the running model by name, at the next step."""
-        if self.trainer is not None:
-            self.trainer.edit(lambda trainer: trainer.freeze(name, frozen))
+        if self._trainer() is not None:
+            self._trainer().edit(lambda trainer: trainer.freeze(name, frozen))
+
+
+class Interruption:
+    """The `stop` a training loop polls between steps: the session's commands' `interrupted()` (for a run of a given
+    number of steps, only a queued command ends it early: its own Step/Resolve press set the pause)."""
+
+    def __init__(self, commands: SessionCommands, steps_only: bool):
+        self.commands, self.steps_only = commands, steps_only
+
+    def is_set(self) -> bool:
+        """Whether the loop must end now."""
+        return self.commands.redirected() if self.steps_only else self.commands.interrupted()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds (the steps/s pacing) for the loop to be told to end; whether it was."""
+        end = time.perf_counter() + timeout
+        while not self.is_set():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return False
+            time.sleep(min(left, 0.02))
+        return True

@@ -1,14 +1,17 @@
 """The training thread's side of a stored run opened on the page (`TrainingSession.open_run`): its settings and curves,
 continued from its latest checkpoint, or, while another process still trains it, followed as that process writes it,
-with that run's health verdict in the message. Mixed into `TrainingSession`, whose thread runs these methods."""
+with that run's health verdict in the message. The session holds it as `session.opened`; its thread runs these
+methods."""
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 from invlab.dashboard.session.follow import RunFollower, gaps_as_nan
 from invlab.errors import InvlabError
-from invlab.train import RunConfig, Trainer
+from invlab.train import RunConfig, RunStore, Trainer
 from invlab.train.checkpoint import load_checkpoint
+from invlab.train.health import Health
 from invlab.train.states import HealthState, PageState, RunStatus
 from invlab.train.store import RunStoreError
 
@@ -24,18 +27,49 @@ def trained_by_another_page(session, run_id: int) -> bool:
 
 
 class OpenedRuns:
-    """Opening and following stored runs, for `TrainingSession` (uses its store, limits, outbox and `_set`)."""
+    """Opening and following stored runs, for a `TrainingSession` (see the module's doc). It holds the run another
+    process writes that the session follows (`following`, a `RunFollower`), that run's health verdict
+    (`followed_health`) and the metrics an opened run drops when it is continued (`truncate_on_start`).
+
+    What it uses of the `session` (which it also tells apart from this process's other sessions on a run):
+    `store()`, `limits()`, `trainer()`, `config()` and `step()` are the session's now; `adopt(config, trainer)` makes
+    a run the session's; `set_state(**values)` sets its state, step, message and tone; `begin_run(label, config,
+    history)` starts a run's curves; `publish(force_views=)` hands its trainer's new points (and views) to the page;
+    `add_points(new)` adds a followed run's new points and `show_views(snapshot)` its views."""
+
+    def __init__(self, session, *, store: Callable[[], RunStore | None], limits: Callable[[], object],
+                 trainer: Callable[[], Trainer | None], config: Callable[[], RunConfig], step: Callable[[], int],
+                 adopt: Callable[[RunConfig, Trainer | None], None], set_state: Callable[..., None],
+                 begin_run: Callable[..., None], publish: Callable[..., None], add_points: Callable[[dict], None],
+                 show_views: Callable[[object], None]):
+        self.session = session
+        self._store, self._limits, self._trainer, self._config, self._step = store, limits, trainer, config, step
+        self._adopt, self._set, self._begin_run, self._publish = adopt, set_state, begin_run, publish
+        self._add_points, self._show_stored_views = add_points, show_views
+        self.truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
+        self.following: RunFollower | None = None  # an opened run another process writes
+        self.followed_health: Health | None = None  # that run's health verdict from what it stored, while it runs
+
+    @property
+    def store(self) -> RunStore | None:
+        """The session's run store (None without one)."""
+        return self._store()
+
+    @property
+    def limits(self):
+        """The server's limits every model is checked against first (None: no limits)."""
+        return self._limits()
 
     @property
     def run_id(self) -> int | None:
         """The stored run this session shows: the one it trains or opened, or the one another process writes that it
         follows; None before a run is built or without a store."""
-        trainer, following = self.trainer, self._following
+        trainer, following = self._trainer(), self.following
         if trainer is not None and trainer.run_id is not None:
             return int(trainer.run_id)
         return following.run_id if following is not None else None
 
-    def _claim_or_follow(self, trainer) -> bool:
+    def claim_or_follow(self, trainer) -> bool:
         """Claim `trainer`'s stored run for this page (`Trainer.claim`); whether it may train. While another page of
         this server trains the run (a second tab on it, or another user of a class server), this page follows that
         run instead, saying so, and False is returned; a refusal for another reason (a process outside this server)
@@ -45,14 +79,14 @@ class OpenedRuns:
             return True
         except RunStoreError:
             run_id = trainer.run_id
-            if run_id is None or not trained_by_another_page(self, int(run_id)):
+            if run_id is None or not trained_by_another_page(self.session, int(run_id)):
                 raise
         # its live writer is followed: its points drawn here as that page trains it; the page's message says why in
         # one update (two would show the plain 'opened' message for a moment before it)
-        self._open(int(run_id), lead=f"▶ Start did not train run {run_id} here: ")
+        self.open(int(run_id), lead=f"▶ Start did not train run {run_id} here: ")
         return False
 
-    def _open(self, run_id: int, *, lead: str = "") -> None:
+    def open(self, run_id: int, *, lead: str = "") -> None:
         """Show a stored run: its settings and curves; continue from its latest checkpoint if it has one. `lead`
         begins the message that says so when another writer trains the run (why this page follows it).
 
@@ -69,13 +103,13 @@ class OpenedRuns:
         writer = self.store.live_writer(run_id)  # another process trains it: two writers would garble the run
         latest = None if writer else self.store.latest_checkpoint(run_id)
         if latest is None:
-            self.config, self.trainer = config, None
+            self._adopt(config, None)
             if writer:  # its points are drawn as that process writes them (`_follow`)
-                self._following, self.followed_health = RunFollower(self.store, run_id), None
-                history, _ = self._following.read()
+                self.following, self.followed_health = RunFollower(self.store, run_id), None
+                history, _ = self.following.read()
             self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
-            self._show_stored_views((self._following or RunFollower(self.store, run_id)).read_views(record))
-            if writer and trained_by_another_page(self, run_id):
+            self._show_stored_views((self.following or RunFollower(self.store, run_id)).read_views(record))
+            if writer and trained_by_another_page(self.session, run_id):
                 why = ("another page of this server is training it (another tab, or another user on a class server); "
                        "its new points are drawn here as it writes them, and it is not continued here")
             elif writer:
@@ -87,7 +121,7 @@ class OpenedRuns:
                       message=f"{lead}opened stored run {run_id} ({record.status} at step {record.step}): "
                               f"its curves are shown; {why}, so Start trains a new run with its settings")
             if writer:  # judged on what it stored so far, not only once new points arrive
-                self._judge_followed()
+                self.judge_followed()
             return
         step, path = latest
         trainer = Trainer(config, store=self.store, run_id=run_id)
@@ -97,8 +131,8 @@ class OpenedRuns:
             trainer.history[name] = ([steps[i] for i in kept], [values[i] for i in kept])
         if hasattr(trainer.model, "restore_history"):  # e.g. the learned ranges over training
             trainer.model.restore_history(trainer.history, step)
-        self.config, self.trainer = config, trainer
-        self._truncate_on_start = (run_id, step) if record.step > step else None
+        self._adopt(config, trainer)
+        self.truncate_on_start = (run_id, step) if record.step > step else None
         self._begin_run(f"stored run {run_id}", config)
         done = step >= trainer.tc.steps
         message = f"opened stored run {run_id} at step {step}" + ("" if done else "; Start continues it")
@@ -108,48 +142,39 @@ class OpenedRuns:
         self._set(state=PageState.FINISHED if done else PageState.PAUSED, step=step, tone="info", message=message)
         self._publish(force_views=True)
 
-    def _follow(self) -> None:
+    def follow(self) -> None:
         """Draw the points another process wrote to the run this page follows since the last look; when that
         process has stopped writing it, say how the run ended and stop following."""
         try:
-            new, record = self._following.read()
-            views = self._following.read_views(record)
+            new, record = self.following.read()
+            views = self.following.read_views(record)
         except InvlabError as err:
-            self._following = self.followed_health = None
+            self.following = self.followed_health = None
             self._set(message=str(err), tone="error")
             return
-        with self._lock:
-            for name, (steps, values) in new.items():
-                old_steps, old_values = self._outbox[name]
-                self._outbox[name] = (old_steps + steps, old_values + values)
+        self._add_points(new)
         self._show_stored_views(views)
         if record.status != RunStatus.RUNNING:
-            self._following = self.followed_health = None
+            self.following = self.followed_health = None
             ended = f" ({record.message})" if record.message else ""
             self._set(step=record.step, tone="error" if record.status == RunStatus.FAILED else "info",
                       message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
                               "curves are shown, and Start trains a new run with its settings")
         else:
             if new:  # judged again only when points arrived
-                self._judge_followed()
-            if record.step != self.step:
+                self.judge_followed()
+            if record.step != self._step():
                 self._set(step=record.step)
 
-    def _show_stored_views(self, snapshot) -> None:
-        """Hand a stored run's views (a `Snapshot`, or None when none are new) to the page with the next drain."""
-        if snapshot is not None:
-            with self._lock:
-                self._snapshot = snapshot
-
-    def _judge_followed(self) -> None:
+    def judge_followed(self) -> None:
         """Put the followed run's health verdict (`followed_health`) in the message while it is not ok."""
-        health = self._following.health(self.config)
+        health = self.following.health(self._config())
         if health == self.followed_health:
             return
         was_bad = (self.followed_health is not None
                    and self.followed_health.state not in (HealthState.OK, HealthState.CONVERGED))
         self.followed_health = health
-        run_id = self._following.run_id
+        run_id = self.following.run_id
         if health.state not in (HealthState.OK, HealthState.CONVERGED):
             self._set(tone="error" if health.state == HealthState.COLLAPSED else "warning",
                       message=f"stored run {run_id}, trained by another process, is {health.state}: {health.hint}")

@@ -251,6 +251,39 @@ class TrainingSlots:
                 time.sleep(wait)
 
 
+class CoreShare:
+    """One training thread's share of the cores (threads follow what is training, above) and the gate it takes each
+    step through."""
+
+    def __init__(self):
+        self.generation: int | None = None  # the slots' generation this thread's torch threads follow
+
+    def step_gate(self, slots: TrainingSlots, stop):
+        """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
+        last = [-math.inf]
+
+        @contextlib.contextmanager
+        def gate():
+            slots.pace(last[0], stop)
+            self.balance(slots)
+            with slots.turns.turn():
+                last[0] = time.perf_counter()
+                yield
+
+        return gate
+
+    def balance(self, slots: TrainingSlots) -> None:
+        """Take this page's share of the cores before a step when the pages training changed (a page started or
+        stopped): all of them when it trains alone."""
+        import torch
+
+        if self.generation != slots.generation:
+            self.generation = slots.generation
+            threads = slots.threads()
+            if threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+
+
 def default_slots() -> TrainingSlots:
     """The slots of this server process (or notebook kernel), from `ServerPace.from_env()`."""
     pace = ServerPace.from_env()

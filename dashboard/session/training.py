@@ -9,8 +9,8 @@ preview, a page that never connected) costs no thread; `stop()` never waits unle
 closes the run store it was given to own when it ends. It never touches Bokeh: new curve points go into an
 outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
 pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
-values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step (both in
-`session_commands`).
+values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step (both
+`SessionCommands`, in `commands`); a stored run opened or followed is `OpenedRuns`'s (`opened_runs`).
 A server-wide cap limits how many sessions train at once (a session waiting for a slot is "queued" and says
 why), and every step, of a run or a single "+1 Step", is taken in a fair turn and paced (`scheduling`), so one
 page's training never holds another page's click behind it; a single step needs no run slot. The test subset is
@@ -19,7 +19,6 @@ test-error point early and a fast one does not spend its time evaluating.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import queue
 import threading
@@ -29,12 +28,13 @@ from collections import defaultdict
 from dataclasses import replace
 
 import param
-import torch
 
-from invlab.dashboard.session.commands import SessionCommands
-from invlab.dashboard.session.follow import FOLLOW_SECONDS, RunFollower
+from invlab.dashboard.parts import PartAttribute
+from invlab.dashboard.session.commands import Interruption, SessionCommands
+from invlab.dashboard.session.follow import FOLLOW_SECONDS
 from invlab.dashboard.session.opened_runs import SESSIONS, OpenedRuns
 from invlab.dashboard.session.scheduling import (
+    CoreShare,
     TrainingSlots,
     default_slots,
     lower_training_priority,
@@ -46,7 +46,6 @@ from invlab.dashboard.views.watch import ShownViews
 from invlab.errors import InvlabError, NonFiniteLossError
 from invlab.settings import one_malloc_arena
 from invlab.train import RunConfig, RunStore, Trainer
-from invlab.train.health import Health
 from invlab.train.states import SESSION_STATES, PageState
 
 __all__ = ["SLOTS", "TrainingSession", "TrainingSlots", "Update", "set_training_cap", "threads_per_session"]
@@ -66,36 +65,31 @@ def set_training_cap(cap: int) -> None:
     SLOTS = TrainingSlots(max(1, int(cap)), SLOTS.max_steps_per_s, SLOTS.cores)
 
 
-class _Interruption:
-    """The `stop` a training loop polls between steps: the session's `_interrupted()` (for a run of a given number
-    of steps, only a queued command ends it early: its own Step/Resolve press set the pause)."""
-
-    def __init__(self, session: "TrainingSession", steps_only: bool):
-        self.session, self.steps_only = session, steps_only
-
-    def is_set(self) -> bool:
-        s = self.session
-        return (s._redirects > 0 or not s._alive) if self.steps_only else s._interrupted()
-
-    def wait(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds (the steps/s pacing) for the loop to be told to end; whether it was."""
-        end = time.perf_counter() + timeout
-        while not self.is_set():
-            left = end - time.perf_counter()
-            if left <= 0:
-                return False
-            time.sleep(min(left, 0.02))
-        return True
-
-
-class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
+class TrainingSession(param.Parameterized):
     """One browser session's training: a daemon thread around an `invlab.train.Trainer`, driven by commands (start,
     pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
-    read-only params."""
+    read-only params. Its parts: the commands and live edits (`commands`, a `SessionCommands`) and the stored runs
+    it opens or follows (`opened`, an `OpenedRuns`)."""
     state = param.Selector(default=PageState.IDLE, objects=list(SESSION_STATES), constant=True)
     step = param.Integer(default=0, constant=True)
     message = param.String(default="", doc="The last warning or error, in words.")
     tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
+
+    # the parts' commands and state, reached from the session as before (the page, notebooks, tests)
+    start = PartAttribute("commands", "Start or continue training in the session's thread.")
+    pause = PartAttribute("commands", "Pause training after the step in progress.")
+    step_once = PartAttribute("commands", "Take one step and pause.")
+    resolve = PartAttribute("commands", "Run `steps` more steps, even past the configured count.")
+    reset = PartAttribute("commands", "Build a fresh model (from `config` if given).")
+    open_run = PartAttribute("commands", "Open stored run `run_id` in the session's thread (paused).")
+    save_checkpoint = PartAttribute("commands", "Save a checkpoint now and return its path.")
+    request_checkpoint = PartAttribute("commands", "Save a checkpoint between two steps (its path goes in `message`).")
+    pausing = PartAttribute("commands", "Pause was asked for and the thread is finishing its step.")
+    set_learning_rate = PartAttribute("commands", "Set the learning rate, of the running trainer at its next step.")
+    set_value = PartAttribute("commands", "Set a learnable hyper-parameter of the running model by name.")
+    freeze = PartAttribute("commands", "Freeze or free a learnable hyper-parameter of the running model by name.")
+    run_id = PartAttribute("opened", "The stored run this session shows (trains, opened or follows); None before one.")
+    followed_health = PartAttribute("opened", "A followed run's health verdict from what it stored, while it runs.")
 
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, view_interval: float = 1.0,
                  eval_interval: float = 2.0, slots: TrainingSlots | None = None, owns_store: bool = False,
@@ -108,16 +102,13 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self.view_interval = view_interval
         self.eval_interval = eval_interval
         self._slots = slots
-        self._truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
-        self._following: RunFollower | None = None  # an opened run another process writes
-        self.followed_health: Health | None = None  # that run's health verdict from what it stored, while it runs
+        self.opened = OpenedRuns(self, store=lambda: self.store, limits=lambda: self.limits,
+                                 trainer=lambda: self.trainer, config=lambda: self.config, step=lambda: self.step,
+                                 adopt=self._adopt, set_state=self._set, begin_run=self._begin_run,
+                                 publish=self._publish, add_points=self._add_points, show_views=self._show_stored_views)
         self.trainer: Trainer | None = None
-        self._commands: queue.Queue = queue.Queue()
-        self._between_steps: queue.Queue = queue.Queue()  # work done between two steps, even while training runs
-        self._pause = threading.Event()
-        self._redirects = 0  # queued commands that end a running training loop (reset, open, step), not yet taken
-        self._redirects_lock = threading.Lock()
-        self._alive = True
+        self.commands = SessionCommands(ensure_thread=self._ensure_thread, trainer=lambda: self.trainer,
+                                        config=lambda: self.config, save=self._save, state=lambda: self.state)
         self._lock = threading.Lock()  # guards the outbox
         self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self._cursor: dict[str, int] = {}
@@ -132,7 +123,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._thread_guard = threading.Lock()
-        self._threads_generation: int | None = None  # the slots' generation this thread's torch threads follow
+        self._cores = CoreShare()  # this thread's share of the cores, and the gate it steps through
         self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
         self.views_cost = 0.0  # seconds the last views took on the training thread
         self.shown = ShownViews()  # which views the page has on screen (`views_shown`), and which are due
@@ -161,6 +152,27 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                     one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as main does
                     self._thread.start()
             return self._thread
+
+    def stop(self, timeout: float = 10.0, wait: bool = True) -> None:
+        """End the thread (the browser session is gone). With `wait=False` this returns at once: the thread ends
+        after its current step or evaluation and closes the store it owns; a server thread never waits for it."""
+        self.commands.end()
+        with self._thread_guard:
+            self._stopped = True
+            thread = self._thread
+        if thread is None:  # it never started: nothing runs, only the store is left to close
+            self._close_store()
+            return
+        if wait and threading.current_thread() is not thread:
+            thread.join(timeout)
+
+    def _close_store(self) -> None:
+        store, self.store = (self.store, None) if self.owns_store else (None, self.store)
+        if store is not None:
+            try:
+                store.close()
+            except Exception:  # noqa: BLE001 — a store that cannot flush now has nothing more to lose
+                traceback.print_exc()
 
     # -- the server thread's side -------------------------------------------------------------------------------------
     def drain(self) -> Update:
@@ -197,19 +209,17 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             traceback.print_exc()
 
     def _serve_commands(self) -> None:
-        self._threads_generation = None  # torch threads are set (per thread under OpenMP) before the first step
+        self._cores.generation = None  # torch threads are set (per thread under OpenMP) before the first step
         lower_training_priority()  # a click's handling and the browser get a core first; training takes the rest
-        while self._alive:
+        opened = self.opened
+        while self.commands.alive:
             try:
-                command, arg = self._commands.get(timeout=FOLLOW_SECONDS if self._following else 0.5)
+                command, arg = self.commands.next(timeout=FOLLOW_SECONDS if opened.following else 0.5)
             except queue.Empty:
-                if self._following:
-                    self._follow()
+                if opened.following:
+                    opened.follow()
                 continue
-            if command in self.REDIRECTS:
-                with self._redirects_lock:
-                    self._redirects -= 1
-            self._following = self.followed_health = None  # any command ends following a run another process writes
+            opened.following = opened.followed_health = None  # any command ends following a run another process writes
             built = self.trainer
             try:
                 self._do_between_steps()
@@ -218,7 +228,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                 if command == "reset":
                     self._build(arg or self.config)
                 elif command == "open":
-                    self._open(arg)
+                    opened.open(arg)
                 elif command in ("step", "steps"):
                     self._ensure_trainer()
                     self._train(max_steps=1 if command == "step" else arg)
@@ -240,7 +250,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
     def _do_between_steps(self) -> None:
         while True:
             try:
-                work = self._between_steps.get_nowait()
+                work = self.commands.next_between_steps()
             except queue.Empty:
                 return
             try:
@@ -264,7 +274,7 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             self.limits.check(config)  # before any data is read or any model built
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
-        self._truncate_on_start = None
+        self.opened.truncate_on_start = None
         self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}", config)
         self._set(state=PageState.IDLE, step=0)
         self._publish(force_views=True)
@@ -281,6 +291,23 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
             self._cursor = {}
             self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
             self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
+
+    def _adopt(self, config: RunConfig, trainer: Trainer | None) -> None:
+        """An opened run's settings and trainer (None: shown, not continued) become the session's."""
+        self.config, self.trainer = config, trainer
+
+    def _add_points(self, new: dict) -> None:
+        """A followed run's new points ({metric: (steps, values)}) go to the page with the next drain."""
+        with self._lock:
+            for name, (steps, values) in new.items():
+                old_steps, old_values = self._outbox[name]
+                self._outbox[name] = (old_steps + steps, old_values + values)
+
+    def _show_stored_views(self, snapshot) -> None:
+        """Hand a stored run's views (a `Snapshot`, or None when none are new) to the page with the next drain."""
+        if snapshot is not None:
+            with self._lock:
+                self._snapshot = snapshot
 
     def _train(self, max_steps: int | None = None) -> None:
         with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
@@ -302,19 +329,19 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
                               f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
                               "or pauses")
             while not slots.acquire(timeout=0.2):
-                if self._interrupted() and (max_steps is None or self._redirects > 0 or not self._alive):
+                if self.commands.interrupted() and (max_steps is None or self.commands.redirected()):
                     self._set(state=PageState.PAUSED, message="", tone="info")
                     return
         try:
-            if not self._claim_or_follow(trainer):  # one writer per run; another page's run is followed instead
+            if not self.opened.claim_or_follow(trainer):  # one writer per run; another page's run is followed
                 return
-            if self._truncate_on_start is not None and self.store is not None:
-                self.store.truncate(*self._truncate_on_start)  # continuing an opened run replaces its later metrics
-                self._truncate_on_start = None
+            if self.opened.truncate_on_start is not None and self.store is not None:
+                self.store.truncate(*self.opened.truncate_on_start)  # continuing an opened run replaces later metrics
+                self.opened.truncate_on_start = None
             self._set(state=PageState.RUNNING, message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
-            stop = _Interruption(self, steps_only=max_steps is not None)
-            gate = self._step_gate(slots, stop)
+            stop = Interruption(self.commands, steps_only=max_steps is not None)
+            gate = self._cores.step_gate(slots, stop)
             last_views, views_every = 0.0, self.view_interval
             last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
             every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
@@ -346,29 +373,6 @@ class TrainingSession(SessionCommands, OpenedRuns, param.Parameterized):
         finally:
             if not single:
                 slots.release()
-
-    def _step_gate(self, slots: TrainingSlots, stop):
-        """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
-        last = [-math.inf]
-
-        @contextlib.contextmanager
-        def gate():
-            slots.pace(last[0], stop)
-            self._balance_threads(slots)
-            with slots.turns.turn():
-                last[0] = time.perf_counter()
-                yield
-
-        return gate
-
-    def _balance_threads(self, slots: TrainingSlots) -> None:
-        """Take this page's share of the cores before a step when the pages training changed (a page started or
-        stopped): all of them when it trains alone."""
-        if self._threads_generation != slots.generation:
-            self._threads_generation = slots.generation
-            threads = slots.threads()
-            if threads != torch.get_num_threads():
-                torch.set_num_threads(threads)
 
     def _publish(self, force_views: bool = False, every_view: bool = False) -> None:
         """Copy new history points (and, when due, a snapshot with views: those on screen, or `every_view`) into
