@@ -34,6 +34,7 @@ from invlab.dashboard.explorer.training import RunDisplay
 from invlab.dashboard.explorer.user_data import config_with_data, data_choices
 from invlab.dashboard.notebook import display as notebook
 from invlab.dashboard.notebook.view import NotebookView
+from invlab.dashboard.parts import PartAttribute
 from invlab.dashboard.safe_text import markdown_text
 from invlab.dashboard.serving.theme import ThemeSwitch
 from invlab.dashboard.session.training import TrainingSession
@@ -47,23 +48,6 @@ from invlab.train.states import PageState
 # The page's updates (status line, curves, views) once a second: each costs the browser a layout of the page, and at
 # twice a second Chromium took 0.09-0.13 of a core from a 2-core laptop's training threads (0.08 at once a second).
 TICK_MS = 1000
-
-
-class PartAttribute:
-    """An attribute of the `Explorer` that is one of its parts' own: `pages = PartAttribute("page", doc)` reads (and
-    sets) `explorer.page.pages`."""
-
-    def __init__(self, part: str, doc: str):
-        self.part, self.__doc__ = part, doc
-
-    def __set_name__(self, owner, name: str) -> None:
-        self.name = name
-
-    def __get__(self, explorer, owner=None):
-        return self if explorer is None else getattr(getattr(explorer, self.part), self.name)
-
-    def __set__(self, explorer, value) -> None:
-        setattr(getattr(explorer, self.part), self.name, value)
 
 
 class Explorer(pn.viewable.Viewer):
