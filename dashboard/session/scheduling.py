@@ -275,9 +275,9 @@ class CoreShare:
     def balance(self, slots: TrainingSlots) -> None:
         """Take this page's share of the cores before a step when the pages training changed (a page started or
         stopped): all of them when it trains alone."""
-        import torch
-
         if self.generation != slots.generation:
+            import torch  # only when the share changes: this runs before every step
+
             self.generation = slots.generation
             threads = slots.threads()
             if threads != torch.get_num_threads():
