@@ -11,10 +11,12 @@ path is read by the reader its extension or its folder's layout names.
 """
 from __future__ import annotations
 
+import gzip
+import importlib
+import importlib.util
 import os
 
 import numpy as np
-from sklearn import datasets as skdata
 
 from ..errors import DataError
 from . import mnist, synthetic
@@ -30,10 +32,30 @@ IDX_PREFIX = "idx:"
 # --- makers ---------------------------------------------------------------------------------------
 
 
+def _skdata():
+    """scikit-learn's `sklearn.datasets`, imported when a data set needs it: importing scikit-learn takes about a
+    second of CPU (it imports scipy.stats), which every process that trains would otherwise pay at start-up."""
+    return importlib.import_module("sklearn.datasets")
+
+
+def _digits_table() -> np.ndarray:
+    """The digits as scikit-learn ships them: [1797, 65] floats, 64 grey levels (0..16) then the label, read from
+    the file `sklearn.datasets.load_digits` reads, without importing scikit-learn; through `load_digits` where
+    that file is not found."""
+    spec = importlib.util.find_spec("sklearn")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = os.path.join(folder, "datasets", "data", "digits.csv.gz")
+        if os.path.exists(path):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                return np.loadtxt(f, delimiter=",")
+    bunch = _skdata().load_digits()
+    return np.column_stack([bunch.data, bunch.target])
+
+
 def _digits(options, seed, test_fraction):
-    bunch = skdata.load_digits()
-    X = bunch.images[:, None] / 16.0  # [N, 1, 8, 8]; grey levels 0..16
-    return RawData(X, bunch.target, class_names=[str(d) for d in range(10)])
+    table = _digits_table()
+    X = table[:, :-1].reshape(-1, 1, 8, 8) / 16.0  # [N, 1, 8, 8]; grey levels 0..16
+    return RawData(X, table[:, -1].astype(int), class_names=[str(d) for d in range(10)])
 
 
 def _mnist(options, seed, test_fraction):
@@ -131,7 +153,7 @@ def patch_positions(photo_shape, size: int, counts: dict, test_fraction: float, 
 
 def _photo_patches(options, seed, test_fraction):
     """Patches of both sample photos (0 china, 1 flower), half of each part from each photo."""
-    photos = skdata.load_sample_images().images  # two [427, 640, 3] uint8 arrays: china, flower
+    photos = _skdata().load_sample_images().images  # two [427, 640, 3] uint8 arrays: china, flower
     size = options["patch_size"]
     generator = rng(seed, "source")
     parts = {"train": ([], []), "test": ([], [])}
@@ -148,9 +170,10 @@ def _photo_patches(options, seed, test_fraction):
                    uses_test_fraction=True)
 
 
-def _tabular(loader):
+def _tabular(name: str):
+    """The maker of scikit-learn's tabular data set `sklearn.datasets.<name>()`."""
     def make(options, seed, test_fraction):
-        bunch = loader()
+        bunch = getattr(_skdata(), name)()
         names = [str(n) for n in bunch.target_names] if hasattr(bunch, "target_names") else None
         return RawData(bunch.data, bunch.target, class_names=names)
 
@@ -171,11 +194,11 @@ for _name, _description, _kind, _task, _make, _options, _digits_labels in [
     ("photo-patches", "colour patches of scikit-learn's two sample photos, labelled by photo", "image",
      "classification", _photo_patches, PhotoPatchesOptions, False),
     ("diabetes", "scikit-learn's diabetes progression (442 patients, 10 features)", "tabular", "regression",
-     _tabular(skdata.load_diabetes), None, False),
+     _tabular("load_diabetes"), None, False),
     ("wine", "scikit-learn's wine cultivars (178 wines, 13 features, 3 classes)", "tabular", "classification",
-     _tabular(skdata.load_wine), None, False),
+     _tabular("load_wine"), None, False),
     ("breast_cancer", "scikit-learn's Wisconsin breast cancer (569 tumours, 30 features)", "tabular",
-     "classification", _tabular(skdata.load_breast_cancer), None, False),
+     "classification", _tabular("load_breast_cancer"), None, False),
 ]:
     register_dataset(_name, _description, _kind, _task, options=_options, digit_labels=_digits_labels,
                      builtin=True)(_make)

@@ -11,7 +11,6 @@ images, each
 from __future__ import annotations
 
 import numpy as np
-from sklearn.datasets import make_moons
 
 RECTANGLE_MIN_SIDE = 3  # a side of at least 3 pixels keeps an empty interior: every image is an outline
 
@@ -94,5 +93,7 @@ def symmetric_2d(n: int, generator: np.random.Generator, noise: float, one_sided
 def two_moons(n: int, generator: np.random.Generator, noise: float):
     """make_moons inputs [n, 2] on their raw scale (Zhang, Lee & Teh 2013 uses a σ = 0.25 Gaussian kernel on them),
     labels [n] (0 upper moon, 1 lower moon)."""
+    from sklearn.datasets import make_moons  # imported here: scikit-learn takes a second to import
+
     X, y = make_moons(n_samples=n, noise=noise, random_state=int(generator.integers(2**31 - 1)))
     return X, y.astype(np.int64)

@@ -70,6 +70,26 @@ def test_digits_values_and_default_split():
     assert all(x[0].tobytes() in rows for x in data.X_test[:20])
 
 
+def test_digits_are_scikit_learns_digits_read_without_importing_it():
+    """The source reads the file scikit-learn's `load_digits` reads: the same images and labels in the same order;
+    and a process that trains on digits never imports scikit-learn (about a second of CPU at every start)."""
+    import subprocess
+    import sys
+
+    from invlab.data.sources import SOURCES
+
+    raw = SOURCES["digits"].make(None, 0, 0.25)
+    bunch = skdata.load_digits()
+    np.testing.assert_array_equal(raw.X_train, bunch.images[:, None] / 16.0)
+    np.testing.assert_array_equal(raw.y_train, bunch.target)
+    assert raw.y_train.dtype == bunch.target.dtype and raw.X_test is None
+    code = ("import sys; import invlab.train; from invlab.data import load; load('digits'); "
+            "print(sorted(m for m in ('sklearn', 'scipy.stats') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
 @pytest.mark.parametrize("name", ["wine", "breast_cancer", "diabetes"])
 def test_tabular_is_standardised_with_training_statistics(name):
     data = load(name)
