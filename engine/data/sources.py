@@ -12,7 +12,6 @@ path is read by the reader its extension or its folder's layout names.
 from __future__ import annotations
 
 import gzip
-import importlib
 import importlib.util
 import os
 

@@ -72,8 +72,9 @@ def pause_training(page) -> bool:
     """Press the dashboard page's ❚❚ Pause if its status line says the run is training, as a person does before
     closing the tab; True if it did. The served app's training thread then stops at once, instead of training until
     the server ends the closed page's session (`UNUSED_SESSION_LIFETIME_MS` later, so that a reload keeps its run):
-    on a 2-core machine shared by the suite's other processes those seconds add up over the browser tests. Any other
-    page (JupyterLab, a closed page) is left as it is."""
+    on a 2-core machine shared by the suite's other processes those seconds add up over the browser tests. An
+    Explorer shown in JupyterLab has the same status line and is paused the same way; a page without one (a plain
+    page, a closed page) is left as it is."""
     state = page.locator(".invlab-status [data-field=state]")
     if page.is_closed() or state.count() == 0 or state.first.inner_text(timeout=2000).strip() != "running":
         return False
