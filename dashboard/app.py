@@ -9,6 +9,7 @@ import panel as pn
 from invlab.dashboard import Explorer
 from invlab.dashboard.safe_text import markdown_text, notify
 from invlab.dashboard.serving import csp
+from invlab.dashboard.serving.collection import freeze_start_up_objects
 from invlab.dashboard.serving.identity import page_owner
 from invlab.dashboard.serving.limits import ServerLimits
 from invlab.dashboard.serving.reattach import page_coming_back_to_its_run, register
@@ -29,6 +30,7 @@ pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}
 server_thread_on_one_core()  # the server's own torch work keeps to one core: the cores are the training pages'
 draw_on_canvas()  # no emulated WebGL in a browser without a GPU: the plots are small (dashboard/views/style.py)
 warm_optimisers()  # the first ▶ Start's cold imports, done as the server warms up (not while a user waits)
+freeze_start_up_objects()  # a collection after a page closes walks only the pages' objects (serving/collection.py)
 
 
 def page():

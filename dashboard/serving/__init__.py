@@ -1,7 +1,7 @@
 """Serving the dashboard: `invlab serve` started from Python and where Chromium is (`process`), what one page may ask of
 the server (`limits`), who a page belongs to (`identity`), the Content-Security-Policy (`csp`), a page's first seconds
-(`session_start`), its closing (`closing`), the theme switch (`theme`) and a reload coming back to its run
-(`reattach`)."""
+(`session_start`), its closing (`closing`), the theme switch (`theme`), a reload coming back to its run
+(`reattach`) and the start-up objects kept out of the garbage collector's walks (`collection`)."""
 from invlab.dashboard.serving.limits import ServerLimits
 from invlab.dashboard.serving.process import (
     CHROMIUM_ARGS,
