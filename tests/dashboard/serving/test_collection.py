@@ -2,12 +2,13 @@
 
 Panel runs a full collection (`gc.collect()`) a few seconds after each closed page's session ends. In the server that
 walked every object the process holds, some half a million (torch, sympy, Bokeh, Panel: about a quarter of a second
-of the one thread every open page's clicks wait on, per closed tab, and about a third of the server's CPU for a page
+of the one thread every open page's clicks wait on, per closed tab, and about a quarter of the server's CPU for a page
 opened and closed). The served app freezes its start-up objects (`gc.freeze()`) once, before it builds its first
 page, so that a collection walks only what the pages made since, and a closed page's objects are still collected.
 
 Checked in a fresh process that runs `dashboard/app.py` as a server's warm-up does (the page built once)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,7 @@ print(json.dumps({"frozen": frozen, "walked": walked, "page_collected": gone() i
 def test_the_served_apps_start_up_objects_are_frozen_and_a_closed_page_is_still_collected(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "dashboard" / "app.py")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "INVLAB_DATA": str(tmp_path / "data")})
+                          env={**os.environ, "INVLAB_DATA": str(tmp_path / "data")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     # torch, sympy, Bokeh and Panel alone are a few hundred thousand objects; what a collection still walks is the
