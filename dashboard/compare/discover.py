@@ -16,8 +16,9 @@ import pandas as pd
 import panel as pn
 
 from invlab.dashboard.compare.data import progress_text
-from invlab.dashboard.compare.live import STATE_COLOURS, change_table
+from invlab.dashboard.compare.live import STATE_COLOURS
 from invlab.dashboard.compare.runner import DiscoverRunner
+from invlab.dashboard.compare.table import RunTable
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
 from invlab.errors import InvlabError
@@ -53,8 +54,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.page = page
         self.limits = limits  # a server's ServerLimits: data sets outside its directories or too large are refused
         self._choices = data_choices or (lambda: [])
-        self.plan = None  # the DiscoverPlan of the data box, or of the study running
-        self.report = None  # the latest DiscoverReport read from the store
+        self.plan, self.report = None, None  # the DiscoverPlan of the data box (or the study's); the latest report
         self.sweep_id: int | None = None
         self.runner: DiscoverRunner | None = None
         self.state, self.message = StudyState.IDLE, ""
@@ -77,10 +77,10 @@ class DiscoverStudy(pn.viewable.Viewer):
                                    css_classes=["invlab-discover-status"])
         # Widths set, not fitted: Tabulator fits the columns to the empty table the study starts with and keeps
         # those widths, so a learned range ("rotation [-25.0, 28.6], scale 0.91") ran into the next column.
-        self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), show_index=False, disabled=True,
-                                          selectable=1, pagination=None, layout="fit_data_table", widths=WIDTHS,
-                                          formatters={"learned range (final)": {"type": "textarea"}},  # wraps
-                                          sizing_mode="stretch_width", css_classes=["invlab-discover-table"])
+        self.ranking = RunTable(pd.DataFrame(columns=COLUMNS), self._on_select, show_index=False, disabled=True,
+                                selectable=1, pagination=None, layout="fit_data_table", widths=WIDTHS,
+                                formatters={"learned range (final)": {"type": "textarea"}},  # wraps
+                                sizing_mode="stretch_width", css_classes=["invlab-discover-table"])
         self.verdict = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["invlab-discover-verdict"])
         self.chart = pn.pane.HTML("", width=660, css_classes=["invlab-discover-chart"])
         self.download = pn.widgets.FileDownload(callback=self._report_file, filename="discover.html",
@@ -89,8 +89,12 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.data_box.param.watch(self._on_data, "value")
         self.start_button.on_click(lambda *_: self.start())
         self.stop_button.on_click(lambda *_: self.stop())
-        self.table.param.watch(self._on_select, "selection")
         self._show_status()
+
+    @property
+    def table(self) -> pn.widgets.Tabulator:
+        """The ranking's table shown now (`RunTable.widget`)."""
+        return self.ranking.widget
 
     # -- the form ------------------------------------------------------------------------------------------------------
     def data_config(self) -> dict:
@@ -308,7 +312,7 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     def _draw(self) -> None:
         frame = self.rows()
-        change_table(self.table, frame, self.score_titles(self.report))
+        self.ranking.show(frame, self.score_titles(self.report))
         report = self.report
         if report is not None and report.ranking:
             state = "Partial: " if report.partial else ""
@@ -370,7 +374,7 @@ class DiscoverStudy(pn.viewable.Viewer):
                           self.stop_button, align_items="flex-start", sizing_mode="stretch_width")
         return pn.Column(pn.pane.Markdown(HEADING, sizing_mode="stretch_width"), form,
                          pn.pane.Markdown("**Candidates** (untick any to leave it out)", margin=(0, 10)),
-                         self.candidates, self.candidate_words, self.error, self.status, self.table, self.verdict,
+                         self.candidates, self.candidate_words, self.error, self.status, self.ranking, self.verdict,
                          pn.FlexBox(self.chart, self.download, align_items="flex-start", sizing_mode="stretch_width"),
                          sizing_mode="stretch_width", name="Discover",
                          css_classes=["invlab-discover"])

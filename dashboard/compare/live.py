@@ -23,6 +23,7 @@ from invlab.dashboard.compare.data import (
 )
 from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
 from invlab.dashboard.compare.runner import SweepRunner
+from invlab.dashboard.compare.table import RunTable
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
 from invlab.dashboard.views.panes import RANGE_UNITS
@@ -36,20 +37,6 @@ log = logging.getLogger("invlab.dashboard.compare")
 STATE_COLOURS = {StudyState.IDLE: "#666", StudyState.STARTING: "#9a6a00", StudyState.RUNNING: "#23843a",
                  StudyState.STOPPING: "#1f6fb5", StudyState.STOPPED: "#1f6fb5", StudyState.FINISHED: "#23843a",
                  StudyState.FAILED: "#c0392b"}
-
-
-def change_table(table: pn.widgets.Tabulator, frame: pd.DataFrame, titles: dict) -> None:
-    """Show `frame` in `table` with column `titles` ({field: title}), as one update of the page, and only what
-    changed. Tabulator rebuilds itself a moment after its columns' titles change; titles and rows sent as two
-    updates let the second reach a table still being rebuilt, which threw in the browser ("Cannot read
-    properties of null (reading 'firstChild')") when a stored sweep was opened by its link."""
-    changes = {}
-    if table.titles != titles:
-        changes["titles"] = titles
-    if not frame.equals(table.value) or list(frame.columns) != list(table.value.columns):
-        changes["value"] = frame
-    if changes:
-        table.param.update(**changes)
 
 
 def columns(axes: list[str]) -> list[str]:
@@ -90,11 +77,9 @@ class SweepFollowing(pn.viewable.Viewer):
                                         css_classes=["invlab-sweep-status"])
         self.not_comparable = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
                                             css_classes=["invlab-not-comparable"])
-        self.table = pn.widgets.Tabulator(
-            self._empty_frame(), show_index=False, disabled=True, selectable=1, pagination=None,
-            header_filters=True, layout="fit_data_table", max_height=420, sizing_mode="stretch_width",
-            css_classes=["invlab-sweep-table"])
-        self.table.param.watch(self._on_select, "selection")
+        self.run_table = RunTable(self._empty_frame(), self._on_select, show_index=False, disabled=True, selectable=1,
+                                  pagination=None, header_filters=True, layout="fit_data_table", max_height=420,
+                                  sizing_mode="stretch_width", css_classes=["invlab-sweep-table"])
         self.elbo_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "elbo"), linked_axes=False,
                                            name="elbo_vs_setting")
         self.error_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "error"), linked_axes=False,
@@ -102,6 +87,11 @@ class SweepFollowing(pn.viewable.Viewer):
         self.curves_pane = pn.pane.HoloViews(curves_plot({}, [], None), linked_axes=False, name="elbo_curves")
         shown.param.watch(self._show_state, ["state", "message", "sweep_id"])
         self._show_state()
+
+    @property
+    def table(self) -> pn.widgets.Tabulator:
+        """The table of the sweep's runs shown now (`RunTable.widget`)."""
+        return self.run_table.widget
 
     @property
     def store(self) -> RunStore | None:
@@ -112,7 +102,7 @@ class SweepFollowing(pn.viewable.Viewer):
         """Stop and Resume beside the status line, the warning that runs are not comparable, the table, the plots."""
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
         return pn.Column(pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
-                         self.not_comparable, self.table, plots, sizing_mode="stretch_width")
+                         self.not_comparable, self.run_table, plots, sizing_mode="stretch_width")
 
     def _empty_frame(self) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns([])})
@@ -313,7 +303,7 @@ class SweepFollowing(pn.viewable.Viewer):
     def _show_table(self) -> None:
         frame = self.rows()
         titles = {field_name(a): a for a in self.axes}
-        change_table(self.table, frame, titles)
+        self.run_table.show(frame, titles)
 
     def _show_plots(self) -> None:
         data = axis_data(self.cmp) if self.cmp is not None else AxisData(None)
