@@ -45,9 +45,10 @@ def test_every_sidebar_tab_fits_at_projector_and_laptop_widths(served_app):
 
 
 def status_height(page) -> float:
-    """The status line's height in px; waits for the element while the status is being redrawn (a bounding box is
-    None for that moment)."""
-    return page.locator(".invlab-status").first.evaluate("e => e.getBoundingClientRect().height")
+    """The status line's height in px, once it is drawn: while the status is being redrawn (each second of a run)
+    its element measures 0 for a moment, which is no height a person sees."""
+    status = page.locator(".invlab-status").first
+    return poll(lambda: status.evaluate("e => e.getBoundingClientRect().height"), timeout=10)
 
 
 def test_the_status_line_keeps_its_height_and_says_step_n_of_m_and_time_left(served_app):
