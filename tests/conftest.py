@@ -42,6 +42,14 @@ torch.set_num_threads(1)
 # own defaults (every core, no cap) are measured by benchmarks/dashboard (page_speed, overhead), not here.
 os.environ.setdefault("INVLAB_TORCH_THREADS", "1")
 os.environ.setdefault("INVLAB_MAX_STEPS_PER_S", "25")
+# The browser and JupyterLab tests drive Debian's `chromium-headless-shell` where it is installed (.ci/run installs
+# it): the same Chromium engine built for headless use only, as Playwright drives headless pages, without the
+# browser's own interface (a renderer for its top chrome in every context), which took about a third of
+# Chromium's CPU in a 2-core test run. The benchmarks' smoke runs keep Debian's full `chromium`, a person's browser
+# (tests/test_benchmark_smoke.py). INVLAB_CHROMIUM set by hand wins.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
+if not os.environ.get("INVLAB_CHROMIUM") and os.path.exists(HEADLESS_SHELL):
+    os.environ["INVLAB_CHROMIUM"] = HEADLESS_SHELL
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 

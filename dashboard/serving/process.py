@@ -16,15 +16,17 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: dashboard/serving/process.py -> .
-CHROMIUM = os.environ.get("INVLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium`; INVLAB_CHROMIUM names another build (read at each use)
 # What headless Chromium needs on a machine with no display and a closed network.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
 def chromium_path() -> str | None:
-    """Debian's Chromium (or `INVLAB_CHROMIUM`), None when it is not installed."""
-    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    """The Chromium executable to drive: `INVLAB_CHROMIUM` if set, else Debian's /usr/bin/chromium (or a `chromium`
+    on the PATH); None when there is none."""
+    path = os.environ.get("INVLAB_CHROMIUM") or CHROMIUM
+    return path if os.path.exists(path) else shutil.which("chromium")
 
 
 def free_port() -> int:

@@ -1,4 +1,4 @@
-"""The dashboard in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+"""The dashboard in a real headless Chromium (Debian's headless shell or /usr/bin/chromium, driven by Playwright).
 
 Serves `dashboard/app.py` with `panel serve` on a free localhost port, presses Start, waits for the ELBO
 curve's data source in the page to fill, changes the learning rate live, pauses, and keeps a screenshot.
