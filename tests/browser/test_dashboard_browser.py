@@ -110,11 +110,17 @@ def test_a_training_page_gets_one_message_a_tick_and_its_busy_indicator_stays_st
         poll(lambda: elbo_points(page) >= 5)
         page.wait_for_timeout(1000)
         messages.clear()
+        started = time.monotonic()
+
+        def events():
+            return [event for message in list(messages) for event in message["events"]]
+
         page.wait_for_timeout(4000)  # four ticks of a second (fewer on a busy machine: the tick's period stretches)
-        events = [event for message in messages for event in message["events"]]
-        assert sum(e.get("kind") == "ColumnsStreamed" for e in events) >= 2, "the curves did not grow"
-        busy = [e for e in events if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
-        assert not busy, f"the busy indicator turned on {len(busy)} times in 4 s of training"
-        assert len(messages) <= 12, f"{len(messages)} messages in 4 s: {[len(m['events']) for m in messages]}"
+        poll(lambda: sum(e.get("kind") == "ColumnsStreamed" for e in events()) >= 2, timeout=30)  # the curves grew
+        seconds, received = time.monotonic() - started, list(messages)
+        busy = [e for e in events() if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
+        assert not busy, f"the busy indicator turned on {len(busy)} times in {seconds:.0f} s of training"
+        assert len(received) <= 3 * seconds, \
+            f"{len(received)} messages in {seconds:.1f} s: {[len(m['events']) for m in received]}"
         assert "running" in page.locator(".invlab-status").first.inner_text()
         assert not errors, errors
