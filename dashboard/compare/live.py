@@ -302,7 +302,7 @@ class SweepFollowing(pn.viewable.Viewer):
 
     def _show_table(self) -> None:
         frame = self.rows()
-        titles = {field_name(a): a for a in self.axes}
+        titles = {field_name(a): html_text(a) for a in self.axes}  # a title is HTML to Tabulator; a store is a file
         self.run_table.show(frame, titles)
 
     def _show_plots(self) -> None:

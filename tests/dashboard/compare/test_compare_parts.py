@@ -92,6 +92,8 @@ def test_following_a_stored_sweep_shows_its_planned_rows_and_its_state(store):
     following.table.selection = [0]  # a run not stored yet: it says so and opens nothing
     assert opened == [] and "not stored yet" in shown.message
     assert following.open_sweep(sweep_id + 1) is None and "no sweep with id" in errors[-1]
+    following._reset_view([], ["model.<b id=inj-1>x</b>"])  # a setting's name as a shared store file could hold it
+    assert following.table.titles == {field_name("model.<b id=inj-1>x</b>"): "model.&lt;b id=inj-1&gt;x&lt;/b&gt;"}
     following.close()
 
 
