@@ -112,13 +112,14 @@ def test_a_training_page_gets_one_message_a_tick_and_its_busy_indicator_stays_st
         messages.clear()
         started = time.monotonic()
 
-        def events():
-            return [event for message in list(messages) for event in message["events"]]
+        def events(received):
+            return [event for message in received for event in message["events"]]
 
         page.wait_for_timeout(4000)  # four ticks of a second (fewer on a busy machine: the tick's period stretches)
-        poll(lambda: sum(e.get("kind") == "ColumnsStreamed" for e in events()) >= 2, timeout=30)  # the curves grew
-        seconds, received = time.monotonic() - started, list(messages)
-        busy = [e for e in events() if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
+        poll(lambda: sum(e.get("kind") == "ColumnsStreamed" for e in events(list(messages))) >= 2, timeout=30)
+        seconds, received = time.monotonic() - started, list(messages)  # the curves grew; what came until then
+        busy = [e for e in events(received)
+                if e.get("attr") == "css_classes" and "pn-loading" in " ".join(e.get("new") or [])]
         assert not busy, f"the busy indicator turned on {len(busy)} times in {seconds:.0f} s of training"
         assert len(received) <= 3 * seconds, \
             f"{len(received)} messages in {seconds:.1f} s: {[len(m['events']) for m in received]}"
