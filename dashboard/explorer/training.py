@@ -98,8 +98,10 @@ class RunDisplay:
         """The periodic update: stream the training thread's new points and views into the page; a notebook that stopped
         sending signs of life closes the explorer."""
         if not connected(self.doc):  # the tab closed: nothing is sent until the session ends (or it reconnects)
+            self.session.watched.clear()  # and nothing trained: a reload takes the run back where it was
             settle_writes(self.doc)  # what was in flight when it closed fails quietly
             return
+        self.session.watched.set()
         if self.kernel_loop is None and (self.doc is None or self.doc.session_context is None):
             try:
                 self.kernel_loop = asyncio.get_running_loop()

@@ -15,6 +15,9 @@ fast each may go, and turns taken step by step so that one page's training never
 - **Priority**: a training thread runs at a lower scheduling priority than the server (`TRAINING_NICE`, on Linux
   per thread; torch's worker threads it starts inherit it), so the server thread and a browser on the same machine
   get a core at once when a click comes, and training takes every cycle they leave.
+- **Only for a page someone has open**: while no browser shows a page (its tab closed, the session not yet ended, so
+  that a reload can take the run back), its training thread waits before its next step, and goes on where it was when
+  a page shows it again: a closed tab stops costing the machine at once, not when its session ends.
 - **Pace** (`--max-steps-per-s`): by default no cap, so a page trains at the machine's speed; a server with logins
   (a class) defaults to a per-page cap (`CLASS_STEPS_PER_S`, set by `invlab serve`), and an explicit value wins.
 
@@ -253,17 +256,23 @@ class TrainingSlots:
 
 class CoreShare:
     """One training thread's share of the cores (threads follow what is training, above) and the gate it takes each
-    step through."""
+    step through. `watched` (a threading.Event, set by default) is cleared while no browser shows the page: the gate
+    then holds the next step until it is set again or the run is stopped."""
 
     def __init__(self):
         self.generation: int | None = None  # the slots' generation this thread's torch threads follow
+        self.watched = threading.Event()
+        self.watched.set()
 
     def step_gate(self, slots: TrainingSlots, stop):
-        """Around each step: wait for the steps/s cap (Pause cuts the wait short), then step in a fair turn."""
+        """Around each step: wait while no page is watching and for the steps/s cap (Pause, a close or any command
+        that ends the run cuts both waits short), then step in a fair turn."""
         last = [-math.inf]
 
         @contextlib.contextmanager
         def gate():
+            while not self.watched.is_set() and not stop.is_set():
+                self.watched.wait(0.05)
             slots.pace(last[0], stop)
             self.balance(slots)
             with slots.turns.turn():

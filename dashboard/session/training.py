@@ -124,6 +124,7 @@ class TrainingSession(param.Parameterized):
         self._stopped = False
         self._thread_guard = threading.Lock()
         self._cores = CoreShare()  # this thread's share of the cores, and the gate it steps through
+        self.watched = self._cores.watched  # cleared while no browser shows the page: its steps wait (scheduling.py)
         self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
         self.views_cost = 0.0  # seconds the last views took on the training thread
         self.shown = ShownViews()  # which views the page has on screen (`views_shown`), and which are due

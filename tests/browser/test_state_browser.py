@@ -140,6 +140,48 @@ def test_a_reload_keeps_the_training_run_its_curves_and_its_step_budget(served_a
         assert not errors, errors
 
 
+def server_process(url: str):
+    """The `invlab serve` process behind `url` (found by its --port)."""
+    import psutil
+
+    port = urlparse(url).port
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if "serve" in cmd and "--port" in cmd and cmd[cmd.index("--port") + 1] == str(port):
+            return proc
+    raise AssertionError(f"no invlab serve on port {port}")
+
+
+def cpu_over(proc, seconds: float) -> float:
+    before = sum(proc.cpu_times()[:2])
+    time.sleep(seconds)
+    return sum(proc.cpu_times()[:2]) - before
+
+
+def test_a_closed_tabs_run_waits_without_using_the_machine_and_a_new_tab_takes_it_on(served_app):
+    """Closing a training page's tab stops its training at once (the server's CPU drops to nearly nothing), while
+    its session lives on for a reload; a tab opened on the run's link then shows the same run training on from
+    the step it had reached."""
+    server = server_process(served_app)
+    with browser_page() as (page, errors):
+        page.goto(served_app + "?train.steps=1000000")  # the default run: a core's worth of training
+        page.get_by_role("button", name="▶ Start").click(timeout=90_000)
+        poll(lambda: "running" in field(page, "state") and int(field(page, "step") or 0) > 5)
+        run = poll(lambda: query(page).get("run"), timeout=30)
+        training = cpu_over(server, 3.0)
+        step = int(field(page, "step"))
+        page.close()
+        time.sleep(1.5)  # the page's next tick finds its tab gone
+        closed = cpu_over(server, 3.0)
+        assert closed < 0.25 * training, (closed, training)
+        again = page.context.new_page()
+        again.goto(f"{served_app}?run={run}&train.steps=1000000")
+        poll(lambda: "running" in field(again, "state") and int(field(again, "step") or 0) > step, timeout=60)
+        again.get_by_role("button", name="❚❚ Pause").click()
+        poll(lambda: field(again, "state") == "paused")
+        assert not errors, errors
+
+
 def test_a_closed_tab_stops_training_and_a_queued_page_says_why(tmp_path):
     with serve_dashboard(tmp_path / "served", args=["--max-training", "1"]) as url:
         store = RunStore(tmp_path / "served" / "data" / "runs.sqlite")

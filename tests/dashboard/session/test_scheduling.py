@@ -67,6 +67,29 @@ def test_pace_waits_for_the_steps_per_second_cap_and_pause_cuts_it_short():
     TrainingSlots(1).pace(time.perf_counter())  # no cap: returns at once
 
 
+def test_a_session_no_page_shows_takes_no_step_until_one_does_and_a_stop_ends_the_wait():
+    """A closed tab (the page's tick clears `watched`) holds its training thread at the next step; a page showing it
+    again (a reload) lets it go on from the step it was at; stopping the session ends the wait."""
+    session = TrainingSession(small(), slots=TrainingSlots(1))
+    try:
+        session.start()
+        wait_for(lambda: session.state == "running" and session.steps_done >= 3, "the page to train")
+        session.watched.clear()
+        time.sleep(0.3)  # the step in progress ends
+        held = session.steps_done
+        time.sleep(1.0)
+        assert session.steps_done == held and session.state == "running"  # held, not paused or ended
+        session.watched.set()
+        wait_for(lambda: session.steps_done >= held + 3, "training to go on once a page shows it again")
+        session.watched.clear()
+        time.sleep(0.3)
+        session.pause()
+        wait_for(lambda: session.state == "paused", "Pause to end the held run")
+    finally:
+        session.stop()
+    assert not session.thread.is_alive()
+
+
 def test_server_limits_have_defaults_for_a_laptop_and_a_class_server_and_follow_the_flags():
     laptop, server = ServerPace.for_cores(2), ServerPace.for_cores(16)
     assert laptop.max_training == 2 and server.max_training == 12
