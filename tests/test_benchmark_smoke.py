@@ -4,7 +4,7 @@ its last line of output.
 
 The modules are found by walking benchmarks/, so a new benchmark is covered without touching this file; the only
 ones left out are named in EXCLUDED with the reason. The runs go two (or as many as there are cores) at a time,
-started together by a module fixture, so the whole file takes about as long as the slowest runs, not their sum.
+started together by a module fixture, each a fork of one process that has imported torch and the lab once.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -60,27 +61,51 @@ def _installed(module: str) -> bool:
     return module not in NEEDS or importlib.util.find_spec(NEEDS[module]) is not None
 
 
-def _smoke(module: str, data: Path) -> subprocess.CompletedProcess:
+def _environment(data: Path) -> dict:
     env = dict(os.environ, INVLAB_DATA=str(data), INVLAB_THREADS="1")
     if env.get("INVLAB_CHROMIUM", "").endswith("chromium-headless-shell"):  # the tests' browser (tests/conftest.py):
         del env["INVLAB_CHROMIUM"]  # the page's benchmarks drive Debian's full Chromium, as a person's browser
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    try:
-        return subprocess.run([sys.executable, "-m", module, "--smoke"], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired as err:
-        return subprocess.CompletedProcess(err.cmd, -1, err.stdout or "", f"timed out after {TIMEOUT_S} s")
+    return env
 
 
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory):
-    """Every runnable module's smoke run, started together on a pool as wide as the machine's cores."""
-    data = tmp_path_factory.mktemp("data")
+    """Every runnable module's smoke run (`python -m <module> --smoke`), as many at a time as the machine has cores
+    (up to 4): {module: a future of its CompletedProcess}. The runs are forks of one process that has imported
+    torch, the engine and the dashboard once (tests/helpers/forked_runs.py), each running its module as
+    `__main__` with its own output and exit status."""
+    data, outdir = tmp_path_factory.mktemp("data"), tmp_path_factory.mktemp("smoke")
     wanted = [m for m in RUN if _installed(m)]
-    pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
-    futures = {m: pool.submit(_smoke, m, data) for m in wanted}
+    width = max(1, min(4, os.cpu_count() or 1))
+    runner = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "forked_runs.py"), str(outdir),
+                               str(width), str(TIMEOUT_S), "--smoke", "--", *wanted],
+                              cwd=ROOT, env=_environment(data), stdout=subprocess.PIPE, text=True)
+    futures = {m: Future() for m in wanted}
+
+    def completed(module: str, code: int) -> subprocess.CompletedProcess:
+        out, err = (outdir / f"{module}.{k}" for k in ("out", "err"))
+        stdout = out.read_text(errors="replace") if out.exists() else ""
+        stderr = err.read_text(errors="replace") if err.exists() else ""
+        if code == -1:
+            stderr += f"\ntimed out after {TIMEOUT_S} s"
+        return subprocess.CompletedProcess(["python", "-m", module, "--smoke"], code, stdout, stderr)
+
+    def collect():
+        for line in runner.stdout:
+            module, code = line.split()
+            futures[module].set_result(completed(module, int(code)))
+        runner.wait()
+        for module, future in futures.items():
+            if not future.done():
+                future.set_result(subprocess.CompletedProcess(
+                    [module], -1, "", f"the runner ended (status {runner.returncode}) before this run did"))
+
+    threading.Thread(target=collect, daemon=True).start()
     yield futures
-    pool.shutdown(wait=False, cancel_futures=True)
+    if runner.poll() is None:
+        runner.kill()
+        runner.wait()
 
 
 def test_the_walk_finds_every_family_and_excludes_only_modules_that_exist():
