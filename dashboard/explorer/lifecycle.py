@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import panel as pn
 
+from invlab.dashboard.explorer.location import refusal_notice
 from invlab.dashboard.serving.closing import settle_writes, spare_moved_models, write_quietly
 from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.serving.theme import is_parked, park, session_theme
@@ -43,11 +44,17 @@ class PageLifecycle:
         location = pn.state.location
         if location is not None:
             self.link.read(location)
-            self.runs.open_link(location.query_params.get("run"))
+            problems = list(self.link.refused)  # said as the page was built; every refusal is said together
+            run = location.query_params.get("run")
+            refused_run = self.runs.refusal(run)
+            if refused_run is None:
+                self.runs.open_link(run)
             if location.query_params.get("page") == "compare":
-                problems = self.compare.read_query(location.query_params)
-                if problems:
-                    self._say("Some settings in the link were refused: " + "; ".join(problems))
+                problems += self.compare.read_query(location.query_params)
+            if refused_run is not None:
+                problems.append(refused_run)
+            if len(problems) > len(self.link.refused):  # more than the page said as it was built
+                self._say(refusal_notice(problems))
         self.runs.refresh()
         settle_styles(self.page.pages, pn.state.curdoc)  # a first notice shows as fast as a later one
 

@@ -20,6 +20,11 @@ from invlab.errors import InvlabError
 SIZE_KEYS = ("data.dataset", "data.source_options", "model.num_inducing", "train.batch_size")  # for the loop bound
 
 
+def refusal_notice(problems: list[str]) -> str:
+    """The page's notice for a link's refused settings (each a sentence saying which and why)."""
+    return "Some settings in the link were refused: " + "; ".join(problems)
+
+
 class PageLink:
     """The link in the address bar: `read(location)` takes the page's settings from it once, `update()` writes them
     back (replacing the history entry), `follow_run()` puts the run into it when the run changes.
@@ -39,6 +44,7 @@ class PageLink:
         self.location = None  # the page's `pn.state.location`, once read; None: nothing is written
         self.reading = False  # True while a link's settings are applied one by one
         self.url_run: int | None = None  # the run the link names now
+        self.refused: list[str] = []  # what the page's link had that was refused, one entry a setting
         # Panel's Location defers browser-side URL writes until the document reports idle, which after a layout
         # change may never come; a hidden field whose changes run `history.replaceState` does it at once.
         self.url_field = pn.widgets.TextInput(value="", visible=False)
@@ -74,8 +80,9 @@ class PageLink:
         if prior:
             problems += apply_prior_query(self.prior.explorer, prior)
         self.location = location
+        self.refused = problems
         if problems:
-            self._say("Some settings in the link were refused: " + "; ".join(problems))
+            self._say(refusal_notice(problems))
         self.update()
 
     def _refuse_oversize_link(self) -> list[str]:

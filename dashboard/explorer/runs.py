@@ -82,12 +82,20 @@ class RunsTab(pn.viewable.Viewer):
         or belongs to another user of a server with logins)."""
         if raw in (None, ""):
             return
-        if not str(raw).isdigit():
-            self._say(f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)")
+        problem = self.refusal(raw)
+        if problem:
+            self._say(problem)
             return
         if self.session.run_id == int(raw):  # a page that took back its own run (a reload): it is shown already
             return
         self.open(int(raw))
+
+    @staticmethod
+    def refusal(raw) -> str | None:
+        """Why `?run=raw` cannot name a stored run (it is not a number), or None."""
+        if raw in (None, "") or str(raw).isdigit():
+            return None
+        return f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
 
     def open(self, run_id: int) -> None:
         """Show stored run `run_id` on the Training page, chosen in the list (a click on the Compare page's table)."""

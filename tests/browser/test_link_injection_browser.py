@@ -73,8 +73,17 @@ def test_crafted_links_run_no_script_and_inject_nothing(served_app):
             except AssertionError:
                 shown = page.evaluate(TEXT)[-600:]
                 raise AssertionError(f"{what}: no refusal shown; the page says {shown!r}") from None
-            # ... as the characters of the payload
+            # ... as the characters of the payload, every refusal at once (a bad run number does not hide the rest)
             assert "<img src=x onerror=window.__xss.push(" in text, what
+            if "&run=" in query:
+                def notice():
+                    lines = page.evaluate(TEXT).splitlines()
+                    return next((line for line in lines if "Some settings in the link were refused" in line), "")
+                try:
+                    poll(lambda: "a stored run is named by its number" in notice(), timeout=30)
+                except AssertionError:
+                    raise AssertionError(f"{what}: the run's refusal is not in the notice {notice()!r}") from None
+                assert "model: unknown family" in notice(), notice()
             # every tab is drawn when first opened: open each, as a person reading the page would
             if "page=" not in query.rsplit("&", 1)[-1]:
                 for tab in SIDEBAR_TABS:
