@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from invlab.dashboard.explorer.tabs import KeptTabs
 from invlab.dashboard.safe_text import html_text
 
 SIDEBAR_WIDTH = 340  # px: the controls column
@@ -48,8 +49,8 @@ def notice_html(text: str) -> str:
 
 def sidebar_tabs(tabs) -> pn.Tabs:
     """The controls column: `tabs` (Panel objects with names) as tabs that all fit its width, each drawn in the
-    browser when it is first shown (a page load builds the Data tab's widgets, not all five tabs')."""
-    return pn.Tabs(*tabs, dynamic=True, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
+    browser when it is first shown (a page load builds the Data tab's widgets, not all five tabs') and kept."""
+    return KeptTabs(*tabs, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
 
 
 def training_page(sidebar, main: pn.Column) -> pn.FlexBox:

@@ -19,6 +19,7 @@ from invlab.dashboard.explorer.layout import (
     sidebar_tabs,
     training_page,
 )
+from invlab.dashboard.explorer.tabs import KeptTabs
 from invlab.dashboard.explorer.user_data import data_choices
 from invlab.dashboard.lessons.cards import LessonCards
 from invlab.dashboard.lessons.catalogue import get_lesson, steps_markdown, visible_controls
@@ -208,11 +209,12 @@ class PageLayout(pn.viewable.Viewer):
                          curve_opts, lessons]
         self.enlarge()
         # Each page is drawn when it is first shown (the browser builds one page's plots and widgets, not four), and
-        # kept: showing it again draws the same models. The invisible parts every page needs sit outside the tabs.
+        # kept: showing it again costs neither the server nor the browser a new drawing. The invisible parts every
+        # page needs sit outside the tabs.
         prior = pn.Column(self.page_notices[1], self.prior, sizing_mode="stretch_width", margin=0)
         compare = pn.Column(self.page_notices[2], self.compare, sizing_mode="stretch_width", margin=0)
-        self.pages = pn.Tabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", prior),
-                             ("Compare", compare), dynamic=True, sizing_mode="stretch_width")
+        self.pages = KeptTabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", prior),
+                              ("Compare", compare), sizing_mode="stretch_width")
         self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
