@@ -1,6 +1,7 @@
-"""The page's tabs are drawn when first shown and kept (dashboard/explorer/tabs.py): a switch back to a drawn tab makes
-no model again and sends nothing but the new active tab, where Panel's dynamic tabs sent every tab again and walked the whole document (what made
-a Pause pressed after a tab switch take 360-400 ms; benchmarks/dashboard/latency.py measures it in Chromium)."""
+"""The page's tabs are drawn when first shown and kept (dashboard/explorer/tabs.py): a switch back to a drawn tab
+makes no model again and sends nothing but the new active tab, where Panel's dynamic tabs sent every tab again and
+walked the whole document (what made a Pause pressed after a tab switch take 360-400 ms;
+benchmarks/dashboard/latency.py measures it in Chromium)."""
 import panel as pn
 import pytest
 from bokeh.document import Document
