@@ -3,9 +3,10 @@
 for Bernoulli), both against scipy `quad` on a randomised grid with σ ratios down to 1e-3 and variances up to 1e4.
 
 Cost: the training-path call (E log p forward and backward) of both rules, interleaved in one process, median ratio;
-and a whole SVGP training step (robust-max, K = 10; Bernoulli) with each rule. Like the trainer, the script keeps
-freed CPU memory for reuse (`invlab.settings.keep_freed_cpu_memory`), without which tensors of a few hundred kB are
-page-faulted in afresh on every call and time grows faster than their size.
+and a whole SVGP training step (robust-max, K = 10; Bernoulli) with each rule; and a step of the default digits
+SVGP with the rule's empty panels left out (the CPU's layout) against every panel (the GPU's). Like the trainer,
+the script keeps freed CPU memory for reuse (`invlab.settings.keep_freed_cpu_memory`), without which tensors of a
+few hundred kB are page-faulted in afresh on every call and time grows faster than their size.
 
     python -m benchmarks.invariant.quadrature [--quick]
 
@@ -164,13 +165,41 @@ def step_cost(reps: int, seed: int = 2) -> dict:
     return out
 
 
+def layout_cost(reps: int, warmup: int) -> dict:
+    """`invlab train --model svgp --dataset digits` (robust-max, K = 10), trained `warmup` steps so that its rows are
+    a trained model's, then blocks of 10 steps interleaved: the rule's panels of zero width left out (the CPU's
+    default) against every row's full set of panels (the GPU's layout)."""
+    import functools
+
+    from invlab.train import RunConfig, Trainer
+
+    trainer = Trainer(RunConfig(model="svgp", data={"dataset": "digits"}))
+    for _ in trainer.run(steps=warmup, every=warmup):
+        pass
+
+    def block(compact):
+        saved = robustmax_module.prob_is_largest_at
+        robustmax_module.prob_is_largest_at = functools.partial(saved, compact=compact)
+        try:
+            for _ in trainer.run(steps=10, every=10):
+                pass
+        finally:
+            robustmax_module.prob_is_largest_at = saved
+
+    every, compact = interleaved([lambda: block(False), lambda: block(True)], reps)
+    log(f"digits SVGP step after {warmup} steps: {every * 100:.1f} ms with every panel, {compact * 100:.1f} ms "
+        f"without the empty ones: compact / every panel {compact / every:.2f}")
+    return {"digits_step_compact_over_every_panel": compact / every}
+
+
 def main(argv=None) -> dict:
     p = arguments(__doc__, quick="fewer grid rows and repetitions")
     args = parse(p, argv)
     keep_freed_cpu_memory()  # as the trainer does
     rows, reps = (4, 1) if args.smoke else (8, 5) if args.quick else (60, 41)
+    warmup = 20 if args.smoke else 100 if args.quick else 300
     result = {"experiment": "likelihood_quadrature", "accuracy": accuracy(rows), "time_ratio": {
-        **call_cost(reps), **step_cost(reps)}}
+        **call_cost(reps), **step_cost(reps), **layout_cost(reps, warmup)}}
     return emit(result)
 
 

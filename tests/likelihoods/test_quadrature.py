@@ -9,7 +9,7 @@ import pytest
 import torch
 from scipy import integrate, special, stats
 
-from invlab.likelihoods import Bernoulli, RobustMax
+from invlab.likelihoods import Bernoulli, RobustMax, quadrature
 from invlab.likelihoods.quadrature import prob_is_largest, prob_is_largest_at
 
 
@@ -68,13 +68,43 @@ def _tol(dtype, f64):
     return f64 if dtype == torch.float64 else 3e-5
 
 
+@pytest.mark.parametrize("compact", [True, False], ids=["compact", "every-panel"])
 @pytest.mark.parametrize("K", [3, 4, 5, 10])
-def test_probability_of_largest_training_rule_vs_quad(K, grids, place, dtype):
+def test_probability_of_largest_training_rule_vs_quad(K, compact, grids, place, dtype):
     """The training rule resolves every other class's step: K = 10 with log-uniform σ often has five or more classes
-    far sharper than y around the same place."""
+    far sharper than y around the same place. Both layouts of its panels: the empty ones left out (the CPU's
+    default) and every row's full set (the GPU's)."""
     mu, sd, y, ref = grids[K]
-    got = host(prob_is_largest_at(place(torch.tensor(mu)), place(torch.tensor(sd ** 2)), place(torch.tensor(y))))
+    got = host(prob_is_largest_at(place(torch.tensor(mu)), place(torch.tensor(sd ** 2)), place(torch.tensor(y)),
+                                  compact=compact))
     assert np.abs(got - ref).max() <= _tol(dtype, 1e-6)
+
+
+def test_leaving_out_the_empty_panels_changes_no_value_or_gradient(place, dtype, monkeypatch):
+    """The compact layout is the same sum in another order: values and gradients (of robust-max's expected log
+    likelihood S log(1 − ε) + (1 − S) log(ε/(K − 1)), as the ELBO takes them) equal the full layout's to rounding,
+    on a trained model's kind of rows (one class well ahead, many of the other classes' steps cut away, so a good
+    share of the panels are empty) and on broad rows."""
+    torch.manual_seed(3)
+    N, K = 400, 10
+    y = torch.randint(0, K, (N,))
+    mean = torch.randn(N, K, dtype=torch.float64) * torch.rand(N, 1, dtype=torch.float64) * 4
+    mean[torch.arange(N), y] += 6 * torch.rand(N, dtype=torch.float64)  # from ties to a clear winner
+    var = torch.exp(torch.empty(N, K, dtype=torch.float64).uniform_(math.log(1e-3), math.log(10.0)))
+    panels, between = [], quadrature.panel_rule_between
+    monkeypatch.setattr(quadrature, "panel_rule_between",
+                        lambda a, b, n: (panels.append(a.numel()), between(a, b, n))[1])
+    out = {}
+    for compact in (True, False):
+        m, v = place(mean).requires_grad_(), place(var).requires_grad_()
+        p = prob_is_largest_at(m, v, place(y), compact=compact)
+        elp = p * math.log1p(-0.01) + (1 - p) * math.log(0.01 / (K - 1))
+        out[compact] = (p.detach(), *torch.autograd.grad(elp.sum(), (m, v)))
+    assert 0 < panels[0] < 0.8 * N * (3 * (K - 1) + 6 - 1)  # a good share left out (of 3 per other class + 6 own)
+    rtol = 1e-12 if dtype == torch.float64 else 1e-5
+    for got, full in zip(out[True], out[False]):
+        assert torch.isfinite(full).all()
+        assert torch.allclose(got, full, rtol=rtol, atol=rtol * full.abs().max().item())
 
 
 @pytest.mark.parametrize("K", [3, 5, 10])
