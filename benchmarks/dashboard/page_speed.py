@@ -77,8 +77,9 @@ class AloneArm:
 
     def __init__(self):
         env = {k: v for k, v in os.environ.items() if k not in ("INVLAB_TORCH_THREADS", "OMP_NUM_THREADS")}
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: warnings never fill it and block
         self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.dashboard.page_speed", "--alone"], cwd=ROOT,
-                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     env=env, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
         self.latest: tuple[float, int] | None = None
         self._changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -95,7 +96,8 @@ class AloneArm:
         with self._changed:
             before = self.latest
             if not self._changed.wait_for(lambda: self.latest is not before, timeout=timeout):
-                err = self.proc.stderr.read()[-2000:] if self.proc.poll() is not None else ""
+                self._stderr.seek(0)
+                err = self._stderr.read()[-2000:]
                 raise SystemExit(f"the alone arm printed no step in {timeout:g} s{':' if err else ''}\n{err}")
             return self.latest
 
@@ -122,6 +124,7 @@ class AloneArm:
             os.kill(self.proc.pid, signal.SIGCONT)
             self.proc.kill()
         self.proc.wait(timeout=60)
+        self._stderr.close()
 
 
 class PageArm:
