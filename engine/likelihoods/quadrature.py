@@ -127,7 +127,7 @@ def prob_is_largest_at(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, n
     1e-12 and is skipped. K = 2 is exact (a closed form).
 
     Panels squeezed to zero width by that cut (about half of them in a trained digits model) add nothing. With
-    `compact` (the default on the CPU) they are left out: the panels left of every row go into one list and each
+    `compact` (the default on the CPU) they are left out: every row's remaining panels go into one list and each
     row's sum is gathered back, the same sum in another order, which makes a step of the default digits SVGP about a
     fifth faster (`benchmarks.invariant.quadrature`). On a GPU (`compact=False`, its default) every row keeps all
     its panels, so that a step needs no host synchronisation."""
