@@ -264,6 +264,18 @@ def _isolated_data_dir(tmp_path, monkeypatch):
     _restore_nanny_variables()
 
 
+@pytest.fixture(scope="session")
+def scheduler():
+    """The address of one Dask LocalCluster of 2 single-threaded worker processes, shared by every test of the
+    session (test process) that needs Dask workers: the Compare page's tests put it in the page's "Dask scheduler"
+    field, the allocator test runs a task on it. Started on first use (a few seconds), closed with the session."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        yield cluster.scheduler_address
+
+
 @pytest.fixture
 def rng():
     return torch.Generator().manual_seed(1234)

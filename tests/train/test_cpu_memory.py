@@ -45,18 +45,34 @@ def test_freed_tensors_are_reused_instead_of_faulted_in_again():
     assert faults_kept <= 1  # kept: the same memory is written again without faults
 
 
-def test_the_setting_can_be_turned_off_and_respects_a_tuned_allocator():
-    assert run_loop("keep", INVLAB_KEEP_FREED_CPU_MEMORY="0")[0] == "False"
-    assert run_loop("keep", MALLOC_TRIM_THRESHOLD_="262144")[0] == "False"
+@pytest.fixture
+def fresh_settings(monkeypatch):
+    """`invlab.settings` as a new process has it (neither setting tried yet), restored afterwards."""
+    from invlab import settings
+
+    monkeypatch.setitem(settings._malloc_state, "kept", None)
+    for name in ("INVLAB_KEEP_FREED_CPU_MEMORY", "GLIBC_TUNABLES", "MALLOC_ARENA_MAX",
+                 *settings._GLIBC_MALLOC_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    return settings
 
 
-def test_a_cpu_trainer_turns_it_on(tmp_path):
-    code = ("from invlab.train import RunConfig, Trainer; from invlab.settings import _malloc_state; "
-            "Trainer(RunConfig(model='svgp', data={'dataset': 'two-moons'}, train={'device': 'cpu'})); "
-            "print(_malloc_state['kept'])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.getcwd(),
-                         env={**os.environ, "INVLAB_DATA": str(tmp_path)})
-    assert out.stdout.strip() == "True"
+@pytest.mark.parametrize("variable, value", [("INVLAB_KEEP_FREED_CPU_MEMORY", "0"),
+                                             ("MALLOC_TRIM_THRESHOLD_", "262144"),
+                                             ("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=262144")])
+def test_the_setting_can_be_turned_off_and_respects_a_tuned_allocator(fresh_settings, monkeypatch, variable, value):
+    """Refused from the environment alone, before the allocator is touched: checked in this process."""
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setattr(fresh_settings.ctypes, "CDLL", lambda *a: pytest.fail("the allocator was changed"))
+    assert fresh_settings.keep_freed_cpu_memory() is False
+    assert fresh_settings._malloc_state["kept"] is False
+
+
+def test_a_cpu_trainer_turns_it_on(fresh_settings):
+    from invlab.train import RunConfig, Trainer
+
+    Trainer(RunConfig(model="svgp", data={"dataset": "two-moons"}, train={"device": "cpu"}))
+    assert fresh_settings._malloc_state["kept"] is True
 
 
 def _loop_on_worker() -> tuple[bool, int, str | None]:
@@ -78,7 +94,7 @@ def _loop_on_worker() -> tuple[bool, int, str | None]:
     return kept, refaulted, os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
 
-def test_a_dask_worker_keeps_freed_memory_too():
+def test_a_dask_worker_keeps_freed_memory_too(scheduler):
     """Dask's nanny exports its own MALLOC_TRIM_THRESHOLD_ into every worker; that is not the user's tuning, and a
     sweep's runs must not page-fault their tensors in again every step because of it.
 
@@ -86,9 +102,7 @@ def test_a_dask_worker_keeps_freed_memory_too():
     before it reuses it; on a 2-core machine the worker's threads share arenas and that warm-up can run longer, so
     the last 20 of 50 iterations are counted (Dask's own setting faults every one of them in again)."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  scheduler_kwargs={"dashboard": False}, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as client:
+    with distributed.Client(scheduler, set_as_default=False) as client:  # the session's cluster (tests/conftest.py)
         kept, faults, variable = client.submit(_loop_on_worker, pure=False).result(timeout=120)
     assert variable is not None  # the worker really runs under Dask's allocator setting
     assert kept is True
@@ -132,5 +146,12 @@ def test_a_training_thread_on_the_main_arena_reuses_its_freed_tensors():
     _, faults_own = run("own")
     assert faults_own >= 3  # the tensor faulted in again, step after step, in the thread's own arena
     assert faults_one <= 1
-    assert run("one", MALLOC_ARENA_MAX="4")[0] == "False"  # the user's own setting is left alone
-    assert run("one", INVLAB_KEEP_FREED_CPU_MEMORY="0")[0] == "False"
+
+
+@pytest.mark.parametrize("variable, value", [("MALLOC_ARENA_MAX", "4"), ("INVLAB_KEEP_FREED_CPU_MEMORY", "0"),
+                                             ("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")])
+def test_one_arena_is_left_alone_where_the_user_tuned_the_allocator(fresh_settings, monkeypatch, variable, value):
+    """The user's own setting is left alone, decided from the environment before the allocator is touched."""
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setattr(fresh_settings.ctypes, "CDLL", lambda *a: pytest.fail("the allocator was changed"))
+    assert fresh_settings.one_malloc_arena() is False
