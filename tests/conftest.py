@@ -34,6 +34,13 @@ from dataclasses import dataclass, replace
 import pytest
 import torch
 
+# The suite's processes keep their compiled modules (`__pycache__`, ignored by git), whatever the environment says
+# (PYTHONDONTWRITEBYTECODE): each of its hundred-odd Python processes (test workers, servers, the CLI, Dask workers,
+# kernels) would otherwise compile every module of the lab it imports again, and each test worker rewrite the
+# asserts of every test module it collects.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # One intra-op thread per process: tests run beside a served dashboard and a browser, and torch's
 # OpenMP threads slow down by orders of magnitude when they compete for cores.
 torch.set_num_threads(1)
