@@ -12,9 +12,11 @@ fast each may go, and turns taken step by step so that one page's training never
 - **Short GIL turns**: while pages train, the interpreter hands the GIL over every millisecond
   (`share_the_interpreter`), so the server thread answers a click between a training thread's Python lines instead
   of through a cap on training.
-- **Priority**: a training thread runs at a lower scheduling priority than the server (`TRAINING_NICE`, on Linux
-  per thread; torch's worker threads it starts inherit it), so the server thread and a browser on the same machine
-  get a core at once when a click comes, and training takes every cycle they leave.
+- **Priority**: a training thread runs at the server's own priority by default: a click's handling, on a thread
+  that sleeps between clicks, gets a core on waking as it is, and a page keeps its fair share of a machine that
+  other programs keep busy (a training thread niced by 10 got a tenth of a core shared with one busy program, and
+  clicks were no quicker for it). `INVLAB_TRAINING_NICE` (1 to 19, Linux, per thread; torch's worker threads it
+  starts inherit it) lowers it for a server that must favour anything else on the machine.
 - **Only for a page someone has open**: while no browser shows a page (its tab closed, the session not yet ended, so
   that a reload can take the run back), its training thread waits before its next step, and goes on where it was when
   a page shows it again: a closed tab stops costing the machine at once, not when its session ends.
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from invlab.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
 
 SWITCH_INTERVAL = 0.001  # seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)
-TRAINING_NICE = 10  # how much nicer than the server a training thread runs (CPU weight 110 against 1024 on Linux)
+TRAINING_NICE = 0  # how much nicer than the server a training thread runs by default (INVLAB_TRAINING_NICE sets it)
 
 
 _sharing = {"count": 0, "before": None}
@@ -94,11 +96,12 @@ def warm_optimisers() -> None:
 
 
 def lower_training_priority(environ=None) -> int:
-    """Run the calling thread (a page's training thread, before its first torch call) `TRAINING_NICE` steps nicer
-    than it is, so that it yields its core to the server thread and the browser when they need one; the intra-op
-    threads torch starts from it inherit the setting. Linux schedules threads by their own nice value; elsewhere
-    this does nothing. `INVLAB_TRAINING_NICE` (0 to 19) sets the step, 0 turns it off. Returns the thread's nice
-    value now (unchanged where it could not be set)."""
+    """Run the calling thread (a page's training thread, before its first torch call) `INVLAB_TRAINING_NICE` (0 to
+    19; default `TRAINING_NICE`, 0: the server's own priority) steps nicer than it is; the intra-op threads torch
+    starts from it inherit the setting. Linux schedules threads by their own nice value; elsewhere this does
+    nothing. A nicer thread yields more to every other program on the machine, not only to the server: with 10, a
+    page sharing a core with one busy program got a tenth of it. Returns the thread's nice value now (unchanged
+    where it could not be set)."""
     value = (os.environ if environ is None else environ).get("INVLAB_TRAINING_NICE")
     step = TRAINING_NICE
     if value:

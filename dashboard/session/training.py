@@ -211,7 +211,7 @@ class TrainingSession(param.Parameterized):
 
     def _serve_commands(self) -> None:
         self._cores.generation = None  # torch threads are set (per thread under OpenMP) before the first step
-        lower_training_priority()  # a click's handling and the browser get a core first; training takes the rest
+        lower_training_priority()  # the server's own priority unless INVLAB_TRAINING_NICE asks for less
         opened = self.opened
         while self.commands.alive:
             try:
