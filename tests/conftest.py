@@ -116,7 +116,7 @@ def _long_first_rank(item) -> int:
 
 # Tests of ten seconds or more without a browser (a docs build, a wheel, a Dask cluster, the CLI in a subprocess, a
 # README section run as written): marked `slow`, so `-m "not browser and not slow"` is a fast tier of a few minutes.
-SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py", "tests/test_notebook_text.py",
+SLOW = ("tests/test_docs.py", "tests/test_package.py", "tests/test_benchmarks.py",
         "tests/sweeps/test_cluster.py", "tests/sweeps/test_readme_discover.py", "tests/sweeps/test_discover.py",
         "tests/sweeps/test_local_sweep.py", "tests/data/test_readme_own_data.py", "tests/train/test_own_data_runs.py",
         "tests/dashboard/serving/test_server_lifecycle.py", "tests/dashboard/session/test_watch_follow.py",

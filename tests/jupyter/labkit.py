@@ -284,6 +284,19 @@ def error_outputs(page) -> list[str]:
     }""")
 
 
+def stderr_outputs(page) -> list[str]:
+    """Every text the open notebook's cells wrote to stderr (a warning a reader would see under a cell)."""
+    return page.evaluate(r"""() => {
+      const out = [];
+      const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+      for (let i = 0; i < cells.length; i++)
+        for (const o of cells.get(i).toJSON().outputs || [])
+          if (o.output_type === 'stream' && o.name === 'stderr')
+            out.push(`cell ${i}: ${[].concat(o.text || []).join('').slice(0, 500)}`);
+      return out;
+    }""")
+
+
 def output_texts(page, index: int) -> str:
     """The plain text of cell `index`'s outputs (stream text and text/plain results)."""
     return page.evaluate(r"""(i) => {

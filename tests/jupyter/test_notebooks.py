@@ -1,6 +1,8 @@
 """Each teaching notebook, run in a real JupyterLab without internet: every cell runs without an error output,
 every plot is drawn, and nothing is requested from another machine. The kernel runs them in quick mode
-(INVLAB_QUICK=1: a tenth of the training steps)."""
+(INVLAB_QUICK=1: a tenth of the training steps). Nothing is written to stderr either: a warning under a cell is
+something every reader would see (notebook 05's Wishart check once warned on every float() of a tensor that tracked
+gradients)."""
 import os
 
 import pytest
@@ -17,6 +19,7 @@ from labkit import (
     screenshot_plot_outputs,
     scroll_to_first_plot,
     shut_down_kernels,
+    stderr_outputs,
 )
 
 pytestmark = [pytest.mark.jupyter, pytest.mark.browser]
@@ -34,6 +37,7 @@ def test_notebook_runs_and_draws_offline(lab, name, screenshot_path):
             ran = run_all(page, timeout=400)
             assert error_outputs(page) == []
             assert ran, "a cell failed without an error output"
+            assert stderr_outputs(page) == []
             # every plot has a canvas, and every one in view (not in a hidden tab) is drawn
             counts = []
 
