@@ -14,13 +14,25 @@ from bokeh.models import TabPanel as BkTabPanel
 from panel.viewable import Layoutable
 
 
+# Bokeh hides an inactive tab's content with `visibility: hidden; pointer-events: none; opacity: 0` on its root
+# alone. Both properties are inherited, so a descendant whose own stylesheet sets them back (the Lessons page's
+# heading did) stays invisible, through the opacity, yet takes the clicks meant for the tab shown above it. A tab
+# kept drawn but not shown is taken out of the page's layout instead: its content is kept in the browser, and a
+# plot in it is laid out again when it is shown (Bokeh observes its size).
+HIDDEN_TAB_CSS = """
+[class*="bk-panel-models-"][aria-hidden="true"] { display: none !important; }
+"""
+
+
 class KeptTabs(pn.Tabs):
     """`pn.Tabs` whose tab is drawn (its Bokeh models built and sent to the browser) the first time it is shown, and
     kept from then on: switching back to it costs the server nothing. A tab not yet shown is an empty spacer of the
-    tab's size. `dynamic` is always False (the browser holds every tab it has shown)."""
+    tab's size; a tab drawn and not shown is kept out of the layout (`HIDDEN_TAB_CSS`), so nothing in it can take
+    a click meant for the tab shown. `dynamic` is always False (the browser holds every tab it has shown)."""
 
     def __init__(self, *objects, **params):
         params["dynamic"] = False
+        params["stylesheets"] = [*params.get("stylesheets", []), HIDDEN_TAB_CSS]
         super().__init__(*objects, **params)
         self._drawn: set[int] = set()  # id() of the tab objects shown once (on any page showing these tabs)
         self.param.watch(self._on_active, "active")

@@ -373,3 +373,19 @@ def test_the_frame_says_building_until_the_page_is_drawn(served_app):
             page.locator(".bk-tab").first.wait_for(timeout=90_000)
             late = page.evaluate(BUILDING_LINE)
             assert late["text"] == "none" and not late["empty"], late
+
+
+def test_a_first_visitor_switches_from_the_lessons_to_training_and_presses_start(served_app):
+    """A first visit lands on the Lessons page; a person who then opens the Training tab presses ▶ Start where
+    they see it, and it trains. The Lessons page, kept drawn but hidden, must not lie over the Training page and
+    take the click (its heading did, at every width)."""
+    for width, height in ((1280, 720), (768, 1024), (1440, 900)):
+        with browser_page(width, height) as (page, errors):
+            page.goto(served_app)
+            page.locator(".invlab-lesson").first.wait_for(timeout=90_000)
+            page.locator(".bk-tab", has_text="Training").first.click()
+            page.get_by_role("button", name="▶ Start").click(timeout=30_000)  # Playwright clicks what is on top
+            poll(lambda: "running" in page.locator(".invlab-status [data-field=state]").first.inner_text(),
+                 timeout=60)
+            page.get_by_role("button", name="❚❚ Pause").click(timeout=30_000)
+            assert not errors, errors
