@@ -13,7 +13,6 @@ from bokeh.models import Spacer as BkSpacer
 from bokeh.models import TabPanel as BkTabPanel
 from panel.viewable import Layoutable
 
-
 # Bokeh hides an inactive tab's content with `visibility: hidden; pointer-events: none; opacity: 0` on its root
 # alone. Both properties are inherited, so a descendant whose own stylesheet sets them back (the Lessons page's
 # heading did) stays invisible, through the opacity, yet takes the clicks meant for the tab shown above it. A tab
