@@ -277,10 +277,14 @@ def scheduler():
     """The address of one Dask LocalCluster of 2 single-threaded worker processes, shared by every test of the
     session (test process) that needs Dask workers: the Compare page's tests put it in the page's "Dask scheduler"
     field, the allocator test runs a task on it. Started on first use (a few seconds), closed with the session."""
+    import dask
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster:
+    from invlab.sweeps.execute import cluster_config
+
+    # the lab's own clusters' quiet upkeep (no Dask profiler): the cluster waits idle for most of the session
+    with dask.config.set(cluster_config()), LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                         dashboard_address=None, silence_logs=40) as cluster:
         yield cluster.scheduler_address
 
 

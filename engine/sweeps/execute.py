@@ -71,8 +71,24 @@ def gpu_worker_specs(n_gpus: int, threads: int = 1) -> dict[str, dict]:
             for i in range(n_gpus)}
 
 
+# Dask's own upkeep in every process of a cluster: each worker samples its threads' stacks every 10 ms for the
+# Dask dashboard's Profile page, and every scheduler, nanny and worker checks its event loop every 20 ms. An idle
+# LocalCluster of two workers spends about a tenth of a core on it (a Compare page's shared cluster waiting for the
+# next study, a sweep's workers between tasks); with the profiler off and a 200 ms check, under 4 %. The profiler
+# stays on when a Dask dashboard is asked for, where its page is read.
+QUIET_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms"}
+
+
+def cluster_config(dashboard: bool = False) -> dict:
+    """The Dask settings (`dask.config.set` keys) the lab's own clusters start with: `QUIET_CLUSTER`, less the
+    profiler's switch when a Dask `dashboard` is asked for. The nannies hand them to their worker processes."""
+    return {k: v for k, v in QUIET_CLUSTER.items() if not (dashboard and k.startswith("distributed.worker.profile"))}
+
+
 def local_cluster(n_workers: int | None = None, dashboard_address: str | None = None):
-    """The default cluster: processes with one thread each; one per GPU when CUDA is present, else one per core."""
+    """The default cluster: processes with one thread each; one per GPU when CUDA is present, else one per core;
+    started with `cluster_config` (Dask's profiler off unless `dashboard_address` asks for Dask's dashboard)."""
+    import dask
     import torch
     from distributed import LocalCluster, Scheduler, SpecCluster
 
@@ -80,13 +96,15 @@ def local_cluster(n_workers: int | None = None, dashboard_address: str | None = 
     n = int(n_workers or os.cpu_count() or 1)
     if n < 1:
         raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
-    if gpus and not n_workers:
-        scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
-                                                   "dashboard": dashboard_address is not None}}
-        return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
-    # the scheduler's HTTP server always listens (health checks): a free port, so no other cluster's 8787 clashes
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=dashboard_address or ":0",
-                        scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
+    with dask.config.set(cluster_config(dashboard_address is not None)):
+        if gpus and not n_workers:
+            scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
+                                                       "dashboard": dashboard_address is not None}}
+            return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
+        # the scheduler's HTTP server always listens (health checks): a free port, so no other cluster's 8787 clashes
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                            dashboard_address=dashboard_address or ":0",
+                            scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
 
 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
@@ -376,4 +394,4 @@ def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
 
 
 __all__ = ["run_sweep", "SweepRunner", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client",
-           "dask_key", "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]
+           "cluster_config", "dask_key", "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]

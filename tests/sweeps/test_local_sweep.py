@@ -89,3 +89,23 @@ def test_the_gpu_workers_each_see_only_their_own_device():
             Client(cluster, set_as_default=False) as client:
         seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
     assert sorted(seen.values()) == ["0", "1"]
+
+
+def test_the_labs_own_cluster_idles_without_dasks_profiler_and_checks_its_loop_five_times_a_second():
+    """A cluster the lab starts (a sweep's, a Compare page's shared one) waits for work without Dask's statistical
+    profiler sampling every worker every 10 ms (no worker runs it), and the scheduler and workers
+    check their event loops every 200 ms instead of 20. With a Dask dashboard asked for, the profiler stays on."""
+    from distributed import Client
+
+    from invlab.sweeps.execute import cluster_config, local_cluster
+
+    with local_cluster(n_workers=2) as cluster, Client(cluster, set_as_default=False) as client:
+        assert client.submit(sum, [1, 2], pure=False).result() == 3
+        profilers = client.run(lambda dask_worker: sorted(k for k in dask_worker.periodic_callbacks if "profile" in k))
+        assert len(profilers) == 2 and set(map(tuple, profilers.values())) == {()}, profilers
+        ticks = client.run(lambda dask_worker: dask_worker.periodic_callbacks["tick"].callback_time)
+        assert set(ticks.values()) == {200}, ticks
+        assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time) \
+            == 200
+    assert "distributed.worker.profile.enabled" not in cluster_config(dashboard=True)
+    assert cluster_config(dashboard=True)["distributed.admin.tick.interval"] == "200ms"
