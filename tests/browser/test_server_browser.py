@@ -5,6 +5,7 @@ files; one page's slow evaluation never holds up another page (HTTP and the webs
 One server for the module, started with `--max-points 5000`, whose evaluations hold the trainer's lock for
 SLOW_EVALUATION seconds (a `sitecustomize` on its path wraps `Trainer.evaluate`).
 """
+import contextlib
 import os
 import statistics
 import sys
@@ -146,8 +147,9 @@ def test_a_slow_evaluation_never_holds_up_another_page(server):
     url, proc, directory = server
     evaluating = directory / "evaluating"
     static = url.rsplit("/", 1)[0] + "/static/extensions/panel/css/notifications.css"
-    with browser_page() as (a, errors):
-        b = a.context.browser.new_page()
+    with browser_page() as (a, errors), contextlib.closing(a.context.browser.new_page()) as b:
+        # B: a second person's page, with its own context (closed with it: a page left open would keep
+        # reconnecting to this module's server after it stopped, for the rest of the session)
         connected(a, url + "?" + SMALL + "&train.steps=1000000")
         connected(b, url + "?" + SMALL)
         open_tab(b, "Optimisation")  # B's learning rate, changed in every round trip
