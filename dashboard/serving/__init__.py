@@ -1,5 +1,6 @@
 """Serving the dashboard: `invlab serve` started from Python and where Chromium is (`process`), what one page may ask of
-the server (`limits`), who a page belongs to (`identity`), the Content-Security-Policy (`csp`), a page's first seconds
+the server (`limits`), who a page belongs to (`identity`), the Content-Security-Policy (`csp`), the page's plots
+painted without Bokeh's needless CSS lookups (`css_reads`), a page's first seconds
 (`session_start`), its closing (`closing`), the theme switch (`theme`), a reload coming back to its run
 (`reattach`) and the start-up objects kept out of the garbage collector's walks (`collection`)."""
 from invlab.dashboard.serving.limits import ServerLimits

@@ -10,12 +10,15 @@ set through the websocket) gets no nonce, so nothing in it runs. The template's 
 attributes (the sidebar, full-screen and theme buttons of Panel's Fast template) are bound by a nonced script
 instead. Styles stay `'unsafe-inline'`: Bokeh lays out its views with inline styles, and a style runs no code.
 
-`install()` wraps Panel's document handler once per process (the app file calls it; idempotent).
+`install()` wraps Panel's document handler once per process (the app file calls it; idempotent); the same wrapper
+adds the page's one script of its own (`css_reads`) before the nonces are given out.
 """
 from __future__ import annotations
 
 import re
 import secrets
+
+from invlab.dashboard.serving import css_reads
 
 POLICY = ("default-src 'self'; "
           "script-src 'nonce-{nonce}' 'strict-dynamic' 'unsafe-eval'; "
@@ -71,7 +74,7 @@ def install() -> None:
         if isinstance(chunk, (bytes, str)):
             text = chunk.decode("utf-8") if isinstance(chunk, bytes) else chunk
             if "<html" in text[:500].lower():
-                text, policy = secure_page(text)
+                text, policy = secure_page(css_reads.add_to(text))
                 self.set_header("Content-Security-Policy", policy)
                 chunk = text
         return write(self, chunk)
