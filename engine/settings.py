@@ -10,6 +10,7 @@ import ctypes
 import os
 import platform
 import sys
+import threading
 from pathlib import Path
 
 import torch
@@ -147,11 +148,19 @@ def resolve_dtype(name: str = "auto", device: torch.device | None = None) -> tor
     return table[name]
 
 
+# torch's global random stream is the process's, not a thread's: on a served dashboard several pages' threads
+# (training, evaluation, the prior page's draws) seed it and draw from it. One seeded block runs at a time.
+_SEEDED_BLOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def seeded(seed: int, device: torch.device | str = "cpu"):
     """Draws from torch's global random stream (CPU and, on a GPU, that device's) start from `seed` inside, and the
-    stream is restored after: a whole-data estimate gives the same number twice without moving training's stream."""
+    stream is restored after: a whole-data estimate gives the same number twice without moving training's stream.
+
+    Blocks in different threads take turns (a process-wide lock), so that one thread's block never draws numbers
+    another thread's seed started; a thread drawing from the global stream outside any block still shares it."""
     device = torch.device(device)
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+    with _SEEDED_BLOCK, torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(int(seed))
         yield

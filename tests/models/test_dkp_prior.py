@@ -80,3 +80,81 @@ def test_explorer_and_sampler_refuse_bad_values():
         sample_deep_prior(torch.zeros(3, 1, dtype=DT), SquaredExponentialGram(), 1, process="nope")
     with pytest.raises(ConfigError, match="width"):
         sample_deep_prior(torch.zeros(3, 1, dtype=DT), SquaredExponentialGram(), 2, process="wishart", width=2.5)
+
+
+def test_the_same_seed_draws_the_same_pictures_while_another_thread_draws_from_torchs_stream():
+    """On a served dashboard the prior page draws while other pages' threads train (drawing from torch's
+    process-wide random stream) and evaluate (seeding it for their own estimates, `invlab.settings.seeded`): the
+    prior page's pictures must still be its seed's (they once came out different on a busy server)."""
+    import threading
+
+    from invlab.settings import seeded
+
+    def pictures():
+        views = PriorExplorer(size=60, num_points=40).views()
+        spectra = [np.asarray(v.values) for v in views.values() if isinstance(v, dg.Spectrum)]
+        curves = [np.asarray(y) for v in views.values() if isinstance(v, dg.Curves) for _, y in v.series.values()]
+        return spectra + curves
+
+    alone = pictures()
+    stop = threading.Event()
+
+    def training_and_evaluating():  # another page: draws as it trains, and its evaluation's own seed
+        while not stop.is_set():
+            torch.randn(20_000, dtype=DT)
+            with seeded(1234):
+                torch.randn(20_000, dtype=DT)
+
+    other = threading.Thread(target=training_and_evaluating, daemon=True)
+    other.start()
+    try:
+        busy = [pictures() for _ in range(12)]
+    finally:
+        stop.set()
+        other.join(timeout=30)
+    differ = [k for k, got in enumerate(busy) if any(not np.array_equal(a, b) for a, b in zip(alone, got))]
+    assert differ == [], f"{len(differ)} of {len(busy)} redraws differ from the same seed's pictures drawn alone"
+
+
+def test_seeded_blocks_in_two_threads_each_draw_their_own_seeds_numbers():
+    """`seeded` blocks take turns across threads: a block never draws numbers another thread's seed started."""
+    import threading
+
+    from invlab.settings import seeded
+
+    def draw(seed):
+        with seeded(seed):
+            return [torch.randn(5_000, dtype=DT) for _ in range(20)]
+
+    expected = {seed: draw(seed) for seed in (1, 2)}
+    wrong = []
+
+    def worker(seed):
+        for _ in range(15):
+            got = draw(seed)
+            if not all(torch.equal(a, b) for a, b in zip(got, expected[seed])):
+                wrong.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert wrong == [], f"{len(wrong)} of 30 blocks drew another seed's numbers"
+
+
+def test_a_wishart_drawn_with_a_generator_is_the_global_streams_draw_and_keeps_its_gradient_in_nu():
+    from invlab.models.dkp.wishart import InverseWishart, Wishart, bartlett
+
+    scale = torch.eye(4, dtype=DT) + 0.3
+    torch.manual_seed(7)
+    by_stream = (Wishart(6.5, scale=scale).rsample(), InverseWishart(9.0, scale=scale).rsample())
+    generator = torch.Generator().manual_seed(7)
+    by_generator = (Wishart(6.5, scale=scale).rsample(generator=generator),
+                    InverseWishart(9.0, scale=scale).rsample(generator=generator))
+    for a, b in zip(by_stream, by_generator):
+        assert torch.equal(a, b)
+    nu = torch.tensor(7.0, dtype=DT, requires_grad=True)
+    A = bartlett(4, nu, generator=torch.Generator().manual_seed(3))
+    (A.diagonal() ** 2).sum().backward()  # the χ² draws' sum: its gradient in ν is the implicit one, positive
+    assert nu.grad is not None and torch.isfinite(nu.grad) and nu.grad > 0

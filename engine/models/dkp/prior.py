@@ -28,22 +28,25 @@ from .wishart import InverseWishart, Wishart, residual_wishart
 PROCESSES = ("inverse_wishart", "wishart", "gp")
 
 
-def _first_layer(X: torch.Tensor, process: str, delta: float, width: int) -> torch.Tensor:
+def _first_layer(X: torch.Tensor, process: str, delta: float, width: int,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
     N0 = X.shape[1]
     eye = torch.eye(N0, dtype=X.dtype, device=X.device)
     if process == "gp":
         Omega = eye
     elif process == "wishart":
-        Omega = Wishart(width, scale=eye / width).rsample()
+        Omega = Wishart(width, scale=eye / width).rsample(generator=generator)
     else:
-        Omega = InverseWishart(delta + N0 + 1, scale=delta * eye).rsample()
+        Omega = InverseWishart(delta + N0 + 1, scale=delta * eye).rsample(generator=generator)
     return X @ Omega @ X.T / N0
 
 
 def sample_deep_prior(X: torch.Tensor, kernel: GramKernel, num_layers: int, *, process: str = "inverse_wishart",
                       delta: float = 1.0, width: int = 10, jitter: float = 1e-8,
-                      first_layer: torch.Tensor | None = None) -> list[torch.Tensor]:
-    """Joint prior samples [G₁, …, G_L] ([P, P] each) at inputs X [P, N0]; `first_layer` reuses a given G₁."""
+                      first_layer: torch.Tensor | None = None,
+                      generator: torch.Generator | None = None) -> list[torch.Tensor]:
+    """Joint prior samples [G₁, …, G_L] ([P, P] each) at inputs X [P, N0]; `first_layer` reuses a given G₁. Draws
+    come from `generator` if given, else from torch's global stream."""
     if process not in PROCESSES:
         raise ConfigError(f"unknown process {process!r}; choose one of {', '.join(PROCESSES)}")
     if num_layers < 1:
@@ -55,23 +58,25 @@ def sample_deep_prior(X: torch.Tensor, kernel: GramKernel, num_layers: int, *, p
     X = X.reshape(X.shape[0], -1)
     P = X.shape[0]
     eye = torch.eye(P, dtype=X.dtype, device=X.device)
-    grams = [_first_layer(X, process, delta, width) if first_layer is None else first_layer]
+    grams = [_first_layer(X, process, delta, width, generator) if first_layer is None else first_layer]
     for _ in range(num_layers - 1):
         K = kernel.K(grams[-1]) + jitter * eye
         if process == "gp":
             grams.append(K)
         elif process == "wishart":
-            grams.append(Wishart(width, scale=K / width).rsample())
+            grams.append(Wishart(width, scale=K / width).rsample(generator=generator))
         else:
-            grams.append(InverseWishart(delta + P + 1, scale=delta * K).rsample())
+            grams.append(InverseWishart(delta + P + 1, scale=delta * K).rsample(generator=generator))
     return grams
 
 
-def prior_functions(K: torch.Tensor, num_functions: int, jitter: float = 1e-8) -> torch.Tensor:
-    """f ~ N(0, K), [P, num_functions] (eigendecomposition: K(G) of a low-rank G can be numerically singular)."""
+def prior_functions(K: torch.Tensor, num_functions: int, jitter: float = 1e-8,
+                    generator: torch.Generator | None = None) -> torch.Tensor:
+    """f ~ N(0, K), [P, num_functions] (eigendecomposition: K(G) of a low-rank G can be numerically singular); draws
+    from `generator` if given, else from torch's global stream."""
     ev, U = torch.linalg.eigh(0.5 * (K + K.T))
     root = U * ev.clamp_min(jitter).sqrt()
-    return root @ torch.randn(K.shape[0], num_functions, dtype=K.dtype, device=K.device)
+    return root @ torch.randn(K.shape[0], num_functions, dtype=K.dtype, device=K.device, generator=generator)
 
 
 class PriorExplorer(param.Parameterized):
@@ -135,17 +140,17 @@ class PriorExplorer(param.Parameterized):
     def _spectrum(self, kind: str) -> dg.Spectrum:
         N = self.size
         eye = torch.eye(N, dtype=torch.float64)
-        with torch.random.fork_rng():
-            torch.manual_seed(self.seed * 3 + list(self.SPECTRUM_DEPENDS).index(kind))  # one stream per panel
-            if kind == "wishart":
-                M = Wishart(N, scale=eye / N).rsample()
-                return dg.Spectrum(title=f"Wishart W(I/N, N), N = {N}", values=dg.spectrum_of(M),
-                                   description="Many eigenvalues near zero: information is lost.")
-            if kind == "residual_wishart":
-                return dg.Spectrum(title=f"Residual Wishart ResW(N, α = {self.alpha:g})",
-                                   values=dg.spectrum_of(residual_wishart(N, self.alpha)),
-                                   description="The identity weight α pushes eigenvalues from 0.")
-            M = InverseWishart(self.delta + N + 1, scale=self.delta * eye).rsample()
+        # one stream per panel, of its own: a served page's other threads draw from torch's global stream meanwhile
+        generator = torch.Generator().manual_seed(self.seed * 3 + list(self.SPECTRUM_DEPENDS).index(kind))
+        if kind == "wishart":
+            M = Wishart(N, scale=eye / N).rsample(generator=generator)
+            return dg.Spectrum(title=f"Wishart W(I/N, N), N = {N}", values=dg.spectrum_of(M),
+                               description="Many eigenvalues near zero: information is lost.")
+        if kind == "residual_wishart":
+            return dg.Spectrum(title=f"Residual Wishart ResW(N, α = {self.alpha:g})",
+                               values=dg.spectrum_of(residual_wishart(N, self.alpha, generator=generator)),
+                               description="The identity weight α pushes eigenvalues from 0.")
+        M = InverseWishart(self.delta + N + 1, scale=self.delta * eye).rsample(generator=generator)
         return dg.Spectrum(title=f"Inverse Wishart IW(δI, δ + N + 1), δ = {self.delta:g}", values=dg.spectrum_of(M),
                            description="Smallest eigenvalue ≈ δ/(√(δ+N) + √N)²: away from zero unless δ ≪ N, unlike "
                                        "the Wishart's (app. H).")
@@ -160,19 +165,19 @@ class PriorExplorer(param.Parameterized):
         """x [P]; GP samples [P, F]; per panel: functions [P, F] and the Gram samples [G₁, …, G_L] ([P, P] each)."""
         X = self.inputs()
         kernel = self._kernel()
-        with torch.random.fork_rng():
-            torch.manual_seed(self.seed)
-            gp = sample_deep_prior(X, kernel, self.num_layers, process="gp")
-            gp_f = prior_functions(kernel.K(gp[-1]), self.num_functions)
-            shared = None
-            if self.num_layers >= 2:  # app. J: panels share the first layer
-                shared = sample_deep_prior(X, kernel, 1, process=self.process, delta=self.delta, width=self.width)[0]
-            funcs, panels = [], []
-            for _ in range(self.num_panels):
-                grams = sample_deep_prior(X, kernel, self.num_layers, process=self.process, delta=self.delta,
-                                          width=self.width, first_layer=shared)
-                funcs.append(prior_functions(kernel.K(grams[-1]), self.num_functions).numpy())
-                panels.append([G.numpy() for G in grams])
+        generator = torch.Generator().manual_seed(self.seed)  # its own stream, as the spectra's
+        gp = sample_deep_prior(X, kernel, self.num_layers, process="gp")
+        gp_f = prior_functions(kernel.K(gp[-1]), self.num_functions, generator=generator)
+        shared = None
+        if self.num_layers >= 2:  # app. J: panels share the first layer
+            shared = sample_deep_prior(X, kernel, 1, process=self.process, delta=self.delta, width=self.width,
+                                       generator=generator)[0]
+        funcs, panels = [], []
+        for _ in range(self.num_panels):
+            grams = sample_deep_prior(X, kernel, self.num_layers, process=self.process, delta=self.delta,
+                                      width=self.width, first_layer=shared, generator=generator)
+            funcs.append(prior_functions(kernel.K(grams[-1]), self.num_functions, generator=generator).numpy())
+            panels.append([G.numpy() for G in grams])
         return X[:, 0].numpy(), gp_f.numpy(), funcs, panels
 
     def _function_views(self) -> dict[str, dg.View]:

@@ -6,9 +6,9 @@ H–I).
 
 Both sample by the Bartlett decomposition (Ober & Aitchison 2020, as the paper says in sec. 5.3):
 a standard Wishart W(I, ν) is A Aᵀ with A lower-triangular, A_jj² ~ χ²(ν − j) (j = 0..P−1) and
-A_jk ~ N(0, 1) below the diagonal. χ² draws go through `torch.distributions.Gamma.rsample`, whose
-implicit reparameterisation gives gradients in ν, so learned degrees of freedom (δ, γ) train by
-ordinary back-propagation. Then W = L A Aᵀ Lᵀ ~ W(LLᵀ, ν) and X = L (A Aᵀ)⁻¹ Lᵀ ~ IW(LLᵀ, ν).
+A_jk ~ N(0, 1) below the diagonal. χ² draws go through `torch.distributions.Gamma.rsample` (or its sampler
+with a `generator` of the caller's), whose implicit reparameterisation gives gradients in ν, so learned degrees
+of freedom (δ, γ) train by ordinary back-propagation. Then W = L A Aᵀ Lᵀ ~ W(LLᵀ, ν) and X = L (A Aᵀ)⁻¹ Lᵀ ~ IW(LLᵀ, ν).
 
 An inverse Wishart sample is returned with a factor B, X⁻¹ = B Bᵀ (B = L⁻ᵀ A), and its log-determinant,
 so log densities under *other* inverse Wisharts (the prior, while sampling from the approximate
@@ -46,19 +46,25 @@ def _check_square(M: torch.Tensor, what: str) -> int:
     return M.shape[-1]
 
 
-def bartlett(P: int, df, sample_shape=torch.Size(), *, dtype=torch.float64, device=None) -> torch.Tensor:
+def bartlett(P: int, df, sample_shape=torch.Size(), *, dtype=torch.float64, device=None,
+             generator: torch.Generator | None = None) -> torch.Tensor:
     """A with A Aᵀ ~ W(I_P, ν): lower-triangular, A_jj = √χ²(ν − j), N(0, 1) below the diagonal. [*batch, P, P]
 
     batch = sample_shape broadcast with ν's shape. Differentiable in ν (a tensor that requires grad) through
-    the Gamma sampler's implicit gradients.
+    the Gamma sampler's implicit gradients. Draws come from `generator` if given (the same draws as torch's global
+    stream seeded alike), else from the global stream.
     """
     df = torch.as_tensor(df, dtype=dtype, device=device)
     if not bool((df > P - 1).all()):
         raise ConfigError(f"Bartlett sampling of a {P}×{P} Wishart needs ν > P − 1 = {P - 1}; got ν = {df.tolist()}")
     shape = torch.broadcast_shapes(tuple(sample_shape), df.shape)  # a batch of ν gives one draw per ν
-    lower = torch.tril(torch.randn(shape + (P, P), dtype=dtype, device=device), diagonal=-1)
+    lower = torch.tril(torch.randn(shape + (P, P), dtype=dtype, device=device, generator=generator), diagonal=-1)
     conc = ((df[..., None] - torch.arange(P, dtype=dtype, device=device)) / 2.0).expand(shape + (P,))  # (ν − j)/2
-    chi2 = torch.distributions.Gamma(conc, torch.full_like(conc, 0.5)).rsample()
+    if generator is None:
+        chi2 = torch.distributions.Gamma(conc, torch.full_like(conc, 0.5)).rsample()
+    else:  # Gamma(ν/2, rate 1/2).rsample() with its draws from `generator`: the same sampler and implicit gradient
+        gamma = torch._standard_gamma(conc.contiguous(), generator=generator)
+        chi2 = 2.0 * gamma.clamp_min(torch.finfo(gamma.dtype).tiny)
     return lower + torch.diag_embed(chi2.sqrt())
 
 
@@ -77,17 +83,20 @@ class Wishart:
         """E[X] = ν L Lᵀ [..., P, P]."""
         return self.df * self.scale_tril @ self.scale_tril.transpose(-1, -2)
 
-    def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
-        """L A Aᵀ Lᵀ by Bartlett when ν > P − 1; for an integer ν ≤ P − 1 (singular) the sum of ν outer products."""
+    def rsample(self, sample_shape=torch.Size(), generator: torch.Generator | None = None) -> torch.Tensor:
+        """L A Aᵀ Lᵀ by Bartlett when ν > P − 1; for an integer ν ≤ P − 1 (singular) the sum of ν outer products.
+        Draws from `generator` if given, else from torch's global stream."""
         L = self.scale_tril
         if bool((self.df > self.P - 1).all()):
-            A = bartlett(self.P, self.df, tuple(sample_shape) + L.shape[:-2], dtype=L.dtype, device=L.device)
+            A = bartlett(self.P, self.df, tuple(sample_shape) + L.shape[:-2], dtype=L.dtype, device=L.device,
+                         generator=generator)
             LA = L @ A
             return LA @ LA.transpose(-1, -2)
         n = float(self.df)
         if n != int(n) or n < 1:
             raise ConfigError(f"a singular Wishart (ν ≤ P − 1 = {self.P - 1}) needs an integer ν ≥ 1; got ν = {n}")
-        F = L @ torch.randn(tuple(sample_shape) + L.shape[:-2] + (self.P, int(n)), dtype=L.dtype, device=L.device)
+        F = L @ torch.randn(tuple(sample_shape) + L.shape[:-2] + (self.P, int(n)), dtype=L.dtype, device=L.device,
+                            generator=generator)
         return F @ F.transpose(-1, -2)
 
     def log_prob(self, X: torch.Tensor) -> torch.Tensor:
@@ -125,10 +134,13 @@ class InverseWishart:
         """E[X] = Ψ / (ν − P − 1) with Ψ = L Lᵀ [..., P, P] (defined for ν > P + 1)."""
         return self.scale_tril @ self.scale_tril.transpose(-1, -2) / (self.df - self.P - 1)
 
-    def rsample_with_factor(self, sample_shape=torch.Size()) -> InverseWishartSample:
-        """X = L (A Aᵀ)⁻¹ Lᵀ = C Cᵀ with C = L A⁻ᵀ; also B = L⁻ᵀ A (X⁻¹ = B Bᵀ) and log|X| = 2 log|L| − 2 log|A|."""
+    def rsample_with_factor(self, sample_shape=torch.Size(),
+                            generator: torch.Generator | None = None) -> InverseWishartSample:
+        """X = L (A Aᵀ)⁻¹ Lᵀ = C Cᵀ with C = L A⁻ᵀ; also B = L⁻ᵀ A (X⁻¹ = B Bᵀ) and log|X| = 2 log|L| − 2 log|A|.
+        Draws from `generator` if given, else from torch's global stream."""
         L = self.scale_tril
-        A = bartlett(self.P, self.df, tuple(sample_shape) + L.shape[:-2], dtype=L.dtype, device=L.device)  # [*S, P, P]
+        A = bartlett(self.P, self.df, tuple(sample_shape) + L.shape[:-2], dtype=L.dtype, device=L.device,
+                     generator=generator)  # [*S, P, P]
         Lb = L.expand(A.shape)
         C = torch.linalg.solve_triangular(A.transpose(-1, -2), Lb, upper=True, left=False)  # L A⁻ᵀ
         X = C @ C.transpose(-1, -2)
@@ -136,9 +148,10 @@ class InverseWishart:
         logdet = _logdet_tril(Lb) - _logdet_tril(A)
         return InverseWishartSample(0.5 * (X + X.transpose(-1, -2)), B, logdet)
 
-    def rsample(self, sample_shape=torch.Size()) -> torch.Tensor:
-        """A reparameterised sample X ~ IW(Ψ, ν) [*sample_shape, ..., P, P] by Bartlett's decomposition."""
-        return self.rsample_with_factor(sample_shape).value
+    def rsample(self, sample_shape=torch.Size(), generator: torch.Generator | None = None) -> torch.Tensor:
+        """A reparameterised sample X ~ IW(Ψ, ν) [*sample_shape, ..., P, P] by Bartlett's decomposition (draws from
+        `generator` if given, else from torch's global stream)."""
+        return self.rsample_with_factor(sample_shape, generator).value
 
     def log_prob(self, X) -> torch.Tensor:
         """log IW(X; Ψ, ν) = ν/2 log|Ψ| − νP/2 log 2 − log Γ_P(ν/2) − (ν+P+1)/2 log|X| − tr(Ψ X⁻¹)/2.
