@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from invlab.sweeps import SweepSpec, run_sweep
-from invlab.sweeps.execute import local_cluster, run_serially
+from invlab.sweeps.clusters import local_cluster
+from invlab.sweeps.execute import run_serially
 from invlab.train import RunConfig, RunStore
 
 from .common import arguments, emit, log, parse

@@ -280,11 +280,14 @@ def scheduler():
     import dask
     from distributed import LocalCluster
 
-    from invlab.sweeps.execute import cluster_config
+    from invlab.sweeps.clusters import cluster_config, worker_start
 
-    # the lab's own clusters' quiet upkeep (no Dask profiler): the cluster waits idle for most of the session
-    with dask.config.set(cluster_config()), LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                         dashboard_address=None, silence_logs=40) as cluster:
+    # the lab's own clusters' quiet upkeep (no Dask profiler): the cluster waits idle for most of the session; its
+    # workers start as the lab's do (forked from this process's fork server, on Linux)
+    settings, options = worker_start()
+    with dask.config.set({**cluster_config(), **settings}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40,
+                         **options) as cluster:
         yield cluster.scheduler_address
 
 

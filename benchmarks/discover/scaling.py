@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from invlab.sweeps.clusters import local_cluster
 from invlab.sweeps.discover import plan_candidates, run_candidates
 from invlab.sweeps.discover_report import discover_report
-from invlab.sweeps.execute import local_cluster, run_serially
+from invlab.sweeps.execute import run_serially
 from invlab.train import RunStore
 
 from ..common import arguments, emit, log, parse

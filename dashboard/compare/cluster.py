@@ -2,7 +2,7 @@
 
 Under `invlab serve` a whole class may press ▶ Discover (or ▶ Run sweep) at once. A cluster per page would start a
 worker process per core for each of them, all on the one server; instead every page of the server process sends its
-runs to one `LocalCluster` (`invlab.sweeps.execute.local_cluster`: one worker process per core, or per GPU), started
+runs to one `LocalCluster` (`invlab.sweeps.clusters.local_cluster`: one worker process per core, or per GPU), started
 by the first page that needs it, and Dask's scheduler shares its workers among all the pages' runs. A page given a
 scheduler address uses that one. The cluster closes once no page has used it for `IDLE_SECONDS` (idle Dask workers
 still take a share of a core each: heartbeats, memory checks), and when the server process exits; its worker
@@ -29,7 +29,8 @@ def shared_scheduler() -> str:
     global _cluster
     with _lock:
         if _cluster is None or getattr(_cluster, "status", None) is not None and _cluster.status.name == "closed":
-            from invlab.sweeps.execute import local_cluster, require_dask
+            from invlab.sweeps.clusters import local_cluster
+            from invlab.sweeps.execute import require_dask
 
             require_dask()
             _cluster = local_cluster()

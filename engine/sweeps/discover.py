@@ -186,7 +186,8 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
     cluster = None
     try:
         if not serial and not scheduler and "model.then_augmentation" in plan.spec.vary:
-            from .execute import local_cluster, require_dask
+            from .clusters import local_cluster
+            from .execute import require_dask
 
             require_dask()
             cluster = local_cluster(n_workers)  # one cluster for both stages

@@ -13,7 +13,6 @@ killed client, `stop` set) keeps what it stored; `run_sweep(..., sweep_id=ID)` r
 from __future__ import annotations
 
 import hashlib
-import os
 import queue
 import threading
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from ..atomic import write_bytes_atomically
 from ..errors import ConfigError
 from ..train.states import RunStatus, SweepStatus
+from .clusters import local_cluster
 from .spec import PlannedRun, SweepSpec
 from .task import train_run
 
@@ -60,51 +60,6 @@ def require_dask() -> None:
 def dask_key(sweep_id: int, key: str) -> str:
     """The Dask key of a run: the same for every attempt (retries, resumes), different between runs and sweeps."""
     return f"invlab-sweep-{int(sweep_id)}-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
-
-
-def gpu_worker_specs(n_gpus: int, threads: int = 1) -> dict[str, dict]:
-    """One Nanny-managed worker process per GPU, each with CUDA_VISIBLE_DEVICES set to its own device."""
-    from distributed import Nanny
-
-    return {f"gpu-{i}": {"cls": Nanny, "options": {"nthreads": threads, "env": {"CUDA_VISIBLE_DEVICES": str(i)},
-                                                     "dashboard": False, "silence_logs": 40}}
-            for i in range(n_gpus)}
-
-
-# Dask's own upkeep in every process of a cluster: each worker samples its threads' stacks every 10 ms for the
-# Dask dashboard's Profile page, and every scheduler, nanny and worker checks its event loop every 20 ms. An idle
-# LocalCluster of two workers spends about a tenth of a core on it (a Compare page's shared cluster waiting for the
-# next study, a sweep's workers between tasks); with the profiler off and a 200 ms check, under 4 %. The profiler
-# stays on when a Dask dashboard is asked for, where its page is read.
-QUIET_CLUSTER = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms"}
-
-
-def cluster_config(dashboard: bool = False) -> dict:
-    """The Dask settings (`dask.config.set` keys) the lab's own clusters start with: `QUIET_CLUSTER`, less the
-    profiler's switch when a Dask `dashboard` is asked for. The nannies hand them to their worker processes."""
-    return {k: v for k, v in QUIET_CLUSTER.items() if not (dashboard and k.startswith("distributed.worker.profile"))}
-
-
-def local_cluster(n_workers: int | None = None, dashboard_address: str | None = None):
-    """The default cluster: processes with one thread each; one per GPU when CUDA is present, else one per core;
-    started with `cluster_config` (Dask's profiler off unless `dashboard_address` asks for Dask's dashboard)."""
-    import dask
-    import torch
-    from distributed import LocalCluster, Scheduler, SpecCluster
-
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    n = int(n_workers or os.cpu_count() or 1)
-    if n < 1:
-        raise ConfigError(f"n_workers={n_workers}: a sweep needs at least one worker")
-    with dask.config.set(cluster_config(dashboard_address is not None)):
-        if gpus and not n_workers:
-            scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address or ":0",
-                                                       "dashboard": dashboard_address is not None}}
-            return SpecCluster(workers=gpu_worker_specs(gpus), scheduler=scheduler, silence_logs=40)
-        # the scheduler's HTTP server always listens (health checks): a free port, so no other cluster's 8787 clashes
-        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                            dashboard_address=dashboard_address or ":0",
-                            scheduler_kwargs={"dashboard": dashboard_address is not None}, silence_logs=40)
 
 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
@@ -394,4 +349,4 @@ def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
 
 
 __all__ = ["run_sweep", "SweepRunner", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client",
-           "cluster_config", "dask_key", "gpu_worker_specs", "local_cluster", "store_result", "run_serially"]
+           "dask_key", "store_result", "run_serially"]

@@ -36,8 +36,8 @@ def free_port() -> int:
 
 def env() -> dict:
     """The environment of the test cluster's processes: this checkout importable, and the lab's own clusters' quiet
-    upkeep (`invlab.sweeps.execute.cluster_config`: no Dask profiler) as Dask's environment variables."""
-    from invlab.sweeps.execute import cluster_config
+    upkeep (`invlab.sweeps.clusters.cluster_config`: no Dask profiler) as Dask's environment variables."""
+    from invlab.sweeps.clusters import cluster_config
 
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     quiet = {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)

@@ -82,7 +82,7 @@ def test_the_gpu_workers_each_see_only_their_own_device():
 
     from distributed import Client, Scheduler, SpecCluster
 
-    from invlab.sweeps.execute import gpu_worker_specs
+    from invlab.sweeps.clusters import gpu_worker_specs
 
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0", "dashboard": False}}
     with SpecCluster(workers=gpu_worker_specs(2), scheduler=scheduler, silence_logs=40) as cluster, \
@@ -97,7 +97,7 @@ def test_the_labs_own_cluster_idles_without_dasks_profiler_and_checks_its_loop_f
     check their event loops every 200 ms instead of 20. With a Dask dashboard asked for, the profiler stays on."""
     from distributed import Client
 
-    from invlab.sweeps.execute import cluster_config, local_cluster
+    from invlab.sweeps.clusters import cluster_config, local_cluster
 
     with local_cluster(n_workers=2) as cluster, Client(cluster, set_as_default=False) as client:
         assert client.submit(sum, [1, 2], pure=False).result() == 3

@@ -3,7 +3,8 @@ stored once whatever arrives twice, a failed attempt is replaced by a later one,
 its own worker."""
 import sqlite3
 
-from invlab.sweeps.execute import dask_key, gpu_worker_specs
+from invlab.sweeps.clusters import gpu_worker_specs
+from invlab.sweeps.execute import dask_key
 from invlab.train import RunStore
 
 OLD_SCHEMA = """
