@@ -13,7 +13,6 @@ draws one angle per image uniformly in [−α, α]; so does `draw_angles`.
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 from ..errors import DataError
 
@@ -121,6 +120,8 @@ def draw_angles(n: int, alpha: float, generator: np.random.Generator) -> np.ndar
 
 def rotate_images(X: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """X [N, C, H, W] with image i turned by angles[i] degrees (counter-clockwise as displayed)."""
+    from scipy import ndimage  # here, not at import: only rotated data sets need it
+
     out = np.empty_like(X)
     for i, (image, angle) in enumerate(zip(X, angles)):
         # axes=(2, 1), i.e. (columns, rows), makes a positive angle counter-clockwise as displayed
