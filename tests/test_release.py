@@ -127,6 +127,18 @@ def test_the_page_imports_without_dask_or_jupyterlab():
     assert out.stdout.strip() == "[]"
 
 
+def test_commands_models_and_the_page_load_without_scipy():
+    """SciPy (0.8 CPU-s of every process's start with its compiled libraries) is imported where it is used (the GWI
+    temperature search, rotating images), not by every `invlab` command, server, kernel and worker that loads a
+    model or the page."""
+    code = ("import sys, invlab.cli, invlab.train, invlab.models, invlab.data, invlab.sweeps.task, invlab.dashboard; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'sklearn'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("name", ["engine", "dashboard"])
 def test_each_package_ships_a_py_typed_marker(name):
     assert (ROOT / name / "py.typed").exists()
