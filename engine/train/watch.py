@@ -17,8 +17,10 @@ step) with one warning per metric name; the loop goes on.
 
 One writer per run: the watched run is claimed with the store's lease (`RunStore.claim_run`), so no other process
 continues it while the loop writes, and a second `watch` of a name whose run another live process is writing is
-refused with that process named. Leaving the block marks the run `finished`, or `failed` with the exception's
-message when the block raised (the exception goes on).
+refused with that process named; a watch nested in another of the same name in this process (a helper that watches
+its own loop) records a run of its own. Leaving the block marks the run `finished`, `interrupted` when Ctrl-C (or
+another interrupt) stopped it, or `failed` with the exception's message when the block raised (the exception goes
+on); a stored message is cut to `MAX_MESSAGE` characters, saying so.
 """
 from __future__ import annotations
 
@@ -36,10 +38,20 @@ from .runstore.connection import _writable
 from .states import RunStatus
 from .store import RunStore, RunStoreError
 
-__all__ = ["watch", "WatchedRun", "WatchWarning", "FLUSHES_PER_SECOND"]
+__all__ = ["watch", "WatchedRun", "WatchWarning", "FLUSHES_PER_SECOND", "MAX_MESSAGE"]
 
 FLUSHES_PER_SECOND = 4.0  # the queue of logged values is written at most this often
 RUN_FIGURES = ("elbo", "test_error", "test_rmse", "test_nlpd")  # logged names `invlab runs` shows as last values
+MAX_MESSAGE = 4000  # characters of a run's message that are stored: enough to read, never megabytes in every listing
+_OPEN: set[tuple[str, int]] = set()  # (store path, run id) of the watched runs this process writes now
+
+
+def bounded(message: str | None, limit: int = MAX_MESSAGE) -> str | None:
+    """`message` itself when at most `limit` characters, else its start with a marker saying how long it was."""
+    if message is None or len(message) <= limit:
+        return message
+    marker = f"… (cut: {len(message):,} characters in all)"
+    return message[:limit - len(marker)] + marker
 
 
 class WatchWarning(UserWarning):
@@ -108,7 +120,7 @@ class WatchedRun:
     """A run of your own loop in the run store; made by `watch`, used as a context manager.
 
     `run_id`: its id in the store; `name`: the name it is listed under; `step`: the last step logged; `status`:
-    `running` inside the block, then `finished` or `failed`."""
+    `running` inside the block, then `finished`, `interrupted` or `failed`."""
 
     def __init__(self, store: RunStore, run_id: int, lease: str, name: str, model=None, data=None,
                  owns_store: bool = True):
@@ -200,9 +212,11 @@ class WatchedRun:
         self._closed = True
         self.status = status
         try:
-            self.store.update_run(self.run_id, status=status, step=self.step, message=message, **self._figures)
+            self.store.update_run(self.run_id, status=status, step=self.step, message=bounded(message),
+                                  **self._figures)
             self.store.flush()
         finally:
+            _OPEN.discard((str(self.store.path), self.run_id))
             if self._owns_store:
                 self.store.close()
 
@@ -212,6 +226,8 @@ class WatchedRun:
     def __exit__(self, kind, err, tb) -> bool:
         if err is None:
             self.close(RunStatus.FINISHED)
+        elif not isinstance(err, Exception):  # Ctrl-C, SystemExit: stopped, not broken; the run can go on
+            self.close(RunStatus.INTERRUPTED, f"stopped by {kind.__name__} at step {self.step}")
         else:
             text = str(err).splitlines()[0] if str(err) else ""
             self.close(RunStatus.FAILED, f"{kind.__name__}: {text}" if text else kind.__name__)
@@ -276,7 +292,8 @@ def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
                                 f"and its folder writable (chmod u+w {store.path.parent}) or pass data_dir= a folder "
                                 "you can write")
         for record in store.list_runs():
-            if record.name == name and record.status == RunStatus.RUNNING:
+            if (record.name == name and record.status == RunStatus.RUNNING
+                    and (str(store.path), record.id) not in _OPEN):  # an enclosing watch here is no other writer
                 holder = store.live_writer(record.id)
                 if holder is not None:
                     raise RunStoreError(f"run {record.id} ({name!r}) is being written by another process ({holder}); "
@@ -287,6 +304,7 @@ def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
     except BaseException:
         store.close()
         raise
+    _OPEN.add((str(store.path), run_id))
     return WatchedRun(store, run_id, lease, name, model=model, data=data)
 
 
