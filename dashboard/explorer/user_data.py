@@ -3,9 +3,10 @@ Python.
 
 The data box lists the bundled datasets, the data handed over in this process (`Explorer(data=...)`), and the
 files and folders `load` can read (`invlab.data.loadable`: CSV, npz and Parquet files, image folders, IDX folders)
-inside the directories the page may read: under `invlab serve`, the data directory and every `--allow-data-dir`;
-in a notebook, the data directory. The MNIST cache (`invlab fetch mnist`) is the bundled 'mnist', not a file to
-list. Nothing is read until a run is built.
+inside the directories the page may read: under `invlab serve`, the data directory and every `--allow-data-dir`
+(only what resolves inside them, every class folder and image of an image folder included, and nothing of the run
+store: what the server would refuse is not offered); in a notebook, the data directory. The MNIST cache (`invlab
+fetch mnist`) is the bundled 'mnist', not a file to list. Nothing is read until a run is built.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import logging
 
 from invlab.data import hand_over, handed_names, list_datasets, loadable
 from invlab.data.mnist import cache_path
+from invlab.data.reads import first_refused
 from invlab.errors import ConfigError
 from invlab.settings import data_dir
 from invlab.train import RunConfig
@@ -24,12 +26,14 @@ log = logging.getLogger(__name__)
 def data_choices(limits=None) -> list[str]:
     """The data box's choices: bundled names, then handed-over data ('python:NAME'), then the readable files and
     folders ('csv:PATH', 'images:DIR' ...) inside the directories this page may read (see the module doc)."""
-    folders = list(limits.data_dirs) if limits is not None and limits.data_dirs else [str(data_dir())]
+    served = limits is not None and bool(limits.data_dirs)
+    folders = list(limits.data_dirs) if served else [str(data_dir())]
     skip = {f"npz:{cache_path().resolve()}"}
     files: list[str] = []
     for folder in folders:
         try:
-            files += [f for f in loadable(folder) if f not in skip and f not in files]
+            files += [f for f in loadable(folder) if f not in skip and f not in files
+                      and (not served or first_refused(f, limits.readable) is None)]
         except OSError as err:  # an unreadable folder lists nothing; the page still opens
             log.warning("cannot list data in %s: %s", folder, err)
     return list_datasets() + handed_names() + files

@@ -5,8 +5,10 @@ Anyone with a link drives the server, so under `invlab serve` every run's config
 or model is built: the points the data source makes, the inducing points, and a memory estimate (data, q(u) with
 its optimiser state, K_uu, and one minibatch's cross-covariances over orbit samples or patches). The user's own files
 and folders (`csv:`, `npz:`, `parquet:`, `images:`, `idx:` and bare paths) are read only inside the allowed
-directories (the data directory and those the server was started with), and a file larger than the memory a run may
-use is refused from its size on disk, before it is read; the refusal of a path outside reads the same whether the
+directories (the data directory and those the server was started with) — each class folder, image and IDX file a
+folder makes the page read included, so a symbolic link out of them is refused — and the run store's database and
+checkpoints are never read as data; a file larger than the memory a run may use is refused from its size on disk,
+before it is read; the refusal of a path outside reads the same whether the
 path exists or not. The person running the server sets the limits with
 `invlab serve --max-points / --max-inducing / --max-memory-mb / --allow-data-dir` (environment variables
 `INVLAB_MAX_POINTS`, `INVLAB_MAX_INDUCING`, `INVLAB_MAX_MEMORY_MB`, `INVLAB_DATA_DIRS`). The CLI's `train` and a
@@ -19,6 +21,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from invlab.data.reads import first_refused, real_path
 from invlab.data.sources import IDX_PREFIX, SOURCES, canonical, file_path
 from invlab.errors import InvlabError
 from invlab.train import RunConfig
@@ -31,6 +34,7 @@ BYTES = 8  # float64
 # Points, input size and classes of the sources whose size no option changes.
 FIXED_SOURCES = {"digits": (1797, 64, 10), "mnist": (70_000, 784, 10), "diabetes": (442, 10, 1),
                  "wine": (178, 13, 3), "breast_cancer": (569, 30, 2)}
+STORE_FILE, CHECKPOINTS = "runs.sqlite", "checkpoints"  # the run store's parts in the data directory (engine.train)
 IDX_GUESS = (70_000, 784, 10)  # an IDX folder's size is only known once it is read: assume MNIST's
 SIZE_SETTINGS = ("data.dataset", "data.source_options", "data.subset", "data.classes", "model.num_inducing",
                  "model.num_inducing_rbf", "model.num_samples", "model.patch_size", "model.stride",
@@ -154,26 +158,47 @@ class ServerLimits:
 
     def check_dataset(self, name: str) -> None:
         """Refuse a file or folder (csv:, npz:, parquet:, images:, idx:, a bare path) outside the allowed directories,
-        without looking at the path on disk; inside them, refuse a file larger than a run's memory from its size."""
+        or of a run store there, without looking at the path on disk; inside them, refuse a folder whose class
+        folders, images or IDX files resolve elsewhere (a symbolic link out), and a file larger than a run's memory
+        from its size."""
         where = file_path(name)
         if where is None:
             return
-        path = os.path.realpath(os.path.expanduser(where))
-        for allowed in self.data_dirs:
-            root = os.path.realpath(os.path.expanduser(allowed))
-            if os.path.commonpath([root, path]) == root:
-                break
-        else:
+        path = real_path(where)
+        if not self._inside(path):
             raise LimitError(f"data.dataset={name!r} refused: this server reads files and folders only inside the "
                              "data directories it was started with (the person running it can add one with "
                              "`invlab serve --allow-data-dir DIR`); choose a bundled dataset or a file inside them",
                              ["data.dataset"])
+        if self._of_run_store(path):
+            raise LimitError(f"data.dataset={name!r} refused: it is part of this server's run store (its database or "
+                             "its checkpoints), which a page never reads as data; choose a data file or folder",
+                             ["data.dataset"])
+        entry = first_refused(name, self.readable)
+        if entry is not None:
+            raise LimitError(f"data.dataset={name!r} refused: {entry!r} resolves outside the folders this server "
+                             "allows (or into its run store), and a link out of them is not followed; copy the files "
+                             "into an allowed folder, or choose a bundled dataset", ["data.dataset"])
         size = os.path.getsize(path) if os.path.isfile(path) else 0
         if size > self.max_memory_mb * 2**20:
             raise LimitError(f"data.dataset={name!r} refused: the file is {size / 2**20:,.0f} MB, more than the "
                              f"{self.max_memory_mb:,.0f} MB this server allows a run (the person running it sets "
                              "that with `invlab serve --max-memory-mb`); use a smaller file or a sample of it",
                              ["data.dataset"])
+
+    def readable(self, real: str) -> bool:
+        """Whether a page may read the file or folder at real path `real` (links followed): inside an allowed
+        directory, and no part of a run store there."""
+        return self._inside(real) and not self._of_run_store(real)
+
+    def _inside(self, real: str) -> bool:
+        return any(_within(real_path(allowed), real) for allowed in self.data_dirs)
+
+    def _of_run_store(self, real: str) -> bool:
+        """A run store's database (`runs.sqlite` with its journal files) or anything in an allowed directory's
+        `checkpoints` folder: other users' runs, never data."""
+        return os.path.basename(real).startswith(STORE_FILE) or any(
+            _within(os.path.join(real_path(allowed), CHECKPOINTS), real) for allowed in self.data_dirs)
 
     def check(self, config: RunConfig) -> SizeEstimate:
         """The run's estimate, or a LimitError naming the limit, the estimate and the settings to lower."""
@@ -197,6 +222,10 @@ class ServerLimits:
                              f"server allows {self.max_memory_mb:,.0f} MB per run {flags.format('max-memory-mb')}: "
                              "lower the inducing points, the batch size or the data size", changed)
         return size
+
+
+def _within(root: str, path: str) -> bool:
+    return os.path.commonpath([root, path]) == root
 
 
 def _given(config: RunConfig, dotted: str) -> bool:

@@ -230,7 +230,7 @@ def read_npz(path: str, options: dict, notes: list):
     try:
         with np.load(p, allow_pickle=False) as archive:  # never True: unpickling a file's objects can run its code
             arrays = {}
-            for name in archive.files:
+            for name in _array_names(archive):
                 arrays[name] = archive[name]
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
         if isinstance(err, ValueError) and "allow_pickle" in str(err):  # numpy's refusal of an object array
@@ -240,6 +240,9 @@ def read_npz(path: str, options: dict, notes: list):
                             ) from None
         raise DataError(f"npz file {path} cannot be read ({str(err).splitlines()[0]}); it may be cut short — write "
                         "it again with numpy.savez.") from None
+    if not arrays:  # another program's zip (a torch checkpoint is one): what it holds is not ours to list
+        raise DataError(f"npz file {path} is a zip archive without NumPy arrays, not a file numpy.savez wrote; save "
+                        "the data as numpy.savez(path, X=..., y=...[, X_test=..., y_test=...]).")
     missing = [k for k in ("X", "y") if k not in arrays]
     if missing:
         raise DataError(f"npz file {path} lacks the array{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
@@ -251,6 +254,12 @@ def read_npz(path: str, options: dict, notes: list):
                         where=str(path))
     raw.metadata["file"] = file_info(p)
     return raw
+
+
+def _array_names(archive) -> list[str]:
+    """The names of an npz archive's `.npy` members: numpy would hand any other member over as raw bytes."""
+    members = set(archive.zip.namelist())
+    return [name for name in archive.files if f"{name}.npy" in members]
 
 
 def read_parquet(path: str, options: dict, notes: list):

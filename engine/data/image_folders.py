@@ -36,17 +36,24 @@ class ImageFolderOptions(param.Parameterized):
     grayscale = param.Boolean(False, doc="Convert to one grey channel; otherwise colour images keep three.")
 
 
+def class_folders(directory: Path) -> list[Path]:
+    """The class folders `images:DIR` reads: its sub-folders not hidden, in sorted order (a server checks each of
+    them, and then `image_files` of each, before anything is read)."""
+    return sorted(d for d in directory.iterdir() if d.is_dir() and not d.name.startswith("."))
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The image files of one class folder that `images:DIR` reads (by extension), sorted."""
+    return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_EXTENSIONS)
+
+
 def _class_folders(directory: Path, where: str) -> list[tuple[str, list[Path]]]:
     if not directory.exists():
         raise DataError(f"images: folder {where} does not exist; check the path.")
     if not directory.is_dir():
         raise DataError(f"images: {where} is a file, not a folder; give a folder with one sub-folder of images per "
                         "class.")
-    classes = []
-    for sub in sorted(d for d in directory.iterdir() if d.is_dir() and not d.name.startswith(".")):
-        files = sorted(f for f in sub.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_EXTENSIONS)
-        if files:
-            classes.append((sub.name, files))
+    classes = [(sub.name, files) for sub in class_folders(directory) if (files := image_files(sub))]
     if not classes:
         loose = any(f.suffix.lower() in IMAGE_EXTENSIONS for f in directory.iterdir() if f.is_file())
         raise DataError(f"images: {where} has no class folders with images"
