@@ -4,7 +4,9 @@ The claim reads who holds the run and marks it `running` with this process as it
 start time: the `writers` columns) and a new lease id (`writer_lease`), all before another process can read it; of
 two claimants racing, the second sees the first's mark and is refused with a message naming its process and host.
 The holder's heartbeat is the row's `updated`, refreshed by the trainer at least every `HEARTBEAT_SECONDS`. A lease
-is taken over when its holder has died (`writer_alive` is False) or its heartbeat is older than `LEASE_SECONDS`.
+is taken over when its holder has died (`writer_alive` is False) or its heartbeat is older than `LEASE_SECONDS`, or
+stamped more than that ahead of this machine's clock (a clock set wrong must not hold a run for years). A refusal names
+the holder, when it was last heard from and when its lease lapses (when the run can be taken over without it).
 
 A trainer renews its own lease when it trains again (after a pause); if another claimant took the run in between,
 the renewal is refused, so a paused page never writes over steps trained elsewhere.
@@ -17,7 +19,20 @@ import uuid
 
 from ..states import RunStatus
 from .faults import RunStoreError, StoreLocked, _guarded, _is_busy
-from .writers import holder, writer_identity
+from .writers import LEASE_SECONDS, holder, writer_identity
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def heard(updated: float, now: float) -> str:
+    """When a holder was last heard from (its heartbeat `updated`), in words; a heartbeat stamped ahead of `now` says
+    so (its host's clock runs ahead of this one's: a heartbeat more than `LEASE_SECONDS` ahead counts as stale)."""
+    if updated - now > 1.0:
+        return (f"its last heartbeat is stamped {_when(updated)}, {updated - now:,.0f} s ahead of this machine's clock "
+                "(check both machines' clocks)")
+    return f"it was last heard from at {_when(updated)}"
 
 
 class LeasesMixin:
@@ -67,8 +82,11 @@ class LeasesMixin:
             other = holder(*row, lease=lease)
             if other is not None:
                 doing = "trained" if what == "run" else "run"
-                raise RunStoreError(f"{what} {key} is still being {doing} by another process ({other}); stop it "
-                                    f"first (Ctrl-C, or kill -TERM, which saves what it has), then resume")
+                raise RunStoreError(f"{what} {key} is still being {doing} by another process ({other}); "
+                                    f"{heard(updated, time.time())}. Stop it first (Ctrl-C, or kill -TERM, which "
+                                    f"saves what it has), then resume. If that process is gone (on another machine, "
+                                    f"this one cannot tell), its lease lapses at {_when(updated + LEASE_SECONDS)}, "
+                                    f"and then `{resume} {key}` takes the {what} over")
             new = lease or uuid.uuid4().hex
             fields = {"status": RunStatus.RUNNING, "updated": time.time(), **writer_identity(), "writer_lease": new}
             self._db.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",

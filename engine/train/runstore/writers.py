@@ -56,7 +56,13 @@ def writer_gone(now: float, updated: float, pid: int | None, host: str | None, t
     """Whether a row's writer is gone: its process has ended on this machine, or (another machine's, or none
     recorded) it has been silent for `STALE_SECONDS` since `updated`."""
     alive = None if pid is None else writer_alive(pid, host, token)
-    return not (alive or (alive is None and now - updated < STALE_SECONDS))
+    return not (alive or (alive is None and heard_within(now, updated, STALE_SECONDS)))
+
+
+def heard_within(now: float, updated: float, seconds: float) -> bool:
+    """Whether a heartbeat stamped `updated` counts as heard within `seconds` of `now`. One stamped further ahead than
+    that (another host's clock far ahead, a clock set wrong) counts as stale too, so it cannot hold a run for years."""
+    return -seconds < now - updated < seconds
 
 
 LEASE_SECONDS = STALE_SECONDS  # a holder whose heartbeat is older than this has lost its lease
@@ -71,8 +77,8 @@ def holder(status: str, updated: float, pid: int | None, host: str | None, token
     if status != RunStatus.RUNNING or pid is None or (lease is not None and held == lease):
         return None
     now = time.time() if now is None else now
-    if writer_alive(pid, host, token) is False or now - updated >= LEASE_SECONDS:
-        return None  # died, or silent too long: its lease is taken over
+    if writer_alive(pid, host, token) is False or not heard_within(now, updated, LEASE_SECONDS):
+        return None  # died, or silent too long (or stamped far ahead): its lease is taken over
     if held is None and (pid, host, token) == tuple(writer_identity()[k] for k in ("writer_pid", "writer_host",
                                                                                    "writer_token")):
         return None
