@@ -19,6 +19,7 @@ chunks, so memory stays bounded whatever the number of patches; other base kerne
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import torch
@@ -32,6 +33,7 @@ from ..kernels.invariant import InvariantKernel as LabInvariant
 from ..transforms import build_augmentation
 from ..transforms.base import FiniteOrbit
 from .bridge import patch_kernel
+from .inputs import checked_pair, parameter_dtype, refuse_widths
 
 BLOCK_ELEMENTS = 1 << 22  # entries of the base kernel's matrix formed at a time by the orbit sums (32 MB in float64)
 
@@ -44,21 +46,32 @@ def _refuse_batch_kernel(kernel: Kernel, what: str) -> None:
                           "(batches of inputs are fine)")
 
 
-def _dtype_of(kernel: Kernel) -> torch.dtype:
-    return next((p.dtype for p in kernel.parameters()), torch.get_default_dtype())
-
-
 class _OrbitSum(Kernel):
-    """What the two kernels share: batches of inputs flattened to one loop, and the kernel's own batch refused."""
+    """What the two kernels share: the checks of their inputs (`invlab.gpytorch.inputs`), empty inputs, batches of
+    inputs flattened to one loop, and the kernel's own batch refused."""
 
     is_stationary = False
+
+    def _expected(self) -> tuple[int | None, str]:
+        """(values a row the kernel takes, or None while it does not know yet; that in words)."""
+        raise NotImplementedError
+
+    def __call__(self, x1, x2=None, diag=False, last_dim_is_batch=False, **params):
+        """GPyTorch's `Kernel.__call__`, after a check that x1 and x2 have rows of one width (GPyTorch's own
+        refusal names neither width)."""
+        if x2 is not None and x2 is not x1 and self.active_dims is None:
+            refuse_widths(type(self).__name__, self._expected()[0], self._expected()[1], x1=x1, x2=x2)
+        return super().__call__(x1, x2, diag=diag, last_dim_is_batch=last_dim_is_batch, **params)
 
     def forward(self, x1, x2, diag=False, last_dim_is_batch=False, **params):
         """k(x1, x2) [..., N1, N2] (or its diagonal [..., N] with `diag`) of inputs [..., N, D]."""
         if last_dim_is_batch:
             raise ConfigError(f"{type(self).__name__} does not take last_dim_is_batch: each input is a whole "
                               "image or vector, not a batch of its coordinates")
+        x1, x2 = checked_pair(type(self).__name__, x1, x2, parameter_dtype(self), *self._expected())
         batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        if x1.shape[-2] == 0 or x2.shape[-2] == 0 or 0 in batch:  # nothing to sum: GPyTorch's empty shape
+            return x1.new_zeros(*batch, x1.shape[-2], *(() if diag else (x2.shape[-2],)))
         if not batch:
             return self._diag(x1, x2) if diag else self._cross(x1, x2)
         a = x1.expand(*batch, *x1.shape[-2:]).reshape(-1, *x1.shape[-2:])
@@ -103,8 +116,12 @@ class ConvKernel(_OrbitSum):
         cls = WeightedConvolutional if weighted else Convolutional
         self.conv = cls(patch_kernel(base_kernel), image_shape, patch_shape, stride, colour_patches=colour)
         self.conv.weight = float(1.0 / self.conv.num_patches if weight is None else weight)
-        self.conv.to(dtype=_dtype_of(base_kernel))
+        self.conv.to(dtype=parameter_dtype(base_kernel))
         self.image_shape = image_shape
+
+    def _expected(self) -> tuple[int, str]:
+        C, H, W = self.image_shape
+        return C * H * W, f"flattened {C}×{H}×{W} images ({C * H * W} values a row)"
 
     @property
     def num_patches(self) -> int:
@@ -116,16 +133,14 @@ class ConvKernel(_OrbitSum):
         """The weights w_p [P] (the fixed s·1 without `weighted`)."""
         w = self.conv.patch_weights()
         if w is None:
-            return torch.full((self.conv.num_patches,), self.conv.weight, dtype=_dtype_of(self))
+            return torch.full((self.conv.num_patches,), self.conv.weight, dtype=parameter_dtype(self))
         return w
 
     def _images(self, x):
         """x [N, C·H·W] as images [N, C, H, W]: the same tensor for the same x, so that the lab's patch cache
         (keyed by the image tensor) serves K_uf and k_ff of one batch from one patch extraction."""
         C, H, W = self.image_shape
-        if x.shape[-1] != C * H * W:
-            raise ShapeError(f"ConvKernel takes flattened {C}×{H}×{W} images ({C * H * W} values a row); got rows "
-                             f"of {x.shape[-1]}")
+        refuse_widths("ConvKernel", *self._expected(), x=x)
         last = getattr(self, "_last_images", None)
         if last is not None and last[0]() is x and last[1] == x._version:
             return last[2]
@@ -202,6 +217,12 @@ class InvariantKernel(_OrbitSum):
                               "for it, or pass a FiniteOrbit")
         return orbit
 
+    def _expected(self) -> tuple[int | None, str]:
+        if self.input_shape is None:  # taken from the first input
+            return None, "rows of one width"
+        return math.prod(self.input_shape), f"inputs of shape {self.input_shape} flattened " \
+                                            f"({math.prod(self.input_shape)} values a row)"
+
     @property
     def orbit_size(self) -> int:
         """P, the number of elements of the orbit (the identity included)."""
@@ -227,12 +248,7 @@ class InvariantKernel(_OrbitSum):
     def _elements(self, x):
         """The orbit of each input: [N, P, D], flattened."""
         self._ensure_orbit(x)
-        size = 1
-        for s in self.input_shape:
-            size *= s
-        if x.shape[-1] != size:
-            raise ShapeError(f"InvariantKernel takes inputs of {self.input_shape} ({size} values a row); got rows of "
-                             f"{x.shape[-1]}")
+        refuse_widths("InvariantKernel", *self._expected(), x=x)
         A = self.orbit.elements(x.reshape(-1, *self.input_shape))
         return A.reshape(A.shape[0], A.shape[1], -1)
 

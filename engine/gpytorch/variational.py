@@ -22,9 +22,10 @@ from linear_operator.operators import SumLinearOperator, TriangularLinearOperato
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
 from ..covariances import Kuf, Kuu
-from ..errors import ConfigError, ShapeError
+from ..errors import ConfigError, DataError, ShapeError
 from ..inducing import InducingPatches as LabPatches
 from ..inducing import InducingVariables, InterDomainPoints
+from .inputs import refuse_non_finite, refuse_widths
 from .kernels import ConvKernel, InvariantKernel
 
 
@@ -36,11 +37,18 @@ class InducingPatches:
         Z = torch.as_tensor(Z)
         if Z.dim() != 2 or Z.shape[0] == 0:
             raise ShapeError(f"inducing patches are [M, E] with M ≥ 1, got shape {tuple(Z.shape)}")
+        refuse_non_finite("InducingPatches", Z=Z)
         self.Z = Z
 
     @classmethod
     def from_images(cls, kernel: ConvKernel, X: torch.Tensor, M: int, generator: torch.Generator | None = None):
         """M distinct patches drawn from the flattened images X [N, C·H·W], as the lab's own models start."""
+        X = torch.as_tensor(X)
+        refuse_widths("InducingPatches.from_images", *kernel._expected(), X=X)
+        if X.numel() == 0:
+            raise ShapeError("InducingPatches.from_images: X holds no images; give at least one image to draw the "
+                             f"{M} inducing patches from")
+        refuse_non_finite("InducingPatches.from_images", X=X)
         patches = kernel.conv.patches(kernel._images(X)).reshape(-1, kernel.conv.patch_dim)
         distinct = torch.unique(patches, dim=0)
         if distinct.shape[0] < M:
@@ -98,8 +106,6 @@ class InterDomainVariationalStrategy(VariationalStrategy):
     def _covariances(self, Z: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(K_uu [M, M] with jitter, K_uf [M, N]) of the model's kernel."""
         kernel, scale = _orbit_kernel(self.model.covar_module)
-        if x.dim() != 2:
-            raise ShapeError(f"InterDomainVariationalStrategy takes inputs [N, D], got shape {tuple(x.shape)}")
         if isinstance(kernel, ConvKernel):
             if Z.shape[-1] != kernel.conv.patch_dim:
                 raise ShapeError(f"inducing patches have {Z.shape[-1]} values but the kernel's patches have "
@@ -110,7 +116,9 @@ class InterDomainVariationalStrategy(VariationalStrategy):
             if Z.shape[-1] != x.shape[-1]:
                 raise ShapeError(f"inducing inputs have {Z.shape[-1]} values but the inputs have {x.shape[-1]}")
             inducing, X = _Points(Z), x.reshape(-1, *kernel.input_shape)
-        Kzz, Kzx = Kuu(inducing, lab_kernel), Kuf(inducing, lab_kernel, X)
+        Kzz = Kuu(inducing, lab_kernel)
+        # no inputs, no orbit sums: an empty K_uf, so q(f) is empty as GPyTorch's own strategy returns it
+        Kzx = Kuf(inducing, lab_kernel, X) if x.shape[0] else Kzz.new_zeros(Kzz.shape[-1], 0)
         if Kzx.dim() == 3:  # the invariant kernel's per-element k_g(z, x_a) [M, N, P]: the orbit average
             Kzx = Kzx.mean(-1)
         if scale is not None:
@@ -119,9 +127,25 @@ class InterDomainVariationalStrategy(VariationalStrategy):
         eye = torch.eye(Kzz.shape[-1], dtype=Kzz.dtype, device=Kzz.device)
         return Kzz + self.jitter_val * eye, Kzx
 
+    def _checked(self, x: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
+        """x in Z's dtype, as GPyTorch's own `VariationalStrategy` takes it (a float32 x in a float64 model is
+        promoted; a float64 x in a float32 model fails there too, and is refused here naming both dtypes), after the
+        checks of its width and values."""
+        kernel, _ = _orbit_kernel(self.model.covar_module)
+        if x.dim() != 2:
+            raise ShapeError(f"InterDomainVariationalStrategy takes inputs [N, D], got shape {tuple(x.shape)}")
+        refuse_widths("InterDomainVariationalStrategy", *kernel._expected(), x=x)
+        if torch.promote_types(x.dtype, Z.dtype) != Z.dtype:
+            raise DataError(f"InterDomainVariationalStrategy: the inputs x are {x.dtype} but the model's inducing "
+                            f"inputs are {Z.dtype}; GPyTorch's own VariationalStrategy cannot mix them either: give x "
+                            f"as {Z.dtype} (x.to({Z.dtype})), or convert the model (model.to({x.dtype}))")
+        refuse_non_finite("InterDomainVariationalStrategy", x=x)
+        return x.to(Z.dtype)
+
     def forward(self, x, inducing_points, inducing_values, variational_inducing_covar=None, diag=True, **kwargs):
         """q(f(x)) = N(μ(x) + K_fu L⁻ᵀ m, k_ff + K_fu L⁻ᵀ (S − I) L⁻¹ K_uf) for inputs x [N, D] (GPyTorch's whitened
         predictive, Hensman et al. 2015, with the inter-domain K_uu and K_uf)."""
+        x = self._checked(x, inducing_points)
         prior = self.model.forward(x, **kwargs)
         Kzz, Kzx = self._covariances(inducing_points, x)
         L = TriangularLinearOperator(psd_safe_cholesky(Kzz))
