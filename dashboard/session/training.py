@@ -7,8 +7,8 @@ snapshot with diagnostics, only while the page shows them (`views_wanted`), only
 never copied whole. It starts with the first command, so a page that never asks for training (a link
 preview, a page that never connected) costs no thread; `stop()` never waits unless asked to, and the thread
 closes the run store it was given to own when it ends. It never touches Bokeh: new curve points go into an
-outbox that the server thread drains a few times a second (`drain()`), however fast training runs. Commands (start,
-pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
+`Outbox` (`outbox`) that the server thread drains a few times a second (`drain()`), however fast training runs.
+Commands (start, pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
 values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step (both
 `SessionCommands`, in `commands`); a stored run opened or followed is `OpenedRuns`'s (`opened_runs`).
 A server-wide cap limits how many sessions train at once (a session waiting for a slot is "queued" and says
@@ -24,8 +24,6 @@ import queue
 import threading
 import time
 import traceback
-from collections import defaultdict
-from dataclasses import replace
 
 import param
 
@@ -33,6 +31,7 @@ from invlab.dashboard.parts import PartAttribute
 from invlab.dashboard.session.commands import Interruption, SessionCommands
 from invlab.dashboard.session.follow import FOLLOW_SECONDS
 from invlab.dashboard.session.opened_runs import SESSIONS, OpenedRuns
+from invlab.dashboard.session.outbox import Outbox
 from invlab.dashboard.session.scheduling import (
     CoreShare,
     TrainingSlots,
@@ -95,6 +94,7 @@ class TrainingSession(param.Parameterized):
                  eval_interval: float = 2.0, slots: TrainingSlots | None = None, owns_store: bool = False,
                  limits=None, **params):
         super().__init__(**params)
+        self.outbox = Outbox()  # what the thread hands the page, batched
         self.config = config
         self.store = store
         self.owns_store = owns_store  # close the store when the session ends
@@ -105,19 +105,11 @@ class TrainingSession(param.Parameterized):
         self.opened = OpenedRuns(self, store=lambda: self.store, limits=lambda: self.limits,
                                  trainer=lambda: self.trainer, config=lambda: self.config, step=lambda: self.step,
                                  adopt=self._adopt, set_state=self._set, begin_run=self._begin_run,
-                                 publish=self._publish, add_points=self._add_points, show_views=self._show_stored_views)
+                                 publish=self._publish, add_points=self.outbox.add_points,
+                                 show_views=self.outbox.show_views)
         self.trainer: Trainer | None = None
         self.commands = SessionCommands(ensure_thread=self._ensure_thread, trainer=lambda: self.trainer,
                                         config=lambda: self.config, save=self._save, state=lambda: self.state)
-        self._lock = threading.Lock()  # guards the outbox
-        self._outbox: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
-        self._cursor: dict[str, int] = {}
-        self._snapshot = None
-        self._tunables = None
-        self._new_run = False
-        self._run_label = ""
-        self._run_config: RunConfig | None = None
-        self._layout: tuple[str, ...] = ()
         self._runs = 0
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
         self._thread: threading.Thread | None = None
@@ -179,13 +171,7 @@ class TrainingSession(param.Parameterized):
     def drain(self) -> Update:
         """Take what the training thread produced since the last call (new curve points, the latest snapshot, a new
         run's label and config, the tunables) as one `Update`."""
-        with self._lock:
-            update = Update({k: v for k, v in self._outbox.items() if v[0]}, self._snapshot, self._new_run,
-                            self._run_label, self._run_config if self._new_run else None, self._tunables,
-                            self._layout if self._new_run else ())
-            self._outbox = defaultdict(lambda: ([], []))
-            self._snapshot, self._new_run, self._tunables = None, False, None
-        return update
+        return self.outbox.drain()
 
     # -- the training thread -------------------------------------------------------------------------------------------
     def _set(self, **values) -> None:
@@ -285,30 +271,12 @@ class TrainingSession(param.Parameterized):
         self._runs += 1
         task = self.trainer.dataset.task if self.trainer is not None else None
         layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
-        with self._lock:
-            self._outbox = defaultdict(lambda: ([], []))
-            for name, (steps, values) in (history or {}).items():
-                self._outbox[name] = (list(steps), list(values))
-            self._cursor = {}
-            self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
-            self._new_run, self._run_label, self._run_config, self._layout = True, label, config, layout
+        self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
+        self.outbox.new_run(label, config, layout, history)
 
     def _adopt(self, config: RunConfig, trainer: Trainer | None) -> None:
         """An opened run's settings and trainer (None: shown, not continued) become the session's."""
         self.config, self.trainer = config, trainer
-
-    def _add_points(self, new: dict) -> None:
-        """A followed run's new points ({metric: (steps, values)}) go to the page with the next drain."""
-        with self._lock:
-            for name, (steps, values) in new.items():
-                old_steps, old_values = self._outbox[name]
-                self._outbox[name] = (old_steps + steps, old_values + values)
-
-    def _show_stored_views(self, snapshot) -> None:
-        """Hand a stored run's views (a `Snapshot`, or None when none are new) to the page with the next drain."""
-        if snapshot is not None:
-            with self._lock:
-                self._snapshot = snapshot
 
     def _train(self, max_steps: int | None = None) -> None:
         with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
@@ -386,15 +354,4 @@ class TrainingSession(param.Parameterized):
             snapshot = trainer.snapshot(views=True, history=False, only=None if every_view else self.shown.selection())
             self.shown.computed(snapshot.views)
         tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
-        with self._lock:
-            for metric, (steps, values) in list(trainer.history.items()):
-                start = self._cursor.get(metric, 0)
-                if len(steps) > start:
-                    out_s, out_v = self._outbox[metric]
-                    out_s.extend(steps[start:])
-                    out_v.extend(values[start:])
-                    self._cursor[metric] = len(steps)
-            if snapshot is not None:  # a view the page has not taken yet is kept, whatever this one left out
-                old = self._snapshot
-                self._snapshot = snapshot if old is None else replace(snapshot, views={**old.views, **snapshot.views})
-                self._tunables = tunables
+        self.outbox.publish(trainer.history, snapshot, tunables)
