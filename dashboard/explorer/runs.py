@@ -1,7 +1,10 @@
 """The Runs tab of the Training page (`RunsTab`, a part the `Explorer` holds as `explorer.runs`): the run store,
 opened on first use; the list of stored runs; Open run, a `?run=ID` link and a click on the Compare page's table,
 which ask the page's training session to show a stored run. What the opened run's settings do to the page's controls
-is the Explorer's display's (`RunDisplay.adopt`)."""
+is the Explorer's display's (`RunDisplay.adopt`).
+
+The list holds a page of runs at a time, newest first, says how many of how many it shows (a class server's store
+holds thousands), pages back with Older / Newer, and its search box finds a run by id, name, model or data set."""
 from __future__ import annotations
 
 import logging
@@ -10,11 +13,13 @@ from collections.abc import Callable
 
 import panel as pn
 
+from invlab.dashboard.safe_text import html_text
 from invlab.errors import InvlabError
 from invlab.train import RunStore
 from invlab.train.states import PageState
 
 log = logging.getLogger("invlab.dashboard.explorer.explorer")
+PAGE = 100  # runs the list holds at a time; Older / Newer page through the rest, the search box finds any
 
 
 class RunsTab(pn.viewable.Viewer):
@@ -34,10 +39,20 @@ class RunsTab(pn.viewable.Viewer):
         self._say, self._show_training = say, show_training
         self._store = None if store is True else (store or None)
         self._store_wanted = store is True
+        self.search = pn.widgets.TextInput(name="Search stored runs", placeholder="id, name, model or data set",
+                                           width=280)
         self.select = pn.widgets.Select(label="Stored runs", options={}, width=280)
+        self.shown = pn.pane.HTML("", width=280, css_classes=["invlab-runs-shown"])  # how many of how many
+        self.newer = pn.widgets.Button(label="◂ Newer", width=90, disabled=True)
+        self.older = pn.widgets.Button(label="Older ▸", width=90, disabled=True)
+        self._offset = 0  # runs newer than the page shown (the list is newest first)
+        self.search.param.watch(lambda *_: self._page_at(0), "value")
+        self.newer.on_click(lambda *_: self._page_at(self._offset - PAGE))
+        self.older.on_click(lambda *_: self._page_at(self._offset + PAGE))
         self.open_button = pn.widgets.Button(label="Open run", width=100)
         self.open_button.on_click(lambda *_: self.open_selected())
-        self._tab = pn.Column(self.select, self.open_button, *buttons, name="Runs")
+        self._tab = pn.Column(self.search, self.select, self.shown, pn.Row(self.newer, self.older), self.open_button,
+                              *buttons, name="Runs")
         if not self._store_wanted:
             self.refresh()  # a store handed in; the data directory's own is listed when the page connects
 
@@ -109,13 +124,23 @@ class RunsTab(pn.viewable.Viewer):
         self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
         self.session.open_run(run_id)
 
+    def _page_at(self, offset: int) -> None:
+        self._offset = max(offset, 0)
+        self.refresh()
+
     def refresh(self) -> None:
-        """List the store's newest 100 runs, each as "#ID name: family on data — status, step N" (and its owner for an
-        admin); a store that cannot be read is left untouched and the notice says what to do."""
+        """List a page of the store's runs (`PAGE`, newest first, from the page the Older / Newer buttons are at, and
+        only those the search matches), each as "#ID name: family on data — status, step N" (and its owner for an
+        admin), and say how many of how many are shown; a store that cannot be read is left untouched and the notice
+        says what to do."""
         if self.store is None:
             return
+        search = self.search.value.strip()
         try:
-            runs = self.store.list_runs(limit=100)
+            total = self.store.count_runs()
+            matched = self.store.count_runs(search) if search else total
+            self._offset = min(self._offset, max(matched - 1, 0) // PAGE * PAGE)
+            runs = self.store.list_runs(limit=PAGE, offset=self._offset, search=search)
         except InvlabError as err:
             self._say(str(err))
             return
@@ -131,3 +156,25 @@ class RunsTab(pn.viewable.Viewer):
             return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
 
         self.select.options = {label(r): r.id for r in runs}
+        self.shown.object = html_text(shown_text(search, self._offset, len(runs), matched, total))
+        self.newer.disabled = self._offset == 0
+        self.older.disabled = self._offset + len(runs) >= matched
+
+
+def shown_text(search: str, offset: int, count: int, matched: int, total: int) -> str:
+    """What the list holds, in words: e.g. 'showing the newest 100 of 5,052 runs', 'showing runs 101–200 of 5,052
+    (newest first)', "3 of 5,052 runs match 'wine'"."""
+    first, last = offset + 1, offset + count
+    if not search:
+        if total == 0:
+            return "no stored runs yet"
+        if total <= PAGE:
+            return f"all {total:,} stored run{'s' if total > 1 else ''}"
+        if offset == 0:
+            return f"showing the newest {count:,} of {total:,} runs: Older ▸ pages back, or search"
+        return f"showing runs {first:,}–{last:,} of {total:,} (newest first)"
+    if matched == 0:
+        return f"no stored run matches '{search}' (of {total:,} runs)"
+    if matched <= PAGE:
+        return f"{matched:,} of {total:,} runs match '{search}'"
+    return f"showing {first:,}–{last:,} of the {matched:,} runs that match '{search}' ({total:,} in all)"

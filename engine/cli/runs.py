@@ -1,7 +1,9 @@
-"""`invlab runs`: the stored runs as a table (or JSON lines), newest first."""
+"""`invlab runs`: the stored runs as a table (or JSON lines), newest first; when `--limit` leaves some out, a last
+line says how many of how many are shown."""
 from __future__ import annotations
 
 import json
+import sys
 
 from .listing import listing_args, read_store
 
@@ -9,13 +11,17 @@ from .listing import listing_args, read_store
 def cmd_runs(argv: list[str]) -> int:
     """`invlab runs ARGV`; returns the exit status."""
     args = listing_args("invlab runs", "List stored runs, newest first.", argv)
-    found = read_store("runs", lambda store: store.list_runs(args.limit), [])
+    found = read_store("runs", lambda store: (store.list_runs(args.limit), store.count_runs()), ([], 0))
     if isinstance(found, int):
         return found
-    runs, where = found
+    (runs, total), where = found
+    part = (f"showing the newest {len(runs):,} of {total:,} runs; --limit N shows more, --limit 0 all"
+            if len(runs) < total else "")
     if args.json:
         for r in runs:
             print(json.dumps(r.summary()))
+        if part:  # beside the JSON lines, not among them
+            print(part, file=sys.stderr)
         return 0
     if not runs:
         print(f"no runs stored yet in {where}; start one with: invlab train --model svgp --dataset digits")
@@ -30,5 +36,7 @@ def cmd_runs(argv: list[str]) -> int:
         err = "-" if r.test_error is None else f"{100 * r.test_error:.2f}%"
         print(fmt.format(r.id, r.model[:10], r.dataset[:14], r.status[:11], r.step, num(r.elbo, ".5g"), err,
                          num(r.test_rmse, ".4g"), r.name or "").rstrip())
+    if part:
+        print(part)
     return 0
 

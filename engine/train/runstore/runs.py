@@ -90,11 +90,36 @@ class RunsMixin:
         return self._record_by_id(RunRecord, "runs", "run", run_id)
 
     @_guarded
-    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
-        """The stored runs, newest first (only the owner's for a store opened for a user who is not an admin)."""
+    def list_runs(self, limit: int | None = None, *, offset: int = 0, search: str = "") -> list[RunRecord]:
+        """The stored runs, newest first (only the owner's for a store opened for a user who is not an admin): at most
+        `limit`, after skipping the `offset` newest; `search` keeps those it matches (see `count_runs`)."""
         self.mark_killed_runs()
-        return self._records(RunRecord, "runs", *self._owned("ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit
-                                                                                   else "")))
+        where, args = self._run_filter(search)
+        page = f" LIMIT {int(limit) if limit else -1}" + (f" OFFSET {int(offset)}" if offset else "")
+        return self._records(RunRecord, "runs", f"{where} ORDER BY id DESC{page}", args)
+
+    @_guarded
+    def count_runs(self, search: str = "") -> int:
+        """How many runs `list_runs` would list without a limit: with `search`, those whose id is it ('7' or '#7') or
+        whose name, model or data set holds it (any case)."""
+        where, args = self._run_filter(search)
+        with self._lock:
+            return int(self._db.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()[0])
+
+    def _run_filter(self, search: str) -> tuple[str, tuple]:
+        """The WHERE clause (and its arguments) of the owner's runs that `search` matches; '' for every run."""
+        clauses, args = ([], []) if not self.restricted else (["owner = ?"], [self.owner])
+        text = (search or "").strip()
+        if text:
+            like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            columns = [c for c in ("name", "model", "dataset") if c in self._has_columns("runs")]
+            matches = [f"{c} LIKE ? ESCAPE '\\'" for c in columns]
+            args += [like] * len(columns)
+            if text.removeprefix("#").isascii() and text.removeprefix("#").isdigit():
+                matches.append("id = ?")
+                args.append(int(text.removeprefix("#")) if len(text) < 19 else -1)
+            clauses.append(f"({' OR '.join(matches)})")
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", tuple(args)
 
     def _record_by_id(self, record: type, table: str, what: str, key: int):
         """The row `key` of `table` as `record`; `RunStoreError` naming the listing command when there is none (an id
