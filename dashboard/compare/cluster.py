@@ -30,7 +30,7 @@ def shared_scheduler() -> str:
     with _lock:
         if _cluster is None or getattr(_cluster, "status", None) is not None and _cluster.status.name == "closed":
             from invlab.sweeps.clusters import local_cluster
-            from invlab.sweeps.execute import require_dask
+            from invlab.sweeps.scheduler import require_dask
 
             require_dask()
             _cluster = local_cluster()

@@ -219,11 +219,11 @@ class SweepFollowing(pn.viewable.Viewer):
         self._refresh_sweeps()
         if error:
             self.shown.param.update(state=StudyState.FAILED, message=f"the sweep failed: {error}")
-        elif runner.stop_event.is_set():
+        elif runner.stop_event.is_set():  # stopped, or its scheduler was lost (`runner.lost` says so)
             done = progress.done if progress is not None else 0
             total = progress.total if progress is not None else len(self._planned)
-            self.shown.param.update(state=StudyState.STOPPED,
-                                    message=f"stopped with {done} of {total} runs stored; ▶ Resume runs the rest")
+            self.shown.param.update(state=StudyState.STOPPED, message=runner.lost or
+                                    f"stopped with {done} of {total} runs stored; ▶ Resume runs the rest")
             self.resume_button.visible = self.shown.sweep_id is not None
         else:
             text = progress_text(progress) if progress is not None else ""

@@ -12,6 +12,7 @@ import traceback
 from invlab.dashboard.compare.cluster import using_shared
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, run_sweep
+from invlab.sweeps.scheduler import SchedulerLostError
 from invlab.train import RunStore
 
 
@@ -22,9 +23,11 @@ class BackgroundRunner:
     The scheduler is the one given, the server's shared cluster (`shared`: under `invlab serve`, cluster.py), or a
     cluster the work starts of its own (`n_workers`). The work writes through its own connection to the page's run
     store (same file, same user), so it outlives the page: a tab closed mid-sweep stops the work cleanly, its
-    finished runs stored and the sweep marked interrupted."""
+    finished runs stored and the sweep marked interrupted. A scheduler lost mid-sweep stops the work the same way
+    (`stop_event` set), its sentence in `lost`: the runs it had not finished are stored interrupted, to resume."""
 
     name = "invlab-runner"
+    after_lost = ""  # what the page offers once the scheduler was lost (the end of `lost`'s sentence)
 
     def __init__(self, store: RunStore, *, sweep_id: int | None = None, scheduler: str | None = None,
                  n_workers: int | None = None, shared: bool = False):
@@ -33,6 +36,7 @@ class BackgroundRunner:
         self.shared = shared and not self.scheduler  # no scheduler given: the server's shared cluster (cluster.py)
         self.stop_event = threading.Event()
         self.error: str | None = None
+        self.lost = ""  # the sentence saying the scheduler was lost mid-sweep (the work then stopped)
         self.finished = False
         self._lock = threading.Lock()
         self._progress = None
@@ -60,6 +64,10 @@ class BackgroundRunner:
             with using_shared() if self.shared else contextlib.nullcontext(self.scheduler) as scheduler:
                 self.scheduler = scheduler  # the server's shared cluster, kept open while this work uses it
                 self._work()
+        except SchedulerLostError as err:
+            with self._lock:
+                self.lost = f"{err}{self.after_lost}"
+            self.stop_event.set()
         except InvlabError as err:
             with self._lock:
                 self.error = str(err)
@@ -91,6 +99,7 @@ class SweepRunner(BackgroundRunner):
     """`run_sweep` on a daemon thread; `drain()` gives the sweep's `SweepProgress` and its events (dicts)."""
 
     name = "invlab-sweep"
+    after_lost = "; ▶ Resume runs them once a Dask scheduler answers again"
 
     def __init__(self, spec: SweepSpec, store: RunStore, **options):
         self.spec = spec

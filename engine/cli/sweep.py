@@ -200,7 +200,7 @@ def cmd_sweep(argv: list[str]) -> int:
         return 130
     except InvlabError as err:
         bar.close()
-        print(f"invlab sweep: {err}", file=sys.stderr)
+        print(f"invlab sweep: {err}{_resume_words(err)}", file=sys.stderr)
         return 2 if isinstance(err, ConfigError) else 1
     finally:
         store_path = store.path
@@ -213,6 +213,17 @@ def cmd_sweep(argv: list[str]) -> int:
     print(f"sweep {sweep_id} ({record.name}): {record.status}, {finished}/{record.total} runs finished; "
           f"compare them with: invlab compare {sweep_id}")
     return 0 if record.status == SweepStatus.FINISHED else 1
+
+
+def _resume_words(err: InvlabError) -> str:
+    """How to go on after a lost scheduler (the end of its sentence); nothing for another error."""
+    from ..sweeps.scheduler import SchedulerLostError
+
+    if not isinstance(err, SchedulerLostError):
+        return ""
+    again = f" --scheduler {err.address}" if err.address else ""
+    return (f": resume them with `invlab sweep --resume {err.sweep_id}{again}` once a scheduler answers there, or "
+            f"with `invlab sweep --resume {err.sweep_id}` to train them on this machine")
 
 
 def _stored_spec(store, sweep_id: int):

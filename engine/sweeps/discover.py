@@ -25,7 +25,7 @@ from ..train import RunConfig
 from ..train.states import RunStatus, SweepStatus
 from .discover_combine import next_combination, with_combination
 from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
-from .execute import check_scheduler
+from .scheduler import check_scheduler
 from .spec import SweepSpec
 
 DEFAULT_SEEDS = 3
@@ -187,7 +187,7 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
     try:
         if not serial and not scheduler and "model.then_augmentation" in plan.spec.vary:
             from .clusters import local_cluster
-            from .execute import require_dask
+            from .scheduler import require_dask
 
             require_dask()
             cluster = local_cluster(n_workers)  # one cluster for both stages

@@ -8,7 +8,9 @@ the engine installed: they never touch the store's disk.
 Each run is submitted with a deterministic key (the sweep id and a hash of the run's key) and `retries=2`: a worker
 that dies mid-run has its task re-run elsewhere under the same key, and the store keeps a run of a sweep at most once
 (a unique (sweep_id, sweep_key) index), so nothing is lost or stored twice. A sweep that is interrupted (Ctrl-C, a
-killed client, `stop` set) keeps what it stored; `run_sweep(..., sweep_id=ID)` runs only what is missing.
+killed client, `stop` set) keeps what it stored; `run_sweep(..., sweep_id=ID)` runs only what is missing. A scheduler
+lost mid-sweep (scheduler.py) leaves the runs it had not finished stored as interrupted, and the sweep interrupted:
+`run_sweep` raises `SchedulerLostError`, whose sentence says so.
 """
 from __future__ import annotations
 
@@ -22,12 +24,20 @@ from pathlib import Path
 from ..atomic import write_bytes_atomically
 from ..errors import ConfigError
 from ..train.states import RunStatus, SweepStatus
-from .clusters import local_cluster
+from .scheduler import (
+    SCHEDULER_TIMEOUT,
+    SchedulerLostError,
+    check_scheduler,
+    close_client,
+    connect_client,
+    require_dask,
+    scheduler_lost,
+)
 from .spec import PlannedRun, SweepSpec
 from .task import train_run
 
 POLL_SECONDS = 0.2
-SCHEDULER_TIMEOUT = 10.0  # seconds a scheduler address has to answer as Dask before a sweep gives up on it
+LOST_MESSAGE = "the Dask scheduler was lost before this run finished; resuming the sweep trains it"
 
 
 @dataclass
@@ -44,17 +54,6 @@ class SweepProgress:
     event: dict | None = None
     dashboard_link: str | None = None
     running_keys: list[str] = field(default_factory=list)
-
-
-SWEEPS_EXTRA = "pip install 'invariance-lab[sweeps]'"
-
-
-def require_dask() -> None:
-    """ConfigError naming the extra to install when Dask distributed, which runs every sweep, is not installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
-        raise ConfigError(f"sweeps run on Dask distributed, which is not installed; install it with: {SWEEPS_EXTRA}")
 
 
 def dask_key(sweep_id: int, key: str) -> str:
@@ -88,79 +87,6 @@ def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[i
 def waiting_keys(pending: dict) -> set[str]:
     """The task keys of the runs still pending (submitted and not yet finished)."""
     return {run.key for _, run in pending.values()}
-
-
-def check_scheduler(address: str | None, timeout: float | None = None) -> None:
-    """Refuse a Dask scheduler address (ConfigError naming it) that is not one, that nothing listens at, or where
-    what listens does not answer as a Dask scheduler within `timeout` seconds (default `SCHEDULER_TIMEOUT`), before
-    anything is stored; None (a LocalCluster) passes."""
-    if not address:
-        return
-    import socket
-    from urllib.parse import urlsplit
-
-    timeout = SCHEDULER_TIMEOUT if timeout is None else float(timeout)
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        host, port = parts.hostname, parts.port or 8786
-    except ValueError as err:
-        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786 ({err})") from None
-    if not host:
-        raise ConfigError(f"--scheduler {address!r} is not an address like tcp://host:8786")
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as err:
-        raise ConfigError(f"no Dask scheduler answered at {address} ({err.strerror or err}); start one with `dask "
-                          "scheduler` and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
-                          "machine") from None
-    _handshake(address, timeout)
-
-
-def _handshake(address: str, timeout: float) -> None:
-    """Dask's own greeting with the scheduler at `address`, bounded by `timeout` seconds: distributed's `Client` and
-    `connect` bound the TCP connection but wait for the greeting's reply for ever, so a listener that never answers
-    would hang every sweep. Run on a thread of its own, so that a caller inside an event loop (the page) may call it."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
-    require_dask()
-    from distributed.comm import connect
-
-    async def greet():
-        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
-        await comm.close()
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="invlab-scheduler-check")
-    try:
-        pool.submit(asyncio.run, greet()).result()
-    except (TimeoutError, asyncio.TimeoutError):
-        raise ConfigError(f"the Dask scheduler at {address} did not answer within {timeout:g} s (something listens "
-                          "there, but it is not a Dask scheduler, or it is busy); check the address (`dask scheduler` "
-                          "prints it), or leave --scheduler out to use this machine") from None
-    except Exception as err:  # noqa: BLE001 — whatever a listener that is not Dask says back
-        raise ConfigError(f"what listens at {address} is not a Dask scheduler ({type(err).__name__}: {err}); check "
-                          "the address (`dask scheduler` prints it), or leave --scheduler out to use this "
-                          "machine") from None
-    finally:
-        pool.shutdown(wait=False)
-
-
-def connect_client(scheduler: str | None, n_workers: int | None = None, dashboard_address: str | None = None):
-    """(Dask client, cluster it started or None): every sweep's one way to a cluster. A `scheduler` address is
-    checked first (`check_scheduler`: it must answer as Dask within `SCHEDULER_TIMEOUT` seconds); without one, a
-    `local_cluster` is started."""
-    from distributed import Client
-
-    if scheduler:
-        check_scheduler(scheduler)
-        try:
-            return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT:g}s", set_as_default=False), None
-        except (OSError, TimeoutError) as err:
-            raise ConfigError(f"no Dask scheduler answered at {scheduler} ({err}); start one with `dask scheduler` "
-                              "and workers with `dask worker ADDRESS`, or leave --scheduler out to use this "
-                              "machine") from None
-    cluster = local_cluster(n_workers, dashboard_address)
-    return Client(cluster, set_as_default=False), cluster
 
 
 def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, n_workers: int | None = None,
@@ -224,6 +150,7 @@ class SweepRunner:
         self.running: set[str] = set()
         self.completed, self.started = 0, time.perf_counter()
         self.events: queue.Queue = queue.Queue()
+        self.client, self.scheduler = None, None  # the Dask client and the scheduler address, once connected
 
     def tell(self, event: dict | None) -> None:
         """Update the progress's counts and estimate, set its `event`, and call `progress` with it."""
@@ -249,6 +176,7 @@ class SweepRunner:
         topic = f"invlab-sweep-{self.sweep_id}"
         try:
             client, cluster = connect_client(scheduler, n_workers, dashboard_address)
+            self.client, self.scheduler = client, scheduler
             self.state.dashboard_link = (getattr(client, "dashboard_link", None) if dashboard_address or scheduler
                                          else None)
             client.subscribe_topic(topic, lambda event: self.events.put(event[1]))
@@ -260,7 +188,7 @@ class SweepRunner:
             try:
                 self.store.update_sweep(self.sweep_id, status=status)
             finally:
-                _close(client, cluster, topic)
+                _close(client, cluster, topic, lost=scheduler_lost(client))
         return self.sweep_id
 
     def submit(self, client, topic: str) -> None:
@@ -288,18 +216,17 @@ class SweepRunner:
             self.pass_events()
 
     def collect(self) -> None:
-        """Store the result of every task that has finished (a failed or lost one as a failed run)."""
+        """Store the result of every task that has finished (a failed one as a failed run); a lost scheduler ends
+        the sweep (`lost`)."""
         for dkey, (future, run) in list(self.pending.items()):
             if not future.done():
                 continue
+            if future.status != "finished" and scheduler_lost(self.client, future):
+                self.lost()  # the task did not fail: its scheduler went away
+            result = self._result(future)
             del self.pending[dkey]
             self.running.discard(run.key)
             self.completed += 1
-            if future.status == "finished":
-                result = future.result()
-            else:  # the task raised (after its retries) or its workers kept dying (KilledWorker)
-                error = future.exception() if future.status == "error" else f"task {future.status}"
-                result = {"status": RunStatus.FAILED, "message": f"{type(error).__name__}: {error}", "step": 0}
             future.release()
             run_id, _ = store_result(self.store, self.sweep_id, run, result)
             state = self.state
@@ -312,6 +239,29 @@ class SweepRunner:
                 state.failed += 1
             self.tell({"kind": "done" if result["status"] == RunStatus.FINISHED else "failed", "key": run.key,
                        "run_id": run_id, "message": result.get("message")})
+
+    def _result(self, future) -> dict:
+        """What a done task gave: its result, or a failed run saying why (it raised after its retries, or its
+        workers kept dying: KilledWorker)."""
+        if future.status != "finished":
+            error = future.exception() if future.status == "error" else f"task {future.status}"
+            return {"status": RunStatus.FAILED, "message": f"{type(error).__name__}: {error}", "step": 0}
+        try:
+            return future.result()
+        except Exception:
+            if scheduler_lost(self.client):  # the result comes through the scheduler, gone since the task ended
+                self.lost()
+            raise
+
+    def lost(self) -> None:
+        """The scheduler went away mid-sweep: store every run not yet stored as interrupted (a resume trains it)
+        and raise `SchedulerLostError`; the sweep ends interrupted."""
+        for _, run in self.pending.values():
+            store_result(self.store, self.sweep_id, run,
+                         {"status": RunStatus.INTERRUPTED, "message": LOST_MESSAGE, "step": 0})
+        left, self.pending = len(self.pending), {}
+        self.running.clear()
+        raise SchedulerLostError(self.scheduler, self.sweep_id, left)
 
     def pass_events(self) -> None:
         """The workers' events for runs still pending (waiting up to `POLL_SECONDS` for the first)."""
@@ -330,14 +280,16 @@ class SweepRunner:
                 event = None
 
 
-def _close(client, cluster, topic: str) -> None:
-    """Unsubscribe and close the sweep's client, and close the cluster it started (if any)."""
+def _close(client, cluster, topic: str, lost: bool = False) -> None:
+    """Unsubscribe and close the sweep's client (quietly when its scheduler is `lost`), and close the cluster it
+    started (if any)."""
     if client is not None:
-        try:
-            client.unsubscribe_topic(topic)
-        except Exception:  # noqa: BLE001 — a lost connection has nothing to unsubscribe
-            pass
-        client.close()
+        if not lost:
+            try:
+                client.unsubscribe_topic(topic)
+            except Exception:  # noqa: BLE001 — a connection lost since has nothing to unsubscribe
+                pass
+        close_client(client, lost)
     if cluster is not None:
         cluster.close()
 
@@ -348,5 +300,5 @@ def run_serially(spec: SweepSpec, threads: int | None = None) -> list[dict]:
     return [train_run(run.config.to_json(), run.key, None, threads=threads) for run in spec.runs()]
 
 
-__all__ = ["run_sweep", "SweepRunner", "SweepProgress", "SCHEDULER_TIMEOUT", "check_scheduler", "connect_client",
-           "dask_key", "store_result", "run_serially"]
+__all__ = ["run_sweep", "SweepRunner", "SweepProgress", "SCHEDULER_TIMEOUT", "SchedulerLostError", "check_scheduler",
+           "connect_client", "dask_key", "require_dask", "store_result", "run_serially"]

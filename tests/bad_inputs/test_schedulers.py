@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def silent_scheduler(monkeypatch):
     """The address of a real listening socket that accepts every connection and never says a word (not Dask), with
     the scheduler timeout cut to `TIMEOUT` seconds."""
-    import invlab.sweeps.execute as execute
+    import invlab.sweeps.scheduler as scheduler_module
 
-    monkeypatch.setattr(execute, "SCHEDULER_TIMEOUT", TIMEOUT, raising=False)
+    monkeypatch.setattr(scheduler_module, "SCHEDULER_TIMEOUT", TIMEOUT)
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(16)
