@@ -39,6 +39,7 @@ from invlab.dashboard.session.scheduling import (
     lower_training_priority,
     share_the_interpreter,
 )
+from invlab.dashboard.session.stopping import LIVE, mark_interrupted
 from invlab.dashboard.session.update import Update
 from invlab.dashboard.views.run_layout import curve_layout
 from invlab.dashboard.views.watch import ShownViews
@@ -114,6 +115,7 @@ class TrainingSession(param.Parameterized):
         self.steps_done = 0  # total steps taken by this session's thread (for benchmarks)
         self._thread: threading.Thread | None = None
         self._stopped = False
+        self._stopped_by: str | None = None  # the server stopping (e.g. "SIGTERM"): the run is left `interrupted`
         self._thread_guard = threading.Lock()
         self._cores = CoreShare()  # this thread's share of the cores, and the gate it steps through
         self.watched = self._cores.watched  # cleared while no browser shows the page: its steps wait (scheduling.py)
@@ -144,11 +146,15 @@ class TrainingSession(param.Parameterized):
                 if not self._stopped:
                     one_malloc_arena()  # the training thread keeps its freed tensor memory for reuse, as main does
                     self._thread.start()
+                    LIVE.add(self)  # a server that stops stops this thread's run first (`stopping`)
             return self._thread
 
-    def stop(self, timeout: float = 10.0, wait: bool = True) -> None:
+    def stop(self, timeout: float = 10.0, wait: bool = True, why: str | None = None) -> None:
         """End the thread (the browser session is gone). With `wait=False` this returns at once: the thread ends
-        after its current step or evaluation and closes the store it owns; a server thread never waits for it."""
+        after its current step or evaluation and closes the store it owns; a server thread never waits for it.
+        `why`: the server itself stops (e.g. "SIGTERM"): a run training now is checkpointed at its next step and
+        marked `interrupted`, saying why and how to resume it."""
+        self._stopped_by = self._stopped_by or why
         self.commands.end()
         with self._thread_guard:
             self._stopped = True
@@ -336,6 +342,8 @@ class TrainingSession(param.Parameterized):
                 # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
             converged = trainer.converged
             done = converged or trainer.step_count >= trainer.tc.steps
+            if self._stopped_by and not done:  # the server stops: the run waits for a resume, and says so
+                mark_interrupted(trainer, self._stopped_by)
             self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
             self._set(step=trainer.step_count, state=PageState.CONVERGED if converged else PageState.FINISHED if done
                       else PageState.PAUSED)
