@@ -18,6 +18,7 @@ from invlab.dashboard.serving.session_start import (
     packaged_stylesheets,
     stylesheets_from_this_server,
 )
+from invlab.dashboard.serving.signals import stop_on_signals
 from invlab.dashboard.serving.theme import page_for, session_theme
 from invlab.dashboard.session.scheduling import server_thread_on_one_core, warm_optimisers
 from invlab.dashboard.views.style import draw_on_canvas
@@ -32,6 +33,7 @@ server_thread_on_one_core()  # the server's own torch work keeps to one core: th
 draw_on_canvas()  # no emulated WebGL in a browser without a GPU: the plots are small (dashboard/views/style.py)
 warm_optimisers()  # the first ▶ Start's cold imports, done as the server warms up (not while a user waits)
 freeze_start_up_objects()  # a collection after a page closes walks only the pages' objects (serving/collection.py)
+stop_on_signals()  # SIGTERM, Ctrl-C: each page's run checkpointed, marked interrupted; exit 0 (serving/signals.py)
 
 
 def page():
