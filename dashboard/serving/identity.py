@@ -1,7 +1,9 @@
 """Who a served page belongs to: the logged-in user, read only from the identity the server signed.
 
 On a server with logins (`invlab serve --basic-auth FILE --cookie-secret S`, or OAuth), the login form or provider sets
-a `user` cookie signed with the server's cookie secret; the server checks that signature before it lets a page in.
+a `user` cookie signed with the server's cookie secret; the server checks that signature before it lets a page in
+(and, under `--basic-auth`, that the login was not ended by a logout and its user is still in the users file:
+dashboard/serving/logins.py).
 A page's owner (the owner of every run it stores, and whose runs it may list, open and continue) is that signed
 name and nothing else. Panel's own `pn.state.user` also reads an unsigned `is_guest` cookie, which any page can
 write in its browser, and answers "guest" for it; that would let a cookie choose who owns a run, so it is not used.
@@ -9,6 +11,8 @@ With logins on there is no guest: a page whose signed identity cannot be read is
 are no owners (every page sees every run), whatever cookies the browser sends.
 """
 from __future__ import annotations
+
+import os
 
 from invlab.errors import InvlabError
 
@@ -18,10 +22,13 @@ class IdentityError(InvlabError):
 
 
 def logins_on() -> bool:
-    """Whether this server asks people to log in (Panel's basic auth or an OAuth provider is configured)."""
+    """Whether this server asks people to log in (`invlab serve --basic-auth`, Panel's basic auth or an OAuth
+    provider is configured)."""
     import panel as pn
 
-    return bool(pn.config.basic_auth or pn.config.oauth_provider)
+    from .logins import LOGINS_ENV
+
+    return bool(os.environ.get(LOGINS_ENV) or pn.config.basic_auth or pn.config.oauth_provider)
 
 
 def signed_user(cookies: dict | None = None) -> str | None:

@@ -34,7 +34,7 @@ def serve_parser() -> argparse.ArgumentParser:
     """`invlab serve`'s own options (the others are passed to `panel serve`)."""
     parser = argparse.ArgumentParser(
         prog="invlab serve", description="Serve the dashboard. Options not listed here are passed to `panel serve` "
-        "(e.g. --basic-auth, --cookie-secret, --oauth-provider, --ssl-certfile).")
+        "(e.g. --cookie-secret, --oauth-provider, --ssl-certfile).")
     parser.add_argument("--address", default="127.0.0.1",
                         help="Interface to bind (default 127.0.0.1: this machine only). Use 0.0.0.0 to expose it.")
     parser.add_argument("--port", type=int_flag("--port", 0, 65535), default=5006,
@@ -51,6 +51,10 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="Steps a second each training page may take (0: no cap). Default: no cap, so a page "
                         f"trains at the machine's speed; on a server with logins (a class) {CLASS_STEPS_PER_S:g}.")
     parser.add_argument("--show", action="store_true", help="Open a browser tab.")
+    parser.add_argument("--basic-auth", default=None, metavar="FILE|PASSWORD",
+                        help="Logins: a JSON file of {\"user\": \"password\"} (read again when it changes) or one "
+                        "password shared by everyone; needs --cookie-secret. A logout ends the login, wrong passwords "
+                        "lock a user out for minutes (dashboard/serving/logins.py).")
     parser.add_argument("--admin", action="append", default=[], metavar="USER",
                         help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
                         "the others see only their own.")
@@ -83,6 +87,8 @@ def panel_command(args: argparse.Namespace, passthrough: list[str]) -> list[str]
         cmd += ["--allow-websocket-origin", origin]
     if args.show:
         cmd.append("--show")
+    if args.basic_auth is not None:  # our logins (Panel's --basic-auth would install its own; logins.py says why)
+        cmd += ["--auth-module", str(app.parent / "serving" / "_login_module.py")]
     # The first page after the server starts used to wait for the dashboard's imports (torch, HoloViews, the
     # engine) and its first build: up to a minute blank on a busy laptop. Panel's warm-up builds one page before the
     # server listens, so the first visitor's page comes as fast as the next one's.
@@ -108,7 +114,12 @@ def server_environment(args: argparse.Namespace, passthrough: list[str]) -> dict
         env["MALLOC_ARENA_MAX"] = "1"
     if args.max_training is not None:
         env["INVLAB_MAX_TRAINING"] = str(args.max_training)
-    logins = any(a.startswith(("--basic-auth", "--oauth-provider")) for a in passthrough)
+    logins = args.basic_auth is not None or any(a.startswith("--oauth-provider") for a in passthrough)
+    if args.basic_auth is not None:  # to the server's environment, not its command line (which `ps` shows anyone)
+        if not args.basic_auth:
+            raise ConfigError("--basic-auth needs a JSON file of user names and passwords, or a password")
+        path = os.path.expanduser(args.basic_auth)
+        env["INVLAB_BASIC_AUTH"] = os.path.abspath(path) if os.path.isfile(path) else args.basic_auth
     if args.max_steps_per_s is not None:
         if not math.isfinite(args.max_steps_per_s) or args.max_steps_per_s < 0:
             raise ConfigError(f"--max-steps-per-s must be a finite number, at least 0, not {args.max_steps_per_s}")
@@ -162,6 +173,10 @@ def cmd_serve(argv: list[str]) -> int:
         print(f"invlab serve: {err}", file=sys.stderr)
         return 2
     print(f"serving the dashboard: {shown(cmd[2:])}", file=sys.stderr)  # never a secret on the terminal
+    if "INVLAB_BASIC_AUTH" in env:
+        users = env["INVLAB_BASIC_AUTH"]
+        print(f"logins: the users in {users}" if os.path.isfile(users) else "logins: one shared password",
+              file=sys.stderr)
     env = {**os.environ, **env}
     if os.name == "posix":  # the server takes this process's place, so Ctrl-C and SIGTERM reach it, not an orphan
         sys.stderr.flush()

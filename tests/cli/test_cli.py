@@ -87,9 +87,12 @@ def test_serve_binds_to_localhost_and_passes_panel_options_through():
     assert cmd[1:4] == ["-m", "panel", "serve"] and cmd[4].endswith("dashboard/app.py")
     assert cmd[cmd.index("--address") + 1] == "127.0.0.1"
     assert "127.0.0.1:5100" in cmd and "localhost:5100" in cmd
-    assert cmd[-2:] == ["--basic-auth", "creds.json"]
-    # logins: a class server's per-page cap; one malloc arena unless the user chose otherwise
-    expected = {"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "25", "BOKEH_RESOURCES": "server"}
+    logins = os.path.join(os.path.dirname(cmd[4]), "serving", "_login_module.py")  # our logins, not Panel's
+    assert cmd[cmd.index("--auth-module") + 1] == logins and "--basic-auth" not in cmd
+    # logins (the password to the environment, never the command line): a class server's per-page cap; one malloc
+    # arena unless the user chose otherwise
+    expected = {"INVLAB_MAX_TRAINING": "3", "INVLAB_MAX_STEPS_PER_S": "25", "BOKEH_RESOURCES": "server",
+                "INVLAB_BASIC_AUTH": "creds.json"}
     if "MALLOC_ARENA_MAX" not in os.environ:
         expected["MALLOC_ARENA_MAX"] = "1"
     assert env == expected
