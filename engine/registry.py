@@ -25,6 +25,7 @@ import param
 from .errors import ConfigError
 
 _current_origin: list[str] = []  # the plugin being loaded (set by invlab.plugins while it imports a module)
+_refused: list[str] = []  # sentences: a plugin's parts left out because no route could reach their names
 _TABLES: list[dict] = []  # the registration tables declared with `table`
 _REGISTRIES: list["Registry"] = []  # every `Registry` made
 
@@ -102,10 +103,13 @@ SLUG = r"[a-z0-9][a-z0-9_-]*"  # or, for data sets, lower case with hyphens ("tw
 class Registry:
     """Named parts of one kind (`kind`: 'kernel', 'augmentation', 'likelihood', 'data set', ...). `contract` names
     the constructor arguments every part takes (the rest are its own options); `extra` are selector choices that are
-    not parts (e.g. 'auto'); `pattern` is what a name must look like (`WORD` by default, or `SLUG`)."""
+    not parts (e.g. 'auto'); `pattern` is what a name must look like (`WORD` by default, or `SLUG`); `unreachable`,
+    given a new name, says why no route (a flag, `load(name)`, a link) would reach it, or returns None."""
 
-    def __init__(self, kind: str, contract: tuple[str, ...], extra: tuple[str, ...] = (), pattern: str = WORD):
+    def __init__(self, kind: str, contract: tuple[str, ...], extra: tuple[str, ...] = (), pattern: str = WORD,
+                 unreachable: Callable[[str], str | None] | None = None):
         self.kind, self.contract, self.extra, self.pattern = kind, contract, extra, pattern
+        self.unreachable = unreachable
         self.parts: dict[str, Part] = {}
         self._owners: list[tuple[type[param.Parameterized], str]] = []
         _REGISTRIES.append(self)
@@ -121,6 +125,9 @@ class Registry:
             what = ("a word of letters, digits and underscores" if self.pattern == WORD else
                     "lower-case letters, digits, hyphens and underscores")
             raise ConfigError(f"a {self.kind} name must be {what}, got {name!r}")
+        why = self.unreachable(name) if self.unreachable is not None and name not in self.parts else None
+        if why is not None:
+            return self._refuse(name, why)
 
         def decorate(factory):
             old = self.parts.get(name)
@@ -143,6 +150,16 @@ class Registry:
             return factory
 
         return decorate
+
+    def _refuse(self, name: str, why: str):
+        """Refuse a name no route could reach. Within a plugin the part is left out and the refusal kept for the
+        plugin's report, so that its other parts still load (the decorator hands the factory back unregistered);
+        from a user's own code it is a `ConfigError` at once."""
+        if not _current_origin:
+            raise ConfigError(f"{self.kind} name {name!r} cannot be reached: {why}; register it under another name")
+        _refused.append(f"its {self.kind} {name!r} was left out: {why}; the plugin must register it under another "
+                        "name")
+        return lambda factory: factory
 
     def attach(self, owner: type[param.Parameterized], selector: str) -> None:
         """Keep `owner.<selector>` (and its subclasses') choices and options in step with this registry."""

@@ -46,7 +46,7 @@ def cmd_plugins(argv: list[str]) -> int:
             print(json.dumps(row))
         for p in plugins:
             print(json.dumps({"kind": "plugin", "name": p.name, "module": p.module, "package": p.package,
-                              "error": p.error}))
+                              "error": p.error, "refused": list(p.refused)}))
         return 0
     width = max(len(r["name"]) for r in rows)
     kind_width = max(len(r["kind"]) for r in rows)
@@ -58,6 +58,7 @@ def cmd_plugins(argv: list[str]) -> int:
     if not plugins:
         print(f"no plugins installed (entry points in the group {GROUP})")
     for p in plugins:
-        state = "loaded" if p.error is None else f"skipped: {p.error}"
+        state = f"skipped: {p.error}" if p.error else \
+            "loaded" + "".join(f"; {sentence}" for sentence in p.refused)
         print(f"plugin {p.name}: module {p.module} from package {p.package}, {state}")
     return 0

@@ -65,11 +65,37 @@ class Reader:
     source: Callable  # source(path) -> Source
 
 
+MIN_PREFIX = 2  # letters of a reader's prefix: 'C:\data' is a Windows drive, never the reader 'c'
+
+
+def name_key(name: str) -> str:
+    """What the lab reads a data set name as: lower case, '_' and '-' alike ('two_moons' is 'two-moons')."""
+    return name.strip().lower().replace("_", "-")
+
+
+def _unreachable_dataset(name: str) -> str | None:
+    """Why `name` would never load (another data set is read from it), or None."""
+    twin = next((part for key, part in DATASETS.parts.items() if name_key(key) == name_key(name)), None)
+    if twin is None:
+        return None
+    return (f"the lab reads it as the {'built-in ' if twin.builtin else ''}data set {twin.name!r} ('_' and '-' are "
+            "one in data set names), so every route would load that one")
+
+
+def _unreachable_reader(prefix: str) -> str | None:
+    """Why 'prefix:PATH' would never reach this reader, or None."""
+    if len(prefix) >= MIN_PREFIX:
+        return None
+    return (f"a one-letter prefix reads as a Windows drive ('{prefix.upper()}:\\data'), so '{prefix}:PATH' is a "
+            f"path, never this reader (a prefix needs {MIN_PREFIX} letters or more)")
+
+
 # The named data sets: each part is its `make(options, seed, test_fraction)`, its `Source` kept in `info["source"]`.
-DATASETS = Registry("data set", contract=("options", "seed", "test_fraction"), pattern=SLUG)
+DATASETS = Registry("data set", contract=("options", "seed", "test_fraction"), pattern=SLUG,
+                    unreachable=_unreachable_dataset)
 SOURCES = PartsView(DATASETS, "source")  # name → Source, as a read-only mapping
 # The readers of the user's own files: each part is its `source(path) -> Source`, its `Reader` in `info["reader"]`.
-READER_REGISTRY = Registry("reader", contract=("path",), pattern=SLUG)
+READER_REGISTRY = Registry("reader", contract=("path",), pattern=SLUG, unreachable=_unreachable_reader)
 READERS = PartsView(READER_REGISTRY, "reader")  # prefix → Reader
 
 

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from ..errors import DataError
-from . import mnist, synthetic
+from . import mnist, raw, synthetic
 from .dataset import refuse_non_finite
 from .idx import load_idx_dir
 from .raw import READERS, SOURCES, RawData, Reader, Source, register_dataset, register_reader, with_notes  # noqa: F401
@@ -256,7 +256,7 @@ def names() -> list[str]:
 def split_prefix(name: str) -> tuple[str, str] | None:
     """('csv', PATH) for 'csv:PATH' (any registered reader's prefix), else None."""
     prefix, sep, rest = name.partition(":")
-    if sep and prefix in READERS and len(prefix) > 1:  # 'C:\data' is a Windows drive, not a prefix
+    if sep and prefix in READERS and len(prefix) >= raw.MIN_PREFIX:  # 'C:\data' is a Windows drive, not a prefix
         return prefix, rest
     return None
 
@@ -285,8 +285,8 @@ def file_path(name) -> str | None:
 def canonical(name: str) -> str:
     """Lower case, and '_' and '-' both accepted ('two_moons', 'breast-cancer')."""
     key = name.strip().lower()
-    for known in SOURCES:
-        if key.replace("_", "-") == known.replace("_", "-"):
+    for known in SOURCES:  # registration refuses a second name that reads as one already there
+        if raw.name_key(key) == raw.name_key(known):
             return known
     return key
 
