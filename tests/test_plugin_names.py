@@ -41,16 +41,23 @@ register_reader("line", "a line file")(_reader("line"))
 register_reader("c", "a C file")(_reader("c"))
 '''
 
-# every route in one process: Python's `load`, and the page's settings from a link, then its data loading
+# every route in one process (one start instead of one a route): `invlab train --dataset NAME` through the CLI's
+# own entry, Python's `load`, and the page's settings from a link, then its data loading
 ROUTES = '''
-import json, sys
+import contextlib, io, json, sys
+from invlab.cli import main
 from invlab.plugins import failure_lines, load_plugins
 from invlab.data import list_datasets, load
 from invlab.dashboard.state import RunSettings
 
 load_plugins()
-out = {"listed": list_datasets(), "notes": failure_lines(), "python": {}, "page": {}}
+out = {"listed": list_datasets(), "notes": failure_lines(), "cli": {}, "python": {}, "page": {}}
 for name in sys.argv[1:]:
+    printed, warned = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(warned):
+        status = main(["train", "--model", "svgp", "--dataset", name, "--num-inducing", "5", "--steps", "2",
+                       "--eval-every", "0", "--quiet"])
+    out["cli"][name] = [status, (printed.getvalue().strip().splitlines() or [""])[-1], warned.getvalue()]
     try:
         data = load(name)
         out["python"][name] = [data.name, data.task]
@@ -74,7 +81,7 @@ def env(tmp_path_factory):
     return env_with(site, INVLAB_DATA=str(root / "data"))
 
 
-def test_the_cli_lists_and_trains_on_each_name_and_names_the_refused_ones(env):
+def test_invlab_plugins_lists_the_names_it_registered_and_names_the_refused_ones(env):
     listing = invlab("plugins", env=env)
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
@@ -88,20 +95,18 @@ def test_the_cli_lists_and_trains_on_each_name_and_names_the_refused_ones(env):
     assert all("its other parts are registered" in w for w in warnings), warnings
     assert "plugin names_plugin: module names_plugin from package names-plugin, loaded" in listing.stdout
 
-    for dataset in ("my-line", "line:/anywhere/points.txt"):
-        out = invlab("train", "--model", "svgp", "--dataset", dataset, "--num-inducing", "5", "--steps", "2",
-                     "--eval-every", "0", "--quiet", env=env)
-        assert out.returncode == 0, out.stderr
-        assert out.stdout.strip().splitlines()[-1].startswith(f"run {1 if dataset == 'my-line' else 2} | svgp on "
-                                                              f"{dataset} | step 2")
 
-
-def test_python_and_the_page_reach_each_name_the_registry_accepted(env):
+def test_the_cli_python_and_the_page_reach_each_name_the_registry_accepted(env):
     names = ["my-line", "line:/anywhere/points.txt", "two_moons", "two-moons"]
     out = subprocess.run([sys.executable, "-c", ROUTES, *names], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert "my-line" in seen["listed"] and "two_moons" not in seen["listed"]
+    for run, name in enumerate(names, 1):
+        status, last, warned = seen["cli"][name]
+        assert status == 0 and "Traceback" not in warned, (name, warned)
+        shown = "two-moons" if name == "two_moons" else name
+        assert last.startswith(f"run {run} | svgp on {shown} | step 2"), (name, last)
     for route in ("python", "page"):
         assert seen[route]["my-line"] == ["my-line", "regression"], seen[route]
         assert seen[route]["line:/anywhere/points.txt"] == ["line:/anywhere/points.txt", "regression"], seen[route]
