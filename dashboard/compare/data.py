@@ -215,3 +215,20 @@ def _spread(lo, hi, default) -> list:
     if isinstance(lo, int) and isinstance(hi, int) and not isinstance(lo, bool):
         return sorted({lo, (lo + hi) // 2, hi})
     return [lo, (lo + hi) / 2, hi]
+
+
+def data_words(data: dict) -> str:
+    """The data settings that come from the Training page, in words: "with rotate 90, subset 300 (the Training
+    page's data settings)", or "with its default settings" for another data set."""
+    from invlab.data import DataConfig
+
+    if set(data) == {"dataset"}:
+        return "with its default settings (the Training page's data settings apply to the data set it trains)"
+
+    shown = [f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
+             for k, v in data.items()
+             if k not in ("dataset", "name") and k in DataConfig.param and v != DataConfig.param[k].default]
+    if data.get("source_options"):
+        shown.append(f"options {data['source_options']}")
+    return ("with " + ", ".join(shown) + " (the Training page's data settings)") if shown else \
+        "with the Training page's data settings"

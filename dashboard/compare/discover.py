@@ -15,7 +15,7 @@ import logging
 import pandas as pd
 import panel as pn
 
-from invlab.dashboard.compare.data import progress_text
+from invlab.dashboard.compare.data import data_words, progress_text
 from invlab.dashboard.compare.live import STATE_COLOURS
 from invlab.dashboard.compare.runner import DiscoverRunner
 from invlab.dashboard.compare.table import RunTable
@@ -136,7 +136,7 @@ class DiscoverStudy(pn.viewable.Viewer):
         if self.runner is not None and not self.runner.finished:
             return  # the running study's candidates stay listed
         data = self.data_config()
-        self.data_words.object = html_text(_data_words(data))
+        self.data_words.object = html_text(data_words(data))
         try:
             self._check_limits(data)
             plan = plan_candidates(data, seeds=int(self.seeds.value or 1), steps=int(self.steps.value or 1))
@@ -184,15 +184,16 @@ class DiscoverStudy(pn.viewable.Viewer):
         try:
             self._check_limits(data)
             plan = plan_candidates(data, seeds=int(self.seeds.value), steps=int(self.steps.value), orbits=ticked)
-            check_scheduler(self.page.scheduler or None)
+            scheduler, shared = self.page.where_runs_train()  # an address the page may not choose is not contacted
+            check_scheduler(scheduler)
             sweep_id = create_sweep(plan, store)
         except (InvlabError, ValueError, TypeError) as err:
             self._error(str(err))
             return
         self._error("")
         self.plan, self.sweep_id, self.report = plan, sweep_id, None
-        self.runner = DiscoverRunner(plan, store, sweep_id, scheduler=self.page.scheduler or None,
-                                     n_workers=self.page.n_workers or None, shared=self.page.shared_cluster).start()
+        self.runner = DiscoverRunner(plan, store, sweep_id, scheduler=scheduler, n_workers=self.page.n_workers or None,
+                                     shared=shared).start()
         self.state = StudyState.STARTING
         self.message = (f"{len(plan.candidates)} candidates × {len(plan.spec.seeds)} seeds, "
                         f"{int(self.steps.value)} steps each: starting Dask workers…")
@@ -245,7 +246,8 @@ class DiscoverStudy(pn.viewable.Viewer):
                 self.state, self.message = StudyState.FAILED, f"the study failed: {error}"
             else:
                 self.state = StudyState.STOPPED if runner.stop_event.is_set() else StudyState.FINISHED
-                self.message = (f"{self.report.stored} of {self.report.total} runs stored" if self.report else "")
+                self.message = runner.lost or (f"{self.report.stored} of {self.report.total} runs stored"
+                                               if self.report else "")
             self.page.refresh_sweeps()
         self._draw()
 
@@ -378,23 +380,6 @@ class DiscoverStudy(pn.viewable.Viewer):
                          pn.FlexBox(self.chart, self.download, align_items="flex-start", sizing_mode="stretch_width"),
                          sizing_mode="stretch_width", name="Discover",
                          css_classes=["invlab-discover"])
-
-
-def _data_words(data: dict) -> str:
-    """The data settings that come from the Training page, in words: "with rotate 90, subset 300 (the Training
-    page's data settings)", or "with its default settings" for another data set."""
-    from invlab.data import DataConfig
-
-    if set(data) == {"dataset"}:
-        return "with its default settings (the Training page's data settings apply to the data set it trains)"
-
-    shown = [f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
-             for k, v in data.items()
-             if k not in ("dataset", "name") and k in DataConfig.param and v != DataConfig.param[k].default]
-    if data.get("source_options"):
-        shown.append(f"options {data['source_options']}")
-    return ("with " + ", ".join(shown) + " (the Training page's data settings)") if shown else \
-        "with the Training page's data settings"
 
 
 __all__ = ["COLUMNS", "DEFAULT_SEEDS", "HEADING", "DiscoverStudy"]

@@ -10,6 +10,7 @@ import panel as pn
 import param
 
 from invlab.dashboard.compare.data import _fmt_value, _parse_token, _spread
+from invlab.dashboard.compare.scheduler_choice import SchedulerChoice
 from invlab.dashboard.safe_text import markdown_text
 from invlab.dashboard.state.settings import RunSettings, coerce
 from invlab.errors import InvlabError
@@ -22,16 +23,18 @@ class SweepForm(pn.viewable.Viewer):
 
     Parts it uses: the page's `settings` (a `RunSettings`: the Training page's configuration the sweep varies) and
     `store()` (the run store, or None: its stored sweeps). `where`: the page's `n_workers` and `scheduler` parameters
-    (the Workers box follows them); `shared_cluster`: the runs go to the server's one cluster (no Workers box).
+    (the Workers box follows them); `shared_cluster`: the runs go to the server's one cluster (no Workers box);
+    `choice`: who may type a scheduler (a `SchedulerChoice`: elsewhere the box shows the server's, read-only).
     `shown()` is the sweep the page shows; `say(text)` puts a message in the page's status line; `launch(spec)` runs
     a sweep and `open_sweep(sweep_id)` shows a stored one."""
 
     def __init__(self, settings: RunSettings, store: Callable[[], RunStore | None], *, where: tuple,
                  shared_cluster: bool, shown: Callable[[], int | None], say: Callable[[str], None],
-                 launch: Callable[[SweepSpec], None], open_sweep: Callable[[int], None]):
+                 launch: Callable[[SweepSpec], None], open_sweep: Callable[[int], None],
+                 choice: SchedulerChoice | None = None):
         super().__init__(name="Sweep form")
         self.settings, self._store = settings, store
-        self.shared_cluster = shared_cluster
+        self.shared_cluster, self.choice = shared_cluster, choice or SchedulerChoice()
         self._shown, self._say, self._launch, self._open_sweep = shown, say, launch, open_sweep
         self._build_widgets(*where)
 
@@ -55,8 +58,12 @@ class SweepForm(pn.viewable.Viewer):
         self.sweeps_select = pn.widgets.Select(label="Stored sweeps", options={}, width=300)
         self.open_button = pn.widgets.Button(label="Open sweep", width=140)
         self.workers = pn.widgets.IntInput.from_param(n_workers, label="Workers (0: one per core)", width=140)
-        self.scheduler_input = pn.widgets.TextInput.from_param(scheduler, label="Dask scheduler",
-                                                               placeholder="empty: this machine", width=300)
+        self.scheduler_input = pn.widgets.TextInput.from_param(
+            scheduler, label="Dask scheduler", placeholder=self.choice.words(), width=300,
+            disabled=not self.choice.page_may_choose, css_classes=["invlab-scheduler"])
+        self.scheduler_note = pn.pane.Alert("", alert_type="warning", visible=False, width=300,
+                                            css_classes=["invlab-scheduler-note"])  # a refused address, said why
+        self.scheduler_note_text = ""  # what scheduler_note says, as text
         self.form_error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
         self.form_error_text = ""  # what form_error says, as text (the pane holds it escaped)
         self.launch_button.on_click(lambda *_: self.launch_from_settings())
@@ -75,13 +82,16 @@ class SweepForm(pn.viewable.Viewer):
                             self.quick, self.study_button, name="Built-in study")
         stored = pn.Column(pn.pane.Markdown("**Open a stored sweep**", margin=(0, 10)), self.sweeps_select,
                            self.open_button, name="Stored sweep")
-        if self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
+        if self.choice.server_address:  # the server's scheduler: its workers are the server's choice
+            here = pn.pane.Markdown("This server's Dask scheduler, chosen by the person running it.", width=300,
+                                    margin=(0, 10))
+        elif self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
             here = pn.pane.Markdown("Empty: this server's Dask cluster, one worker per core, shared by every page.",
                                     width=300, margin=(0, 10))
         else:
             here = self.workers
         where = pn.Column(pn.pane.Markdown("**Where the runs train**", margin=(0, 10)), here,
-                          self.scheduler_input, name="Workers")
+                          self.scheduler_input, self.scheduler_note, name="Workers")
         return pn.FlexBox(vary, builtin, stored, where, sizing_mode="stretch_width")
 
     def parameter_options(self) -> dict[str, str]:
@@ -204,6 +214,12 @@ class SweepForm(pn.viewable.Viewer):
             self.show_error(str(err))
             return
         self._launch(spec)
+
+    def show_scheduler_refusal(self, text: str) -> None:
+        """Say beside the scheduler box why its address was refused (empty: hide the note)."""
+        self.scheduler_note_text = text
+        self.scheduler_note.object = markdown_text(text)
+        self.scheduler_note.visible = bool(text)
 
     def show_error(self, text: str) -> None:
         """Say `text` under the form (empty: hide the message)."""

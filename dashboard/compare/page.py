@@ -15,8 +15,10 @@ import param
 from invlab.dashboard.compare.discover import DiscoverStudy
 from invlab.dashboard.compare.form import SweepForm
 from invlab.dashboard.compare.live import SweepFollowing
+from invlab.dashboard.compare.scheduler_choice import SchedulerChoice, SchedulerRefused
 from invlab.dashboard.notebook import display as notebook
 from invlab.dashboard.parts import PartAttribute
+from invlab.dashboard.serving.identity import logins_on
 from invlab.dashboard.state.settings import RunSettings
 from invlab.errors import ConfigError, InvlabError
 from invlab.ids import parse_id, shorten
@@ -51,7 +53,8 @@ class ComparePage(pn.viewable.Viewer):
                            doc="What the sweep shown is doing.")
     message = param.String(default="", doc="Progress, or what went wrong, in words.")
     n_workers = param.Integer(default=0, bounds=(0, 64), doc="Dask workers on this machine (0: one per core).")
-    scheduler = param.String(default="", doc="Address of a running Dask scheduler (empty: a cluster on this machine).")
+    scheduler = param.String(default="", doc="Address of a running Dask scheduler (empty: a cluster on this machine, "
+                                             "or the server's); on a server, only where `scheduler_choice` allows.")
     discover_shown = param.Integer(default=None, allow_None=True, doc="The Discover study's sweep shown (its id).")
 
     # the parts' widgets and state, reached from the page as before (notebooks, tests)
@@ -96,7 +99,10 @@ class ComparePage(pn.viewable.Viewer):
     def __init__(self, settings: RunSettings | None = None,
                  store: RunStore | Callable[[], RunStore | None] | None = None, *,
                  on_open_run: Callable[[int], None] | None = None, tick_ms: int = 1000,
-                 data_choices: Callable[[], list[str]] | None = None, limits=None, **params):
+                 data_choices: Callable[[], list[str]] | None = None, limits=None, user: str | None = None,
+                 admin: bool = False, **params):
+        """`limits`: a server's `ServerLimits` (None in a notebook); `user` / `admin`: the page's logged-in user on a
+        server with logins, and whether it is an admin (who may choose the Dask scheduler: scheduler_choice.py)."""
         super().__init__(**params)
         self.settings = settings if settings is not None else RunSettings()
         self.store = store  # a RunStore, or a function giving one (the Explorer's, opened when first needed)
@@ -104,13 +110,16 @@ class ComparePage(pn.viewable.Viewer):
         if pn.state.curdoc is not None and not notebook.in_notebook():
             pn.extension("tabulator")  # a served page built without it (`pn.serve(Explorer)`) still draws the table
         self.limits = limits  # a server's ServerLimits: every page of the server shares one Dask cluster
+        self.scheduler_choice = SchedulerChoice(limits, logins=limits is not None and (user is not None or logins_on()),
+                                                admin=admin)
+        self.scheduler = self.scheduler_choice.server_address or self.scheduler  # the box shows the server's
         self._layout = None  # the page's Column, once drawn
         self._active = False  # its contents are drawn (the tab has been shown)
         self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                     css_classes=["invlab-lesson-banner"])  # a lesson's steps (set by the Explorer)
         self.form = SweepForm(self.settings, lambda: self.store, where=(self.param.n_workers, self.param.scheduler),
                               shared_cluster=self.shared_cluster, shown=lambda: self.sweep_id, say=self._say,
-                              launch=self.launch, open_sweep=self.open_sweep)
+                              launch=self.launch, open_sweep=self.open_sweep, choice=self.scheduler_choice)
         self.following = SweepFollowing(self, lambda: self.store, tick_ms=tick_ms, open_run=self.open_run,
                                         resume=self.resume, show_error=self.form.show_error,
                                         refresh_sweeps=self.form.refresh_sweeps)
@@ -177,12 +186,25 @@ class ComparePage(pn.viewable.Viewer):
             return
         self.form.show_error("")
         try:
+            scheduler, shared = self.where_runs_train()
             planned = spec.runs()
         except InvlabError as err:
             self.form.show_error(str(err))
             return
-        self.following.start(spec, planned, sweep_id, scheduler=self.scheduler or None,
-                             n_workers=self.n_workers or None, shared=self.shared_cluster)
+        self.following.start(spec, planned, sweep_id, scheduler=scheduler, n_workers=self.n_workers or None,
+                             shared=shared)
+
+    def where_runs_train(self) -> tuple[str | None, bool]:
+        """(the Dask scheduler address the page's runs go to, or None; whether to the server's shared cluster), by
+        `scheduler_choice`'s rule. An address the page may not choose raises SchedulerRefused, said beside the box,
+        before anything contacts it."""
+        try:
+            where = self.scheduler_choice.resolve(self.scheduler)
+        except SchedulerRefused as err:
+            self.form.show_scheduler_refusal(str(err))
+            raise
+        self.form.show_scheduler_refusal("")
+        return where
 
     def resume(self, sweep_id: int | None = None) -> None:
         """Run the missing runs of stored sweep `sweep_id` (default: the one shown), on the page."""
@@ -254,8 +276,8 @@ class ComparePage(pn.viewable.Viewer):
     @property
     def shared_cluster(self) -> bool:
         """Whether runs without a scheduler address go to the server's one shared cluster (`cluster.py`: under
-        `invlab serve`) rather than a cluster of this page's own (a notebook)."""
-        return self.limits is not None
+        `invlab serve` without --scheduler) rather than a cluster of this page's own (a notebook)."""
+        return self.limits is not None and not self.scheduler_choice.server_address
 
     def busy(self) -> bool:
         """Whether a sweep launched from this page is running (the Discover study waits for it)."""

@@ -122,7 +122,8 @@ class Explorer(pn.viewable.Viewer):
                             buttons=(self.buttons["save"], self.download))
         self.prior = prior_page()
         self.compare = ComparePage(self.settings, lambda: self.store, on_open_run=self.open_stored_run,
-                                   data_choices=lambda: data_choices(self.limits), limits=self.limits)
+                                   data_choices=lambda: data_choices(self.limits), limits=self.limits,
+                                   user=self.user, admin=self.admin)  # who may choose its Dask scheduler
         self.theme_switch = ThemeSwitch(lambda theme: self.lifecycle.switch_theme(theme))
         self.page = PageLayout(self.settings, self.session, self.status, self.feed, runs=self.runs,
                                compare=self.compare, prior=self.prior, buttons=self.buttons,

@@ -13,6 +13,11 @@ path exists or not. The person running the server sets the limits with
 `invlab serve --max-points / --max-inducing / --max-memory-mb / --allow-data-dir` (environment variables
 `INVLAB_MAX_POINTS`, `INVLAB_MAX_INDUCING`, `INVLAB_MAX_MEMORY_MB`, `INVLAB_DATA_DIRS`). The CLI's `train` and a
 notebook's Explorer have no limits.
+
+The Dask scheduler the Compare page's runs go to is the server's too: `invlab serve --scheduler ADDRESS`
+(`INVLAB_SCHEDULER`; without it, the server's own cluster), and a page may name another only where the server was
+started with `--allow-page-scheduler` (`INVLAB_PAGE_SCHEDULER=1`, refused with logins) or its user is an admin
+(dashboard/compare/scheduler_choice.py says why).
 """
 from __future__ import annotations
 
@@ -124,6 +129,8 @@ class ServerLimits:
     max_memory_mb: float = DEFAULT_MAX_MEMORY_MB
     data_dirs: tuple[str, ...] = ()  # folders an `idx:` dataset may be inside
     admins: tuple[str, ...] = ()  # logged-in users who see every user's runs and sweeps (`invlab serve --admin`)
+    scheduler: str = ""  # the Dask scheduler every page's runs go to (`invlab serve --scheduler`); "": the server's own
+    page_scheduler: bool = False  # a page without logins may name a scheduler (`invlab serve --allow-page-scheduler`)
 
     @classmethod
     def from_env(cls, environ=None) -> "ServerLimits":
@@ -154,7 +161,8 @@ class ServerLimits:
                               "the server with `invlab serve --admin USER` instead")
         return cls(number("INVLAB_MAX_POINTS", DEFAULT_MAX_POINTS),
                    number("INVLAB_MAX_INDUCING", DEFAULT_MAX_INDUCING),
-                   number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs), tuple(admins))
+                   number("INVLAB_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB, float), tuple(dirs), tuple(admins),
+                   env.get("INVLAB_SCHEDULER", "").strip(), env.get("INVLAB_PAGE_SCHEDULER", "") == "1")
 
     def check_dataset(self, name: str) -> None:
         """Refuse a file or folder (csv:, npz:, parquet:, images:, idx:, a bare path) outside the allowed directories,

@@ -58,6 +58,14 @@ def serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--admin", action="append", default=[], metavar="USER",
                         help="With --basic-auth or OAuth: a user who sees every user's runs and sweeps (repeatable); "
                         "the others see only their own.")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="The Dask scheduler the Compare page's runs go to (tcp://host:8786); default: a cluster "
+                        "of this server's own. A page may not choose another (see --allow-page-scheduler), except "
+                        "an --admin's.")
+    parser.add_argument("--allow-page-scheduler", action="store_true",
+                        help="Without logins: let every page type a Dask scheduler address. The server connects to "
+                        "it and unpickles what its workers send, so whoever types one runs code as the server: only "
+                        "where you trust everyone who can reach the page.")
     limits = parser.add_argument_group("what one page may ask of the server (the CLI's train has no limits)")
     limits.add_argument("--max-points", type=int, default=None, metavar="N",
                         help="Training + test points a run's data may have (default 100000).")
@@ -138,9 +146,36 @@ def server_environment(args: argparse.Namespace, passthrough: list[str]) -> dict
             raise ConfigError("--admin names a logged-in user, but this server has no logins (every page sees every "
                               "run); add --basic-auth FILE or --oauth-provider NAME, or leave --admin out")
         env["INVLAB_ADMINS"] = json.dumps(args.admin)
+    env.update(scheduler_environment(args, logins))
     if args.allow_data_dir:
         dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.allow_data_dir]
         env["INVLAB_DATA_DIRS"] = os.pathsep.join(dirs)
+    return env
+
+
+def scheduler_environment(args: argparse.Namespace, logins: bool) -> dict[str, str]:
+    """`--scheduler` and `--allow-page-scheduler` as the served app reads them (dashboard/compare/scheduler_choice.py:
+    who may choose the scheduler, and why); ConfigError for an address that is not one, or a page's choice on a
+    server with logins."""
+    from urllib.parse import urlsplit
+
+    env = {}
+    if args.scheduler is not None:
+        address = args.scheduler.strip()
+        parts = urlsplit(address if "://" in address else f"tcp://{address}")
+        try:
+            parts.port  # noqa: B018 — reading it checks it
+        except ValueError:
+            parts = None
+        if parts is None or not parts.hostname:
+            raise ConfigError(f"--scheduler {args.scheduler!r} is not an address like tcp://host:8786")
+        env["INVLAB_SCHEDULER"] = address
+    if args.allow_page_scheduler:
+        if logins:
+            raise ConfigError("--allow-page-scheduler lets any page name the Dask scheduler the server connects to, "
+                              "and this server has logins (a class): there only the person running it chooses "
+                              "(--scheduler ADDRESS) or a user named with --admin; leave --allow-page-scheduler out")
+        env["INVLAB_PAGE_SCHEDULER"] = "1"
     return env
 
 
