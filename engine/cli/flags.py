@@ -1,7 +1,9 @@
-"""What the `invlab` commands share: flags generated from param configs and integer flags with a range."""
+"""What the `invlab` commands share: flags generated from param configs, integer flags with a range and the data
+source's `KEY=VALUE` options."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 
 import param
@@ -127,3 +129,18 @@ def in_flag_words(message: str, parser: argparse.ArgumentParser) -> str:
         return f"{flag} " if flag else match.group(0)
 
     return _SETTING.sub(as_flag, message)
+
+
+def source_options(pairs: list[str]) -> dict:
+    """The `--source-option KEY=VALUE` pairs as a dict, each value read as JSON where it is JSON (numbers, true,
+    lists), else kept as text; a pair without a key or `=` is a ConfigError."""
+    out = {}
+    for pair in pairs:
+        if "=" not in pair or not pair.split("=", 1)[0].strip():
+            raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out

@@ -12,8 +12,10 @@ import sys
 import time
 
 from ..errors import ConfigError, InvlabError, NonFiniteLossError, printable
+from ..train.checkpoint import CheckpointWriteError
 from ..train.states import UNHEALTHY, HealthState, RunStatus
-from .flags import add_param_flags, collect, id_flag, in_flag_words
+from .flags import add_param_flags, collect, id_flag, in_flag_words, source_options
+from .resuming import resume_from_flags, stored_run, watched_refusal
 
 
 def _train_parser(model_name: str) -> argparse.ArgumentParser:
@@ -29,8 +31,8 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
                              "(steps, learning rate, schedule, intervals ...) apply from there on and are recorded; "
                              "data and model flags, --optimizer and --seed would need a new run and are refused.")
     parser.add_argument("--restart", action="store_true",
-                        help="With --resume ID: train run ID's settings (and any flags given) again as a new run from "
-                             "step 0; run ID is kept as it is.")
+                        help="With --resume ID: train run ID's settings again as a new run from step 0, with every "
+                             "flag given (--model included) over them; run ID is kept as it is.")
     parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
                         help="Option of the data source, e.g. num_train=500 (repeatable).")
     parser.add_argument("--quiet", action="store_true", help="No progress bar.")
@@ -44,19 +46,6 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _source_options(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        if "=" not in pair or not pair.split("=", 1)[0].strip():
-            raise ConfigError(f"--source-option expects KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out
-
-
 def cmd_train(argv: list[str]) -> int:
     """`invlab train ARGV`; returns the exit status (0 finished, 1 refused or failed, 2 usage, 128+N signal)."""
     from ..train import RunConfig, RunStore, Trainer
@@ -65,9 +54,9 @@ def cmd_train(argv: list[str]) -> int:
     pre.add_argument("--model", default=None)
     pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
     known, _ = pre.parse_known_args(argv)
-    stored = _stored_run(known.resume) if known.resume is not None else None
+    stored = stored_run(known.resume) if known.resume is not None else None
     if stored is not None and stored.name is not None:  # written by watch(): the user's loop, not a model family
-        print(f"invlab train: {_watched_refusal(stored)}", file=sys.stderr)
+        print(f"invlab train: {watched_refusal(stored)}", file=sys.stderr)
         return 1
     if known.model is None:  # a resumed run's flags are its own family's, so they can be named when refused
         known.model = stored.model if stored is not None else "svgp"
@@ -84,14 +73,14 @@ def cmd_train(argv: list[str]) -> int:
     try:
         store = RunStore(on_busy=lambda message: _note(f"note: {message}"))
         if args.resume is not None:
-            trainer = _resume(store, parser, args, values, explicit_model=any(
+            trainer = resume_from_flags(store, parser, args, values, explicit_model=any(
                 a == "--model" or a.startswith("--model=") for a in argv))
             if trainer is None:
                 return 2
         else:
             data = dict(values["data"])
             if args.source_option:
-                data["source_options"] = _source_options(args.source_option)
+                data["source_options"] = source_options(args.source_option)
             config = RunConfig(model=args.model, data=data, model_config=values["model"], train=values["train"])
             trainer = Trainer(config, store=store)
             if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
@@ -119,73 +108,6 @@ def _note(message: str) -> None:
     from tqdm import tqdm
 
     tqdm.write(message, file=sys.stderr)
-
-
-def _stored_run(run_id: str):
-    """Stored run `run_id` as typed (None when it cannot be read: the resume says why)."""
-    from ..ids import parse_id
-    from ..train import RunStore
-
-    try:
-        run_id = parse_id(run_id, "run")
-        with RunStore() as store:
-            return store.get_run(run_id)
-    except (InvlabError, OSError):
-        return None
-
-
-def _watched_refusal(record) -> str:
-    """Why run `record`, written by `invlab.train.watch` from the user's own loop, is not resumed here."""
-    return (f"run {record.id} is a watched run, written by your own loop (watch(name={record.name!r})), not by invlab "
-            f"train, so it has no checkpoint to resume from; continue it by running that loop again (each "
-            f"watch(name={record.name!r}) records a new run under that name)")
-
-
-def _resume(store, parser, args, values: dict, explicit_model: bool):
-    """The trainer that continues run `args.resume`, with the training flags given applied; None (after saying which
-    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings. The
-    policy is the engine's (`invlab.train.resume`); this says it in flags."""
-    from ..train import CheckpointError, RunConfig, Trainer
-    from ..train.resume import plan_resume, refuse_steps_behind, restart_config
-
-    run_id = args.resume
-    record = store.get_run(run_id)
-    stored = RunConfig.from_json(record.config)
-    given_data = dict(values["data"])
-    if args.source_option:
-        given_data["source_options"] = _source_options(args.source_option)
-    if args.restart:
-        config = restart_config(stored, data=given_data, model_config=values["model"], train=values["train"])
-        trainer = Trainer(config, store=store)
-        print(f"run {trainer.run_id}: a new run with the settings of run {run_id} (kept as it was)", file=sys.stderr)
-        return trainer
-    plan = plan_resume(stored, model=args.model if explicit_model else None, data=given_data,
-                       model_config=values["model"], train=values["train"])
-    if not plan.allowed:
-        flag_of = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
-        flag_of.update({"model": "--model", "data__source_options": "--source-option"})
-        refused = [f"{flag_of[name.replace('.', '__')]} ({old!r} -> {new!r})" if name != "model" else
-                   f"--model ({old} -> {new})" for name, old, new in plan.refused]
-        print(f"invlab train: --resume {run_id} continues run {run_id} with its own model, data, optimiser and random "
-              f"streams; these flags would need a new run: {', '.join(refused)}. Drop them to continue run {run_id}, "
-              f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
-        return None
-    train_now = stored.train_config()
-    refuse_steps_behind(store, run_id, values["train"].get("steps"), train_now.steps)
-    try:
-        trainer = Trainer.resume(store, run_id, train=plan.train)
-    except CheckpointError as err:
-        raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
-                              f"invlab train --resume {run_id} --restart") from None
-    applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in plan.train.items())
-    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
-          + (f" with {applied}" if applied else ""), file=sys.stderr)
-    for note in trainer.resume_notes:
-        print(f"note: {note}", file=sys.stderr)
-    if trainer.step_count >= trainer.tc.steps:
-        print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
-              f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
-    return trainer
 
 
 class _StopOnSignal:
@@ -265,6 +187,9 @@ def _train_with_bar(trainer, quiet: bool) -> int:
         if not err.kernel_fault:  # a kernel that is not finite stays so at any learning rate
             print(f"resume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>", file=sys.stderr)
         return 1
+    except CheckpointWriteError as err:
+        bar.close()
+        return _unwritable(trainer, err)
     except KeyboardInterrupt:  # a second Ctrl-C or SIGTERM: stopped at once, maybe mid-step
         bar.close()
         return _stopped(trainer, "a second signal", 130)
@@ -298,6 +223,22 @@ def _stopped(trainer, what: str, code: int) -> int:
     print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
           f"invlab train --resume {trainer.run_id}", file=sys.stderr)
     return code
+
+
+def _unwritable(trainer, err) -> int:
+    """After a checkpoint that could not be written (`CheckpointWriteError`): the run stops, marked `interrupted`
+    with the sentence that names the folder and how to go on from the latest checkpoint written."""
+    run_id = trainer.run_id
+    written = trainer.store.checkpoints(run_id) if trainer.store is not None else []
+    latest = written[0] if written else None  # its file may be in the folder that went away: it is named anyway
+    then = (f"then continue from its latest checkpoint (step {latest[0]}) with: invlab train --resume {run_id}"
+            if latest else f"then train its settings again (no checkpoint of it was written) with: invlab train "
+                           f"--resume {run_id} --restart")
+    message = (f"run {run_id} stopped at step {trainer.step_count}: its checkpoint could not be written to "
+               f"{err.folder} ({err.reason}). Make that folder writable (or free space on its disk), {then}")
+    trainer._set_status(RunStatus.INTERRUPTED, message=message)
+    print(f"invlab train: {message}", file=sys.stderr)
+    return 1
 
 
 def result_json(trainer, seconds: float, steps: int) -> str:

@@ -4,7 +4,8 @@ or a script can apply the same way.
 A resumed run continues its own model, data, optimiser and random streams from its newest checkpoint, so only
 training settings that do not change what was saved may differ (more steps, another learning rate, evaluation and
 checkpoint intervals); the model family, a data or model setting, the optimiser and the seed would need a new run
-(`restart_config`: the stored settings with the new values, trained from step 0 as a new run).
+(`restart_config`: the stored settings with the new values, the model family included, trained from step 0 as a
+new run).
 """
 from __future__ import annotations
 
@@ -58,12 +59,26 @@ def plan_resume(stored: RunConfig, *, model: str | None = None, data: dict | Non
     return plan
 
 
-def restart_config(stored: RunConfig, *, data: dict | None = None, model_config: dict | None = None,
-                   train: dict | None = None) -> RunConfig:
-    """A new run's configuration: the stored run's settings with the values given (the stored run stays as it is)."""
-    return RunConfig(model=stored.model, data={**stored.data, **(data or {})},
-                     model_config={**stored.model_config, **(model_config or {})},
+def restart_config(stored: RunConfig, *, model: str | None = None, data: dict | None = None,
+                   model_config: dict | None = None, train: dict | None = None) -> RunConfig:
+    """A new run's configuration: the stored run's settings with the values given (the stored run stays as it is).
+    With another `model` family, the stored model settings that family also has carry over and the others are left
+    out (`left_out_on_restart` names them)."""
+    family = model or stored.model
+    kept = {k: v for k, v in stored.model_config.items() if k not in left_out_on_restart(stored, family)}
+    return RunConfig(model=family, data={**stored.data, **(data or {})},
+                     model_config={**kept, **(model_config or {})},
                      train={**stored.train, **(train or {})})
+
+
+def left_out_on_restart(stored: RunConfig, model: str) -> dict:
+    """The stored model settings of `stored` that model family `model` does not have ({} for the same family)."""
+    if model == stored.model:
+        return {}
+    from ..models import get_model
+
+    own = set(get_model(model).config.param)
+    return {k: v for k, v in stored.model_config.items() if k not in own}
 
 
 def refuse_steps_behind(store, run_id: int, steps: int | None, stored_steps: int) -> None:
@@ -79,4 +94,5 @@ def refuse_steps_behind(store, run_id: int, steps: int | None, stored_steps: int
                       f"e.g. invlab train --resume {run_id} --steps {at + (steps or stored_steps or 100)}")
 
 
-__all__ = ["FIXED_ON_RESUME", "ResumePlan", "plan_resume", "restart_config", "refuse_steps_behind"]
+__all__ = ["FIXED_ON_RESUME", "ResumePlan", "left_out_on_restart", "plan_resume", "restart_config",
+           "refuse_steps_behind"]
