@@ -11,7 +11,9 @@ epoch position were kept) still loads; a run resumed from one continues correctl
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -29,23 +31,57 @@ class CheckpointError(InvlabError):
     """A checkpoint that cannot be written or loaded; the message names the file."""
 
 
+class CheckpointWriteError(CheckpointError):
+    """A checkpoint that could not be written: its folder (`folder`) was made read-only, replaced by a file or
+    removed, or its disk is full (`reason` says which, in words)."""
+
+    def __init__(self, folder: str | Path, reason: str):
+        self.folder, self.reason = Path(folder), reason
+        super().__init__(f"a checkpoint could not be written to {self.folder} ({reason}); make that folder writable "
+                         "(or free space on its disk), then continue the run from its latest checkpoint")
+
+
+def write_failure(folder: str | Path, err: BaseException) -> CheckpointWriteError:
+    """The `CheckpointWriteError` for writing into `folder` failing with `err` (an OSError, or torch's RuntimeError
+    from its file writer, whose text carries the errno)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        return CheckpointWriteError(folder, "it is a file, not a folder")
+    if not folder.exists():
+        return CheckpointWriteError(folder, "the folder is gone")
+    if isinstance(err, OSError) and err.errno:
+        return CheckpointWriteError(folder, err.strerror or str(err))
+    text = str(err)
+    errno = re.search(r"errno (\d+)", text)
+    if errno:
+        return CheckpointWriteError(folder, os.strerror(int(errno.group(1))))
+    if "write failed" in text or "unexpected pos" in text:  # torch's words for a write cut short
+        return CheckpointWriteError(folder, "the write was cut short; is its disk full?")
+    first = re.sub(r"^\[enforce fail at [^\]]*\]\s*\.?\s*", "", (text.strip().splitlines() or [""])[0])
+    return CheckpointWriteError(folder, first or type(err).__name__)
+
+
 def save_checkpoint(path: str | Path, *, model_state: dict, optimizer_state: dict, step: int, config_json: str,
                     rng_state: torch.Tensor, streams: dict[str, torch.Tensor] | None = None,
                     order: torch.Tensor | None = None, cursor: int = 0) -> Path:
     """`rng_state`: the trainer's generator; `streams`: torch's global random states by name ("cpu", "cuda:0");
-    `order` and `cursor`: the current epoch's permutation of the training set and how far the trainer is in it."""
+    `order` and `cursor`: the current epoch's permutation of the training set and how far the trainer is in it.
+    A folder that cannot take the file raises `CheckpointWriteError` (and no file is left behind)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = private_temporary(path)
     payload = {"model": model_state, "optimizer": optimizer_state, "step": int(step), "config": config_json,
                "rng": rng_state, "format": FORMAT, "streams": dict(streams or {}),
                "order": (torch.empty(0, dtype=torch.long) if order is None else order.detach().to("cpu")),
                "cursor": int(cursor)}
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         torch.save(payload, tmp)
         os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:  # torch's file writer raises RuntimeError for a file it cannot write
+        raise write_failure(path.parent, err) from None
     finally:
-        tmp.unlink(missing_ok=True)  # a write cut short (full disk) leaves no stray file
+        with contextlib.suppress(OSError):  # a folder replaced by a file has no temporary file to remove
+            tmp.unlink(missing_ok=True)  # a write cut short (full disk) leaves no stray file
     return path
 
 

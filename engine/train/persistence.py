@@ -32,7 +32,7 @@ import torch
 
 from ..data.identity import describe, identity, refuse_other_data, same_data, same_shapes
 from ..errors import ConfigError, DataError
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import CheckpointError, load_checkpoint, write_failure
 from .config import RunConfig, TrainConfig
 from .store import HEARTBEAT_SECONDS, RunStore, StoreLocked
 
@@ -167,7 +167,11 @@ class StoredRun:
         """Where the checkpoint at `step` goes in the store's directory."""
         if self.store is None:
             raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
-        return self.store.checkpoint_dir(self.run_id) / f"step_{step:08d}.pt"
+        try:
+            folder = self.store.checkpoint_dir(self.run_id)
+        except OSError as err:  # the run's folder was replaced by a file, or its parent cannot be written
+            raise write_failure(Path(err.filename or self.store.path.parent), err) from None
+        return folder / f"step_{step:08d}.pt"
 
     def checkpoint_written(self, step: int, path: Path, elbo: float | None, tc: TrainConfig, began: float,
                            now: float) -> None:
