@@ -188,6 +188,8 @@ class ComparePage(pn.viewable.Viewer):
         try:
             scheduler, shared = self.where_runs_train()
             planned = spec.runs()
+            for run in planned if self.limits is not None else ():  # each run's data and size, as ▶ Start checks one
+                self.limits.check(run.config)
         except InvlabError as err:
             self.form.show_error(str(err))
             return

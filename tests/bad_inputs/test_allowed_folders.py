@@ -157,3 +157,16 @@ def test_the_data_box_offers_only_what_resolves_inside_the_allowed_folders(linke
     assert f"images:{(allowed / 'clean' / 'pics').resolve()}" in choices
     assert not any(str(outside) in c or "prices.csv" in c for c in choices), choices  # no resolved outside path
     assert not any(c.startswith("images:") and c.endswith("/allowed/pics") for c in choices), choices
+
+
+def test_a_sweep_over_a_folder_linked_outside_is_refused_before_any_run(linked_out, tmp_path):
+    """The Compare page's sweep may vary data.dataset: each planned run is checked as ▶ Start checks one."""
+    allowed, _ = linked_out
+    store = RunStore(tmp_path / "runs.sqlite")
+    e = Explorer(store=store, limits=ServerLimits(data_dirs=(str(allowed),)))
+    e.__panel__()
+    spec = e.compare.spec_from_settings("data.dataset", [f"images:{allowed}/pics"], 1)
+    e.compare.launch(spec)
+    assert OUTSIDE in e.compare.form.form_error_text, e.compare.form.form_error_text
+    assert not e.compare.busy() and store.list_runs() == []
+    e.close()
