@@ -8,7 +8,7 @@ import panel as pn
 
 from invlab.dashboard import Explorer
 from invlab.dashboard.safe_text import markdown_text, notify
-from invlab.dashboard.serving import component_route, csp
+from invlab.dashboard.serving import component_route, csp, link_query
 from invlab.dashboard.serving.collection import freeze_start_up_objects
 from invlab.dashboard.serving.identity import page_owner
 from invlab.dashboard.serving.limits import ServerLimits
@@ -26,6 +26,7 @@ from invlab.errors import InvlabError
 
 csp.install()  # only this server's own scripts run on the page (dashboard/serving/csp.py)
 component_route.install()  # no URL makes the server import a module (dashboard/serving/component_route.py)
+link_query.install()  # a link's `?run=¹` is refused in words, not a page left unbuilt (serving/link_query.py)
 pn.extension("tabulator", notifications=True)  # the Compare page's run table; Panel serves its JS from the package
 stylesheets_from_this_server()  # a pane changing on a tab not shown keeps its links here (serving/session_start.py)
 pn.config.exception_handler = lambda err: notify("error", f"{type(err).__name__}: {err}")

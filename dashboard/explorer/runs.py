@@ -108,7 +108,7 @@ class RunsTab(pn.viewable.Viewer):
     @staticmethod
     def refusal(raw) -> str | None:
         """Why `?run=raw` cannot name a stored run (it is not a number), or None."""
-        if raw in (None, "") or str(raw).isdigit():
+        if raw in (None, "") or (str(raw).isascii() and str(raw).isdigit()):  # "¹" is a digit to isdigit, not to int
             return None
         return f"run={raw!r} refused: a stored run is named by its number (Runs → Stored runs lists them)"
 

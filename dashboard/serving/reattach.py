@@ -44,10 +44,11 @@ def orphan_showing(run_id: int, user: str | None, reloading: bool = False):
 
 
 def run_in_link() -> int | None:
-    """The `run=` of this page's link as a number, or None."""
+    """The `run=` of this page's link as a number, or None (the page's notice says why a value is refused)."""
     raw = (pn.state.session_args or {}).get("run", [b""])[0]
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-    return int(text) if text.isdigit() else None
+    # ASCII digits only: `str.isdigit` also passes "¹", which `int` refuses, and "٣", which names nothing a link shows
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def is_reload() -> bool:

@@ -48,6 +48,8 @@ def family_defaults(family: str) -> dict[str, dict]:
 
 def coerce(p: param.Parameter, value, name: str):
     """A URL value (parsed by type guessing: '40' → 40, '1e-3' → 0.001, 'true' → True) as parameter `p` wants it."""
+    if isinstance(value, str) and "\x00" in value:  # the operating system refuses it in a path (a ValueError deep down)
+        raise InvlabError(f"{name}: a NUL byte (%00 in a link) is part of no name or file path; remove it")
     if isinstance(value, str) and isinstance(p, (param.List, param.Dict)) and value.strip():
         try:
             value = json.loads(value)
@@ -63,7 +65,7 @@ def coerce(p: param.Parameter, value, name: str):
                 low, high = p.bounds or (None, None)
                 raise InvlabError(f"{name}: {value!r} is not a whole number from {low} to {high}")
             return int(value)
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        if isinstance(value, str) and value.isascii() and value.lstrip("-").isdigit():  # not "¹": int refuses it
             return int(value)
     if isinstance(p, param.Number) and not isinstance(p, param.Integer):
         if isinstance(value, int) and not isinstance(value, bool):
