@@ -54,9 +54,18 @@ class SessionCommands:
                 self._redirects -= 1
         return command, arg
 
-    def next_between_steps(self) -> Callable[[], None]:
-        """The next work to do between two steps (raises `queue.Empty` when there is none)."""
-        return self._between_steps.get_nowait()
+    def do_between_steps(self, say: Callable[[str], None]) -> None:
+        """Do the work queued for between two steps (on the training thread); an `InvlabError` of one is said with
+        `say(text)` and the rest is still done."""
+        while True:
+            try:
+                work = self._between_steps.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                work()
+            except InvlabError as err:
+                say(str(err))
 
     def redirected(self) -> bool:
         """Whether a queued command replaces or redirects the run, or the session ends (a run of a given number of

@@ -1,13 +1,21 @@
-"""Stopping every page's training when the server itself stops (SIGTERM, Ctrl-C: `invlab.dashboard.serving.signals`),
-so that no run is left `running` for a reader to find `killed` and lose the steps since its last checkpoint.
+"""How a page's run and run store are left when its training thread stops: when the server itself stops (SIGTERM,
+Ctrl-C: `invlab.dashboard.serving.signals`), when the page closes, and when the store fails under it.
 
-Each training thread is asked to end at its next step (`TrainingSession.stop(wait=False, why=...)`): the trainer
-then saves a checkpoint at that step, and the thread marks the run `interrupted`, saying why and how to resume it
-(`mark_interrupted`), before it closes its store. `stop_all` asks every live session and waits for their threads.
+The server stopping: each training thread is asked to end at its next step (`TrainingSession.stop(wait=False,
+why=...)`); the trainer then saves a checkpoint at that step, and the thread marks the run `interrupted`, saying why
+and how to resume it (`mark_interrupted`), before it closes its store. `stop_all` asks every live session and waits
+for their threads, so no run is left `running` for a reader to find `killed`, losing its steps since its last
+checkpoint.
+
+A store that cannot be written (overwritten, damaged, its disk full) stops the page's training with a sentence on
+the page and in the log (`store_failed`), never a traceback; the run's checkpoint files stay where they are, and what
+can still be marked is (the run `interrupted`, if the store takes that write). A run built and never trained is
+marked `interrupted` when its page closes (`abandon`), and the store the session owns is closed (`close_store`).
 """
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 import weakref
 
@@ -49,3 +57,42 @@ def stop_all(why: str, timeout: float) -> list:
     for session in sessions:
         session.thread.join(max(0.0, deadline - time.monotonic()))
     return [session for session in sessions if session.thread.is_alive()]
+
+
+def store_failed(trainer, err: InvlabError) -> str | None:
+    """What the page says when `err` is the run store failing (an sqlite error under it, not a refusal such as a run
+    another process trains) while `trainer` used it; None for any other error. The fault is logged in a sentence and
+    the run is marked `interrupted` if the store still takes that write."""
+    if not isinstance(err.__context__, (sqlite3.Error, OSError)):
+        return None
+    run_id = getattr(trainer, "run_id", None)
+    step = getattr(trainer, "step_count", 0)
+    folder = trainer.store.checkpoint_dir(run_id) if trainer is not None and trainer.store is not None and \
+        run_id is not None else None
+    kept = f"; its checkpoint files stay in {folder}" if folder is not None else ""
+    log.error("the run store cannot be written, so run %s stopped at step %s%s: %s", run_id, step, kept, err)
+    if trainer is not None:
+        mark_interrupted(trainer, "the run store failed")
+    return f"The run store cannot be written, so training stopped at step {step}{kept}. {err}"
+
+
+def abandon(trainer, why: str) -> None:
+    """A run a session built and never trained is marked `interrupted` (`why`), not left `created` for ever; a
+    store that cannot be written now is said in the log (readers mark the run once this process has ended)."""
+    if trainer is None:
+        return
+    try:
+        trainer.abandon(why)
+    except InvlabError as err:
+        log.error("run %s, never trained, could not be marked interrupted: %s", trainer.run_id, err)
+
+
+def close_store(store) -> None:
+    """Close a session's own run store; one that cannot take what was queued for it is said in the log, in a
+    sentence (it has nothing more to lose)."""
+    if store is None:
+        return
+    try:
+        store.close()
+    except InvlabError as err:
+        log.error("the run store could not take the page's last writes as it closed: %s", err)

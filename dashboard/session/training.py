@@ -39,7 +39,7 @@ from invlab.dashboard.session.scheduling import (
     lower_training_priority,
     share_the_interpreter,
 )
-from invlab.dashboard.session.stopping import LIVE, mark_interrupted
+from invlab.dashboard.session.stopping import LIVE, abandon, close_store, mark_interrupted, store_failed
 from invlab.dashboard.session.update import Update
 from invlab.dashboard.views.run_layout import curve_layout
 from invlab.dashboard.views.watch import ShownViews
@@ -167,11 +167,7 @@ class TrainingSession(param.Parameterized):
 
     def _close_store(self) -> None:
         store, self.store = (self.store, None) if self.owns_store else (None, self.store)
-        if store is not None:
-            try:
-                store.close()
-            except Exception:  # noqa: BLE001 — a store that cannot flush now has nothing more to lose
-                traceback.print_exc()
+        close_store(store)
 
     # -- the server thread's side -------------------------------------------------------------------------------------
     def drain(self) -> Update:
@@ -188,18 +184,8 @@ class TrainingSession(param.Parameterized):
         try:
             self._serve_commands()
         finally:
-            self._abandon(self.trainer, "its page was closed before it trained a step")
+            abandon(self.trainer, "its page was closed before it trained a step")
             self._close_store()
-
-    @staticmethod
-    def _abandon(trainer: Trainer | None, why: str) -> None:
-        """A run this session built and never trained is marked `interrupted` (`why`), not left `created` for ever."""
-        if trainer is None:
-            return
-        try:
-            trainer.abandon(why)
-        except InvlabError:  # a store that cannot be written now: readers mark it once this process has ended
-            traceback.print_exc()
 
     def _serve_commands(self) -> None:
         self._cores.generation = None  # torch threads are set (per thread under OpenMP) before the first step
@@ -231,25 +217,17 @@ class TrainingSession(param.Parameterized):
             except NonFiniteLossError as err:
                 self._set(state=PageState.PAUSED, message=str(err), tone="error")
                 self._publish(force_views=True)
-            except InvlabError as err:
-                self._set(state=PageState.FAILED if self.trainer is None else PageState.PAUSED, message=str(err),
-                          tone="error")
+            except InvlabError as err:  # a store that fails under the run is said as such (`stopping`)
+                self._set(state=PageState.FAILED if self.trainer is None else PageState.PAUSED,
+                          message=store_failed(self.trainer, err) or str(err), tone="error")
             except Exception as err:  # a bug must not take the server down: show it and stay alive
                 traceback.print_exc()
                 self._set(state=PageState.FAILED, message=f"{type(err).__name__}: {err}", tone="error")
             if self.trainer is not built:  # Reset or Open replaced it
-                self._abandon(built, "its page built another run before this one trained a step")
+                abandon(built, "its page built another run before this one trained a step")
 
     def _do_between_steps(self) -> None:
-        while True:
-            try:
-                work = self.commands.next_between_steps()
-            except queue.Empty:
-                return
-            try:
-                work()
-            except InvlabError as err:
-                self._set(message=str(err), tone="error")
+        self.commands.do_between_steps(lambda text: self._set(message=text, tone="error"))
 
     def _save(self) -> None:
         if self.trainer is None:
@@ -340,16 +318,20 @@ class TrainingSession(param.Parameterized):
                     views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
                 # a closed page ends the loop at the generator's own stop check (paused, checkpointed); a `break` here
                 # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
-            converged = trainer.converged
-            done = converged or trainer.step_count >= trainer.tc.steps
-            if self._stopped_by and not done:  # the server stops: the run waits for a resume, and says so
-                mark_interrupted(trainer, self._stopped_by)
-            self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
-            self._set(step=trainer.step_count, state=PageState.CONVERGED if converged else PageState.FINISHED if done
-                      else PageState.PAUSED)
+            self._run_ended(trainer)
         finally:
             if not single:
                 slots.release()
+
+    def _run_ended(self, trainer: Trainer) -> None:
+        """After a training loop: the run's state, its views, and `interrupted` when the server stopped it."""
+        converged = trainer.converged
+        done = converged or trainer.step_count >= trainer.tc.steps
+        if self._stopped_by and not done:  # the server stops: the run waits for a resume, and says so
+            mark_interrupted(trainer, self._stopped_by)
+        self._publish(force_views=True, every_view=True)  # the stored run's views, all of them, as it stops
+        self._set(step=trainer.step_count, state=PageState.CONVERGED if converged else PageState.FINISHED if done
+                  else PageState.PAUSED)
 
     def _publish(self, force_views: bool = False, every_view: bool = False) -> None:
         """Copy new history points (and, when due, a snapshot with views: those on screen, or `every_view`) into
