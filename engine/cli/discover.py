@@ -60,11 +60,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _data(args) -> dict:
-    from .train import _source_options
+    from .flags import source_options
 
     data = dict(collect(args)["data"])
     if args.source_option:
-        data["source_options"] = _source_options(args.source_option)
+        data["source_options"] = source_options(args.source_option)
     return data
 
 
