@@ -29,8 +29,10 @@ class SchedulerLostError(InvlabError):
 
     def __init__(self, address: str | None, sweep_id: int, interrupted: int):
         where = f"at {address} " if address else ""
+        runs = "the run it had not finished is" if interrupted == 1 else \
+            f"the {interrupted} runs it had not finished are"
         super().__init__(f"the Dask scheduler {where}was lost mid-sweep (it stopped, or the network to it failed); "
-                         f"the {interrupted} runs it had not finished are stored as interrupted")
+                         f"{runs} stored as interrupted")
         self.address, self.sweep_id, self.interrupted = address, sweep_id, interrupted
 
 
