@@ -222,7 +222,7 @@ def _resume_words(err: InvlabError) -> str:
     if not isinstance(err, SchedulerLostError):
         return ""
     again = f" --scheduler {err.address}" if err.address else ""
-    return (f": resume them with `invlab sweep --resume {err.sweep_id}{again}` once a scheduler answers there, or "
+    return (f": resume the sweep with `invlab sweep --resume {err.sweep_id}{again}` once a scheduler answers there, or "
             f"with `invlab sweep --resume {err.sweep_id}` to train them on this machine")
 
 
