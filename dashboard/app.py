@@ -12,7 +12,7 @@ from invlab.dashboard.serving import component_route, csp, link_query
 from invlab.dashboard.serving.collection import freeze_start_up_objects
 from invlab.dashboard.serving.identity import page_owner
 from invlab.dashboard.serving.limits import ServerLimits
-from invlab.dashboard.serving.reattach import page_coming_back_to_its_run, register
+from invlab.dashboard.serving.reattach import keyed, page_coming_back_to_its_run, register
 from invlab.dashboard.serving.session_start import (
     hold_until_connected,
     packaged_stylesheets,
@@ -48,7 +48,7 @@ def page():
         resume = (pn.state.session_args or {}).get("resume", [b""])[0].decode("utf-8", "replace")
         make = lambda: register(Explorer(limits=limits, user=user, admin=user in limits.admins))  # noqa: E731
         if resume:  # the same page after a theme change: its run goes on
-            return page_for(resume, user, make)
+            return keyed(page_for(resume, user, make))  # its own key: a later reload comes back to it too
         return page_coming_back_to_its_run(user, make)  # a reload comes back to the run its page was training
     except InvlabError as err:
         text = str(err)

@@ -1,17 +1,24 @@
-"""A reload comes back to the run the page was training.
+"""A reload comes back to the run the page was training; no other browser can take a page over.
 
-A page that trains or shows a stored run keeps `run=ID` in its address (`PageLink.update`). Reloading
-it opens a new Bokeh session while the old one, its tab gone, still trains for a few seconds (`invlab serve` ends a
-session without a browser after `UNUSED_SESSION_LIFETIME_MS`). If an Explorer of this server shows that run for the
-same user (`None` on a server without logins), and this request is its page reloading (browsers ask to revalidate a
-reloaded page) or its own page has no browser any more, the new page takes that Explorer as it is built, as the
-theme switch does (`invlab.dashboard.serving.theme`): the training thread, curves, step budget and status go on, and
-the new
-tab is the one whose closing stops it. A link to the run opened in a second tab while the first is still open gets a
-new Explorer, which opens the run from the store and follows it as it is written.
+A page that trains or shows a stored run keeps `run=ID` in its address (`PageLink.update`). Reloading it opens a new
+Bokeh session while the old page, still connected until the browser has the new one, trains on (`invlab serve` ends a
+session without a browser after `UNUSED_SESSION_LIFETIME_MS`). The new page takes that Explorer as it is built, as
+the theme switch does (`invlab.dashboard.serving.theme`), when the Explorer shows the link's run for the same user
+(`None` on a server without logins) and either
+
+- this request is its own tab coming back: each page gets a fresh random key that only its own tab holds (sent over
+  its websocket, never in its address), and hands it back in a cookie of a few seconds as it unloads (a reload, a
+  navigation); a request header cannot stand in for it, since any browser can send one; or
+- its page has no browser any more (the tab was closed: a link to the run in a new tab takes it on).
+
+The training thread, curves, step budget and status then go on, and the new tab is the one whose closing stops it.
+A link to the run opened while its page is still open, in another tab or another browser, gets a new Explorer,
+which opens the run from the store and follows it as it is written.
 """
 from __future__ import annotations
 
+import hmac
+import secrets
 import threading
 import weakref
 
@@ -19,8 +26,24 @@ import panel as pn
 
 from invlab.dashboard.serving.closing import connected
 
+RELOAD_COOKIE = "invlab_reload"  # the key a page hands back as it unloads
+KEY_SECONDS = 30  # how long that cookie lasts: the reload's request comes within it
+
 _served: "weakref.WeakSet" = weakref.WeakSet()
+_keys: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Explorer -> the key of the page showing it
 _lock = threading.Lock()
+
+# Runs once the page's document is ready: forget a key spent on this page, keep this page's own, and hand it back
+# as the page unloads (before the browser asks for the next one: a reload's request carries the cookie).
+KEY_JS = """
+const cookie = (value, seconds) => {
+  document.cookie = `${name}=${value}; max-age=${seconds}; path=/; samesite=strict`;
+};
+cookie("", 0);
+const hand_back = () => cookie(key, seconds);
+window.addEventListener("beforeunload", hand_back);
+window.addEventListener("pagehide", hand_back);
+"""
 
 
 def register(explorer):
@@ -30,17 +53,44 @@ def register(explorer):
     return explorer
 
 
-def orphan_showing(run_id: int, user: str | None, reloading: bool = False):
-    """The served Explorer that shows stored run `run_id` for `user` and whose page has no browser any more (or,
-    `reloading`, whose page is being reloaded: its websocket closes a moment later), or None."""
+def keyed(explorer):
+    """Give the page being built for `explorer` a fresh key (the one before it no longer takes the Explorer back),
+    which the page keeps and hands back only as it unloads; returns `explorer`."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return explorer  # a notebook cell, a test: no page to reload
+    from bokeh.models import CustomJS
+
+    key = secrets.token_urlsafe(24)
+    with _lock:
+        _keys[explorer] = key
+    doc.js_on_event("document_ready", CustomJS(args={"name": RELOAD_COOKIE, "key": key, "seconds": KEY_SECONDS},
+                                               code=KEY_JS))
+    return explorer
+
+
+def _holds_key(explorer, key: str | None) -> bool:
+    with _lock:
+        own = _keys.get(explorer)
+    return bool(key) and own is not None and hmac.compare_digest(own.encode(), key.encode())
+
+
+def orphan_showing(run_id: int, user: str | None, key: str | None = None):
+    """The served Explorer that shows stored run `run_id` for `user` and whose page handed back `key` (this is its
+    tab reloading), else one whose page has no browser any more; None when there is neither."""
     with _lock:
         candidates = list(_served)
+    orphan = None
     for explorer in candidates:
         if explorer.lifecycle.closed or (explorer.user or None) != (user or None):
             continue
-        if explorer.session.run_id == run_id and (reloading or not connected(explorer.display.doc)):
+        if explorer.session.run_id != run_id:
+            continue
+        if _holds_key(explorer, key):
             return explorer
-    return None
+        if orphan is None and not connected(explorer.display.doc):
+            orphan = explorer
+    return orphan
 
 
 def run_in_link() -> int | None:
@@ -51,25 +101,22 @@ def run_in_link() -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
-def is_reload() -> bool:
-    """Whether this page's request is the browser reloading it (browsers ask to revalidate: `Cache-Control:
-    max-age=0`), not a link opened in a new tab."""
-    context = getattr(pn.state.curdoc, "session_context", None)
-    request = getattr(context, "request", None)
-    headers = getattr(request, "headers", None) or {}
-    return "max-age=0" in str(headers.get("Cache-Control", "")).replace(" ", "")
+def key_handed_back() -> str | None:
+    """The key this page's request carries back from the page it replaces (`RELOAD_COOKIE`), or None."""
+    return (pn.state.cookies or {}).get(RELOAD_COOKIE) or None
 
 
 def page_coming_back_to_its_run(user: str | None, make):
     """The page for a new session: the Explorer of this server that shows the run its link names (`run=`) for the
-    same user, when that Explorer's tab has gone or this is that tab reloading; else a new one (`make()`), which
-    opens the run from the store (and follows it while another page trains it)."""
+    same user, when this is that Explorer's own tab coming back or that Explorer's tab has gone; else a new one
+    (`make()`), which opens the run from the store (and follows it while another page trains it). Either way the
+    page gets its own key (`keyed`)."""
     run_id = run_in_link()
     doc = pn.state.curdoc
     if run_id is not None and doc is not None and doc.session_context is not None:
-        old = orphan_showing(run_id, user, reloading=is_reload())
+        old = orphan_showing(run_id, user, key_handed_back())
         if old is not None:
             old.resume_page()  # drawn on this page now, its training thread and curves going on
             old.lifecycle.close_with(doc)  # this tab's closing stops it, not the old tab's end
-            return old
-    return make()
+            return keyed(old)
+    return keyed(make())

@@ -1,6 +1,7 @@
 """Which Explorer a reloaded page takes back (`dashboard/serving/reattach.py`): only one showing the link's run, for the
-same
-signed-in user, whose page has gone or is this very page reloading; never a closed one, never another user's."""
+same signed-in user, whose page has gone or is this very page reloading (it hands back its own key); never a closed
+one, never another user's, never a live page to a request without its key."""
+import weakref
 from types import SimpleNamespace
 
 import pytest
@@ -15,15 +16,22 @@ class Page:
         self.session_context = SimpleNamespace(_session=SimpleNamespace(destroyed=False, connection_count=connections))
 
 
-def explorer(run_id, user=None, connections=0, closed=False):
-    return SimpleNamespace(user=user, session=SimpleNamespace(run_id=run_id), lifecycle=SimpleNamespace(closed=closed),
-                           display=SimpleNamespace(doc=Page(connections)))
+class Served:
+    """A served Explorer as `reattach` reads it (hashable and weakly referenced, as an Explorer is)."""
+
+    def __init__(self, run_id, user=None, connections=0, closed=False):
+        self.user, self.session = user, SimpleNamespace(run_id=run_id)
+        self.lifecycle, self.display = SimpleNamespace(closed=closed), SimpleNamespace(doc=Page(connections))
+
+
+explorer = Served
 
 
 @pytest.fixture
 def served(monkeypatch):
     pages = []
     monkeypatch.setattr(reattach, "_served", pages)
+    monkeypatch.setattr(reattach, "_keys", weakref.WeakKeyDictionary())
     return pages
 
 
@@ -40,9 +48,13 @@ def test_an_open_tab_keeps_its_run_unless_this_is_it_reloading(served):
     open_tab = explorer(7, connections=1)
     served.append(open_tab)
     assert reattach.orphan_showing(7, None) is None  # a second tab opens the run from the store instead
-    assert reattach.orphan_showing(7, None, reloading=True) is open_tab
+    reattach._keys[open_tab] = "its-own-key"  # given to its page as it was built (`keyed`)
+    assert reattach.orphan_showing(7, None, key="its-own-key") is open_tab
+    assert reattach.orphan_showing(7, None, key="another-browsers-guess") is None
+    assert reattach.orphan_showing(7, None, key="") is None
     served[0] = explorer(7, closed=True)
-    assert reattach.orphan_showing(7, None, reloading=True) is None  # a closed page's run is not taken back
+    reattach._keys[served[0]] = "its-own-key"
+    assert reattach.orphan_showing(7, None, key="its-own-key") is None  # a closed page's run is not taken back
 
 
 def test_a_server_without_logins_matches_no_user_with_an_empty_one(served):
