@@ -171,6 +171,8 @@ def cmd_sweep(argv: list[str]) -> int:
     from ..train import RunStore
 
     args = sweep_parser().parse_args(argv)
+    if args.dry_run:  # before the store is opened: a dry run creates nothing
+        return _dry_run(args)
     bar = SweepBar(quiet=args.quiet)
     try:
         store = RunStore()
@@ -184,12 +186,6 @@ def cmd_sweep(argv: list[str]) -> int:
             spec = sweep_spec_from_args(args)
         elif args.file or args.study or args.vary or args.set:
             raise ConfigError("--resume ID takes no sweep file, study or values: it reruns what sweep ID is missing")
-        if args.dry_run:
-            runs = (spec or _stored_spec(store, args.resume)).runs()
-            for run in runs:
-                print(run.key)
-            print(f"{len(runs)} runs planned", file=sys.stderr)
-            return 0
         sweep_id = run_sweep(spec, store=store, scheduler=args.scheduler, n_workers=args.workers,
                              sweep_id=args.resume, progress=bar, dashboard_address=":0" if args.dashboard else None)
     except KeyboardInterrupt:
@@ -224,6 +220,35 @@ def _resume_words(err: InvlabError) -> str:
     again = f" --scheduler {err.address}" if err.address else ""
     return (f": resume the sweep with `invlab sweep --resume {err.sweep_id}{again}` once a scheduler answers there, or "
             f"with `invlab sweep --resume {err.sweep_id}` to train them on this machine")
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    """`--dry-run`: the planned runs' keys, one a line (exit 0), or why the sweep is refused (2: its settings, 1: the
+    store); it reads a stored sweep (`--resume`) without creating the store or the data directory."""
+    from .listing import read_store
+
+    try:
+        if args.resume is None:
+            spec = sweep_spec_from_args(args)
+        elif args.file or args.study or args.vary or args.set:
+            raise ConfigError("--resume ID takes no sweep file, study or values: it reruns what sweep ID is missing")
+        else:
+            found = read_store("sweep", lambda store: _stored_spec(store, args.resume), None)
+            if isinstance(found, int):
+                return found
+            spec, where = found
+            if spec is None:
+                print(f"invlab sweep: no sweep with id {args.resume} in {where} (no run store there yet)",
+                      file=sys.stderr)
+                return 1
+        runs = spec.runs()
+    except InvlabError as err:
+        print(f"invlab sweep: {err}", file=sys.stderr)
+        return 2 if isinstance(err, ConfigError) else 1
+    for run in runs:
+        print(run.key)
+    print(f"{len(runs)} runs planned", file=sys.stderr)
+    return 0
 
 
 def _stored_spec(store, sweep_id: int):

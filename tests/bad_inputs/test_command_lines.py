@@ -210,6 +210,10 @@ LINES = [
     Line("sweeps-limit-negative", ["sweeps", "--limit", "-1"], 2, ("--limit", "0 to")),
     Line("sweep-set-out-of-range", ["sweep", "--dry-run", "--set", "train.steps=-1", "--vary", "data.subset=10"], 2,
          ("base configuration", "train.steps must be at least 0, not -1")),
+    Line("sweep-dry-run-resume-unknown", ["sweep", "--dry-run", "--resume", "5"], 1, ("no sweep with id 5",),
+         setup_empty_data_dir),
+    Line("sweep-dry-run-resume-with-values", ["sweep", "--dry-run", "--resume", "5", "--vary", "data.subset=10"], 2,
+         ("--resume ID takes no sweep file",)),
     # the notebooks
     Line("notebooks-already-there", ["notebooks", "{tmp}/nb"], 1, ("already exist", "nothing was copied"),
          lambda tmp: main(["notebooks", str(tmp / "nb")])),
@@ -276,6 +280,8 @@ LINES = [
     Line("dataset-name-any-case", ["train", "--dataset", "Two_Moons", *QUICK], 0, ("on two-moons",)),
     Line("classes-empty-keeps-all", ["train", "--classes", "", *QUICK], 0, ("(1348 train",)),
     Line("steps-zero-evaluates-only", ["train", "--steps", "0", "--quiet"], 0, (), out=("step 0", "test error")),
+    Line("sweep-dry-run-lists-the-plan", ["sweep", "--dry-run", "--vary", "data.subset=10,20"], 0,
+         ("2 runs planned",), out=("data.subset=10", "data.subset=20")),
 ]
 
 
@@ -296,6 +302,20 @@ def test_command_line(line: Line, world, capsys):
     else:
         assert all(w in err for w in line.says), err
         assert all(w in out for w in line.out), out
+
+
+DRY_RUNS = [line for line in LINES if "--dry-run" in line.argv]
+
+
+@pytest.mark.parametrize("line", DRY_RUNS, ids=[line.id for line in DRY_RUNS])
+def test_a_dry_run_refused_or_not_creates_nothing(line: Line, world, capsys):
+    """`invlab sweep --dry-run` only plans: no data directory and no run store are made, whatever it answers."""
+    if line.setup is not None:
+        line.setup(world)
+    before = sorted(world.rglob("*"))
+    code, _, err = run_cli([a.format(tmp=world) for a in line.argv], capsys)
+    assert code == line.code, err
+    assert sorted(world.rglob("*")) == before  # was: data/runs.sqlite (and the data directory) created
 
 
 def test_serve_never_echoes_a_secret(world, capsys, monkeypatch):
