@@ -60,9 +60,28 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from ..plugins import failure_lines
 
-    for line in failure_lines():  # installed plugins register their parts before any flag is built
-        print(f"invlab: warning: {line}", file=sys.stderr)
-    return COMMANDS[argv[0]](argv[1:])
+    try:
+        for line in failure_lines():  # installed plugins register their parts before any flag is built
+            print(f"invlab: warning: {line}", file=sys.stderr)
+        code = COMMANDS[argv[0]](argv[1:])
+        sys.stdout.flush()  # what is still buffered goes now, while a reader that has gone can be noticed here
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of the output has gone (`invlab runs | head -1`): end quietly, as a Unix tool that SIGPIPE ends
+    (exit status 128 + SIGPIPE). Standard output is pointed at /dev/null, so the interpreter's own last flush of what
+    is still buffered says nothing either."""
+    import os
+    import signal
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): nothing is flushed to it
+        pass
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

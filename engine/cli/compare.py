@@ -8,6 +8,7 @@ import sys
 
 from ..errors import InvlabError
 from .flags import id_flag
+from .listing import shown
 from .sweeps import resume_note
 
 
@@ -53,8 +54,8 @@ def cmd_compare(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(cmp.to_dict()))
         return 0
-    print(f"sweep {cmp.sweep_id} ({cmp.name}): {sum(r['status'] == 'finished' for r in cmp.runs)}/{cmp.total} runs "
-          "finished")
+    print(f"sweep {cmp.sweep_id} ({shown(cmp.name)}): {sum(r['status'] == 'finished' for r in cmp.runs)}/"
+          f"{cmp.total} runs finished")
     note = resume_note(cmp.sweep_id, cmp.status)
     if note:
         print(note)

@@ -1,4 +1,5 @@
-"""What `invlab runs` and `invlab sweeps` share: their flags, and reading the run store without creating it."""
+"""What `invlab runs` and `invlab sweeps` share: their flags, reading the run store without creating it, and stored
+names made safe for a terminal."""
 from __future__ import annotations
 
 import argparse
@@ -34,3 +35,10 @@ def read_store(command: str, read: Callable, empty) -> tuple[object, object] | i
     except InvlabError as err:
         print(f"invlab {command}: {err}", file=sys.stderr)
     return 1
+
+
+def shown(text) -> str:
+    """`text` (a stored name: a run's, a sweep's, a data set's) as it may go to a terminal: every character that is
+    not printable (terminal escapes, newlines, carriage returns, bidirectional overrides) is written as its Python
+    escape (`\\x1b`, `\\n`, `\\u202e`), so a name can neither move the cursor nor fake a line of the listing."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))

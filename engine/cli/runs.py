@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .listing import listing_args, read_store
+from .listing import listing_args, read_store, shown
 
 
 def cmd_runs(argv: list[str]) -> int:
@@ -34,8 +34,8 @@ def cmd_runs(argv: list[str]) -> int:
 
     for r in runs:
         err = "-" if r.test_error is None else f"{100 * r.test_error:.2f}%"
-        print(fmt.format(r.id, r.model[:10], r.dataset[:14], r.status[:11], r.step, num(r.elbo, ".5g"), err,
-                         num(r.test_rmse, ".4g"), r.name or "").rstrip())
+        print(fmt.format(r.id, shown(r.model)[:10], shown(r.dataset)[:14], r.status[:11], r.step, num(r.elbo, ".5g"),
+                         err, num(r.test_rmse, ".4g"), shown(r.name or "")).rstrip())
     if part:
         print(part)
     return 0

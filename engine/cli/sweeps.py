@@ -5,7 +5,7 @@ import json
 import time
 
 from ..train.states import RunStatus, SweepStatus
-from .listing import listing_args, read_store
+from .listing import listing_args, read_store, shown
 
 
 def resume_note(sweep_id: int, status: str) -> str | None:
@@ -40,7 +40,7 @@ def cmd_sweeps(argv: list[str]) -> int:
     print(fmt.format("id", "name", "status", "runs", "started"))
     for s in sweeps:
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created))
-        print(fmt.format(s.id, s.name[:28], s.status[:11], f"{counts[s.id]}/{s.total}", started))
+        print(fmt.format(s.id, shown(s.name)[:28], s.status[:11], f"{counts[s.id]}/{s.total}", started))
     for s in sweeps:
         note = resume_note(s.id, s.status)
         if note:

@@ -15,6 +15,8 @@ from ..errors import ConfigError, InvlabError, NonFiniteLossError, printable
 from ..train.checkpoint import CheckpointWriteError
 from ..train.states import UNHEALTHY, HealthState, RunStatus
 from .flags import add_param_flags, collect, id_flag, in_flag_words, source_options
+from .listing import shown
+from .notes import WarningsAsNotes
 from .resuming import resume_from_flags, stored_run, watched_refusal
 
 
@@ -48,8 +50,6 @@ def _train_parser(model_name: str) -> argparse.ArgumentParser:
 
 def cmd_train(argv: list[str]) -> int:
     """`invlab train ARGV`; returns the exit status (0 finished, 1 refused or failed, 2 usage, 128+N signal)."""
-    from ..train import RunConfig, RunStore, Trainer
-
     pre = argparse.ArgumentParser(prog="invlab train", add_help=False)
     pre.add_argument("--model", default=None)
     pre.add_argument("--resume", default=None)  # read as text here: the full parser names a bad value
@@ -68,7 +68,14 @@ def cmd_train(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.restart and args.resume is None:
         parser.error("--restart goes with --resume ID (it trains run ID's settings again as a new run)")
-    values = collect(args)
+    with WarningsAsNotes(_note) as notes:  # a warning from inside training is one plain sentence
+        return _train(parser, args, collect(args), argv, notes)
+
+
+def _train(parser, args, values: dict, argv: list[str], notes) -> int:
+    """`invlab train` once its command line is read: build (or resume) the run, train it, say how it ended."""
+    from ..train import RunConfig, RunStore, Trainer
+
     store = None
     try:
         store = RunStore(on_busy=lambda message: _note(f"note: {message}"))
@@ -85,6 +92,7 @@ def cmd_train(argv: list[str]) -> int:
             trainer = Trainer(config, store=store)
             if trainer.last_warning:  # e.g. more inducing points than data: said, never a silent change
                 print(f"note: {trainer.last_warning}", file=sys.stderr)
+        notes.dtype = trainer.dtype
         code = _run_with_progress(trainer, quiet=args.quiet, as_json=args.json)
         store.close()  # waits for a store another program holds locked, so queued metrics are not lost
         return code
@@ -163,12 +171,12 @@ def _train_with_bar(trainer, quiet: bool) -> int:
     from tqdm import tqdm
 
     ds = trainer.dataset
-    print(f"run {trainer.run_id}: {trainer.spec.name} on {ds.name} ({ds.num_train} train / {ds.num_test} test), "
-          f"{trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
+    print(f"run {trainer.run_id}: {trainer.spec.name} on {shown(ds.name)} ({ds.num_train} train / {ds.num_test} "
+          f"test), {trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
     total = trainer.tc.steps
     start, t0 = trainer.step_count, time.perf_counter()
     bar = tqdm(total=total, initial=start, disable=quiet, unit="step", dynamic_ncols=True, file=sys.stderr)
-    shown = HealthState.OK  # the last health state reported: a collapse, divergence or stall is said once, as it starts
+    said = HealthState.OK  # the last health state reported: a collapse, divergence or stall is said once, as it starts
     stopper = _StopOnSignal()
     try:
         with stopper:
@@ -177,10 +185,10 @@ def _train_with_bar(trainer, quiet: bool) -> int:
                 post = {k: f"{v:.4g}" for k, v in snap.parts.items() if k in ("elbo", "loss")}
                 post.update({k.replace("test_", ""): f"{v:.4g}" for k, v in snap.metrics.items()})
                 bar.set_postfix(post, refresh=False)
-                if snap.health.state != shown and snap.health.state in UNHEALTHY:
+                if snap.health.state != said and snap.health.state in UNHEALTHY:
                     hint = snap.health.hint.replace("press Reset", "train again")  # the hint speaks to the page
                     tqdm.write(f"step {snap.step}: {snap.health.state}: {hint}", file=sys.stderr)
-                shown = snap.health.state
+                said = snap.health.state
     except NonFiniteLossError as err:
         bar.close()
         print(f"invlab train: {err}", file=sys.stderr)
@@ -257,7 +265,8 @@ def summary_line(trainer, seconds: float, steps: int) -> str:
     units, named when the table names it) and speed."""
     m = trainer.last_metrics
     target = (getattr(trainer.dataset, "metadata", None) or {}).get("target")
-    parts = [f"run {trainer.run_id}", f"{trainer.spec.name} on {trainer.dataset.name}", f"step {trainer.step_count}"]
+    parts = [f"run {trainer.run_id}", f"{trainer.spec.name} on {shown(trainer.dataset.name)}",
+             f"step {trainer.step_count}"]
     if "elbo" in trainer.last_parts:
         parts.append(f"ELBO {trainer.last_parts['elbo']:.4g}")
     if "test_error" in m:
