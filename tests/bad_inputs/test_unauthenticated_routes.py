@@ -13,6 +13,8 @@ import pytest
 
 from invlab.dashboard.serving.process import serve_dashboard_process
 
+pytestmark = pytest.mark.slow  # two servers of its own start (-m "not slow" leaves it out)
+
 # A module on the server's path that leaves a mark when something imports it.
 PROBE = "invlab_import_probe"
 PROBE_SOURCE = "import pathlib\npathlib.Path(__file__).with_suffix('.imported').write_text('imported')\n"
