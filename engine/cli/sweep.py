@@ -9,6 +9,7 @@ import sys
 from ..errors import ConfigError, InvlabError
 from ..train.states import RunStatus, SweepStatus
 from .flags import id_flag
+from .listing import shown
 
 
 def parse_value(text: str):
@@ -206,7 +207,7 @@ def cmd_sweep(argv: list[str]) -> int:
         record = store.get_sweep(sweep_id)
         runs = store.sweep_runs(sweep_id)
     finished = sum(r.status == RunStatus.FINISHED for r in runs)
-    print(f"sweep {sweep_id} ({record.name}): {record.status}, {finished}/{record.total} runs finished; "
+    print(f"sweep {sweep_id} ({shown(record.name)}): {record.status}, {finished}/{record.total} runs finished; "
           f"compare them with: invlab compare {sweep_id}")
     return 0 if record.status == SweepStatus.FINISHED else 1
 
