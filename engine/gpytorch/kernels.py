@@ -30,7 +30,7 @@ from ..covariances.patch_terms import _terms
 from ..errors import ConfigError, ShapeError
 from ..kernels.convolutional import Convolutional, WeightedConvolutional
 from ..kernels.invariant import InvariantKernel as LabInvariant
-from ..transforms import build_augmentation
+from ..transforms import REGISTRY, build_augmentation
 from ..transforms.base import FiniteOrbit
 from .bridge import patch_kernel
 from .inputs import checked_pair, parameter_dtype, refuse_widths
@@ -44,6 +44,52 @@ def _refuse_batch_kernel(kernel: Kernel, what: str) -> None:
         raise ConfigError(f"{what} sums one base kernel over patches or an orbit; this one has batch_shape "
                           f"{tuple(kernel.batch_shape) or 'in a part'}: give a base kernel without a batch shape "
                           "(batches of inputs are fine)")
+
+
+_IMAGE_ORBITS, _VECTOR_ORBITS = "'rot90', 'flips' or 'cyclic_shifts'", "'permutations' or 'sign_flips'"
+
+
+def _refuse_misfit(orbit, input_shape: tuple[int, ...] | None) -> None:
+    """A `ConfigError` when `orbit` (a registered name, or a `FiniteOrbit`) cannot act on inputs of `input_shape`
+    (None: vectors whose width the first input gives), with advice in the kernel's own arguments: inputs come
+    flattened, so only `input_shape` says that they are images (the registry's own message speaks of a config's
+    `augmentation`)."""
+    if isinstance(orbit, str):
+        if orbit == "auto":  # chosen by the inputs' kind when the orbit is built
+            return
+        if orbit not in REGISTRY.parts:
+            raise ConfigError(f"InvariantKernel: unknown orbit {orbit!r}; the built-in finite orbits are "
+                              f"{_IMAGE_ORBITS} for images and {_VECTOR_ORBITS} for vectors "
+                              "(invlab.transforms.augmentation_names() lists every registered one), or pass a "
+                              "FiniteOrbit")
+        label, applies = repr(orbit), REGISTRY.parts[orbit].inputs
+    else:
+        label = f"{type(orbit).__name__}()"
+        applies = ("image",) if getattr(orbit, "image_only", False) else ("image", "vector")
+    if input_shape is None or len(input_shape) != 3:
+        if "vector" in applies:
+            return
+        read = "no input_shape was given, so each row is read as a vector" if input_shape is None \
+            else f"input_shape={input_shape} is a vector's shape"
+        raise ConfigError(f"InvariantKernel: the orbit {label} acts on images, but {read}. For flattened images "
+                          "pass input_shape=(C, H, W), the shape of one image, e.g. InvariantKernel(base_kernel, "
+                          f"{label}, input_shape=(1, 8, 8)) for 8×8 grey images [N, 64]; for vectors use the orbit "
+                          f"{_VECTOR_ORBITS}")
+    if "image" not in applies:
+        raise ConfigError(f"InvariantKernel: the orbit {label} acts on vectors, but input_shape={input_shape} is an "
+                          f"image's shape. For images use the orbit {_IMAGE_ORBITS}; for vectors leave input_shape "
+                          "out (or give (D,))")
+
+
+def _one_input(input_shape) -> tuple[int, ...]:
+    """`input_shape` as (C, H, W) for images ((H, W) is one channel) or (D,) for vectors."""
+    shape = tuple(int(s) for s in input_shape)
+    if len(shape) == 2:
+        shape = (1, *shape)
+    if len(shape) not in (1, 3):
+        raise ShapeError(f"InvariantKernel: input_shape is (C, H, W) or (H, W) for flattened images, (D,) for "
+                         f"vectors; got {shape}")
+    return shape
 
 
 class _OrbitSum(Kernel):
@@ -187,9 +233,10 @@ class InvariantKernel(_OrbitSum):
 
     `orbit`: a registered finite orbit by name (`"rot90"`, `"flips"`, `"cyclic_shifts"` for images; `"permutations"`,
     `"sign_flips"` for vectors; `orbit_options` are its own, e.g. `coordinates="0,1"`) or a `FiniteOrbit`.
-    `input_shape`: one input's shape, (C, H, W) for images (inputs come flattened), by default (D,) vectors, with D
-    taken from the first input. A sampled augmentation (rotation by a learned angle, ...) is refused: its kernel is
-    an expectation that the lab's own invariant model estimates without bias (`invlab.models`, family "invariant").
+    `input_shape`: one input's shape, (C, H, W) or (H, W) for images (inputs come flattened, so an image orbit needs
+    it), by default (D,) vectors, with D taken from the first input. A sampled augmentation (rotation by a learned
+    angle, ...) is refused: its kernel is an expectation that the lab's own invariant model estimates without bias
+    (`invlab.models`, family "invariant").
     """
 
     def __init__(self, base_kernel: Kernel, orbit, *, input_shape=None, orbit_options: dict | None = None, **kwargs):
@@ -199,10 +246,11 @@ class InvariantKernel(_OrbitSum):
                               "of inputs are fine)")
         super().__init__(**kwargs)
         self.base_kernel = base_kernel
-        self.input_shape = None if input_shape is None else tuple(int(s) for s in input_shape)
+        self.input_shape = None if input_shape is None else _one_input(input_shape)
         self._orbit_name, self._orbit_options = (orbit, dict(orbit_options or {})) if isinstance(orbit, str) \
             else (None, {})
         self.orbit = None if isinstance(orbit, str) else self._checked(orbit)
+        _refuse_misfit(orbit, self.input_shape)
         if self.orbit is None and self.input_shape is not None:
             self.orbit = self._build(self.input_shape)
 

@@ -41,8 +41,12 @@ class InducingPatches:
         self.Z = Z
 
     @classmethod
-    def from_images(cls, kernel: ConvKernel, X: torch.Tensor, M: int, generator: torch.Generator | None = None):
-        """M distinct patches drawn from the flattened images X [N, C·H·W], as the lab's own models start."""
+    def from_images(cls, kernel, X: torch.Tensor, M: int, generator: torch.Generator | None = None):
+        """M distinct patches drawn from the flattened images X [N, C·H·W], as the lab's own models start. `kernel`
+        is the model's `ConvKernel`, bare or as the model wraps it (`ScaleKernel(ConvKernel(...))`, or any chain of
+        kernels with a `base_kernel`): only its image and patch shapes are read, so it can be built before the
+        model that will hold it."""
+        kernel = _conv_kernel(kernel)
         X = torch.as_tensor(X)
         refuse_widths("InducingPatches.from_images", *kernel._expected(), X=X)
         if X.numel() == 0:
@@ -54,6 +58,23 @@ class InducingPatches:
         if distinct.shape[0] < M:
             raise ShapeError(f"the images hold {distinct.shape[0]} distinct patches, fewer than M = {M}")
         return cls(distinct[torch.randperm(distinct.shape[0], generator=generator)[:M]])
+
+
+def _conv_kernel(kernel) -> ConvKernel:
+    """The `ConvKernel` in `kernel`, found along its `base_kernel` chain (a ScaleKernel around it, ...)."""
+    found = kernel
+    while not isinstance(found, (ConvKernel, InvariantKernel)) and isinstance(getattr(found, "base_kernel", None),
+                                                                            torch.nn.Module):
+        found = found.base_kernel
+    if isinstance(found, ConvKernel):
+        return found
+    if isinstance(found, InvariantKernel):
+        raise ConfigError("InducingPatches.from_images cuts patches for a ConvKernel; an InvariantKernel model's "
+                          "inducing inputs are inputs of its base kernel [M, D], e.g. M rows of the training inputs "
+                          "(X[:M]), given to InterDomainVariationalStrategy as they are")
+    raise ConfigError(f"InducingPatches.from_images needs the model's ConvKernel, bare or wrapped (e.g. "
+                      f"ScaleKernel(ConvKernel(...))), for its image and patch shapes; got {type(kernel).__name__}"
+                      + (f" around {type(found).__name__}" if found is not kernel else ""))
 
 
 class _Patches(LabPatches):
