@@ -5,7 +5,8 @@ apply to it (ticked by default), seeds and steps, and ▶ Discover. The candidat
 (`invlab.sweeps.discover.run_candidates` on a `DiscoverRunner` thread), and the ranking by whole-training-set ELBO
 (`invlab.sweeps.discover_report`) fills in as each run is stored: mean ± sd over seeds, the log Bayes factor against
 none, learned ranges, test figures, the verdict and notes. A click opens a candidate's run on the Training page; the
-report downloads as the HTML file `invlab discover` writes. After van der Wilk, Bauer, John & Hensman, "Learning
+report downloads as the HTML file `invlab discover` writes. The form is discover_form.py, the ranking's rows
+discover_ranking.py; this module runs the study and follows it. After van der Wilk, Bauer, John & Hensman, "Learning
 Invariances using the Marginal Likelihood" (NeurIPS 2018, arXiv:1808.05563)."""
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ import logging
 import pandas as pd
 import panel as pn
 
-from invlab.dashboard.compare.data import data_words, progress_text
+from invlab.dashboard.compare.data import progress_text
+from invlab.dashboard.compare.discover_form import DEFAULT_SEEDS, DiscoverForm
+from invlab.dashboard.compare.discover_ranking import COLUMNS, WIDTHS, ranking_frame, score_titles
 from invlab.dashboard.compare.live import STATE_COLOURS
 from invlab.dashboard.compare.runner import DiscoverRunner
 from invlab.dashboard.compare.table import RunTable
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
-from invlab.errors import InvlabError
-from invlab.sweeps.discover import NONE, check_scheduler, create_sweep, plan_candidates
-from invlab.sweeps.discover_html import bayes_factor_svg, report_html, score_header, table_rows
+from invlab.errors import ConfigError, InvlabError
+from invlab.sweeps.discover import check_scheduler, create_sweep
+from invlab.sweeps.discover_html import bayes_factor_svg, report_html
 from invlab.sweeps.discover_report import discover_report
-from invlab.train import RunConfig
 from invlab.train.states import RunStatus, StudyState
 
 log = logging.getLogger("invlab.dashboard.compare")
@@ -37,12 +39,22 @@ HEADING = (
     "difference from **none** (no invariance) estimates the log Bayes factor. Learned ranges end where the data "
     "supports them. Click a candidate to open its run on the Training page."
 )
-DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a spread and keep a class demo short
-# the ranking's columns; "test error" reads "test RMSE" for a regression data set
-COLUMNS = ["#", "candidate", "status", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
-           "test error", "NLPD", "s / run"]
-WIDTHS = {"#": 40, "candidate": 150, "status": 90, "seeds": 64, "ELBO (whole data)": 150, "log BF vs none": 140,
-          "learned range (final)": 300, "test error": 120, "NLPD": 130, "s / run": 70}  # px
+
+
+def check_dask(scheduler: str | None, dataset: str) -> None:
+    """Refuse ▶ Discover before anything is stored where Dask distributed is not installed: the page trains the
+    study on Dask only, so the refusal says what works instead (installing the extra, or the command line's
+    `--serial`, which trains in one process), then the `scheduler` address must answer as Dask."""
+    from invlab.sweeps.scheduler import require_dask
+
+    try:
+        require_dask()
+    except ConfigError:
+        raise ConfigError("Discover trains its candidates on Dask distributed, which is not installed on this "
+                          "server: install it with pip install 'invariance-lab[sweeps]' and restart the dashboard, "
+                          f"or run the study from a terminal with `invlab discover --dataset {dataset} --serial` (one "
+                          "run after another in one process, no Dask needed). Nothing was stored.") from None
+    check_scheduler(scheduler)
 
 
 class DiscoverStudy(pn.viewable.Viewer):
@@ -52,21 +64,16 @@ class DiscoverStudy(pn.viewable.Viewer):
     def __init__(self, page, *, data_choices=None, limits=None):
         super().__init__()
         self.page = page
-        self.limits = limits  # a server's ServerLimits: data sets outside its directories or too large are refused
-        self._choices = data_choices or (lambda: [])
+        self.form = DiscoverForm(page.settings, data_choices=data_choices, limits=limits,
+                                 on_data=self.find_candidates)
         self.plan, self.report = None, None  # the DiscoverPlan of the data box (or the study's); the latest report
         self.sweep_id: int | None = None
         self.runner: DiscoverRunner | None = None
         self.state, self.message = StudyState.IDLE, ""
-        self._picked = False  # the user chose a data set here: it no longer follows the Training page's
         self._callback = None
-        self.data_box = pn.widgets.Select(label="Data set", options=[], width=300)
-        self.data_words = pn.pane.HTML("", width=300, margin=(0, 10), css_classes=["invlab-discover-data"])
-        self.candidates = pn.widgets.CheckBoxGroup(label="Candidates", options=[], value=[], inline=True,
-                                                   css_classes=["invlab-discover-candidates"])
-        self.candidate_words = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
-        self.seeds = pn.widgets.IntInput(label="Seeds", value=DEFAULT_SEEDS, start=1, end=10, width=110)
-        self.steps = pn.widgets.IntInput(label="Steps per run", value=300, start=10, end=20000, step=50, width=130)
+        form = self.form  # its widgets, by the names the page's layout and its tests use
+        self.data_box, self.data_words, self.seeds, self.steps = form.data_box, form.data_words, form.seeds, form.steps
+        self.candidates, self.candidate_words = form.candidates, form.candidate_words
         self.start_button = pn.widgets.Button(label="▶ Discover", color="success", width=130)
         self.stop_button = pn.widgets.Button(label="■ Stop discover", color="warning", width=150,
                                              disabled=True)
@@ -86,7 +93,6 @@ class DiscoverStudy(pn.viewable.Viewer):
         self.download = pn.widgets.FileDownload(callback=self._report_file, filename="discover.html",
                                                 label="Download the report (HTML)", color="light", width=260,
                                                 visible=False)
-        self.data_box.param.watch(self._on_data, "value")
         self.start_button.on_click(lambda *_: self.start())
         self.stop_button.on_click(lambda *_: self.stop())
         self._show_status()
@@ -98,69 +104,30 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     # -- the form ------------------------------------------------------------------------------------------------------
     def data_config(self) -> dict:
-        """The data the study fits: the Training page's data settings when the data box holds the Training page's
-        data set; another data set with its own defaults (the Training page's rotation, subset or options may not
-        apply to it)."""
-        data = dict(self.page.settings.run_config().data)
-        if self.data_box.value and self.data_box.value != data.get("dataset"):
-            return {"dataset": self.data_box.value}
-        return data
+        """The data the study fits (`DiscoverForm.data_config`)."""
+        return self.form.data_config()
 
     def refresh(self) -> None:
         """Follow the Training page's data set (until one is chosen here) and list the candidates that apply (not
         while the study runs: its candidates stay listed)."""
         if self.running():
             return
-        choices = list(self._choices())
-        current = self.page.settings.data.dataset
-        value = self.data_box.value if self._picked and self.data_box.value in choices else current
-        if value not in choices:
-            choices.insert(0, value)
-        self._quiet = True
-        try:
-            self.data_box.options = choices
-            self.data_box.value = value
-        finally:
-            self._quiet = False
-        self.find_candidates()
-
-    def _on_data(self, event) -> None:
-        if getattr(self, "_quiet", False):
-            return
-        self._picked = True
+        self.form.follow()
         self.find_candidates()
 
     def find_candidates(self) -> None:
         """List, ticked, the candidate invariances that apply to the data box's data, and say why the others do not;
         data that cannot be read, or to which no candidate applies, says so under the form."""
-        if self.runner is not None and not self.runner.finished:
+        if self.running():
             return  # the running study's candidates stay listed
-        data = self.data_config()
-        self.data_words.object = html_text(data_words(data))
         try:
-            self._check_limits(data)
-            plan = plan_candidates(data, seeds=int(self.seeds.value or 1), steps=int(self.steps.value or 1))
+            self.plan = self.form.plan()
         except (InvlabError, ValueError) as err:
             self.plan = None
-            self.candidates.param.update(options=[], value=[])
-            self.candidate_words.object = ""
             self._error(str(err))
-            return
-        self.plan = plan
-        names = [name for name in plan.names if name != NONE]
-        self.candidates.param.update(options=names, value=list(names))
-        skipped = "; ".join(f"{name}: {why}" for name, why in plan.skipped.items())
-        self.candidate_words.object = html_text(
-            f"none (no invariance) always trains: it is the baseline. For these {plan.kind} inputs of shape "
-            f"{plan.input_shape}" + (f", these do not apply: {skipped}." if skipped else ", every registered "
-                                     "candidate applies."))
-        self._error("")
-
-    def _check_limits(self, data: dict) -> None:
-        if self.limits is None:
-            return
-        self.limits.check_dataset(str(data.get("dataset", "")))
-        self.limits.check(RunConfig("invariant", dict(data), {}, {"steps": int(self.steps.value or 1)}))
+        else:
+            self._error("")
+        self.form.show_candidates(self.plan)
 
     # -- running -------------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -180,12 +147,10 @@ class DiscoverStudy(pn.viewable.Viewer):
         if not ticked:
             self._error("tick at least one candidate invariance: none alone has nothing to be compared with")
             return
-        data = self.data_config()
         try:
-            self._check_limits(data)
-            plan = plan_candidates(data, seeds=int(self.seeds.value), steps=int(self.steps.value), orbits=ticked)
+            plan = self.form.plan(orbits=ticked)
             scheduler, shared = self.page.where_runs_train()  # an address the page may not choose is not contacted
-            check_scheduler(scheduler)
+            check_dask(scheduler, str(plan.data.get("dataset", "DATA")))
             sweep_id = create_sweep(plan, store)
         except (InvlabError, ValueError, TypeError) as err:
             self._error(str(err))
@@ -294,23 +259,7 @@ class DiscoverStudy(pn.viewable.Viewer):
     # -- drawing -------------------------------------------------------------------------------------------------------
     def rows(self) -> pd.DataFrame:
         """The ranking: one row per candidate, best first; candidates with no stored run yet after them."""
-        records, shown, columns = [], set(), list(COLUMNS)
-        seeds = len(self.plan.spec.seeds) if self.plan is not None else None
-        if self.report is not None:
-            headers, cells = table_rows(self.report, limit=2)
-            for c, row in zip(self.report.ranking, cells):
-                cell = dict(zip(headers, row))
-                cell["test error"] = cell[headers[6]]  # "test RMSE (price)" for a table's regression: its title
-                done = c.finished + len(c.failed)
-                status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
-                records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.candidate,
-                                "status": status})
-                shown.add(c.candidate)
-        waiting = "not run" if not self.running() else "training"
-        for name in (self.plan.names if self.plan is not None and self.sweep_id is not None else []):
-            if name not in shown:
-                records.append({**{c: "" for c in columns}, "candidate": name, "status": waiting, "seeds": "0"})
-        return pd.DataFrame(records, columns=columns)
+        return ranking_frame(self.report, self.plan, self.sweep_id, self.running())
 
     def _draw(self) -> None:
         frame = self.rows()
@@ -329,10 +278,8 @@ class DiscoverStudy(pn.viewable.Viewer):
 
     @staticmethod
     def score_titles(report) -> dict[str, str]:
-        """The ranking's column titles for `report` (a `DiscoverReport` or None): "test RMSE" for regression, "test
-        RMSE (price_keur)" for a table's named target; escaped (Tabulator shows a title as HTML)."""
-        score = score_header(report) if report is not None else "test error"
-        return {"test error": html_text(score)} if score != "test error" else {}
+        """The ranking's column titles for `report` (`discover_ranking.score_titles`)."""
+        return score_titles(report)
 
     def _report_file(self):
         return io.BytesIO(report_html(self.report).encode()) if self.report is not None else io.BytesIO(b"")

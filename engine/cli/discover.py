@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import InvlabError
 from ..train.states import RunStatus
-from .flags import add_param_flags, collect, int_flag
+from .flags import add_param_flags, collect, in_flag_words, int_flag
 
 HELP = """Fit no invariance (`none`) and every registered augmentation or orbit that applies to the data (images:
 rotation, affine, deformation, rot90, flips, cyclic_shifts; vectors: permutations, sign_flips; plugin orbits alike),
@@ -48,21 +48,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int_flag("--workers", 1, 1024), default=None,
                         help="Worker processes of the LocalCluster (default: one per core).")
     parser.add_argument("--serial", action="store_true", help="Train the runs one after another in this process "
-                        "(no Dask).")
+                        "(no Dask needed: the way to run discover where Dask is not installed).")
     parser.add_argument("--report", metavar="PATH",
                         help="Where to write the HTML report (default: discover-ID.html next to the run store).")
     parser.add_argument("--json", action="store_true",
                         help='End with one JSON line: {"ranking": [{"candidate", "elbo_mean", "elbo_sd", "log_bf", '
                              '"learned", ...}, ...], "verdict", "notes", "partial", ...}.')
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
-    add_param_flags(parser, DataConfig, "data", {})
+    # The data's seed is --data-seed, as `invlab train` names it (there --seed is the training seed; here the
+    # training seeds are --seeds); --seed, this command's first name for it, still works for scripts.
+    add_param_flags(parser, DataConfig, "data", {"seed": ("train", "seed")})
+    parser.add_argument("--seed", dest="old_data_seed", type=int, metavar="SEED",
+                        help="The same as --data-seed (its older name here, kept for scripts): the data's seed, not "
+                             "a training seed (those are --seeds).")
     return parser
 
 
-def _data(args) -> dict:
+def _data(args, parser) -> dict:
     from .flags import source_options
 
     data = dict(collect(args)["data"])
+    if args.old_data_seed is not None:
+        if data.get("seed", args.old_data_seed) != args.old_data_seed:
+            parser.error("--seed is the older name of --data-seed: give one of them")
+        data["seed"] = args.old_data_seed
     if args.source_option:
         data["source_options"] = source_options(args.source_option)
     return data
@@ -89,7 +98,7 @@ def print_report(report, out=None) -> None:
 def cmd_discover(argv: list[str]) -> int:
     """`invlab discover ARGV`; returns the exit status (0 every run finished, 1 refused or a run failed, 2 usage,
     130 interrupted)."""
-    from ..sweeps.discover import create_sweep, plan_candidates, run_candidates
+    from ..sweeps.discover import check_runner, create_sweep, plan_candidates, run_candidates
     from ..sweeps.discover_html import write_report
     from ..sweeps.discover_report import discover_report, ranking_json
     from ..train import RunStore
@@ -101,16 +110,13 @@ def cmd_discover(argv: list[str]) -> int:
     interrupted = False
     store = None
     try:
-        store = RunStore()
-        data = _data(args)
+        data = _data(args, parser)
         plan = plan_candidates(data, seeds=args.seeds, steps=args.steps, orbits=args.orbit,
                                model_config={"num_inducing": args.num_inducing, "num_samples": args.num_samples},
                                train={"learning_rate": args.learning_rate, "batch_size": args.batch_size},
                                combine=not args.no_combine)
-        if not args.serial:
-            from ..sweeps.discover import check_scheduler
-
-            check_scheduler(args.scheduler)
+        check_runner(args.scheduler, args.serial)  # no Dask, or no scheduler at the address: nothing is stored
+        store = RunStore()
         sweep_id = create_sweep(plan, store)
         if not args.quiet:
             print(f"discover {sweep_id}: {len(plan.candidates)} candidates ({', '.join(plan.names)}) × "
@@ -131,7 +137,7 @@ def cmd_discover(argv: list[str]) -> int:
         path = Path(args.report) if args.report else store.path.parent / f"discover-{sweep_id}.html"
         write_report(report, path)
     except InvlabError as err:
-        print(f"invlab discover: {err}", file=sys.stderr)
+        print(f"invlab discover: {in_flag_words(str(err), parser)}", file=sys.stderr)
         return 1
     except OSError as err:
         print(f"invlab discover: cannot write the report: {err}", file=sys.stderr)

@@ -25,7 +25,7 @@ from ..train import RunConfig
 from ..train.states import RunStatus, SweepStatus
 from .discover_combine import next_combination, with_combination
 from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
-from .scheduler import check_scheduler
+from .scheduler import check_scheduler, require_dask
 from .spec import SweepSpec
 
 DEFAULT_SEEDS = 3
@@ -156,6 +156,22 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
     return DiscoverPlan(dict(data), kind, shape, candidates, skipped, spec)
 
 
+def check_runner(scheduler: str | None = None, serial: bool = False) -> None:
+    """Refuse, before anything is stored, a study that cannot train where it is asked to: on Dask (not `serial`)
+    where Dask distributed is not installed (a ConfigError saying that `--serial` trains without it), or at a
+    `scheduler` address that does not answer as Dask (`check_scheduler`)."""
+    if serial:
+        return
+    try:
+        require_dask()
+    except ConfigError:
+        instead = "leave --scheduler out and add --serial" if scheduler else "add --serial"
+        raise ConfigError("discover trains its candidates on Dask distributed, which is not installed: "
+                          f"{instead} to train them one after another in this process (no Dask needed), or install "
+                          "Dask with: pip install 'invariance-lab[sweeps]'") from None
+    check_scheduler(scheduler)
+
+
 def create_sweep(plan: DiscoverPlan, store) -> int:
     """Store the plan's sweep (nothing run yet) and return its id, so that a caller knows it before any run ends."""
     return store.create_sweep(plan.spec.name, plan.spec.to_json(), len(plan.spec.runs()))
@@ -179,9 +195,10 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
     (the report is then partial). Ctrl-C (KeyboardInterrupt) does the same and propagates."""
     from ..train import RunStore
 
+    if sweep_id is None:
+        check_runner(scheduler, serial)  # before the store or the sweep is created
     store = store if store is not None else RunStore()
     if sweep_id is None:
-        check_scheduler(scheduler)
         sweep_id = create_sweep(plan, store)
     cluster = None
     try:
@@ -277,4 +294,5 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
 
 
 __all__ = ["Candidate", "DiscoverPlan", "NONE", "BASELINE", "COMBINED", "applicable", "candidate_name",
-           "check_scheduler", "create_sweep", "parse_orbit", "plan_candidates", "point_name", "run_candidates"]
+           "check_runner", "check_scheduler", "create_sweep", "parse_orbit", "plan_candidates", "point_name",
+           "run_candidates"]

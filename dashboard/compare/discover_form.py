@@ -1,0 +1,97 @@
+"""The Discover study's form: the data box (the Training page's data by default, or any data set the page may read),
+the candidate invariances that apply to it (ticked by default, the others named with the reason), seeds and steps,
+and the plan they make. The study (discover.py) runs the plan and follows it."""
+from __future__ import annotations
+
+import panel as pn
+
+from invlab.dashboard.compare.data import data_words
+from invlab.dashboard.safe_text import html_text
+from invlab.sweeps.discover import NONE, plan_candidates
+from invlab.train import RunConfig
+
+DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a spread and keep a class demo short
+
+
+class DiscoverForm(pn.viewable.Viewer):
+    """The form of a Discover study: it reads the Training page's data settings (`settings`), offers the data sets
+    `data_choices()` lists, refuses what the server's `limits` refuse, and calls `on_data()` when the user picks
+    another data set in the box."""
+
+    def __init__(self, settings, *, data_choices=None, limits=None, on_data=None):
+        super().__init__()
+        self.settings = settings
+        self.limits = limits  # a server's ServerLimits: data sets outside its directories or too large are refused
+        self._choices = data_choices or (lambda: [])
+        self._on_data_picked = on_data or (lambda: None)
+        self._picked = False  # the user chose a data set here: it no longer follows the Training page's
+        self._quiet = False  # the box is being set by `follow`, not by the user
+        self.data_box = pn.widgets.Select(label="Data set", options=[], width=300)
+        self.data_words = pn.pane.HTML("", width=300, margin=(0, 10), css_classes=["invlab-discover-data"])
+        self.candidates = pn.widgets.CheckBoxGroup(label="Candidates", options=[], value=[], inline=True,
+                                                   css_classes=["invlab-discover-candidates"])
+        self.candidate_words = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        self.seeds = pn.widgets.IntInput(label="Seeds", value=DEFAULT_SEEDS, start=1, end=10, width=110)
+        self.steps = pn.widgets.IntInput(label="Steps per run", value=300, start=10, end=20000, step=50, width=130)
+        self.data_box.param.watch(self._on_data, "value")
+
+    def data_config(self) -> dict:
+        """The data the study fits: the Training page's data settings when the data box holds the Training page's
+        data set; another data set with its own defaults (the Training page's rotation, subset or options may not
+        apply to it)."""
+        data = dict(self.settings.run_config().data)
+        if self.data_box.value and self.data_box.value != data.get("dataset"):
+            return {"dataset": self.data_box.value}
+        return data
+
+    def follow(self) -> None:
+        """Hold the Training page's data set in the box (until the user chose one here), among the choices."""
+        choices = list(self._choices())
+        current = self.settings.data.dataset
+        value = self.data_box.value if self._picked and self.data_box.value in choices else current
+        if value not in choices:
+            choices.insert(0, value)
+        self._quiet = True
+        try:
+            self.data_box.options = choices
+            self.data_box.value = value
+        finally:
+            self._quiet = False
+
+    def _on_data(self, event) -> None:
+        if self._quiet:
+            return
+        self._picked = True
+        self._on_data_picked()
+
+    def plan(self, orbits: list[str] | None = None):
+        """The `DiscoverPlan` of the box's data with the form's seeds and steps (`orbits`: only these candidates);
+        raises what the server's limits or the planning refuse (InvlabError, ValueError)."""
+        data = self.data_config()
+        self.data_words.object = html_text(data_words(data))
+        if self.limits is not None:
+            self.limits.check_dataset(str(data.get("dataset", "")))
+            self.limits.check(RunConfig("invariant", dict(data), {}, {"steps": int(self.steps.value or 1)}))
+        return plan_candidates(data, seeds=int(self.seeds.value or 1), steps=int(self.steps.value or 1),
+                               orbits=orbits)
+
+    def show_candidates(self, plan) -> None:
+        """List, ticked, the candidates of `plan` (None: none, the data could not be planned) and say why the
+        registered others do not apply."""
+        if plan is None:
+            self.candidates.param.update(options=[], value=[])
+            self.candidate_words.object = ""
+            return
+        names = [name for name in plan.names if name != NONE]
+        self.candidates.param.update(options=names, value=list(names))
+        skipped = "; ".join(f"{name}: {why}" for name, why in plan.skipped.items())
+        self.candidate_words.object = html_text(
+            f"none (no invariance) always trains: it is the baseline. For these {plan.kind} inputs of shape "
+            f"{plan.input_shape}" + (f", these do not apply: {skipped}." if skipped else ", every registered "
+                                     "candidate applies."))
+
+    def __panel__(self):
+        return pn.Column(self.data_box, self.data_words)
+
+
+__all__ = ["DEFAULT_SEEDS", "DiscoverForm"]

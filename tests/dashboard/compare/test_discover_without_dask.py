@@ -1,0 +1,31 @@
+"""The Compare page's ▶ Discover where only the dashboard's extra is installed (no Dask distributed): the page says,
+under the form, that Discover needs Dask and what works instead, and stores no sweep."""
+from invlab.dashboard import Explorer
+from invlab.train import RunConfig, RunStore
+from tests.bad_inputs.worlds import hide_module
+from tests.helpers.panes import pane_text
+
+SMALL = RunConfig(model="invariant", data={"dataset": "digits", "subset": 60, "test_subset": 30},
+                  model_config={"augmentation": "rotation", "num_inducing": 5}, train={"steps": 10})
+
+
+def test_discover_without_dask_says_what_works_instead_and_stores_nothing(tmp_path, monkeypatch):
+    hide_module(monkeypatch, "distributed")
+    store = RunStore(tmp_path / "runs.sqlite")
+    explorer = Explorer(SMALL, store=store)
+    try:
+        explorer.__panel__()
+        explorer.pages.active = 3  # the Compare tab
+        study = explorer.compare.discover
+        study.candidates.value = ["rotation"]
+        study.start_button.clicks += 1
+        assert study.error.visible and study.runner is None and study.state == "idle"
+        shown = pane_text(study.error)
+        assert "Dask distributed, which is not installed" in shown
+        assert "pip install 'invariance-lab[sweeps]'" in shown
+        assert "invlab discover --dataset digits --serial" in shown  # what trains without Dask
+        assert not study.start_button.disabled
+        assert store.list_sweeps() == [] and store.list_runs() == []
+    finally:
+        explorer.close()
+        store.close()
