@@ -56,6 +56,19 @@ def check_inputs(X, input_shape: tuple[int, ...], what: str = "X") -> np.ndarray
     return X
 
 
+NAMES_SHOWN = 8  # a summary lists at most this many column names (the first few, then the last)
+NAME_CHARACTERS = 24  # and cuts a longer name to this many characters
+
+
+def names_in_words(names: list[str]) -> str:
+    """Column names as a summary shows them: all of a few ("age, height, weight"); of many, the first six and the
+    last ("c0, c1, c2, c3, c4, c5, … c29"); each longer than `NAME_CHARACTERS` cut with "…"."""
+    cut = [n if len(n) <= NAME_CHARACTERS else n[:NAME_CHARACTERS - 1] + "…" for n in map(str, names)]
+    if len(cut) <= NAMES_SHOWN:
+        return ", ".join(cut)
+    return ", ".join(cut[:NAMES_SHOWN - 2]) + ", … " + cut[-1]
+
+
 @dataclass
 class Dataset:
     """A data set ready for training: standardised train and test arrays (`X` `[N, D]` or images `[N, C, H, W]`; `y`
@@ -180,6 +193,13 @@ class Dataset:
         return int(np.prod(self.X_train.shape[1:]))
 
     @property
+    def feature_names(self) -> list[str] | None:
+        """The input columns' own names, in the order of X's columns (a table's header, a DataFrame's columns, a
+        bundled table's names); None for data without names (arrays, images)."""
+        names = (self.metadata or {}).get("feature_names")
+        return None if names is None else [str(n) for n in names]
+
+    @property
     def num_train(self) -> int:
         """N, the number of training points."""
         return len(self.X_train)
@@ -199,7 +219,11 @@ class Dataset:
         """A few human-readable lines: sizes, shapes, labels and the options used."""
         lines = [f"{self.name}: {self.description}" if self.description else self.name]
         shape = "×".join(map(str, self.image_shape)) + " images" if self.is_image else f"{self.input_dim} features"
-        lines.append(f"  {self.task}, {shape}, {self.num_train:,} train / {self.num_test:,} test")
+        if not self.is_image and self.feature_names:  # a semicolon: the last name does not run into the sizes
+            shape += ": " + names_in_words(self.feature_names) + ";"
+        else:
+            shape += ","
+        lines.append(f"  {self.task}, {shape} {self.num_train:,} train / {self.num_test:,} test")
         if self.task == "classification":
             counts = np.bincount(self.y_train, minlength=self.num_classes)
             pairs = ", ".join(f"{n}: {c}" for n, c in zip(self.class_names, counts))

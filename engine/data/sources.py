@@ -174,7 +174,9 @@ def _tabular(name: str):
     def make(options, seed, test_fraction):
         bunch = getattr(_skdata(), name)()
         names = [str(n) for n in bunch.target_names] if hasattr(bunch, "target_names") else None
-        return RawData(bunch.data, bunch.target, class_names=names)
+        columns = [str(n) for n in getattr(bunch, "feature_names", ())]  # their own names, as a CSV's
+        return RawData(bunch.data, bunch.target, class_names=names,
+                       metadata={"feature_names": columns} if columns else {})
 
     return make
 
