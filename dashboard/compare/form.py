@@ -18,6 +18,15 @@ from invlab.sweeps import STUDIES, SweepSpec, study
 from invlab.train import RunStore
 
 
+def _now(p: param.Parameter, value) -> str:
+    """"now 0.01": a setting's value now; an empty one (None) says what empty means, from its doc ("now empty: median
+    distance between training inputs"), or "now empty"."""
+    if value is not None:
+        return f"now {_fmt_value(value)}"
+    meaning = (p.doc or "").partition("empty = ")[2].strip().rstrip(".")
+    return f"now empty: {meaning}" if meaning else "now empty"
+
+
 class SweepForm(pn.viewable.Viewer):
     """The form that describes a sweep, and its buttons.
 
@@ -103,8 +112,7 @@ class SweepForm(pn.viewable.Viewer):
             for name in obj.param:
                 if name == "name" or (section == "train" and name == "seed"):
                     continue
-                value = getattr(obj, name)
-                options[f"{section}.{name} (now {_fmt_value(value)})"] = f"{section}.{name}"
+                options[f"{section}.{name} ({_now(obj.param[name], getattr(obj, name))})"] = f"{section}.{name}"
         return options
 
     def refresh_parameters(self) -> None:
