@@ -113,20 +113,56 @@ def series_key(entry: dict, rest: list[str]) -> str:
     return ", ".join(f"{a.split('.')[-1]} {_fmt_value(entry.get(a))}" for a in rest) or "mean ± sd over seeds"
 
 
+# -- the test score a sweep's runs have: the test error of a classification, the test RMSE of a regression -------------
+def score_of(runs: list[dict]) -> str:
+    """"rmse" when the runs are regressions (a test RMSE and no test error among them), else "error"."""
+    has = {name: any(not math.isnan(_finite(run.get(f"test_{name}"))) for run in runs) for name in ("error", "rmse")}
+    return "rmse" if has["rmse"] and not has["error"] else "error"
+
+
+def rmse_label(target: str | None) -> str:
+    """"test RMSE (price_keur)": the RMSE is in the target's units, named by a table's target column when it has one
+    (control characters shown as "?"), else "test RMSE (target units)"."""
+    from invlab.errors import printable
+
+    return f"test RMSE ({printable(target)})" if target else "test RMSE (target units)"
+
+
+def target_name(data_settings: list[dict]) -> str | None:
+    """The target column the runs' data settings (`RunConfig.data` each) share, which names their RMSE's units; None
+    when they name none (a bundled data set, data that cannot be read now) or different ones."""
+    import json
+
+    from invlab.sweeps.discover_report import target_column
+
+    names = {target_column(json.dumps(data, sort_keys=True, default=str)) for data in data_settings}
+    return names.pop() if len(names) == 1 else None
+
+
 @dataclass
 class AxisData:
-    """What the ELBO / test-error against the swept setting shows, one frame per series (other swept values)."""
+    """What the ELBO / test score against the swept setting shows, one frame per series (other swept values).
+    `score`: "error" (test error, %) or "rmse" (test RMSE, in the units of the target column `target`)."""
 
     x: str | None
-    groups: dict[str, pd.DataFrame] = field(default_factory=dict)  # series → x, n, elbo_mean, elbo_sd, error_*
+    groups: dict[str, pd.DataFrame] = field(default_factory=dict)  # series → x, n, elbo_*, error_*, rmse_*
     runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # the single runs (faint points)
-    learned: pd.DataFrame = field(default_factory=pd.DataFrame)  # learned-range runs: learned, elbo, error
+    learned: pd.DataFrame = field(default_factory=pd.DataFrame)  # learned-range runs: learned, elbo, error, rmse
+    score: str = "error"
+    target: str | None = None
 
 
-def axis_data(cmp) -> AxisData:
-    """Group means ± sd of the fixed-setting runs against the primary swept setting; learned-range runs apart."""
+def _scores(row: dict, prefix: str = "test_", suffix: str = "") -> dict:
+    """The test error (as %) and test RMSE of a run (`test_error`, `test_rmse`) or a group (`error_mean`, ...)."""
+    return {"error" + suffix: 100 * _finite(row.get(f"{prefix}error{suffix}")),
+            "rmse" + suffix: _finite(row.get(f"{prefix}rmse{suffix}"))}
+
+
+def axis_data(cmp, target: str | None = None) -> AxisData:
+    """Group means ± sd of the fixed-setting runs against the primary swept setting; learned-range runs apart.
+    `target`: the regression's target column, naming the RMSE's units."""
     x = primary_axis(list(cmp.axes), list(cmp.runs))
-    out = AxisData(x)
+    out = AxisData(x, score=score_of(list(cmp.runs)), target=target)
     if x is None:
         return out
     fixed_groups = [g for g in cmp.groups if not (x in RANGE_AXES and is_learned_run(g))]
@@ -137,8 +173,7 @@ def axis_data(cmp) -> AxisData:
             continue
         frames.setdefault(series_key(g, rest), []).append(
             {x: _x_value(g[x]), "n": g["n"], "elbo_mean": _finite(g.get("elbo_mean")),
-             "elbo_sd": _finite(g.get("elbo_sd")), "error_mean": 100 * _finite(g.get("error_mean")),
-             "error_sd": 100 * _finite(g.get("error_sd"))})
+             "elbo_sd": _finite(g.get("elbo_sd")), **_scores(g, "", "_mean"), **_scores(g, "", "_sd")})
     for key, rows in frames.items():
         frame = pd.DataFrame(rows)
         if _is_number(rows[0][x]):
@@ -152,13 +187,12 @@ def axis_data(cmp) -> AxisData:
             value = learned_value(run, x)
             if value is not None:
                 learned.append({"run": run["run_id"], "learned": value, "elbo": _finite(run.get("full_elbo")),
-                                "error": 100 * _finite(run.get("test_error"))})
+                                **_scores(run)})
             continue
         if run.get(x) is None:
             continue
-        singles.append({field_name(x): _x_value(run.get(x)), "elbo": _finite(run.get("full_elbo")),
-                        "error": 100 * _finite(run.get("test_error")), "series": series_key(run, rest),
-                        "run": run["run_id"]})
+        singles.append({field_name(x): _x_value(run.get(x)), "elbo": _finite(run.get("full_elbo")), **_scores(run),
+                        "series": series_key(run, rest), "run": run["run_id"]})
     out.runs = pd.DataFrame(singles)
     out.learned = pd.DataFrame(learned)
     return out

@@ -11,22 +11,13 @@ from collections.abc import Callable
 import pandas as pd
 import panel as pn
 
-from invlab.dashboard.compare.data import (
-    AxisData,
-    _finite,
-    _is_number,
-    _round,
-    axis_data,
-    field_name,
-    primary_axis,
-    progress_text,
-)
+from invlab.dashboard.compare.data import AxisData, axis_data, primary_axis, progress_text, score_of, target_name
 from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
 from invlab.dashboard.compare.runner import SweepRunner
+from invlab.dashboard.compare.sweep_rows import empty_frame, sweep_rows, titles
 from invlab.dashboard.compare.table import RunTable
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
-from invlab.dashboard.views.panes import RANGE_UNITS
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, comparison
 from invlab.train import RunStore
@@ -37,12 +28,6 @@ log = logging.getLogger("invlab.dashboard.compare")
 STATE_COLOURS = {StudyState.IDLE: "#666", StudyState.STARTING: "#9a6a00", StudyState.RUNNING: "#23843a",
                  StudyState.STOPPING: "#1f6fb5", StudyState.STOPPED: "#1f6fb5", StudyState.FINISHED: "#23843a",
                  StudyState.FAILED: "#c0392b"}
-
-
-def columns(axes: list[str]) -> list[str]:
-    """The sweep table's columns when the sweep varies `axes`."""
-    return ["run", "status", *[field_name(a) for a in axes], "seed", "step", "ELBO", "test error (%)", "NLPD",
-            "learned range"]
 
 
 class SweepFollowing(pn.viewable.Viewer):
@@ -65,6 +50,7 @@ class SweepFollowing(pn.viewable.Viewer):
         self._planned: list = []  # PlannedRun of the sweep being run (rows before they are stored)
         self._live: dict[str, dict] = {}  # key → {"status", "step", "steps", "elbo", "history": ([s], [v])}
         self._histories: dict[str, tuple] = {}  # key → (steps, elbos) of stored runs
+        self._target_of: tuple | None = None  # (sweep id, its regression's target column or None), once read
         self._stored_done = -1
         self._last_curves = 0.0
         self._callback = None
@@ -77,7 +63,7 @@ class SweepFollowing(pn.viewable.Viewer):
                                         css_classes=["invlab-sweep-status"])
         self.not_comparable = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
                                             css_classes=["invlab-not-comparable"])
-        self.run_table = RunTable(self._empty_frame(), self._on_select, show_index=False, disabled=True, selectable=1,
+        self.run_table = RunTable(empty_frame(), self._on_select, show_index=False, disabled=True, selectable=1,
                                   pagination=None, header_filters=True, layout="fit_data_table", max_height=420,
                                   sizing_mode="stretch_width", css_classes=["invlab-sweep-table"])
         self.elbo_pane = pn.pane.HoloViews(against_setting_plot(AxisData(None), "elbo"), linked_axes=False,
@@ -103,9 +89,6 @@ class SweepFollowing(pn.viewable.Viewer):
         plots = pn.FlexBox(self.elbo_pane, self.error_pane, self.curves_pane, sizing_mode="stretch_width")
         return pn.Column(pn.Row(self.stop_button, self.resume_button, self.status_pane, sizing_mode="stretch_width"),
                          self.not_comparable, self.run_table, plots, sizing_mode="stretch_width")
-
-    def _empty_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns([])})
 
     def _on_select(self, event) -> None:
         if not event.new:
@@ -263,53 +246,36 @@ class SweepFollowing(pn.viewable.Viewer):
 
     # -- drawing -------------------------------------------------------------------------------------------------------
     def rows(self) -> pd.DataFrame:
-        """The table: one row per run, stored or planned, in the sweep's order."""
-        axes = self.axes
-        stored = {r.get("key"): r for r in (self.cmp.runs if self.cmp is not None else [])}
-        keys = [p.key for p in self._planned] or list(stored)
-        keys += [k for k in stored if k not in keys]
-        planned = {p.key: p for p in self._planned}
-        records = []
-        for key in keys:
-            run, plan, live = stored.get(key), planned.get(key), self._live.get(key, {})
-            point = dict(plan.point) if plan is not None else {a: run.get(a) for a in axes}
-            row = {"run": run.get("run_id") if run else None,
-                   "status": (run.get("status") if run else None) or live.get("status", "queued")}
-            for a in axes:
-                value = run.get(a) if run is not None and a in run else point.get(a)
-                row[field_name(a)] = value if _is_number(value) else (None if value is None else str(value))
-            row["seed"] = run.get("seed") if run else (plan.seed if plan is not None else None)
-            history = self._histories.get(key)
-            row["step"] = live.get("step") if run is None else (history[0][-1] if history and history[0] else None)
-            elbo = run.get("full_elbo") if run else None
-            row["ELBO"] = _round(elbo)
-            row["test error (%)"] = _round(100 * _finite(run.get("test_error")), 2) if run else None
-            row["NLPD"] = _round(run.get("nlpd"), 4) if run else None
-            learned = ""
-            if run and run.get("learned"):
-                learned = ", ".join(f"{k.split('.')[-1]} {_finite(v):.3g}{RANGE_UNITS.get(k.split('.')[-1], '')}"
-                                    for k, v in run["learned"].items())
-            row["learned range"] = learned
-            if run is None and live.get("elbo") is not None:
-                row["ELBO"] = None
-            records.append(row)
-        frame = pd.DataFrame(records, columns=columns(axes))
-        if not len(frame):
-            return self._empty_frame() if not axes else frame
-        for column in ("run", "seed", "step"):
-            frame[column] = pd.array(frame[column], dtype="Int64")
-        return frame
+        """The table: one row per run, stored or planned, in the sweep's order (`sweep_rows`)."""
+        return sweep_rows(self.axes, self._stored_runs(), self._planned, self._live, self._histories, self._score())
+
+    def _stored_runs(self) -> list[dict]:
+        return list(self.cmp.runs) if self.cmp is not None else []
+
+    def _score(self) -> str:
+        """"rmse" once the sweep's stored runs are regressions, else "error" (see `score_of`)."""
+        return score_of(self._stored_runs())
+
+    def _target(self) -> str | None:
+        """The target column of the sweep's regression (naming its RMSE's units), read once per sweep: the data is
+        loaded to read it."""
+        sweep_id = self.shown.sweep_id
+        if self._target_of is None or self._target_of[0] != sweep_id:
+            self._target_of = (sweep_id, target_name([plan.config.data for plan in self._planned]))
+        return self._target_of[1]
 
     def _show_table(self) -> None:
-        frame = self.rows()
-        titles = {field_name(a): html_text(a) for a in self.axes}  # a title is HTML to Tabulator; a store is a file
-        self.run_table.show(frame, titles)
+        score = self._score()
+        target = self._target() if score == "rmse" else None
+        self.run_table.show(self.rows(), titles(self.axes, score, target))
 
     def _show_plots(self) -> None:
-        data = axis_data(self.cmp) if self.cmp is not None else AxisData(None)
+        data = AxisData(None)
+        if self.cmp is not None:
+            data = axis_data(self.cmp, self._target() if self._score() == "rmse" else None)
         self.axis_data = data
         self.elbo_pane.object = against_setting_plot(data, "elbo")
-        self.error_pane.object = against_setting_plot(data, "error")
+        self.error_pane.object = against_setting_plot(data, data.score)
         self._show_curves()
 
     def _show_curves(self) -> None:

@@ -1,4 +1,5 @@
-"""The Compare page's plots: the ELBO and the test error against the swept setting, and every run's ELBO curve.
+"""The Compare page's plots: the ELBO and the test score (error, or a regression's RMSE) against the swept setting,
+and every run's ELBO curve.
 
 HoloViews elements built from the shaped data of `data.py`; the page puts them in its panes.
 """
@@ -17,6 +18,7 @@ from invlab.dashboard.compare.data import (
     axis_label,
     field_name,
     is_learned_run,
+    rmse_label,
     value_label,
 )
 from invlab.dashboard.views.panes import FRAME_HEIGHT, FRAME_WIDTH, _legend_opts, metric_label, y_limits
@@ -25,12 +27,17 @@ SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 PLOT_FRAME = dict(frame_width=FRAME_WIDTH + 80, frame_height=FRAME_HEIGHT + 40, framewise=True, show_grid=True)
 
 
+SCORE_TITLES = {"elbo": "ELBO", "error": "Test error", "rmse": "Test RMSE"}
+
+
 def against_setting_plot(data: AxisData, which: str):
-    """ELBO ("elbo") or test error ("error") against the swept setting: mean over seeds as a line, ± sd as bars,
-    each run as a faint point, and a dashed line where each learned-range run ended."""
+    """ELBO ("elbo"), test error ("error") or test RMSE ("rmse", in the target's units) against the swept setting:
+    mean over seeds as a line, ± sd as bars, each run as a faint point, and a dashed line where each learned-range
+    run ended."""
     x = data.x
-    ylabel = "ELBO over the training set (nats)" if which == "elbo" else metric_label("test_error")
-    title = ("ELBO against " if which == "elbo" else "Test error against ") + axis_label(x or "the setting")
+    ylabel = {"elbo": "ELBO over the training set (nats)", "error": metric_label("test_error"),
+              "rmse": rmse_label(data.target)}[which]
+    title = f"{SCORE_TITLES[which]} against {axis_label(x or 'the setting')}"
     if x is None:
         return hv.Curve([], "x", "y").opts(title=title)
     xdim = hv.Dimension(field_name(x), label=axis_label(x))
