@@ -291,6 +291,17 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.fixture(scope="session")
+def class_server(tmp_path_factory):
+    """One class server with logins per test process, shared by the raw-HTTP tests of logins and of the routes a
+    request without a login reaches (tests/helpers/class_server.py): a `Served` (host, port, process, folder, users
+    file). Its users file is put back by any test that changes it."""
+    from tests.helpers.class_server import serve_with_probe
+
+    with serve_with_probe(tmp_path_factory.mktemp("class-server"), logins=True) as served:
+        yield served
+
+
 @pytest.fixture
 def rng():
     return torch.Generator().manual_seed(1234)

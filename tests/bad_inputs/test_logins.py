@@ -1,6 +1,7 @@
 """Logins on a class server (`invlab serve --basic-auth users.json --cookie-secret S`), tried through raw HTTP as an
 attacker would: a copied cookie after its user logged out, a user taken out of the users file, a login posted from
-another site, and password guessing. One server serves the module's tests."""
+another site, and password guessing. The class server of the test process (the `class_server` fixture, shared with
+test_unauthenticated_routes.py) serves the module's tests."""
 from __future__ import annotations
 
 import http.client
@@ -12,26 +13,19 @@ from http.cookies import SimpleCookie
 
 import pytest
 
-from invlab.dashboard.serving.process import serve_dashboard
-
-USERS = {"alice": "alice-pw", "bob": "bob-pw", "carol": "carol-pw", "dave": "dave-pw", "erin": "erin-pw"}
+from tests.helpers.class_server import USERS
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """(host, port, users file) of one class server for the module."""
-    tmp = tmp_path_factory.mktemp("logins")
-    users = tmp / "users.json"
-    users.write_text(json.dumps(USERS))
-    with serve_dashboard(tmp / "served", args=["--basic-auth", str(users), "--cookie-secret", "s" * 32]) as url:
-        parts = urllib.parse.urlsplit(url)
-        yield parts.hostname, parts.port, users
+@pytest.fixture
+def server(class_server):
+    """The class server (tests/helpers/class_server.py): its users file holds USERS."""
+    return class_server
 
 
 def request(server, method: str, path: str, cookies: dict | None = None, form: dict | None = None,
             headers: dict | None = None):
     """(status, headers, body, cookies the response set) of one request, redirects not followed."""
-    conn = http.client.HTTPConnection(server[0], server[1], timeout=120)
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=120)
     head = dict(headers or {})
     if cookies:
         head["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
@@ -88,7 +82,7 @@ def test_a_logout_revokes_the_cookie(server):
 def test_a_user_taken_out_of_the_users_file_gets_the_login_form(server):
     """bob, logged in, removed from the users file: his cookie no longer opens the page, nor can he log in."""
     cookies = logged_in(server, "bob")
-    users_file = server[2]
+    users_file = server.users
     before = users_file.stat().st_mtime_ns
     users_file.write_text(json.dumps({k: v for k, v in USERS.items() if k != "bob"}))
     os.utime(users_file, ns=(before + 2_000_000_000, before + 2_000_000_000))  # a changed file, whatever the clock

@@ -2,22 +2,17 @@
 route (`/components/MODULE/CLASS/ATTRIBUTE/PATH`) must never import the module a URL names. Importing
 `invlab.__main__` used to run the command line on the server's own arguments and replace the server with a
 `panel serve` that exited at once; any module with work at import (`this`, `antigravity`, a file on the server's
-path) ran it. One server without logins and one with serve the module's tests."""
+path) ran it. A server without logins (the module's own) and the test process's class server with logins (the
+`class_server` fixture, shared with test_logins.py) serve the module's tests."""
 from __future__ import annotations
 
 import http.client
-import json
-import urllib.parse
 
 import pytest
 
-from invlab.dashboard.serving.process import serve_dashboard_process
+from tests.helpers.class_server import PROBE, serve_with_probe
 
-pytestmark = pytest.mark.slow  # two servers of its own start (-m "not slow" leaves it out)
-
-# A module on the server's path that leaves a mark when something imports it.
-PROBE = "invlab_import_probe"
-PROBE_SOURCE = "import pathlib\npathlib.Path(__file__).with_suffix('.imported').write_text('imported')\n"
+pytestmark = pytest.mark.slow  # a server of its own starts, and the class server if it is not up (-m "not slow")
 
 REFUSED = [
     "invlab.__main__/x/y/z",  # the command line, run on the server's own arguments
@@ -37,24 +32,22 @@ REFUSED = [
 ]
 
 
-@pytest.fixture(scope="module", params=["no logins", "logins"])
-def server(request, tmp_path_factory):
-    """(host, port, process, its folder) of one served dashboard, with or without logins, whose path holds PROBE."""
-    tmp = tmp_path_factory.mktemp("routes")
-    (tmp / "path").mkdir()
-    (tmp / "path" / f"{PROBE}.py").write_text(PROBE_SOURCE)
-    args = []
-    if request.param == "logins":
-        (tmp / "users.json").write_text(json.dumps({"alice": "alice-pw"}))
-        args = ["--basic-auth", str(tmp / "users.json"), "--cookie-secret", "s" * 32]
-    with serve_dashboard_process(tmp / "served", args=args, extra_env={"PYTHONPATH": str(tmp / "path")}) as (url, proc):
-        parts = urllib.parse.urlsplit(url)
-        yield parts.hostname, parts.port, proc, tmp
+@pytest.fixture(scope="module")
+def server_without_logins(tmp_path_factory):
+    with serve_with_probe(tmp_path_factory.mktemp("routes"), logins=False) as served:
+        yield served
+
+
+@pytest.fixture(params=["no logins", "logins"])
+def server(request):
+    """A served dashboard (tests/helpers/class_server.py's `Served`), without or with logins, whose path holds
+    PROBE."""
+    return request.getfixturevalue("server_without_logins" if request.param == "no logins" else "class_server")
 
 
 def get(server, path: str) -> tuple[int, str]:
     """(status, body) of a GET without cookies, redirects not followed; status 0 when the server did not answer."""
-    conn = http.client.HTTPConnection(server[0], server[1], timeout=120)
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=120)
     try:
         conn.request("GET", path)
         resp = conn.getresponse()
@@ -67,13 +60,12 @@ def get(server, path: str) -> tuple[int, str]:
 
 def test_no_component_url_imports_a_module_or_stops_the_server(server):
     statuses = {path: get(server, "/components/" + path)[0] for path in REFUSED}
-    proc, tmp = server[2], server[3]
-    log = (tmp / "served" / "server.log").read_text()
+    proc, log = server.proc, server.log.read_text()
     seen = {
         "not refused": {path: status for path, status in statuses.items() if status not in (403, 404)},
         "server stopped": proc.poll() is not None,
         "page answers": get(server, "/app")[0] in (200, 302),  # the page, or with logins the way to the login form
-        "probe imported": (tmp / "path" / f"{PROBE}.imported").exists(),
+        "probe imported": (server.path / f"{PROBE}.imported").exists(),
         "'this' imported": "Beautiful is better than ugly" in log,
         "traceback logged": "Traceback" in log,
     }
