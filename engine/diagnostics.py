@@ -212,13 +212,16 @@ class ThinnedHistory:
 
 # -- views any model family can give ---------------------------------------------------------------------------------
 def hyperparameter_values(model) -> dict[str, float]:
-    """Scalar summaries of every constrained parameter (vectors are summarised by their mean)."""
+    """Scalar summaries of every constrained parameter: an ARD lengthscale by input, named by the data's columns (a
+    summary of many), other vectors by their mean (`invlab.input_rows.vector_rows`)."""
+    from .input_rows import vector_rows
     from .parameters import learnables
 
     out = {}
     for name, p in learnables(model).items():
-        v = p().detach()
-        out[name if v.numel() == 1 else f"{name} (mean of {v.numel()})"] = float(v.mean())
+        v = p().detach().reshape(-1)
+        out.update({name: float(v[0])} if v.numel() == 1 else
+                   vector_rows(name, v.cpu().tolist(), getattr(model, "data_info", None)))
     return out
 
 
@@ -284,7 +287,9 @@ def field_over_plane(model, X: torch.Tensor, y: torch.Tensor, resolution: int = 
     if pred.probs is not None:
         values = pred.probs[:, 1] if pred.probs.shape[1] == 2 else pred.probs.argmax(-1).to(X.dtype)
         contour = 0.5 if pred.probs.shape[1] == 2 else None
-        title = "P(class 1)" if pred.probs.shape[1] == 2 else "Predicted class"
+        names = getattr(getattr(model, "data_info", None), "class_names", None) or ("0", "1")
+        one = "class 1" if str(names[1]).isdigit() else names[1]  # a table's own label ("dog"), else the index
+        title = f"P({one})" if pred.probs.shape[1] == 2 else "Predicted class"
     else:
         values, title = pred.y_mean[:, 0], "Posterior mean"
     info = getattr(model, "data_info", None)

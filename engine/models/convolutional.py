@@ -50,7 +50,6 @@ from .variational import Q_COVARIANCES, BlockVariational  # noqa: F401 (BlockVar
 class ConvolutionalGP(SVGP):
     """SVGP with inducing patches and inducing blocks; `prior_cholesky()` factors K_uu block by block."""
 
-    class_names: list[str] | None = None  # for labelling per-class diagnostics
     # labels of the live hyper-parameters (`tunables`): the patch kernel k_g, and the whole-image RBF part of +RBF
     tunable_owners = {"kernel.base.": "patch kernel", "kernel.parts.1.base.": "patch kernel",
                       "kernel.parts.0.": "RBF part"}
@@ -136,10 +135,11 @@ class ConvolutionalGP(SVGP):
                      + (f", then the 16 smallest: {dg.how_many(len(order), M)})" if M > 32
                         else f": {dg.how_many(M, M)})"))
             ranges = [score[order[r * cols:(r + 1) * cols], 0] for r in range(rows)]  # each row's outputs, descending
+            top, bottom = self.class_names[:2][::-1] if len(self.class_names or ()) == 2 else ("class 1", "the other")
             return dg.ImageGrid(title=title, images=imgs.reshape((rows, cols) + Z.shape[1:]),
                                 row_labels=[f"{row[0]:+.2f} … {row[-1]:+.2f}" for row in ranges],
-                                description="Patches at the top favour class 1 (or large outputs), at the bottom the "
-                                            "other; each row is labelled with the range of its patches' inducing "
+                                description=f"Patches at the top favour {top} (or large outputs), at the bottom "
+                                            f"{bottom}; each row is labelled with the range of its patches' inducing "
                                             "output mean E[g(z)]." + tint)
         cols = min(8, M)
         order = np.argsort(-score, axis=0)[:cols].T  # [L, cols]: each class's strongest patches
