@@ -143,12 +143,11 @@ class DiscoverStudy(pn.viewable.Viewer):
         if store is None:
             self._error("this page has no run store to keep the study's runs in")
             return
-        ticked = list(self.candidates.value)
-        if not ticked:
+        if not self.candidates.value and not self.form.group.value:
             self._error("tick at least one candidate invariance: none alone has nothing to be compared with")
             return
         try:
-            plan = self.form.plan(orbits=ticked)
+            plan = self.form.plan(orbits=self.form.orbits())  # the ticked candidates and a group of columns
             scheduler, shared = self.page.where_runs_train()  # an address the page may not choose is not contacted
             check_dask(scheduler, str(plan.data.get("dataset", "DATA")))
             sweep_id = create_sweep(plan, store)
@@ -201,7 +200,7 @@ class DiscoverStudy(pn.viewable.Viewer):
             self.message = progress_text(progress)
         for candidate, seed, run_id, status, message in results:
             tail = f": {message}" if status != RunStatus.FINISHED and message else ""
-            self.message = f"{candidate} seed {seed}: {status} (run {run_id}){tail}"
+            self.message = f"{runner.plan.label(candidate)} seed {seed}: {status} (run {run_id}){tail}"
         if results or finished:
             self._read()
         if finished:
@@ -323,7 +322,8 @@ class DiscoverStudy(pn.viewable.Viewer):
                           self.stop_button, align_items="flex-start", sizing_mode="stretch_width")
         return pn.Column(pn.pane.Markdown(HEADING, sizing_mode="stretch_width"), form,
                          pn.pane.Markdown("**Candidates** (untick any to leave it out)", margin=(0, 10)),
-                         self.candidates, self.candidate_words, self.error, self.status, self.ranking, self.verdict,
+                         self.candidates, self.form.group, self.candidate_words, self.error, self.status,
+                         self.ranking, self.verdict,
                          pn.FlexBox(self.chart, self.download, align_items="flex-start", sizing_mode="stretch_width"),
                          sizing_mode="stretch_width", name="Discover",
                          css_classes=["invlab-discover"])

@@ -1,5 +1,6 @@
 """The Discover study's form: the data box (the Training page's data by default, or any data set the page may read),
-the candidate invariances that apply to it (ticked by default, the others named with the reason), seeds and steps,
+the candidate invariances that apply to it (ticked by default, the others named with the reason), for a table with
+named columns a group of columns to permute (a candidate of its own, 'permutations: age, height'), seeds and steps,
 and the plan they make. The study (discover.py) runs the plan and follows it."""
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import panel as pn
 from invlab.dashboard.compare.data import data_words
 from invlab.dashboard.safe_text import html_text
 from invlab.sweeps.discover import NONE, plan_candidates
+from invlab.sweeps.discover_labels import coordinates_of
 from invlab.train import RunConfig
 
 DEFAULT_SEEDS = 2  # the page's default (the command's is 3): two seeds give a spread and keep a class demo short
+GROUP_ORBIT = "permutations"  # the group a few named columns can form on the page
 
 
 class DiscoverForm(pn.viewable.Viewer):
@@ -31,6 +34,11 @@ class DiscoverForm(pn.viewable.Viewer):
         self.candidates = pn.widgets.CheckBoxGroup(label="Candidates", options=[], value=[], inline=True,
                                                    css_classes=["invlab-discover-candidates"])
         self.candidate_words = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        # option labels are the data's column names, escaped: Bokeh's MultiChoice shows its labels as HTML
+        self.group = pn.widgets.MultiChoice(label="Permute only these columns (at least 2; empty: none)", options={},
+                                            value=[], width=420, visible=False,
+                                            css_classes=["invlab-discover-group"])
+        self._columns: tuple[str, ...] = ()
         self.seeds = pn.widgets.IntInput(label="Seeds", value=DEFAULT_SEEDS, start=1, end=10, width=110)
         self.steps = pn.widgets.IntInput(label="Steps per run", value=300, start=10, end=20000, step=50, width=130)
         self.data_box.param.watch(self._on_data, "value")
@@ -81,14 +89,38 @@ class DiscoverForm(pn.viewable.Viewer):
         if plan is None:
             self.candidates.param.update(options=[], value=[])
             self.candidate_words.object = ""
+            self._show_group(None)
             return
         names = [name for name in plan.names if name != NONE]
         self.candidates.param.update(options=names, value=list(names))
+        self._show_group(plan)
         skipped = "; ".join(f"{name}: {why}" for name, why in plan.skipped.items())
         self.candidate_words.object = html_text(
             f"none (no invariance) always trains: it is the baseline. For these {plan.kind} inputs of shape "
             f"{plan.input_shape}" + (f", these do not apply: {skipped}." if skipped else ", every registered "
                                      "candidate applies."))
+
+    def _show_group(self, plan) -> None:
+        """Offer the columns of a table to which permutations apply (kept chosen while they are the same columns)."""
+        columns = tuple(plan.input_names or ()) if plan is not None and GROUP_ORBIT in plan.names else ()
+        if columns != self._columns:
+            self._columns = columns
+            self.group.param.update(options={html_text(c): str(i) for i, c in enumerate(columns)}, value=[])
+        self.group.visible = len(columns) > 2  # of two columns the group is all of them: "permutations" itself
+
+    def orbits(self) -> list[str]:
+        """The candidates to train: the ticked ones and, when columns are chosen, their group
+        ('permutations:0,2'); a group of one column is refused (ValueError) with what to do."""
+        ticked = list(self.candidates.value)
+        chosen = [self._columns[int(i)] for i in self.group.value if int(i) < len(self._columns)]
+        if not chosen:
+            return ticked
+        if len(chosen) < 2:
+            raise ValueError(f"a group of columns to permute needs at least 2 columns; only {chosen[0]} is chosen: "
+                             "choose another column, or empty the box")
+        if len(chosen) == len(self._columns):  # every column: the whole group, "permutations" itself
+            return ticked if GROUP_ORBIT in ticked else ticked + [GROUP_ORBIT]
+        return ticked + [f"{GROUP_ORBIT}:{coordinates_of(chosen, self._columns)}"]
 
     def __panel__(self):
         return pn.Column(self.data_box, self.data_words)

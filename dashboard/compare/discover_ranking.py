@@ -17,7 +17,8 @@ WIDTHS = {"#": 40, "candidate": 150, "status": 90, "seeds": 64, "ELBO (whole dat
 def ranking_frame(report, plan, sweep_id: int | None, running: bool) -> pd.DataFrame:
     """The ranking of `report` (a `DiscoverReport` or None): one row per candidate, best first; the candidates of
     `plan` (the study's `DiscoverPlan` or None) that sweep `sweep_id` holds no run of yet after them, `training`
-    while the study is `running`, else `not run`."""
+    while the study is `running`, else `not run`. A group on columns is named by the columns (its label: a cell
+    is shown as text, never read as HTML)."""
     records, shown, columns = [], set(), list(COLUMNS)
     seeds = len(plan.spec.seeds) if plan is not None else None
     if report is not None:
@@ -27,12 +28,13 @@ def ranking_frame(report, plan, sweep_id: int | None, running: bool) -> pd.DataF
             cell["test error"] = cell[headers[6]]  # "test RMSE (price)" for a table's regression: its title
             done = c.finished + len(c.failed)
             status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
-            records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.candidate, "status": status})
+            records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.label, "status": status})
             shown.add(c.candidate)
     waiting = "training" if running else "not run"
     for name in (plan.names if plan is not None and sweep_id is not None else []):
         if name not in shown:
-            records.append({**{c: "" for c in columns}, "candidate": name, "status": waiting, "seeds": "0"})
+            records.append({**{c: "" for c in columns}, "candidate": plan.label(name), "status": waiting,
+                            "seeds": "0"})
     return pd.DataFrame(records, columns=columns)
 
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InvlabError
+from ..errors import InvlabError, printable
 from ..train.states import RunStatus
 from .flags import add_param_flags, collect, in_flag_words, int_flag
 
@@ -83,6 +83,7 @@ def print_report(report, out=None) -> None:
     from ..sweeps.discover_html import table_rows
 
     headers, rows = table_rows(report, limit=3)
+    rows = [[printable(cell) for cell in row] for row in rows]  # a column's name may hold control characters
     state = "partial: " if report.partial else ""
     print(f"discover {report.sweep_id} on {report.dataset}: {state}{report.stored}/{report.total} runs stored",
           file=out)
@@ -90,9 +91,9 @@ def print_report(report, out=None) -> None:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), file=out)
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
-    print(f"verdict: {report.verdict}", file=out)
+    print(f"verdict: {printable(report.verdict)}", file=out)
     for note in report.notes:
-        print(f"  - {note}", file=out)
+        print(f"  - {printable(note)}", file=out)
 
 
 def cmd_discover(argv: list[str]) -> int:
@@ -119,13 +120,15 @@ def cmd_discover(argv: list[str]) -> int:
         store = RunStore()
         sweep_id = create_sweep(plan, store)
         if not args.quiet:
-            print(f"discover {sweep_id}: {len(plan.candidates)} candidates ({', '.join(plan.names)}) × "
+            shown = ", ".join(printable(plan.label(n)) for n in plan.names)  # a group by its column names
+            print(f"discover {sweep_id}: {len(plan.candidates)} candidates ({shown}) × "
                   f"{len(plan.spec.seeds)} seeds, {args.steps} steps each", file=sys.stderr, flush=True)
 
         def said(candidate, seed, run_id, status, message):
             if not args.quiet:
                 tail = f": {message}" if status != RunStatus.FINISHED and message else ""
-                print(f"  {candidate} seed {seed}: {status} (run {run_id}){tail}", file=sys.stderr, flush=True)
+                print(f"  {printable(plan.label(candidate))} seed {seed}: {status} (run {run_id}){tail}",
+                      file=sys.stderr, flush=True)
 
         try:
             run_candidates(plan, store, sweep_id=sweep_id, scheduler=args.scheduler, n_workers=args.workers,

@@ -24,6 +24,7 @@ from ..errors import ConfigError, InvlabError
 from ..train import RunConfig
 from ..train.states import RunStatus, SweepStatus
 from .discover_combine import next_combination, with_combination
+from .discover_labels import group_label
 from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
 from .scheduler import check_scheduler, require_dask
 from .spec import SweepSpec
@@ -50,7 +51,8 @@ class Candidate:
 @dataclass
 class DiscoverPlan:
     """What a discover run trains: the candidates (the baseline first), the registered ones that do not apply and
-    why, the inputs' kind ('image' or 'vector') and shape, and the sweep that runs them."""
+    why, the inputs' kind ('image' or 'vector') and shape, the sweep that runs them, and the inputs' column names
+    (None for data without names)."""
 
     data: dict
     kind: str
@@ -58,11 +60,16 @@ class DiscoverPlan:
     candidates: list[Candidate]
     skipped: dict[str, str]
     spec: SweepSpec
+    input_names: tuple[str, ...] | None = None
 
     @property
     def names(self) -> list[str]:
         """The candidates' names, the baseline first."""
         return [c.name for c in self.candidates]
+
+    def label(self, name: str) -> str:
+        """Candidate `name` as a reader sees it: a group on coordinates by its columns ('permutations: age, height')."""
+        return group_label(name, self.input_names)
 
 
 def parse_orbit(text: str) -> tuple[str, str]:
@@ -71,15 +78,17 @@ def parse_orbit(text: str) -> tuple[str, str]:
     return name.strip(), coordinates.replace(" ", "")
 
 
-def _inputs(data: dict) -> tuple[str, tuple[int, ...]]:
-    """The data's kind ('image' or 'vector') and one input's shape, from loading it once here."""
+def _inputs(data: dict) -> tuple[str, tuple[int, ...], tuple[str, ...] | None]:
+    """The data's kind ('image' or 'vector'), one input's shape and its column names (None: unnamed), from loading it
+    once here."""
     config = RunConfig("invariant", dict(data), {}, {})
     try:
         dataset = config.data_config().load()
     except InvlabError as err:
         raise ConfigError(f"data: {err}") from None
     shape = tuple(int(s) for s in dataset.X_train.shape[1:])
-    return ("image" if len(shape) == 3 else "vector"), shape
+    names = getattr(dataset, "feature_names", None)
+    return ("image" if len(shape) == 3 else "vector"), shape, (tuple(names) if names else None)
 
 
 def applicable(kind: str, input_shape: tuple[int, ...], orbits: list[str] | None = None
@@ -131,7 +140,7 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
     `run_candidates`). No applicable candidate is a ConfigError naming the registered ones and why none applies."""
     if not isinstance(data, dict) or not data.get("dataset"):
         raise ConfigError("discover needs a data set: give --dataset NAME (e.g. digits, symmetric-2d, csv:PATH)")
-    kind, shape = _inputs(data)
+    kind, shape, columns = _inputs(data)
     found, skipped = applicable(kind, shape, orbits)
     if not found:
         why = "; ".join(f"{n}: {r}" for n, r in skipped.items()) or "none is registered"
@@ -153,7 +162,7 @@ def plan_candidates(data: dict, *, seeds: int | list[int] = DEFAULT_SEEDS, steps
         vary["model.then_augmentation"] = [None] * len(candidates)
     spec = SweepSpec(name=name or f"{SWEEP_PREFIX}{data['dataset']}", base=base, vary=vary, mode="list", seeds=seeds)
     spec.validate()
-    return DiscoverPlan(dict(data), kind, shape, candidates, skipped, spec)
+    return DiscoverPlan(dict(data), kind, shape, candidates, skipped, spec, columns)
 
 
 def check_runner(scheduler: str | None = None, serial: bool = False) -> None:

@@ -145,7 +145,7 @@ def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a
     assert "seeds disagree on the order: seed 1 ranks rotation > none > flips" in notes
     assert "affine failed (seed 0: step 1 produced a non-finite loss); it is left out of its mean" in notes
     assert not any(n.startswith("rotation and flips are within noise") for n in notes)
-    assert verdict(ranking) == ("invariant under rotation (log BF 49 ± 1 over none); flips does not help; affine "
+    assert verdict(ranking) == ("invariant under rotation (log BF 49.0 ± 1.0 over none); flips does not help; affine "
                                 "failed (see the notes)")
 
 
@@ -163,7 +163,7 @@ def test_when_every_invariance_loses_to_none_beyond_noise_the_verdict_says_none_
         c.log_bf, c.log_bf_sd = mean_sd([c.elbos[s] - none.elbos[s] for s in c.elbos])
     assert verdict([none, rotation, shifts]) == ("none is best: every invariance tried lowers the ELBO beyond the "
                                                  "seeds' spread, by 566 nats or more (rotation comes closest, log BF "
-                                                 "-566 ± 0.707 over none)")
+                                                 "-565.50 ± 0.71 over none)")
     close = row("flips", [-100.5, -101.5])  # within noise of none: not a loss the data can show
     close.log_bf, close.log_bf_sd = mean_sd([close.elbos[s] - none.elbos[s] for s in close.elbos])
     assert verdict([none, close, rotation]).startswith("no invariance beats none beyond noise (best: flips")

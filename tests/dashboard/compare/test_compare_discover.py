@@ -6,6 +6,8 @@ The study is small (rotated digits, 160 training points, 80 steps, 2 seeds, thre
 adds about half a minute.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,12 @@ SMALL = RunConfig(model="invariant", data=DATA, model_config={"augmentation": "r
                   train={"steps": 80, "batch_size": 80})
 TICKED = ["rotation", "flips", "cyclic_shifts"]
 DONE = ("finished", "failed", "stopped")  # the states a study's page ends in
+
+
+def two_figures(mean: float, sd: float) -> str:
+    """`mean ± sd` as the ranking shows it: the sd to two significant figures, the mean to the same decimal place."""
+    places = max(0, 1 - math.floor(math.log10(sd)))
+    return f"{mean:.{places}f} ± {sd:.{places}f}"
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +90,7 @@ def test_the_ranking_fills_in_live_and_is_the_store_ranked_by_mean_elbo(explorer
         assert len(elbos) == 2  # both seeds stored
         means[name] = elbos.mean()
         shown = table.loc[table["candidate"] == name, "ELBO (whole data)"].item()
-        assert shown == f"{elbos.mean():.1f} ± {elbos.std(ddof=1):.1f}", (name, shown, elbos)
+        assert shown == two_figures(elbos.mean(), elbos.std(ddof=1)), (name, shown, elbos)
     assert list(table["candidate"]) == sorted(means, key=lambda n: -means[n])
     assert set(table["status"]) == {"done"}
     none = table.loc[table["candidate"] == "none", "log BF vs none"].item()
@@ -166,7 +174,7 @@ def test_a_regression_data_set_is_ranked_with_its_test_rmse(explorer):
     for name in ("none", "permutations"):
         rmse = np.array([records[r].test_rmse for r in d.report.row(name).run_ids])
         shown = table.loc[table["candidate"] == name, "test error"].item()
-        assert shown == f"{rmse.mean():.3f} ± {rmse.std(ddof=1):.3f}", (name, shown, rmse)
+        assert shown == two_figures(rmse.mean(), rmse.std(ddof=1)), (name, shown, rmse)
 
 
 def test_a_page_closed_during_the_study_leaves_it_stopped_with_what_finished(tmp_path, monkeypatch, scheduler):
