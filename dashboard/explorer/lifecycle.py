@@ -10,7 +10,7 @@ import panel as pn
 from invlab.dashboard.explorer.location import refusal_notice
 from invlab.dashboard.serving.closing import settle_writes, spare_moved_models, write_quietly
 from invlab.dashboard.serving.styles import settle_styles
-from invlab.dashboard.serving.theme import is_parked, park, session_theme
+from invlab.dashboard.serving.theme import follow_session_theme, is_parked, park, session_theme
 
 
 class PageLifecycle:
@@ -84,6 +84,7 @@ class PageLifecycle:
         """Be shown again on a new page (the reload of a theme change): the new page's link is read again (same
         settings) and its document gets the periodic updates."""
         self.feed.stop()
+        follow_session_theme(self.page.pages)  # its parts drawn in the new page's theme (a theme change's reload)
         if self.closes_with is not None:
             spare_moved_models(self.closes_with)  # its end must not wipe the plots the new page now draws
         self.link.location = None

@@ -21,6 +21,7 @@ from bokeh.plotting import figure
 from invlab import diagnostics as dg
 from invlab.dashboard.safe_text import html_text
 from invlab.dashboard.views.charts import spectrum_values
+from invlab.dashboard.views.panes import CAPTION_STYLE
 from invlab.dashboard.views.style import FRAME_HEIGHT, FRAME_WIDTH, TITLE_STYLE, WIDTH
 
 
@@ -79,7 +80,7 @@ class PriorPlot:
         self.title = pn.pane.HTML(_title_html(view.title or name.replace("_", " ")), styles=TITLE_STYLE,
                                   max_width=WIDTH + 80, margin=(4, 10, 0, 10))
         self.description = pn.pane.HTML(_description_html(view.description), visible=bool(view.description),
-                                         styles={"font-size": "0.85em", "color": "#555"}, max_width=WIDTH + 80,
+                                         styles=dict(CAPTION_STYLE), max_width=WIDTH + 80,
                                          margin=(0, 10, 6, 10))
         self.mapper = None
         if isinstance(view, dg.Spectrum):

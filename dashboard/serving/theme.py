@@ -86,6 +86,27 @@ def page_for(token: str | None, user: str | None, make):
     return explorer
 
 
+def follow_session_theme(viewable) -> int:
+    """Give every part under `viewable` (a Panel layout drawn on an earlier page) this page's theme; returns how many
+    parts changed. Call it before the page is drawn.
+
+    Panel gives each part made while a page is served that page's design class, and the design built for that
+    page's theme, once, when the part is made; the template's own theme passes over parts that name a design. The
+    parts of the Explorer a theme change hands to its new page (the diagnostics' titles, tables and plots, the
+    prior and Compare pages) were made on the old page, so they kept its theme: dark headings and axis labels on a
+    dark page. Each gets the design of the same class built for this page's theme (`?theme=`), as a part made here
+    would."""
+    if viewable is None:
+        return 0
+    changed, theme = 0, pn.config.theme  # this page's `?theme=`
+    for part in viewable.select():
+        design = getattr(part, "_design", None)
+        if isinstance(part.design, type) and getattr(getattr(design, "theme", None), "_name", theme) != theme:
+            part._update_design()  # the design class it names, built for this page's theme (Panel's own rule)
+            changed += 1
+    return changed
+
+
 def _expire(token: str) -> None:
     with _lock:
         explorer = _parked.pop(token, None)

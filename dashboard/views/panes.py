@@ -45,12 +45,17 @@ from invlab.dashboard.views.style import (
 from invlab.dashboard.views.tables import render_scalars, scalars_html
 from invlab.dashboard.views.watch import VIEW_CLASS, view_class
 
-__all__ = ["_legend_opts", "CurveBoard", "DIVERGING", "EIGEN_FLOOR", "ema", "FRAME_HEIGHT", "FRAME_WIDTH", "GREY",
-           "GUTTER", "HEIGHT", "is_signed", "LEGEND_CHARS", "Metric", "metric_label", "metric_spec", "METRICS",
+__all__ = ["_legend_opts", "CAPTION_STYLE", "CurveBoard", "DIVERGING", "EIGEN_FLOOR", "ema", "FRAME_HEIGHT",
+           "FRAME_WIDTH", "GREY", "GUTTER", "HEIGHT", "is_signed", "LEGEND_CHARS", "Metric", "metric_label",
+           "metric_spec", "METRICS",
            "percent", "RANGE_UNITS", "render_curves", "render_field", "render_heatmap", "render_image_grid",
            "render_scalars", "render_scatter", "render_spectrum", "renderer_for", "RENDERERS", "scalars_html",
            "SEQUENTIAL", "shows_curve", "spectrum_values", "tile_grid", "TITLE_STYLE", "to_display", "ViewPane",
            "WIDTH", "wrap_label", "y_limits"]
+
+
+# a caption under a view: smaller and fainter than the page's text in either theme (a fixed grey is dark on dark)
+CAPTION_STYLE = {"font-size": "0.85em", "opacity": "0.75"}
 
 
 def _title_pane(title: str) -> pn.pane.HTML:
@@ -95,7 +100,7 @@ class ViewPane(param.Parameterized):
         self.pipe = hv.streams.Pipe(data=view)
         self.title = _title_pane(view.title or name.replace("_", " "))
         self.description = pn.pane.HTML(_description_html(view.description), visible=bool(view.description),
-                                         styles={"font-size": "0.85em", "color": "#555"}, max_width=WIDTH + 80,
+                                         styles=dict(CAPTION_STYLE), max_width=WIDTH + 80,
                                          margin=(0, 10, 6, 10))
         extra = []
         if isinstance(view, dg.Scalars):
