@@ -3,7 +3,7 @@ the test RMSE in the target's units and the test NLPD instead of an empty test e
 the test RMSE against the swept setting with the stored values; a Discover study on the same table shows the same.
 
 No Dask cluster: the sweep's runs are trained one after another in this process through the same task a Dask worker
-runs (`train_run`) and stored as the client stores them (`store_result`), a few tiny runs of 20 steps each.
+runs and stored as the client stores them (tests/helpers/serial_sweep.py), a few tiny runs of 20 steps each.
 """
 import holoviews as hv
 import numpy as np
@@ -13,10 +13,8 @@ from invlab.dashboard.compare import ComparePage
 from invlab.dashboard.compare.data import field_name
 from invlab.sweeps import SweepSpec
 from invlab.sweeps.discover import plan_candidates, run_candidates
-from invlab.sweeps.execute import store_result
-from invlab.sweeps.task import train_run
 from invlab.train import RunConfig, RunStore
-from invlab.train.states import SweepStatus
+from tests.helpers.serial_sweep import house_prices, run_sweep_serially
 
 TRAIN = {"steps": 20, "batch_size": 0, "learning_rate": 0.03, "eval_every": 0, "log_every": 5}
 AXIS = "model.num_inducing"
@@ -25,12 +23,7 @@ AXIS = "model.num_inducing"
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
     """A house-price table: two inputs and the price in thousands of euros (values in the hundreds)."""
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-3, 3, size=(40, 2))
-    price = 300 + 40 * np.sin(X[:, 0]) + 15 * X[:, 1] + 5 * rng.normal(size=40)
-    path = tmp_path_factory.mktemp("own") / "houses.csv"
-    np.savetxt(path, np.column_stack([X, price]), delimiter=",", header="rooms,age,price_keur", comments="")
-    return path
+    return house_prices(tmp_path_factory.mktemp("own") / "houses.csv")
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +31,6 @@ def store(tmp_path_factory):
     store = RunStore(tmp_path_factory.mktemp("compare-regression") / "runs.sqlite")
     yield store
     store.close()
-
-
-def run_sweep_serially(spec: SweepSpec, store) -> int:
-    """Create the sweep and store each of its runs as a Dask client would; its id."""
-    planned = spec.runs()
-    sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
-    for run in planned:
-        store_result(store, sweep_id, run, train_run(run.config.to_json(), run.key, None))
-    store.update_sweep(sweep_id, status=SweepStatus.FINISHED)
-    return sweep_id
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +103,13 @@ def test_the_setting_selector_never_says_now_none():
     labels = list(ComparePage().parameter_options())
     assert not [label for label in labels if "None" in label], labels
     assert "model.lengthscale (now empty: median distance between training inputs)" in labels
+
+
+def test_a_target_columns_name_is_escaped_in_the_rmse_columns_title():
+    """A title is HTML to Tabulator, and a column's name comes from the user's file."""
+    from invlab.dashboard.compare.sweep_rows import titles
+
+    shown = titles([AXIS], "rmse", "<img src=x onerror=alert(1)>")
+    assert shown["test RMSE"] == "test RMSE (&lt;img src=x onerror=alert(1)&gt;)"
+    assert titles([AXIS], "rmse", None)["test RMSE"] == "test RMSE (target units)"
+    assert "test RMSE" not in titles([AXIS], "error", None)
