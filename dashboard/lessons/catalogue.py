@@ -80,6 +80,7 @@ class Lesson:
     compare: dict = field(default_factory=dict)  # settings of the second run, for lessons that compare two runs
     compare_view: str = ""  # what the second run adds to watch (a metric or view name), when it differs from key_view
     steps: tuple = ()  # the `Step`s, in order
+    takes: str = ""  # how long its slowest step takes, where that is over a minute (the card and README say it)
 
     @property
     def page(self) -> str:
@@ -99,6 +100,9 @@ class Lesson:
 
 
 START = "Press ▶ Start"
+# Discover's 16 runs (2 seeds, 300 steps, 2 Dask workers; `python -m benchmarks.dashboard.lessons --lesson discover`):
+# 30 s on a quiet 2-core machine, 48 s on a laptop with other programs open, 4 min at a load of 9 on 2 cores.
+DISCOVER_TAKES = "about a minute on a two-core laptop, up to four when it is busy with other work"
 RESET = "Press ↺ Reset"
 
 
@@ -217,12 +221,12 @@ LESSONS: list[Lesson] = [
         settings={PAGE_KEY: "compare", "model": "invariant", "data.dataset": "digits", "data.rotate": 90.0,
                   "data.subset": 300, "data.test_subset": 300},
         key_view=DISCOVER_VIEW,
-        controls=("data.rotate", "data.subset"),
+        controls=("data.rotate", "data.subset"), takes=DISCOVER_TAKES,
         steps=(
             Step("Press ▶ Discover on the Compare page", "none and six candidate symmetries train on Dask, then the "
-                 "best two combined; the ranking fills in as each finishes, rotation on top within about a minute, "
-                 "and the verdict, rotation-invariant up to about ±90° and hundreds of nats above none, follows "
-                 "(about six minutes on a two-core laptop busy with other work)", "discover",
+                 "best two combined; the ranking fills in as each finishes, and the verdict, rotation-invariant up "
+                 "to about ±90° and hundreds of nats above none, follows with rotation on top of the ranking "
+                 f"(16 runs: {DISCOVER_TAKES})", "discover",
                  watch=DISCOVER_VIEW, label="▶ Discover", check=("verdict", "rotation-invariant up to")),
             Step("Click rotation in the ranking", "its run opens on the Training page, where the learned rotation "
                  "range climbs from 30° to about 90°", "open", value="rotation", label="ranking",

@@ -12,6 +12,8 @@ from pathlib import Path
 from ..errors import printable
 from .discover_names import NONE
 from .discover_report import CandidateResult, DiscoverReport
+from .discover_verdict import MARK, chosen
+from .plus_minus import plus_minus
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 STYLE = """body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#222;max-width:1100px}
@@ -28,9 +30,7 @@ def esc(value) -> str:
 
 
 def _pm(mean, sd, places: int = 2, scale: float = 1.0, unit: str = "") -> str:
-    if mean is None:
-        return "-"
-    return f"{mean * scale:.{places}f}" + (f" ± {sd * scale:.{places}f}" if sd is not None else "") + unit
+    return plus_minus(mean, sd, places, scale, unit)  # with an sd: the sd to two figures, the mean to its place
 
 
 def learned_text(c: CandidateResult, limit: int | None = None) -> str:
@@ -69,11 +69,12 @@ def table_rows(report: DiscoverReport, limit: int | None = None) -> tuple[list[s
     regression = score != "test error"
     headers = ["#", "candidate", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)", score,
                "NLPD", "s / run", "failed"]
-    rows = []
+    rows, best = [], chosen(report.ranking)  # the verdict's candidate: its rank is marked ✓
     for i, c in enumerate(report.ranking, 1):
         score = (_pm(*c.test_rmse, 3) if regression else _pm(*c.test_error, 1, 100, "%"))
         bf = "0 (baseline)" if c.candidate == NONE else _pm(c.log_bf, c.log_bf_sd, 1)
-        rows.append([str(i), c.candidate, str(c.finished), _pm(c.elbo_mean, c.elbo_sd, 1), bf, learned_text(c, limit),
+        rank = f"{i} {MARK}" if c is best else str(i)
+        rows.append([rank, c.label, str(c.finished), _pm(c.elbo_mean, c.elbo_sd, 1), bf, learned_text(c, limit),
                      score, _pm(*c.nlpd, 3), "-" if c.seconds is None else f"{c.seconds:.1f}",
                      str(len(c.failed)) if c.failed else ""])
     return headers, rows
@@ -115,7 +116,7 @@ def bayes_factor_svg(report: DiscoverReport) -> str:
         y = 12 + i * bar
         x0, x1 = sorted((x(0.0), x(c.log_bf)))
         colour = COLOURS[0] if c.log_bf > 0 else "#999"
-        out.append(f'<text x="{left - 6}" y="{y + bar / 2 + 4:.1f}" text-anchor="end">{esc(c.candidate)}</text>'
+        out.append(f'<text x="{left - 6}" y="{y + bar / 2 + 4:.1f}" text-anchor="end">{esc(c.label)}</text>'
                    f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1):.1f}" height="{bar - 6}" fill="{colour}"/>')
         if c.log_bf_sd:
             a, b = x(c.log_bf - c.log_bf_sd), x(c.log_bf + c.log_bf_sd)
@@ -175,7 +176,7 @@ def range_charts(c: CandidateResult) -> list[str]:
             name, side = key, key
         groups.setdefault(name, {})[side] = v["values"]
         steps.setdefault(name, v["steps"])
-    return [path_svg(c.candidate, name, steps[name], series) for name, series in groups.items()]
+    return [path_svg(c.label, name, steps[name], series) for name, series in groups.items()]
 
 
 def report_html(report: DiscoverReport) -> str:
@@ -188,7 +189,7 @@ def report_html(report: DiscoverReport) -> str:
     partial = (f'<p class="partial">Partial report: {report.stored} of {report.total} runs stored (the run was '
                f'{esc(report.status)}).</p>' if report.partial else "")
     notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
-    failed = "".join(f'<li class="failed">{esc(c.candidate)}: {esc(m)}</li>' for c in report.ranking
+    failed = "".join(f'<li class="failed">{esc(c.label)}: {esc(m)}</li>' for c in report.ranking
                      for m in c.failed)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"

@@ -6,7 +6,9 @@ The log Bayes factor of a candidate against `none` is estimated by the differenc
 the log marginal likelihoods, van der Wilk et al. 2018 sec. 3), paired by seed: its mean ± sd is over the seeds both
 finished. A difference is *within noise* when it is smaller than its spread across seeds (the larger of the two
 candidates' ELBO standard deviations, or the sd of the paired differences); with one seed there is no spread and the
-report says so. `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that `invlab discover --json` prints.
+report says so. The ranking is by mean ELBO, except that within noise the simpler group wins, so the verdict's
+candidate comes first (`discover_verdict`). `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that
+`invlab discover --json` prints.
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from dataclasses import dataclass, field
 
 from ..train.states import RunStatus, SweepStatus
 from .compare import mean_sd
-from .discover_names import COMBINED, NONE, SWEEP_PREFIX, point_name
+from .discover_labels import labels_of, relabel
+from .discover_names import NONE, SWEEP_PREFIX, point_name
+from .discover_verdict import beats, combined_parts, order_notes, preferred_order, spread, verdict
 from .spec import SweepSpec
 
 
@@ -42,10 +46,14 @@ class CandidateResult:
     failed: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)
     estimator: str = ""
+    label: str = ""  # as a reader sees it: 'permutations: age, height' for the stored 'permutations:0,1'
+
+    def __post_init__(self):
+        self.label = self.label or self.candidate
 
     def to_dict(self) -> dict:
         """The candidate as plain JSON-ready data."""
-        return {"candidate": self.candidate, "elbo_mean": self.elbo_mean, "elbo_sd": self.elbo_sd,
+        return {"candidate": self.candidate, "label": self.label, "elbo_mean": self.elbo_mean, "elbo_sd": self.elbo_sd,
                 "log_bf": self.log_bf, "log_bf_sd": self.log_bf_sd,
                 "learned": {k: {"final": v["mean"], "sd": v["sd"], "path": [v["steps"], v["values"]]}
                             for k, v in self.learned.items()},
@@ -57,7 +65,8 @@ class CandidateResult:
 
 @dataclass
 class DiscoverReport:
-    """A discover sweep's candidates ranked by mean whole-data ELBO (failed-only candidates last), the budget every
+    """A discover sweep's candidates ranked by mean whole-data ELBO (within noise the simpler group first, so the
+    verdict's candidate leads; failed-only candidates last), the budget every
     candidate had, notes on the statistics, whether the sweep is partial, and the verdict sentence."""
 
     sweep_id: int
@@ -80,8 +89,8 @@ class DiscoverReport:
                 "target_name": self.target_name}
 
     def row(self, name: str) -> CandidateResult | None:
-        """The candidate called `name`, or None."""
-        return next((c for c in self.ranking if c.candidate == name), None)
+        """The candidate called `name` (its stored name or its label), or None."""
+        return next((c for c in self.ranking if name in (c.candidate, c.label)), None)
 
 
 def budget_of(spec: SweepSpec) -> dict:
@@ -139,12 +148,6 @@ def _bayes_factors(results: dict[str, CandidateResult]) -> None:
             result.log_bf = result.elbo_mean - base.elbo_mean
 
 
-def spread(a: CandidateResult, b: CandidateResult) -> float | None:
-    """The seed spread against which the ELBO difference of `a` and `b` is judged (None with one seed)."""
-    sds = [s for s in (a.elbo_sd, b.elbo_sd) if s is not None]
-    return max(sds) if sds else None
-
-
 def statistics_notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: str) -> list[str]:
     """What a reader must know to trust the ranking: the budget every candidate had, whether the report is partial,
     which neighbours are within the seeds' spread, where the seeds disagree on the order, differing estimators, stage
@@ -187,41 +190,6 @@ def statistics_notes(ranking: list[CandidateResult], budget: dict, partial: bool
     return notes
 
 
-def _describe(c: CandidateResult) -> str:
-    rotation = c.learned.get("rotation")
-    if rotation is not None and rotation["mean"] is not None and c.candidate == "rotation":
-        return f"rotation-invariant up to ±{rotation['mean']:.0f}°"
-    if rotation is not None and rotation["mean"] is not None and len(c.learned) <= 1:
-        return f"invariant under {c.candidate} (rotation up to ±{rotation['mean']:.0f}°)"
-    if c.learned:
-        shown = ", ".join(f"{k} {v['mean']:.3g}" for k, v in list(c.learned.items())[:3] if v["mean"] is not None)
-        return f"invariant under {c.candidate} (learned {shown})"
-    return f"invariant under {c.candidate}"
-
-
-def _nats(value: float) -> str:
-    """A number of nats as a reader takes it in: whole above 100, three significant digits below."""
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def _bf_text(c: CandidateResult) -> str:
-    sd = f" ± {_nats(c.log_bf_sd)}" if c.log_bf_sd is not None else ""
-    return f"log BF {_nats(c.log_bf)}{sd} over none"
-
-
-def beats(a: CandidateResult, b: CandidateResult | None) -> bool:
-    """Whether `a`'s mean ELBO exceeds `b`'s by more than their seed spread (by anything, with one seed)."""
-    if b is None or a.elbo_mean is None or b.elbo_mean is None:
-        return False
-    noise = spread(a, b)
-    return a.elbo_mean - b.elbo_mean > (noise if noise is not None else 0.0)
-
-
-def combined_parts(name: str) -> list[str]:
-    """The single candidates a combination is made of ('rotation+flips' → ['rotation', 'flips'])."""
-    return name.split(COMBINED)
-
-
 def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
     rows = {c.candidate: c for c in ranking}
     notes = []
@@ -246,42 +214,6 @@ def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
     return notes
 
 
-def verdict(ranking: list[CandidateResult]) -> str:
-    """One sentence: the best candidate and its log Bayes factor over none, and which candidates do not help (a
-    combination only wins where it beats its best part beyond noise); when every candidate loses to none beyond
-    noise, that none is best and by how many nats at least."""
-    ok = [c for c in ranking if c.elbo_mean is not None]
-    if not ok:
-        return "no candidate finished: nothing can be said about this data's invariances"
-    base = next((c for c in ok if c.candidate == NONE), None)
-    if base is None:
-        return f"{ok[0].candidate} ranks first, but the baseline none did not finish, so no Bayes factor can be given"
-    rows = {c.candidate: c for c in ok}
-
-    def helps(c):
-        if not beats(c, base):
-            return False
-        parts = combined_parts(c.candidate)
-        return len(parts) < 2 or beats(c, rows.get(parts[0]))
-
-    winners = [c for c in ok if c.candidate != NONE and helps(c)]
-    losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c)
-              and not (len(combined_parts(c.candidate)) > 1 and beats(c, base))]
-    no_help = (f"; {', '.join(losers)} {'does' if len(losers) == 1 else 'do'} not help" if losers else "")
-    broken = [c.candidate for c in ranking if c.elbo_mean is None and c.failed]
-    failed = f"; {', '.join(broken)} failed (see the notes)" if broken else ""
-    if not winners:
-        best = next((c for c in ok if c.candidate != NONE), None)
-        tried = [c for c in ok if c.candidate != NONE]
-        if tried and all(beats(base, c) for c in tried) and best.log_bf is not None:  # each loses beyond noise
-            return (f"none is best: every invariance tried lowers the ELBO beyond the seeds' spread, by "
-                    f"{_nats(base.elbo_mean - best.elbo_mean)} nats or more ({best.candidate} comes closest, "
-                    f"{_bf_text(best)})" + failed)
-        tail = f" (best: {best.candidate}, {_bf_text(best)})" if best is not None and best.log_bf is not None else ""
-        return "no invariance beats none beyond noise" + tail + failed
-    return f"{_describe(winners[0])} ({_bf_text(winners[0])})" + no_help + failed
-
-
 def is_discover(spec: SweepSpec) -> bool:
     """Whether a stored sweep was a discover run (it varies only the invariant GP's augmentation)."""
     return (spec.base.model == "invariant" and "model.augmentation" in spec.vary
@@ -299,17 +231,23 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
         raise ConfigError(f"sweep {sweep_id} ({record.name}) is not a discover run; compare it with "
                           f"`invlab compare {sweep_id}`")
     results, stored = _collect(store, sweep_id, spec)
+    labels = labels_of(list(results), spec.base.data)  # a group on columns by the columns' names
+    for result in results.values():
+        result.label = labels[result.candidate]
     _bayes_factors(results)
-    ranking = sorted(results.values(), key=lambda c: (c.elbo_mean is None, -(c.elbo_mean or 0.0)))
+    by_elbo = sorted(results.values(), key=lambda c: (c.elbo_mean is None, -(c.elbo_mean or 0.0)))
+    ranking, moved = preferred_order(by_elbo)  # the verdict's candidate first: within noise the simpler group wins
     budget = budget_of(spec)
     total = int(record.total or len(spec.vary["model.augmentation"]) * len(spec.seeds))
     finished_or_failed = sum(c.finished + len(c.failed) for c in ranking)
     partial = record.status in (SweepStatus.INTERRUPTED, SweepStatus.RUNNING) or finished_or_failed < total
-    notes = statistics_notes(ranking, budget, partial, record.status)
+    notes = [relabel(n, labels) for n in statistics_notes(by_elbo, budget, partial, record.status)
+             + order_notes(by_elbo, moved)]
     dataset = str(spec.base.data.get("dataset", ""))
     if record.name.startswith(SWEEP_PREFIX):
         dataset = dataset or record.name[len(SWEEP_PREFIX):]
-    return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes, verdict(ranking), partial,
+    return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes,
+                          relabel(verdict(by_elbo), labels), partial,
                           total, stored, target_column(json.dumps(spec.base.data, sort_keys=True, default=str)))
 
 
