@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 
 import panel as pn
 import param
 from bokeh.models import CustomJSTickFormatter
 
+from invlab.dashboard.controls.scale_slider import box_step, log_digits, make_slider, position, value_at
 from invlab.dashboard.safe_text import html_text
 from invlab.dashboard.state.field_kinds import (  # noqa: F401 — the names other modules and tests read here
     BOX_FORMAT,
@@ -38,6 +38,7 @@ from invlab.dashboard.state.field_kinds import (  # noqa: F401 — the names oth
     number_scale,
     span,
     widget_kind,
+    zero_word,
 )
 from invlab.errors import InvlabError
 
@@ -50,12 +51,13 @@ class ParamControl(pn.viewable.Viewer):
 
     `obj`/`pname`: the param object and the parameter's name. `options`: choices for a drop-down where the
     parameter does not list them itself (the dataset name). `scale`: force 'log' or 'linear' (a `Tunable` says
-    its own scale). The control offers each entered value to the parameter, explains a refusal under the field
+    its own scale). `log_step`: a log slider's stops this many decades apart (default: about 400 over its range; see
+    `scale_slider`). The control offers each entered value to the parameter, explains a refusal under the field
     and puts the field back to the value in use; it follows the parameter when it changes from elsewhere.
     """
 
     def __init__(self, obj: param.Parameterized, pname: str, *, options=None, scale: str | None = None,
-                 label: str | None = None, width: int = FULL_WIDTH):
+                 label: str | None = None, width: int = FULL_WIDTH, log_step: float | None = None):
         super().__init__()
         self.obj, self.pname = obj, pname
         self.p = obj.param[pname]
@@ -65,6 +67,8 @@ class ParamControl(pn.viewable.Viewer):
             if lo is not None and hi is not None and (scale == "linear" or lo > 0):
                 self.kind = f"{scale}-slider"
         self.label = label or _label(pname, self.p)
+        self._log_step = log_step
+        self._zero = zero_word(self.p) if self.kind == "int-box" else None  # "all": the box shows 0 as that word
         self._slider_width = max(width - BOX_WIDTH - 15, 80)
         self.error = ""  # the last refusal's message, "" once a value is accepted
         self._syncing = False
@@ -109,7 +113,7 @@ class ParamControl(pn.viewable.Viewer):
             lo, hi = span(p)
             w = make(pn.widgets.IntSlider, start=int(lo), end=int(hi), value=int(value), step=1, width=width)
         elif kind == "int-box":  # no start/end: the browser would clamp −5 to 0 silently instead of refusing it
-            w = make(pn.widgets.IntInput, value=value, step=1, width=width, placeholder="")
+            w = make(pn.widgets.IntInput, value=self._boxed(value), step=1, width=width, placeholder=self._zero or "")
         else:  # a float: the exact value in a box, and a slider on its scale where it has a range
             w = make(pn.widgets.FloatInput, value=value, width=width if kind == "number-box" else BOX_WIDTH,
                      placeholder="auto" if p.allow_None else "", step=self._box_step(value),
@@ -121,49 +125,21 @@ class ParamControl(pn.viewable.Viewer):
         return w
 
     def _make_slider(self, value):
-        p = self.p
-        lo, hi = span(p)
-        inc_lo, inc_hi = getattr(p, "inclusive_bounds", (True, True))
-        if self.kind == "log-slider":
-            start, end = math.log10(lo), math.log10(hi)
-            step = _nice_step((end - start) / 400)
-            fmt = LOG_FORMAT
-        else:
-            start, end = float(lo), float(hi)
-            step = _nice_step((end - start) / 200)
-            fmt = LINEAR_FORMAT
-        hard_lo, hard_hi = p.bounds or (None, None)
-        if lo == hard_lo and not inc_lo:  # an open end cannot be chosen: stay a step inside it
-            start += step
-        if hi == hard_hi and not inc_hi:
-            end -= step
-        self._slider_range = (start, end)
-        slider = pn.widgets.FloatSlider(label="", start=start, end=end, step=step, value=self._position(value),
-                                        show_value=False, tooltips=True, width=self._slider_width,
-                                        format=CustomJSTickFormatter(code=fmt), margin=(28, 10, 5, 5))
+        slider, self._slider_range = make_slider(self.p, self.kind, value, self._slider_width, self._log_step)
         slider.param.watch(self._from_slider, "value_throttled")
         return slider
 
     def _position(self, value) -> float:
-        """Where `value` sits on the slider (its log10 on a log slider), clamped to the slider's ends."""
-        start, end = self._slider_range
-        if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return start + 0.5 * (end - start)  # "auto": the middle; the box says auto
-        if self.kind == "log-slider":
-            pos = math.log10(value) if value > 0 else start
-        else:
-            pos = float(value)
-        return min(max(pos, start), end)
+        """Where `value` sits on the slider (`scale_slider.position`)."""
+        return position(self.kind, self._slider_range, value)
 
     def _box_step(self, value) -> float:
-        """The box's arrow step: a tenth of the value's order of magnitude on a log scale, else the slider's."""
-        if self.kind == "log-slider":
-            ref = value if isinstance(value, (int, float)) and value and value > 0 else span(self.p)[0]
-            return float(f"{10.0 ** math.floor(math.log10(ref)):.3g}")
-        if self.kind == "linear-slider":
-            lo, hi = span(self.p)
-            return _nice_step((hi - lo) / 200)
-        return 0.1
+        """The box's arrow step (`scale_slider.box_step`)."""
+        return box_step(self.kind, self.p, value)
+
+    def _boxed(self, value):
+        """What an integer box shows for `value`: empty, under its placeholder word ("all"), where 0 means that."""
+        return None if self._zero and value == 0 else value
 
     def _as_text(self, value) -> str:
         if self.kind == "list":
@@ -197,7 +173,7 @@ class ParamControl(pn.viewable.Viewer):
     def _from_widget(self, event) -> None:
         if self._syncing:
             return
-        raw = event.new
+        raw = 0 if self._zero and event.new is None else event.new  # an emptied "all" box means 0: all
         try:
             value = self._parse(raw) if self.kind in ("list", "dict") else raw
         except ValueError:
@@ -208,8 +184,7 @@ class ParamControl(pn.viewable.Viewer):
     def _from_slider(self, event) -> None:
         if self._syncing or event.new is None:
             return
-        value = _round_log(event.new) if self.kind == "log-slider" else float(f"{event.new:.6g}")
-        self.apply(value)
+        self.apply(value_at(self.kind, event.new, log_digits(self._log_step)))
 
     def apply(self, value, shown=None) -> bool:
         """Offer `value` to the parameter; True if it was taken. A refusal is explained under the field and the
@@ -237,6 +212,8 @@ class ParamControl(pn.viewable.Viewer):
         shown_text = _g(shown) if not isinstance(shown, str) else shown
         if in_use is None:
             in_use_text = "empty (automatic)"
+        elif self._zero and in_use == 0:
+            in_use_text = f"0 ({self._zero})"
         elif self.kind in ("list", "dict"):
             in_use_text = self._as_text(in_use) or "empty"
         else:
@@ -268,6 +245,8 @@ class ParamControl(pn.viewable.Viewer):
                 self.box.value = list(value or [])
             elif self.kind == "int-slider" and value is not None:
                 self.box.value = int(value)
+            elif self.kind == "int-box":
+                self.box.value = self._boxed(value)
             else:
                 self.box.value = value
             if self.slider is not None:

@@ -16,6 +16,7 @@ import panel as pn
 import param
 from panel.io import hold
 
+from invlab.dashboard.controls.param_control import ParamControl
 from invlab.dashboard.prior.plots import PriorPlot
 from invlab.dashboard.safe_text import markdown_text
 from invlab.dashboard.state.settings import coerce
@@ -25,10 +26,24 @@ from invlab.models.dkp import PriorExplorer
 
 ALPHA_LABEL = "α (identity weight)"  # the lessons and the engine say α; the slider says it too
 CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengthscale", "num_panels", "seed")
-# δ spans three decades: a log slider over round values (1–2–3–5–7 per decade)
-DELTA_STEPS = [0.5, 0.7] + [m * 10.0 ** e for e in range(0, 3) for m in (1, 1.5, 2, 3, 5, 7)] + [1000.0]
+# δ spans four decades (its soft bounds 0.1..1000): a log slider with ten even stops a decade (1, 1.3, 1.6, 2, 2.5,
+# 3.2, 4, 5, 6.3, 7.9, 10…) beside a box that takes an exact δ, as the Training page's scales have
+DELTA_LABEL, DELTA_STOP = "δ (log scale)", 0.1  # the stop in decades
 URL_KEYS = CONTROLS  # what a link carries, as prior.<name>: δ, α, the layers and the other controls
 PREFIX = "prior."
+
+
+class PriorControls(pn.Column):
+    """The page's controls: δ's slider and exact box (a `ParamControl`) above the other sliders and boxes (a
+    `pn.Param`). `_widgets` names each by its setting, as `pn.Param` does: teacher mode hides by these names."""
+
+    def __init__(self, delta: ParamControl, others: pn.Param):
+        super().__init__(delta, others, margin=0)
+        self.delta, self.others = delta, others
+
+    @property
+    def _widgets(self) -> dict:
+        return {"delta": self.delta, **self.others._widgets}
 
 
 class PriorPanel(pn.viewable.Viewer):
@@ -52,9 +67,8 @@ class PriorPanel(pn.viewable.Viewer):
         self.redraws = 0
         self._active = False
         self._pending = False  # a redraw is scheduled on the server's next tick
+        self.delta_control = ParamControl(self.explorer, "delta", label=DELTA_LABEL, log_step=DELTA_STOP)
         widgets = {
-            "delta": {"type": pn.widgets.DiscreteSlider, "options": _with(DELTA_STEPS, self.explorer.delta),
-                      "name": "δ (log scale)", "throttled": True},
             "alpha": {"type": pn.widgets.FloatSlider, "start": 0.0, "end": 5.0, "step": 0.05, "throttled": True,
                       "name": ALPHA_LABEL},
             "num_layers": {"type": pn.widgets.IntSlider, "throttled": True},
@@ -63,16 +77,10 @@ class PriorPanel(pn.viewable.Viewer):
             "num_panels": {"type": pn.widgets.IntSlider, "start": 1, "end": 4, "throttled": True},
         }
         widgets["seed"] = {"type": pn.widgets.IntInput}  # a seed is a label, not a quantity: typed, not slid
-        self.controls = pn.Param(self.explorer, parameters=list(CONTROLS), widgets=widgets, show_name=False, width=300)
+        others = pn.Param(self.explorer, parameters=[c for c in CONTROLS if c != "delta"], widgets=widgets,
+                          show_name=False, width=300)
+        self.controls = PriorControls(self.delta_control, others)
         self.explorer.param.watch(self._on_change, list(CONTROLS))
-        self.explorer.param.watch(self._delta_on_slider, "delta")
-
-    def _delta_on_slider(self, event) -> None:
-        """A δ off the slider's steps (from a link) joins its values, so the slider shows what is drawn."""
-        slider = self.controls._widgets.get("delta")
-        if slider is not None and event.new not in slider.options:
-            slider.options = _with(list(slider.options), event.new)
-            slider.value = event.new
 
     def activate(self) -> None:
         """Draw for the first time (called when the tab is shown)."""
@@ -174,7 +182,3 @@ def apply_prior_query(explorer: PriorExplorer, values: dict) -> list[str]:
         explorer.param.update(**accepted)
     return problems
 
-
-def _with(steps: list[float], value: float) -> list[float]:
-    """The slider's values, with the explorer's current one among them."""
-    return sorted(set(steps) | {float(value)})

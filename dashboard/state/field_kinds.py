@@ -6,7 +6,8 @@ config needs no dashboard code); the words that say what it accepts.
 - any other bounded `Number` (angles, fractions, weights): a number box beside a linear slider;
 - a half-bounded or unbounded `Number`, or one that may be empty (`allow_None`: "auto from the data"): the box;
   empty means None, and a bounded scale keeps its slider;
-- an `Integer` that is a seed, or whose range spans two decades or has no upper end: a number box;
+- an `Integer` that is a seed, or whose range spans two decades or has no upper end: a number box (one whose 0
+  keeps all, a subset, shows "all" for 0, as a list's box does when empty);
   a small-range `Integer` (a degree, a layer count): a slider;
 - `Selector`: a drop-down; `ListSelector`: a multi-choice; `Boolean`: a check box; `List`: comma-separated
   text; `Dict`: JSON text.
@@ -14,6 +15,7 @@ config needs no dashboard code); the words that say what it accepts.
 from __future__ import annotations
 
 import math
+import re
 
 import param
 
@@ -89,6 +91,17 @@ def widget_kind(name: str, p: param.Parameter) -> str:
         scale = number_scale(p)
         return "number-box" if scale is None else f"{scale}-slider"
     return "text"
+
+
+# How a parameter's doc says that 0 stands for a word rather than a number ("…; 0 keeps all."): its box shows the
+# word, as a list's box shows "all" when empty.
+_ZERO_MEANS = re.compile(r"\b0 keeps (all)\b")
+
+
+def zero_word(p: param.Parameter) -> str | None:
+    """The word an integer's box shows for 0 where its doc says 0 keeps everything ("all": a subset), else None."""
+    found = _ZERO_MEANS.search(p.doc or "") if isinstance(p, param.Integer) else None
+    return found.group(1) if found else None
 
 
 def _g(x) -> str:

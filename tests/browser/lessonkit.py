@@ -1,5 +1,6 @@
 """Walking a lesson in a real Chromium as its card words it: do one `Step` (press, choose, type, drag) and read
 from the page whether its expected effect happened."""
+import math
 import re
 
 from invlab.dashboard.lessons.catalogue import Lesson, Step, run_config
@@ -99,11 +100,11 @@ def drag_slider(page, label: str, fraction: float) -> None:
 
 def slider_fraction(step: Step) -> float:
     """Where `step.value` sits on the prior page's slider for its setting."""
-    from invlab.dashboard.prior.page import DELTA_STEPS, _with
+    from invlab.models.dkp import PriorExplorer
 
-    if step.control == "prior.delta":
-        options = _with(DELTA_STEPS, 1000.0)
-        return options.index(step.value) / (len(options) - 1)
+    if step.control == "prior.delta":  # a log slider over δ's soft bounds
+        lo, hi = (math.log10(b) for b in PriorExplorer.param["delta"].softbounds)
+        return (math.log10(step.value) - lo) / (hi - lo)
     if step.control == "prior.alpha":
         return step.value / 5.0  # the α slider spans 0..5
     raise ValueError(f"no slider known for {step.control}")

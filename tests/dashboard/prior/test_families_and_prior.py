@@ -80,9 +80,9 @@ def test_prior_page_is_drawn_when_first_shown_and_follows_its_sliders(tmp_path):
             return float(prior.panes["inverse_wishart_eigenvalues"].view.values.min())
 
         widgets = prior.controls._widgets
-        release(widgets["delta"], 1.0)
+        release(widgets["delta"].slider, 0.0)  # log10 δ: δ = 1
         small = smallest_iw_eigenvalue()
-        release(widgets["delta"], 1000.0)
+        release(widgets["delta"].slider, 3.0)  # δ = 1000
         large = smallest_iw_eigenvalue()
         # IW(δI, δ + N + 1) with N = 400: smallest eigenvalue ≈ δ/(√(δ+N) + √N)², ≈ 6e-4 at δ = 1, ≈ 0.3 at δ = 1000
         assert small < 0.01 < 0.1 < large
