@@ -7,6 +7,7 @@ import logging
 import panel as pn
 
 from invlab.dashboard import Explorer
+from invlab.dashboard.explorer.layout import PHONE_PAGE_CSS
 from invlab.dashboard.safe_text import markdown_text, notify
 from invlab.dashboard.serving import component_route, csp, link_query
 from invlab.dashboard.serving.collection import freeze_start_up_objects
@@ -92,8 +93,9 @@ BUILDING_CSS = """
 pn.template.FastListTemplate(
     title="Invariance Lab",
     main=[page()],
-    raw_css=[BUILDING_CSS],
+    raw_css=[BUILDING_CSS, PHONE_PAGE_CSS],
     header_background="#2f4f6f",
+    meta_viewport="width=device-width, initial-scale=1",  # a phone lays the page out at its own width, not 980 px
     design=Fast,
     theme=_checked_theme(),  # a link's ?theme= is one of the template's themes or ignored, never handed on as it came
 ).servable()

@@ -28,6 +28,42 @@ SIDEBAR_TABS_CSS = """
 """
 
 
+# -- a phone held upright (390 px wide and less) --------------------------------------------------------------------
+# One block of rules per part of the page, each inside this media query, so a tablet, a laptop and a projector are
+# drawn exactly as without them. On a phone: the page's margins shrink to a few px (the template's 31 px each side
+# are a twelfth of the screen); rows of buttons and options wrap instead of running past the screen's right edge; the
+# status line wraps between words instead of being cut with "…"; the plots are at most the screen's width.
+PHONE = "@media (max-width: 600px)"
+PHONE_PAGE_CSS = PHONE + """ {
+  #main { padding: 6px 2px !important; }
+  #main .pn-wrapper { padding: 6px 4px !important; }
+}"""
+PHONE_TABS_CSS = PHONE + """ {
+  .bk-headers-wrapper { flex-wrap: wrap; overflow: visible; }
+  .bk-header { overflow: visible; }
+  .bk-tab { padding: 6px 8px !important; }
+}"""
+PHONE_ROW_CSS = PHONE + " { :host { flex-wrap: wrap !important; } }"
+# the status's first two lines: two rows high at least (the figures fill them as the run starts), more if needed
+PHONE_STATUS_CSS = PHONE + """ {
+  .invlab-status > div:not([data-field]) { white-space: normal !important; height: auto !important;
+                                           min-height: 2.9em; overflow-wrap: anywhere; }
+}"""
+PHONE_SIDEBAR_CSS = PHONE + " { :host { max-width: 100%; } }"
+# the curves (stretching plots) narrow to the screen's width; a view of fixed width (a map with its colour bar, a
+# table of values) scrolls sideways inside its own box rather than past the screen's edge
+PHONE_PLOTS_CSS = PHONE + """ {
+  .bk-Figure { min-width: 0 !important; max-width: 100% !important; }
+  .invlab-view { max-width: 100%; overflow-x: auto; }
+}"""
+
+
+def phone_rows(*rows) -> None:
+    """Let each of `rows` (a `pn.Row` of buttons or options) wrap onto more lines on a phone."""
+    for row in rows:
+        row.stylesheets = [*row.stylesheets, PHONE_ROW_CSS]
+
+
 # The notice under the run's buttons, drawn as the theme's warning alert. It is always in the layout and empty when
 # there is nothing to say: a pane that appears pushes the plots down, and Bokeh lays the whole page out again
 # (400-600 ms before a first notice showed with three pages training), where new text only reflows the browser's.
@@ -50,7 +86,7 @@ def notice_html(text: str) -> str:
 def sidebar_tabs(tabs) -> pn.Tabs:
     """The controls column: `tabs` (Panel objects with names) as tabs that all fit its width, each drawn in the
     browser when it is first shown (a page load builds the Data tab's widgets, not all five tabs') and kept."""
-    return KeptTabs(*tabs, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS])
+    return KeptTabs(*tabs, width=SIDEBAR_WIDTH, stylesheets=[SIDEBAR_TABS_CSS, PHONE_SIDEBAR_CSS])
 
 
 def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
@@ -66,10 +102,29 @@ def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
                       name="Training")
 
 
+# -- presenter mode on a projector (1280×720) ------------------------------------------------------------------------
+# The lesson's key view, placed first in the first row of plots, must be whole on the first screen: under the
+# template's header and the page tabs (about 140 px) there is room for the banner, the run's buttons and one plot,
+# not for the status line and the notice as well. So in presenter mode the banner is drawn tighter and the first row
+# of plots comes right under the buttons, the status line, the notice and the rest under it (CSS `order` in the main
+# column: nothing moves between layouts, turning presenter mode on or off only restyles).
+PRESENTER_BANNER = {"padding": "0.3rem 0.9rem", "margin-top": "0", "margin-bottom": "0"}
+OWN_BANNER = {"padding": "0.75rem 1.25rem", "margin-top": "5px", "margin-bottom": "5px"}  # Panel's alert
+AFTER_KEY_ROW = "1"  # the CSS order of the parts under the first row of plots (the others keep 0)
+
+
 def presenter_styles(on: bool) -> dict:
     """The styles of a part of the page (its controls, banner, buttons, status: never a plot) for presenter mode on
     or off."""
     return {"zoom": str(PRESENTER_ZOOM) if on else "1"}
+
+
+def presenter_order(on: bool, banner, after_key_row) -> None:
+    """Presenter mode on or off: the lesson's `banner` tighter, and the parts of the main column in `after_key_row`
+    (the status, the notice, the plots' options, the other plots) under the first row of plots, or back in place."""
+    banner.styles = {**(banner.styles or {}), **(PRESENTER_BANNER if on else OWN_BANNER)}
+    for part in after_key_row:
+        part.styles = {**(part.styles or {}), "order": AFTER_KEY_ROW if on else "0"}
 
 
 def key_view_names(lesson) -> set[str]:

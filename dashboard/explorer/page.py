@@ -11,10 +11,15 @@ import panel as pn
 from invlab.dashboard.controls.groups import data_controls, model_controls, optimisation_controls
 from invlab.dashboard.controls.task import TaskControl
 from invlab.dashboard.explorer.layout import (
+    PHONE_PLOTS_CSS,
+    PHONE_STATUS_CSS,
+    PHONE_TABS_CSS,
     KeyViewPlacer,
     key_view_names,
     notice_html,
     notice_pane,
+    phone_rows,
+    presenter_order,
     presenter_styles,
     sidebar_tabs,
     training_page,
@@ -23,7 +28,7 @@ from invlab.dashboard.explorer.tabs import KeptTabs
 from invlab.dashboard.explorer.user_data import data_choices
 from invlab.dashboard.lessons.cards import LessonCards
 from invlab.dashboard.lessons.catalogue import get_lesson, steps_markdown, visible_controls
-from invlab.dashboard.prior.page import PriorPanel
+from invlab.dashboard.prior.page import PriorPanel, touches_prior
 from invlab.dashboard.safe_text import html_text
 from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.words import family_help, family_sentence, not_applicable
@@ -46,9 +51,11 @@ def run_buttons(start: Callable, pause: Callable, step: Callable, reset: Callabl
 
 
 def curves_download(curves) -> pn.widgets.FileDownload:
-    """The button that downloads `curves` (a `CurveBoard`) as a CSV file."""
-    return pn.widgets.FileDownload(callback=curves.to_csv, filename="invlab_curves.csv",
-                                   label="Download curves (CSV)", color="light", width=220)
+    """The button that downloads `curves` (a `CurveBoard`) as a CSV file named after the run shown."""
+    button = pn.widgets.FileDownload(callback=curves.to_csv, filename=curves.csv_filename(),
+                                     label="Download curves (CSV)", color="light", width=220)
+    curves.param.watch(lambda *_: setattr(button, "filename", curves.csv_filename()), "run_name")
+    return button
 
 
 def prior_page() -> PriorPanel:
@@ -97,6 +104,7 @@ class PageLayout(pn.viewable.Viewer):
         self.pages = self.key_views = None
         self.family_select = self.data_group = self.train_group = self.task_control = None
         self.enlarged: list = []  # the parts presenter mode draws larger (never a plot)
+        self.after_key_row: list = []  # the parts presenter mode puts under the first row of plots (its key view)
 
     @property
     def active(self) -> int:
@@ -197,6 +205,10 @@ class PageLayout(pn.viewable.Viewer):
                          self.notice_pane, self.plugin_note,
                          curves.layout, curve_opts, self.feed.views_area, curves.extra_layout,
                          sizing_mode="stretch_width")
+        phone_rows(run_bar, curve_opts)  # on a phone: layout.py's phone block
+        self.status.pane.stylesheets = [*self.status.pane.stylesheets, PHONE_STATUS_CSS]
+        for plots in (curves.layout, curves.extra_layout, self.feed.views_area):
+            plots.stylesheets = [*plots.stylesheets, PHONE_PLOTS_CSS]
         self.key_views = KeyViewPlacer(curves.layout, self.feed.views_area,
                                        key_view_names(get_lesson(self.settings.lesson)))
         sidebar = self.controls()
@@ -207,6 +219,8 @@ class PageLayout(pn.viewable.Viewer):
         # canvas makes it measure its zoomed width and draw that much wider again, past the screen's edge)
         self.enlarged = [sidebar, self.lesson_pane, run_bar, self.status.pane, *self.page_notices, self.plugin_note,
                          curve_opts, lessons]
+        self.after_key_row = [self.status.pane, self.notice_pane, self.plugin_note, curve_opts, self.feed.views_area,
+                              curves.extra_layout]
         self.enlarge()
         # Each page is drawn when it is first shown (the browser builds one page's plots and widgets, not four), and
         # kept: showing it again costs neither the server nor the browser a new drawing. The invisible parts every
@@ -214,7 +228,7 @@ class PageLayout(pn.viewable.Viewer):
         prior = pn.Column(self.page_notices[1], self.prior, sizing_mode="stretch_width", margin=0)
         compare = pn.Column(self.page_notices[2], self.compare, sizing_mode="stretch_width", margin=0)
         self.pages = KeptTabs(("Training", layout), ("Lessons", lessons), ("Deep kernel prior", prior),
-                              ("Compare", compare), sizing_mode="stretch_width")
+                              ("Compare", compare), sizing_mode="stretch_width", stylesheets=[PHONE_TABS_CSS])
         self.pages.param.watch(self._on_page, "active")
         query = pn.state.location.query_params if pn.state.location is not None else {}
         if query.get("page") == "prior":
@@ -241,6 +255,10 @@ class PageLayout(pn.viewable.Viewer):
         self.feed.curves.large = self.status.wrap = self.presenter
         for part in self.enlarged:
             part.styles = {**(part.styles or {}), **presenter_styles(self.presenter)}
+        presenter_order(self.presenter, self.lesson_pane, self.after_key_row)  # the key view on the first screen
+        self.prior.enlarge(self.presenter)
+        for pane in self.feed.view_panes.values():
+            pane.large = self.presenter
 
     def _on_page(self, event) -> None:
         self.session.views_wanted = event.new == TRAINING  # views off screen cost the training thread nothing
@@ -259,7 +277,7 @@ class PageLayout(pn.viewable.Viewer):
         lesson = get_lesson(self.settings.lesson)
         for pane in (self.lesson_pane, self.prior.banner, self.compare.banner):
             pane.object = steps_markdown(lesson, folded=self.presenter) if lesson is not None else ""
-            pane.visible = lesson is not None
+            pane.visible = lesson is not None and (pane is not self.prior.banner or touches_prior(lesson))
         shown = self._teacher_controls()
         for name, widget in getattr(self.prior.controls, "_widgets", {}).items():
             if name != "name":
