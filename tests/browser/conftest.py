@@ -27,9 +27,12 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def served_home(tmp_path_factory):
     """(the shared server's page URL, its folder): its run store is under FOLDER/data, where a test's own loop can
-    write a run for the page to open."""
+    write a run for the page to open. The server also reads FOLDER/allowed (`--allow-data-dir`), empty as it
+    starts, where a test lays out the folders it tries the page's reading rules on (test_allowed_folders_browser.py)
+    instead of starting a server of its own."""
     folder = tmp_path_factory.mktemp("served")
-    with serve_dashboard(folder) as url:
+    (folder / "allowed").mkdir()
+    with serve_dashboard(folder, args=["--allow-data-dir", str(folder / "allowed")]) as url:
         yield url, folder
 
 
