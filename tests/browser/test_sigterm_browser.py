@@ -1,13 +1,15 @@
 """A stopped server leaves its runs resumable: SIGTERM (what `kill`, systemd and a container's stop send) or Ctrl-C
 to `invlab serve` while two pages train stops each page's run at its next step with a checkpoint there and status
 `interrupted`, and the server exits 0 without aborting; `invlab train --resume ID` then goes on from that step."""
+import os
 import signal
 import sqlite3
+import subprocess
+import sys
 
 from invlab.dashboard.serving.process import serve_dashboard_process
 from pagekit import poll
 from tests.helpers.chromium import browser_context
-from tests.helpers.cli import run_main
 
 SMALL = "?data.subset=200&data.test_subset=50&model.num_inducing=8&train.steps=100000&train.eval_every=0"
 
@@ -25,7 +27,7 @@ def checkpoint_steps(db, run_id: int) -> list[int]:
                                                 (run_id,))]
 
 
-def test_sigterm_stops_every_training_page_with_a_checkpoint_and_exits_0(tmp_path, monkeypatch, capsys):
+def test_sigterm_stops_every_training_page_with_a_checkpoint_and_exits_0(tmp_path):
     db = tmp_path / "data" / "runs.sqlite"
     with serve_dashboard_process(tmp_path, timeout=600) as (url, proc), \
             browser_context(viewport={"width": 1200, "height": 900}) as context:
@@ -48,10 +50,9 @@ def test_sigterm_stops_every_training_page_with_a_checkpoint_and_exits_0(tmp_pat
         assert step > 0 and checkpoint_steps(db, run_id)[-1] == step, (run_id, step, checkpoint_steps(db, run_id))
         assert f"invlab train --resume {run_id}" in message
     run_id, (_, step, _) = next(iter(runs.items()))
-    # the command line in this process (tests/helpers/cli.py: the console script's code path, without a new
-    # interpreter importing torch and the lab again), on the stopped server's data directory
-    monkeypatch.setenv("INVLAB_DATA", str(tmp_path / "data"))
-    code, _, err = run_main(capsys, "train", "--resume", str(run_id), "--steps", str(step + 3), "--quiet")
-    assert code == 0, err
-    assert f"resuming run {run_id} at step {step} of {step + 3}" in err
+    env = dict(os.environ, INVLAB_DATA=str(tmp_path / "data"), INVLAB_TORCH_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "invlab", "train", "--resume", str(run_id), "--steps", str(step + 3),
+                          "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert f"resuming run {run_id} at step {step} of {step + 3}" in out.stderr
     assert stored_runs(db)[run_id][:2] == ("finished", step + 3)
