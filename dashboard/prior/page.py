@@ -31,6 +31,20 @@ CONTROLS = ("delta", "alpha", "num_layers", "process", "width", "kernel", "lengt
 DELTA_LABEL, DELTA_STOP = "δ (log scale)", 0.1  # the stop in decades
 URL_KEYS = CONTROLS  # what a link carries, as prior.<name>: δ, α, the layers and the other controls
 PREFIX = "prior."
+PRESENTER_ZOOM = 1.35  # presenter mode's controls, as on the Training page (explorer.layout.PRESENTER_ZOOM)
+INTRO = ("**Deep kernel process priors** (Aitchison et al. 2021). Eigenvalues of one sample each of a Wishart "
+         "W(I/N, N), a residual Wishart with identity weight α and an inverse Wishart IW(δI, δ + N + 1), all with "
+         "mean I; then functions drawn from one- and multi-layer processes on 1-D inputs (the panels share the "
+         "first layer). Large δ approaches the deterministic NNGP; small δ makes every layer more random.")
+# A spinner drawn by CSS before the words (an emoji such as ⏳ is an empty box on a browser without an emoji font)
+BUSY_HTML = '<span class="invlab-busy"><span class="invlab-spin"></span> drawing…</span>'
+BUSY_CSS = """
+.invlab-busy { font-size: 13px; opacity: 0.75; }
+.invlab-spin { display: inline-block; width: 0.8em; height: 0.8em; vertical-align: -0.1em; border-radius: 50%;
+               border: 2px solid currentColor; border-right-color: transparent;
+               animation: invlab-spin 0.8s linear infinite; }
+@keyframes invlab-spin { to { transform: rotate(360deg); } }
+"""
 
 
 class PriorControls(pn.Column):
@@ -38,7 +52,7 @@ class PriorControls(pn.Column):
     `pn.Param`). `_widgets` names each by its setting, as `pn.Param` does: teacher mode hides by these names."""
 
     def __init__(self, delta: ParamControl, others: pn.Param):
-        super().__init__(delta, others, margin=0)
+        super().__init__(pn.Column(delta, margin=(0, 10)), others, margin=0)  # δ's box in line with the others
         self.delta, self.others = delta, others
 
     @property
@@ -59,8 +73,7 @@ class PriorPanel(pn.viewable.Viewer):
         self.views_area = pn.FlexBox(sizing_mode="stretch_width")  # a grid over the page's width
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False)
         # a plain "drawing…" line: Panel's LoadingSpinner loads its stylesheet from a CDN, which an offline class lacks
-        self.spinner = pn.pane.HTML('<span class="invlab-busy" style="color:#57606a;font-size:13px">⏳ drawing…</span>',
-                                    visible=False, margin=(0, 10))
+        self.spinner = pn.pane.HTML(BUSY_HTML, stylesheets=[BUSY_CSS], visible=False, margin=(0, 10))
         # the open lesson's title and steps, as on the Training page (set by the page; hidden without a lesson)
         self.banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                     css_classes=["invlab-lesson-banner"])
@@ -80,6 +93,8 @@ class PriorPanel(pn.viewable.Viewer):
         others = pn.Param(self.explorer, parameters=[c for c in CONTROLS if c != "delta"], widgets=widgets,
                           show_name=False, width=300)
         self.controls = PriorControls(self.delta_control, others)
+        self.controls_column = pn.Column(self.controls, self.spinner, self.alert, width=320)
+        self.intro = pn.pane.Markdown(INTRO, max_width=900)
         self.explorer.param.watch(self._on_change, list(CONTROLS))
 
     def activate(self) -> None:
@@ -138,15 +153,21 @@ class PriorPanel(pn.viewable.Viewer):
         self.redraws += 1
 
     def __panel__(self):
-        intro = pn.pane.Markdown(
-            "**Deep kernel process priors** (Aitchison et al. 2021). Eigenvalues of one sample each of a Wishart "
-            "W(I/N, N), a residual Wishart with identity weight α and an inverse Wishart IW(δI, δ + N + 1), all with "
-            "mean I; then functions drawn from one- and multi-layer processes on 1-D inputs (the panels share the "
-            "first layer). Large δ approaches the deterministic NNGP; small δ makes every layer more random.",
-            max_width=900)
-        return pn.Row(pn.Column(self.controls, self.spinner, self.alert, width=320),
-                      pn.Column(self.banner, intro, self.views_area, sizing_mode="stretch_width"),
+        return pn.Row(self.controls_column,
+                      pn.Column(self.banner, self.intro, self.views_area, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width", name="Deep kernel prior")
+
+    def enlarge(self, on: bool) -> None:
+        """Presenter mode on or off: the controls, the banner and the introduction drawn larger (a CSS zoom, as the
+        Training page's controls; never around a plot) or at their own size."""
+        for part in (self.controls_column, self.banner, self.intro):
+            part.styles = {**(part.styles or {}), "zoom": str(PRESENTER_ZOOM) if on else "1"}
+
+
+def touches_prior(lesson) -> bool:
+    """Whether `lesson` (a `Lesson`) belongs on the prior page: it opens there or one of its steps sets a prior
+    slider. Another lesson's banner there would only say what to do on another page."""
+    return lesson.page == "prior" or any(str(step.control).startswith(PREFIX) for step in lesson.steps)
 
 
 def prior_query(explorer: PriorExplorer) -> dict[str, str]:
