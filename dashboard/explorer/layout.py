@@ -110,6 +110,11 @@ def training_page(sidebar, main: pn.Column) -> pn.FlexBox:
 # column: nothing moves between layouts, turning presenter mode on or off only restyles).
 PRESENTER_BANNER = {"padding": "0.3rem 0.9rem", "margin-top": "0", "margin-bottom": "0"}
 OWN_BANNER = {"padding": "0.75rem 1.25rem", "margin-top": "5px", "margin-bottom": "5px"}  # Panel's alert
+# the banner's paragraphs without their gaps, the folded steps' summary on the line after the text
+PRESENTER_BANNER_CSS = """
+:host(.invlab-presenter) p { margin: 0; }
+:host(.invlab-presenter) details { margin: 0.15em 0 0 0; }
+"""
 AFTER_KEY_ROW = "1"  # the CSS order of the parts under the first row of plots (the others keep 0)
 
 
@@ -123,6 +128,10 @@ def presenter_order(on: bool, banner, after_key_row) -> None:
     """Presenter mode on or off: the lesson's `banner` tighter, and the parts of the main column in `after_key_row`
     (the status, the notice, the plots' options, the other plots) under the first row of plots, or back in place."""
     banner.styles = {**(banner.styles or {}), **(PRESENTER_BANNER if on else OWN_BANNER)}
+    if PRESENTER_BANNER_CSS not in banner.stylesheets:
+        banner.stylesheets = [*banner.stylesheets, PRESENTER_BANNER_CSS]
+    others = [c for c in banner.css_classes if c != "invlab-presenter"]
+    banner.css_classes = [*others, "invlab-presenter"] if on else others
     for part in after_key_row:
         part.styles = {**(part.styles or {}), "order": AFTER_KEY_ROW if on else "0"}
 

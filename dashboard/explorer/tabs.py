@@ -9,7 +9,7 @@ server takes the new `active` and sends nothing.
 from __future__ import annotations
 
 import panel as pn
-from bokeh.models import Spacer as BkSpacer
+from bokeh.models import Div as BkDiv
 from bokeh.models import TabPanel as BkTabPanel
 from panel.viewable import Layoutable
 
@@ -23,11 +23,17 @@ HIDDEN_TAB_CSS = """
 """
 
 
+# What a tab not drawn yet shows when it is clicked: the server draws it next, which takes seconds while a run trains
+# on a busy machine (a blank page meanwhile looked broken). Plain words, no symbol a browser's fonts may lack.
+NOT_DRAWN = '<div style="padding: 24px 16px; font-size: 16px; opacity: 0.75">Drawing this page…</div>'
+
+
 class KeptTabs(pn.Tabs):
     """`pn.Tabs` whose tab is drawn (its Bokeh models built and sent to the browser) the first time it is shown, and
-    kept from then on: switching back to it costs the server nothing. A tab not yet shown is an empty spacer of the
-    tab's size; a tab drawn and not shown is kept out of the layout (`HIDDEN_TAB_CSS`), so nothing in it can take
-    a click meant for the tab shown. `dynamic` is always False (the browser holds every tab it has shown)."""
+    kept from then on: switching back to it costs the server nothing. A tab not yet shown is a line saying it is
+    being drawn (`NOT_DRAWN`), of the tab's size; a tab drawn and not shown is kept out of the layout
+    (`HIDDEN_TAB_CSS`), so nothing in it can take a click meant for the tab shown. `dynamic` is always False (the
+    browser holds every tab it has shown)."""
 
     def __init__(self, *objects, **params):
         params["dynamic"] = False
@@ -70,7 +76,7 @@ class KeptTabs(pn.Tabs):
             pref = id(pane)
             hidden = pref not in self._drawn
             tab = panels.get(pref)
-            prev_hidden = hasattr(tab, "child") and isinstance(tab.child, BkSpacer) and tab.child.tags == ["hidden"]
+            prev_hidden = hasattr(tab, "child") and tab.child.tags == ["hidden"]
             if pane in old_objects and tab is not None and hidden == prev_hidden:
                 new_models.append(tab)  # unchanged: the same model, nothing sent for it
                 continue
@@ -80,8 +86,8 @@ class KeptTabs(pn.Tabs):
             elif hidden:
                 sizes = {k: getattr(pane, k) for k in pane.param  # the tab's size, so the page keeps its layout
                          if k in Layoutable.param and k not in ("name", "design") and getattr(pane, k) is not None}
-                child = BkSpacer(**sizes)
-                child.tags = ["hidden"]
+                child = BkDiv(**sizes)  # shown at once on the click, until the server's drawing arrives
+                child.text, child.tags = NOT_DRAWN, ["hidden"]
             else:
                 try:
                     rendered[pref] = child = pane._get_model(doc, root, model, comm)

@@ -118,15 +118,17 @@ def render_heatmap(view: dg.Heatmap) -> hv.Image:
     return hv.Image(m[::-1], bounds=(0, 0, m.shape[1], m.shape[0]), vdims=["value"]).opts(**opts)
 
 
-def render_field(view: dg.Field2D):
-    """The function over the plane as an image with a colour bar, its decision contour, and the points by label."""
+def render_field(view: dg.Field2D, scale: float = 1.0):
+    """The function over the plane as an image with a colour bar, its decision contour, and the points by label;
+    `scale` > 1 draws the frame that much larger (presenter mode: a two-moons lesson's key view)."""
     x, y, v = (np.asarray(a, dtype=np.float64) for a in (view.x, view.y, view.values))
     dx, dy = (x[1] - x[0]) / 2 if len(x) > 1 else 0.5, (y[1] - y[0]) / 2 if len(y) > 1 else 0.5
     across, up = getattr(view, "axis_names", None) or ("x₁", "x₂")  # a table's input columns, when it names them
     img = hv.Image(v[::-1], bounds=(x[0] - dx, y[0] - dy, x[-1] + dx, y[-1] + dy), kdims=[across, up],
                    vdims=["value"]).opts(
-        cmap=DIVERGING if view.contour is not None else SEQUENTIAL, colorbar=True, frame_width=FRAME_WIDTH - 40,
-        frame_height=FRAME_HEIGHT, **VIEW_TOOLS, framewise=True)
+        cmap=DIVERGING if view.contour is not None else SEQUENTIAL, colorbar=True,
+        frame_width=round((FRAME_WIDTH - 40) * scale), frame_height=round(FRAME_HEIGHT * scale), **VIEW_TOOLS,
+        framewise=True)
     layers = img
     if view.contour is not None:
         layers = layers * hv.operation.contours(img, levels=[view.contour]).opts(color="black", line_width=2)

@@ -54,6 +54,8 @@ __all__ = ["_legend_opts", "CAPTION_STYLE", "CurveBoard", "DIVERGING", "EIGEN_FL
            "WIDTH", "wrap_label", "y_limits"]
 
 
+PRESENTER_SCALE = 1.3  # presenter mode's text (the page's presenter zoom is 1.35)
+PRESENTER_FIELD = 1.2  # and a field's frame: a two-moons lesson's key view, whole under the banner at 1280×720
 # a caption under a view: smaller and fainter than the page's text in either theme (a fixed grey is dark on dark)
 CAPTION_STYLE = {"font-size": "0.85em", "opacity": "0.75"}
 
@@ -93,6 +95,8 @@ class ViewPane(param.Parameterized):
     """
 
     log_x = param.Boolean(default=True, doc="Histogram of log10 eigenvalues (spectra only).")
+    large = param.Boolean(default=False, doc="Presenter mode: text and axis labels larger, a field over the plane "
+                                             "drawn larger (the page's presenter mode sets it).")
 
     def __init__(self, name: str, view: dg.View, **params):
         super().__init__(**params)
@@ -116,11 +120,34 @@ class ViewPane(param.Parameterized):
             self.body = pn.pane.HoloViews(self.dmap, sizing_mode="fixed", linked_axes=False)
         self.panel = pn.Column(self.title, self.body, *extra, self.description, name=view.title or name,
                                css_classes=[VIEW_CLASS, view_class(name)])  # the page says when it is on screen
+        self._enlarge_text()
 
     def _render(self, data, log_x=True):
         if isinstance(data, dg.Spectrum):
-            return render_spectrum(data, log=log_x)
-        return renderer_for(data)(data)
+            element = render_spectrum(data, log=log_x)
+        elif isinstance(data, dg.Field2D):
+            element = render_field(data, scale=PRESENTER_FIELD if self.large else 1.0)
+        else:
+            element = renderer_for(data)(data)
+        return element.opts(fontscale=PRESENTER_SCALE) if self.large else element
+
+    @param.depends("large", watch=True)
+    def _enlarge(self) -> None:
+        """Presenter mode on or off: the text panes at their new size, the plot drawn again (a Bokeh plot keeps the
+        frame it was made with, so a field drawn larger is a new plot)."""
+        self._enlarge_text()
+        if self.dmap is not None:
+            streams = [stream for stream in self.dmap.streams if stream is not self.pipe]
+            self.pipe = hv.streams.Pipe(data=self.pipe.data)  # the old plot's pipe goes with it
+            self.dmap = hv.DynamicMap(self._render, streams=[self.pipe, *streams])
+            self.body.object = self.dmap
+
+    def _enlarge_text(self) -> None:
+        """The title and a table's rows at presenter mode's size, or the page's own (a CSS zoom: text panes, never a
+        plot's canvas). The caption keeps its size: the key view, caption included, fits a projector's first screen."""
+        zoom = {"zoom": str(PRESENTER_SCALE) if self.large else "1"}
+        for pane in (self.title, *([self.body] if self.dmap is None else [])):  # a caption keeps its size
+            pane.styles = {**(pane.styles or {}), **zoom}
 
     def update(self, view: dg.View) -> None:
         """Redraw the pane with `view`: title and description when they changed, the data through its pipe."""
