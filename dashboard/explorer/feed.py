@@ -136,7 +136,7 @@ class LiveFeed:
                 if pane is None or pane.kind is not type(view):
                     if pane is not None:
                         self.detach(pane.panel)
-                    self.view_panes[name] = ViewPane(name, view)
+                    self.view_panes[name] = ViewPane(name, view, large=self.curves.large)  # presenter mode
                     self.views_area.append(self.view_panes[name].panel)
                     created = True
             stale = [k for k in self.view_panes if k not in snapshot.views] if new_run else []
