@@ -52,10 +52,13 @@ class RunDisplay:
         session.param.watch(self._on_session_state, ["state", "message", "tone"])
 
     def status_from_settings(self) -> None:
-        """The status's run (until one is built), learning rate and step total, as the settings say."""
+        """The status's run (until one is built), learning rate and step total, as the settings say (a user's own
+        loop's run shown: no total, and no rate unless the loop stored its settings)."""
         if self.session.trainer is None and not self.run_started:
             self.status.run = f"{self.settings.model} on {self.settings.data.dataset}"
-        self.status.param.update(learning_rate=self.settings.train.learning_rate, total=int(self.settings.train.steps))
+        loop = self.session.opened.shown_loop()
+        rate = self.settings.train.learning_rate if loop is None or loop.configured else float("nan")
+        self.status.param.update(learning_rate=rate, total=0 if loop is not None else int(self.settings.train.steps))
 
     def note_live_change(self, key: str, value) -> None:
         """Remember a setting applied to the running model, so its curves are later labelled by their course."""
@@ -144,10 +147,16 @@ class RunDisplay:
         self._current_config = RunConfig.from_json(new_config.to_json())  # the session's own changes as it runs
         self._changes_during_run = []
         self.run_started = True
-        self.status.run = f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
+        loop = self.session.opened.shown_loop()  # a user's own loop's run: the page cannot continue it
+        self.status.run = loop.title if loop else f"{new_config.model} on {new_config.data.get('dataset', 'digits')}"
         if update.config is not None and update.config.to_json() != self.settings.run_config().to_json() \
-                and update.run_label.startswith("stored run"):
+                and update.run_label.startswith("stored run") and (loop is None or loop.configured):
             self.adopt(update.config)
+        for key in ("start", "step"):  # they would train the page's settings instead, under the loop's run
+            self.page.buttons[key].disabled = loop is not None
+        if loop is not None:
+            self.status_from_settings()  # no step total (and no rate) the loop never had
+            self._say(loop.settings_note or "")
         self.feed.last_snapshot = None  # the old run's figures and health say nothing about the new one
         dataset = getattr(self.session.trainer, "dataset", None)
         target = (getattr(dataset, "metadata", None) or {}).get("target")

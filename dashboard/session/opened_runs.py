@@ -1,6 +1,7 @@
 """The training thread's side of a stored run opened on the page (`TrainingSession.open_run`): its settings and curves,
 continued from its latest checkpoint, or, while another process still trains it, followed as that process writes it,
-with that run's health verdict in the message. The session holds it as `session.opened`; its thread runs these
+with that run's health verdict in the message. A run a user's own loop wrote (`invlab.train.watch`) is shown as that
+loop's (`OwnLoop`): the page cannot continue it. The session holds it as `session.opened`; its thread runs these
 methods."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import weakref
 from collections.abc import Callable
 
 from invlab.dashboard.session.follow import RunFollower, gaps_as_nan
+from invlab.dashboard.session.own_loop import OwnLoop
 from invlab.errors import InvlabError
 from invlab.train import RunConfig, RunStore, Trainer
 from invlab.train.checkpoint import load_checkpoint
@@ -34,7 +36,8 @@ class OpenedRuns:
     What it uses of the `session` (which it also tells apart from this process's other sessions on a run):
     `store()`, `limits()`, `trainer()`, `config()` and `step()` are the session's now; `adopt(config, trainer)` makes
     a run the session's; `set_state(**values)` sets its state, step, message and tone; `begin_run(label, config,
-    history)` starts a run's curves; `publish(force_views=)` hands its trainer's new points (and views) to the page;
+    history, layout=None)` starts a run's curves (`layout`: its metric names, when not the family's);
+    `publish(force_views=)` hands its trainer's new points (and views) to the page;
     `add_points(new)` adds a followed run's new points and `show_views(snapshot)` its views."""
 
     def __init__(self, session, *, store: Callable[[], RunStore | None], limits: Callable[[], object],
@@ -49,6 +52,11 @@ class OpenedRuns:
         self.truncate_on_start: tuple[int, int] | None = None  # an opened run: drop its metrics past the checkpoint
         self.following: RunFollower | None = None  # an opened run another process writes
         self.followed_health: Health | None = None  # that run's health verdict from what it stored, while it runs
+        self.own_loop: OwnLoop | None = None  # the last run opened, when a user's own loop wrote it
+
+    def shown_loop(self) -> OwnLoop | None:
+        """The watched loop's run the page shows (opened, not replaced by a run built here since), or None."""
+        return self.own_loop if self._trainer() is None else None
 
     @property
     def store(self) -> RunStore | None:
@@ -95,8 +103,10 @@ class OpenedRuns:
         if self.store is None:
             raise InvlabError("this session has no run store to open runs from")
         self._set(state=PageState.BUILDING, message="", tone="info")
+        self.own_loop = None
         record = self.store.get_run(run_id)
         config = RunConfig.from_json(record.config)
+        loop = OwnLoop.of(record, config)
         if self.limits is not None:
             self.limits.check(config)
         history = self.store.metrics(run_id)
@@ -107,19 +117,12 @@ class OpenedRuns:
             if writer:  # its points are drawn as that process writes them (`_follow`)
                 self.following, self.followed_health = RunFollower(self.store, run_id), None
                 history, _ = self.following.read()
-            self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history))
+            self.own_loop = loop
+            own = {} if loop is None else {"layout": OwnLoop.layout(history)}  # only the metrics the loop logged
+            self._begin_run(f"stored run {run_id}", config, gaps_as_nan(history), **own)
             self._show_stored_views((self.following or RunFollower(self.store, run_id)).read_views(record))
-            if writer and trained_by_another_page(self.session, run_id):
-                why = ("another page of this server is training it (another tab, or another user on a class server); "
-                       "its new points are drawn here as it writes them, and it is not continued here")
-            elif writer:
-                why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
-                       "writes them; it is not continued here")
-            else:
-                why = "it has no checkpoint to continue from"
             self._set(state=PageState.IDLE, step=record.step, tone="info",
-                      message=f"{lead}opened stored run {run_id} ({record.status} at step {record.step}): "
-                              f"its curves are shown; {why}, so Start trains a new run with its settings")
+                      message=self._shown_only(record, loop, writer, lead))
             if writer:  # judged on what it stored so far, not only once new points arrive
                 self.judge_followed()
             return
@@ -142,6 +145,22 @@ class OpenedRuns:
         self._set(state=PageState.FINISHED if done else PageState.PAUSED, step=step, tone="info", message=message)
         self._publish(force_views=True)
 
+    def _shown_only(self, record, loop: OwnLoop | None, writer: str | None, lead: str) -> str:
+        """What the page says of stored run `record`, opened without a checkpoint to continue from: `loop` wrote it
+        (None: the lab trained it), `writer` still writes it (None: nothing does)."""
+        if loop is not None:
+            return loop.followed(lead, writer) if writer else loop.opened(record.status, record.step)
+        if writer and trained_by_another_page(self.session, record.id):
+            why = ("another page of this server is training it (another tab, or another user on a class server); "
+                   "its new points are drawn here as it writes them, and it is not continued here")
+        elif writer:
+            why = (f"it is still being trained by another process ({writer}), whose new points are drawn as it "
+                   "writes them; it is not continued here")
+        else:
+            why = "it has no checkpoint to continue from"
+        return (f"{lead}opened stored run {record.id} ({record.status} at step {record.step}): its curves are "
+                f"shown; {why}, so Start trains a new run with its settings")
+
     def follow(self) -> None:
         """Draw the points another process wrote to the run this page follows since the last look; when that
         process has stopped writing it, say how the run ended and stop following."""
@@ -157,9 +176,11 @@ class OpenedRuns:
         if record.status != RunStatus.RUNNING:
             self.following = self.followed_health = None
             ended = f" ({record.message})" if record.message else ""
-            self._set(step=record.step, tone="error" if record.status == RunStatus.FAILED else "info",
-                      message=f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its "
-                              "curves are shown, and Start trains a new run with its settings")
+            loop = self.shown_loop()
+            message = (loop.ended(record.status, record.step, record.message or "") if loop is not None else
+                       f"stored run {record.id} is now {record.status} at step {record.step}{ended}; its curves are "
+                       "shown, and Start trains a new run with its settings")
+            self._set(step=record.step, tone="error" if record.status == RunStatus.FAILED else "info", message=message)
         else:
             if new:  # judged again only when points arrived
                 self.judge_followed()

@@ -250,11 +250,13 @@ class TrainingSession(param.Parameterized):
         self._set(state=PageState.IDLE, step=0)
         self._publish(force_views=True)
 
-    def _begin_run(self, label: str, config: RunConfig, history: dict | None = None) -> None:
+    def _begin_run(self, label: str, config: RunConfig, history: dict | None = None,
+                   layout: tuple[str, ...] | None = None) -> None:
         SESSIONS.add(self)  # another page opening this run knows it is trained here
         self._runs += 1
         task = self.trainer.dataset.task if self.trainer is not None else None
-        layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
+        if layout is None:  # the family's curves (a user's own loop's run names its own: `OwnLoop.layout`)
+            layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
         self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
         self.outbox.new_run(label, config, layout, history)
 
