@@ -72,7 +72,8 @@ class LiveFeed:
             created = False
             if update.new_run:
                 self._pending_main, self._pending_extra = {}, {}
-                on_new_run(update)
+                on_new_run(update)  # the old run's curves archived under its name first
+                self.curves.run_name = self._run_name(update.run_label)
                 created = self.curves.prepare(update.layout)  # every curve of the run, before its data
             sends = self._curves_to_send(update)
             if self._add_panes([metric for metric, _, _ in sends], update.snapshot, update.new_run) or created:
@@ -88,6 +89,13 @@ class LiveFeed:
         # creating plots is a one-off (about 1.5 s when a run's first data arrives): pace on the steady-state work
         self._pace(time.perf_counter() - started - building)
         return update
+
+    def _run_name(self, label: str) -> str:
+        """The run the curves show, as their CSV names it: "run 7" (its id in the store), with a watched loop's own
+        name after it ("run 7 my-loop")."""
+        name = label.removeprefix("stored ")
+        loop = self.session.opened.shown_loop()
+        return f"{name} {loop.name}" if loop is not None else name
 
     def _curves_to_send(self, update) -> list[tuple[str, list, list]]:
         """New points, batched: main curves at most every MAIN_EVERY seconds, secondary ones (loss terms) every

@@ -4,6 +4,7 @@ run's layout is known, previous runs overlaid faintly; the points themselves are
 from __future__ import annotations
 
 import io
+import re
 
 import holoviews as hv
 import numpy as np
@@ -12,9 +13,10 @@ import panel as pn
 import param
 
 from invlab.dashboard.views.curve_plot import CurvePlot, ema
-from invlab.dashboard.views.style import metric_spec, shows_curve
+from invlab.dashboard.views.style import metric_spec, shows_curve, to_display
 
 TARGET_UNITS = "(target units)"  # how METRICS names the units of an error in the target's own units
+CSV_COLUMNS = ["run", "label", "metric", "unit", "step", "value"]
 
 __all__ = ["CurveBoard", "ema"]
 
@@ -37,6 +39,8 @@ class CurveBoard(param.Parameterized):
     large = param.Boolean(default=False, doc="Larger text and lines, for a projector (the page's presenter mode).")
     target_name = param.String(default=None, allow_None=True,
                                doc="The run's target column (a table's), naming the units of errors in target units.")
+    run_name = param.String(default="this page's run",
+                            doc="The run the live lines show, as the CSV names it (e.g. 'run 7', 'run 12 my-loop').")
 
     PANELS = (("ELBO", ("elbo", "loss")), ("Test error / RMSE", ("test_error", "test_rmse")),
               ("Test NLPD", ("test_nlpd",)))
@@ -47,6 +51,7 @@ class CurveBoard(param.Parameterized):
         self.length = length
         self.buffers: dict[str, hv.streams.Buffer] = {}
         self.previous: list[tuple[str, dict[str, pd.DataFrame]]] = []  # (label, metric → frame)
+        self.previous_names: list[str] = []  # the run each of `previous` was (`run_name` when it was archived)
         self.plots: dict[str, pn.pane.Bokeh] = {}  # metric → the pane showing its CurvePlot's figure
         self.curve_plots: dict[str, CurvePlot] = {}
         self.hidden: set[str] = set()
@@ -161,19 +166,35 @@ class CurveBoard(param.Parameterized):
         frames = {m: b.data.copy() for m, b in self.buffers.items() if len(b.data)} if keep else {}
         if frames:
             self.previous.append((label, frames))
+            self.previous_names.append(self.run_name)
         for b in self.buffers.values():
             b.clear()
         for metric, plot in self.curve_plots.items():
             plot.clear()
             if frames:
                 plot.show_previous(self._previous_of(metric))
+
     def to_csv(self) -> io.StringIO:
-        """All curves of this session (previous runs and the current one) as long-format CSV."""
-        rows = []
-        for label, frames in self.previous + [("current", {m: b.data for m, b in self.buffers.items()})]:
-            for metric, f in frames.items():
-                rows.append(pd.DataFrame({"run": label, "metric": metric, "step": f["step"], "value": f[metric]}))
+        """All curves of this session (previous runs and the current one) as long-format CSV: per point the run it
+        belongs to (`run_name`), its label on the plots (what differed, or "this run"), the metric, its unit and the
+        value in that unit (as drawn: errors in %)."""
+        runs = [*zip(self.previous_names, self.previous),
+                (self.run_name, ("this run", {m: b.data for m, b in self.buffers.items()}))]
+        rows = [pd.DataFrame({"run": name, "label": label, "metric": metric, "unit": self.unit(metric),
+                              "step": f["step"], "value": to_display(metric, f[metric])})
+                for name, (label, frames) in runs for metric, f in frames.items() if len(f)]
         out = io.StringIO()
-        (pd.concat(rows) if rows else pd.DataFrame(columns=["run", "metric", "step", "value"])).to_csv(out, index=False)
+        (pd.concat(rows) if rows else pd.DataFrame(columns=CSV_COLUMNS)).to_csv(out, index=False)
         out.seek(0)
         return out
+
+    def unit(self, metric: str) -> str:
+        """The unit `metric` is drawn in, from its label ("ELBO (nats)" → "nats", "test error (%)" → "%"); "" when its
+        label names none."""
+        found = re.search(r"\(([^()]*)\)\s*$", self._label(metric) or metric_spec(metric).label)
+        return found.group(1) if found else ""
+
+    def csv_filename(self) -> str:
+        """The CSV download's file name, naming the run shown: "invlab_curves_run-7-my-loop.csv"."""
+        slug = re.sub(r"[^A-Za-z0-9_.]+", "-", self.run_name).strip("-._")[:60]
+        return f"invlab_curves_{slug or 'run'}.csv"

@@ -5,7 +5,12 @@ What a send costs the page is the new points and at most four axis numbers, what
 its glyphs and its legend are made once (again only when the user switches the y axis between linear and log), each
 previous run's line at the first Reset that needs it, and the previous runs are written once per Reset. Values are
 drawn in the units of `METRICS` (errors in %), on a log axis as |value|; the y range follows the data with the
-metric's minimum span (`y_limits`).
+metric's minimum span (`y_limits`). A long gap in the steps breaks the line (`line_breaks`); a long metric name gets a
+title wrapped between words and its full name on hover (`curve_names`).
+
+A run's first points replace the line's data instead of being streamed into it: a new run's whole history arrives in
+the same tick that cleared the old line, and Bokeh sends a replaced `data` as it is when the tick's message goes out,
+so points streamed into it as well would reach the browser twice (a line from the last point back to the first).
 """
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from bokeh.core.properties import value
 from bokeh.models import BasicTicker, ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
+from invlab.dashboard.views.curve_names import axis_label, curve_title, is_long
+from invlab.dashboard.views.line_breaks import GapBreaks, with_breaks
 from invlab.dashboard.views.style import FRAME_HEIGHT, FRAME_WIDTH, metric_spec, to_display, wrap_label, y_limits
 
 PREVIOUS_RUNS = 5  # previous runs overlaid, newest last
@@ -61,7 +68,8 @@ class CurvePlot:
         self.previous_items: list[LegendItem] = []
         self.x_range = Range1d(0, 1)
         self.y_range = DataRange1d() if self.logy else Range1d(0, 1)
-        fig = figure(title=spec.title, x_axis_label="step", y_axis_label=self.label or spec.label,
+        shown_label = self.label or axis_label(metric)
+        fig = figure(title=curve_title(metric), x_axis_label="step", y_axis_label=shown_label,
                      sizing_mode="stretch_width",
                      min_width=CURVE_MIN_WIDTH, frame_height=FRAME_HEIGHT, styles=FLEX_ITEM, x_range=self.x_range,
                      y_range=self.y_range,
@@ -76,8 +84,9 @@ class CurvePlot:
         self.legend = Legend(items=[self.live_item], label_text_font_size="8pt", glyph_width=14, spacing=2,
                              padding=4, location="top_left")
         fig.add_layout(self.legend, "right")
+        named = [("metric", metric)] if is_long(metric) else []  # the full name its title and axis shorten
         fig.add_tools(HoverTool(renderers=[self.line, self.points],
-                                tooltips=[("step", "@step"), (spec.label, f"@{{{metric}}}")]))
+                                tooltips=[*named, ("step", "@step"), (shown_label, f"@{{{metric}}}")]))
         self.figure = fig
         self.enlarge(self.large)
         self._steps_lo = self._steps_hi = None
@@ -85,6 +94,7 @@ class CurvePlot:
         self._ema = (0.0, 0.0)  # running (sum, weight) of the smoothing
         self._count = 0
         self._negative = False
+        self._breaks = GapBreaks()
 
     def _legend_items(self) -> list[LegendItem]:
         """The legend's entries, oldest previous run first, then the raw line's (when made), then this run's."""
@@ -125,8 +135,8 @@ class CurvePlot:
     def relabel(self, label: str | None) -> None:
         """Label the y axis `label` (None: the metric's own label)."""
         self.label = label
-        axis_label = label or metric_spec(self.metric).label
-        self.figure.yaxis[0].axis_label = f"|{axis_label}|" if self._negative else axis_label
+        shown = label or axis_label(self.metric)
+        self.figure.yaxis[0].axis_label = f"|{shown}|" if self._negative else shown
 
     def enlarge(self, large: bool) -> None:
         """Draw the title, axes, legend and this run's line at the projector's sizes (`large`) or the laptop's."""
@@ -156,7 +166,7 @@ class CurvePlot:
         if self.logy:
             if not self._negative and np.nanmin(shown, initial=1.0) <= 0:
                 self._negative = True
-                self.figure.yaxis[0].axis_label = f"|{self.label or metric_spec(self.metric).label}|"
+                self.figure.yaxis[0].axis_label = f"|{self.label or axis_label(self.metric)}|"
             shown = np.abs(shown)
         return shown
 
@@ -179,9 +189,14 @@ class CurvePlot:
         if not len(steps):
             return
         shown = self._display(values)
-        self.source.stream({"step": steps, self.metric: shown, "smoothed": self._smooth(shown)}, rollover=self.length)
+        drawn_steps, drawn, smoothed = self._breaks.add(steps, shown, self._smooth(shown))
+        new = {"step": drawn_steps, self.metric: drawn, "smoothed": smoothed}
         before = self._count
-        self._count = min(self._count + len(steps), self.length)
+        if before == 0:  # a run's first points: replaced, never streamed (see the module's doc)
+            self.source.data = {k: v[-self.length:] for k, v in new.items()}
+        else:
+            self.source.stream(new, rollover=self.length)
+        self._count = min(self._count + len(drawn_steps), self.length)
         if (before < SPARSE) != (self._count < SPARSE):
             self.points.visible = self._count < SPARSE
         finite = shown[np.isfinite(shown)]
@@ -199,6 +214,7 @@ class CurvePlot:
         self.source.data = {"step": np.zeros(0, dtype=np.int64), self.metric: np.zeros(0), "smoothed": np.zeros(0)}
         self._lo = self._hi = self._steps_lo = self._steps_hi = None
         self._ema, self._count = (0.0, 0.0), 0
+        self._breaks.clear()
         self.points.visible = True
 
     # -- previous runs and styles --------------------------------------------------------------------------------------
@@ -220,7 +236,8 @@ class CurvePlot:
                 if self.logy:
                     shown = np.abs(shown)
                 y = ema(shown, self.smoothing)
-                src.data = {"step": steps, "y": y}
+                drawn_steps, drawn = with_breaks(steps, y)
+                src.data = {"step": drawn_steps, "y": drawn}
                 item.label = value(wrap_label(label))
                 finite = y[np.isfinite(y)]
                 if len(steps):

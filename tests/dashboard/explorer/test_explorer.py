@@ -229,8 +229,8 @@ def test_csv_download_holds_every_run(explorer):
     explorer.curves.archive("run 1")
     explorer.curves.send("elbo", [1], [-5.0])
     text = explorer.curves.to_csv().getvalue()
-    assert text.splitlines()[0] == "run,metric,step,value"
-    assert "run 1,elbo,2,-2.0" in text and "current,elbo,1,-5.0" in text
+    assert text.splitlines()[0] == "run,label,metric,unit,step,value"
+    assert ",run 1,elbo,nats,2,-2.0" in text and ",this run,elbo,nats,1,-5.0" in text
 
 
 def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until):
