@@ -14,6 +14,7 @@ import math
 import panel as pn
 import param
 
+from invlab.dashboard.explorer.pace import StepPace
 from invlab.dashboard.safe_text import html_text
 from invlab.train.states import PageState
 
@@ -68,16 +69,22 @@ class StatusBar(pn.viewable.Viewer):
                                             "narrow column: presenter mode), instead of one row cut with an ellipsis.")
 
     def __init__(self, **params):
+        self._pace = StepPace()  # the time left follows the run's smoothed pace (`pace`), not each snapshot's rate
         super().__init__(**params)
         self.pane = pn.pane.HTML(self.html(), sizing_mode="stretch_width", name="status", margin=(4, 10))
+        self.param.watch(self._follow_pace, ["step", "steps_per_sec"])
         self.param.watch(self._render, [p for p in self.param if p != "name"])
+
+    def _follow_pace(self, *_):
+        if not self._pace.at(self.step):  # a step back is another run: the rate still shown was the last run's
+            self._pace.add(self.steps_per_sec)
 
     def _render(self, *_):
         self.pane.object = self.html()
 
     def seconds_left(self) -> float | None:
-        """Seconds until the run reaches its total at the current step rate; None unless it is training."""
-        rate = self.steps_per_sec
+        """Seconds until the run reaches its total at its smoothed step rate (`pace`); None unless it is training."""
+        rate = self._pace.steps_per_sec() or self.steps_per_sec
         if self.state != PageState.RUNNING or not self.total or rate is None or not math.isfinite(rate) or rate <= 0:
             return None
         return max(self.total - self.step, 0) / rate
