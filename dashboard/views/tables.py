@@ -45,5 +45,6 @@ def _format_value(value) -> str:
 
 
 def render_scalars(view: dg.Scalars) -> pn.pane.HTML:
-    """The values as a fixed-width HTML table (`scalars_html`)."""
-    return pn.pane.HTML(scalars_html(view), width=WIDTH, sizing_mode="fixed")
+    """The values as an HTML table (`scalars_html`) as wide as a view, narrower where the screen is (a phone): its
+    names wrap, so its values are read without scrolling sideways."""
+    return pn.pane.HTML(scalars_html(view), max_width=WIDTH, sizing_mode="stretch_width")

@@ -117,6 +117,9 @@ def test_a_phone_gets_one_column_at_its_own_width_with_nothing_cut(served_app):
         # the curves narrow to the screen; a view (its plot or table) is at most the screen's width
         outside = [f for f in boxes(page, ".bk-Figure, .invlab-view") if not on_screen(f["box"])]
         assert not outside, outside
+        # a table of values (the hyper-parameters) fits the screen: its values are read without a swipe
+        tables = poll(lambda: boxes(page, "table.invlab-scalars"), timeout=60)
+        assert all(on_screen(t["box"]) for t in tables), tables
         assert not errors, errors
 
 
