@@ -38,8 +38,8 @@ class OwnLoop:
 
     def opened(self, status: str, step: int) -> str:
         """The message when the run is opened after its loop ended."""
-        return (f"run {self.run_id} '{self.name}' ({status} at step {step}) was written by your own loop, which the "
-                "page cannot continue: ▶ Start is off. Run the loop again, or ↺ Reset for a new run here.")
+        return (f"opened stored run {self.run_id} '{self.name}' ({status} at step {step}), written by your own loop, "
+                "which the page cannot continue: ▶ Start is off. Run the loop again, or ↺ Reset for a new run here.")
 
     def followed(self, lead: str, writer: str) -> str:
         """The message when the run is opened while its loop (process `writer`) still writes it."""
