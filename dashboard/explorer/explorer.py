@@ -204,8 +204,11 @@ class Explorer(pn.viewable.Viewer):
     # -- commands: the status changes at once; the training thread follows --------------------------------------------
     def start(self, *_):
         """Start (or continue) training: the Start button. A new configuration is validated first; a refused one shows
-        its message on the page."""
+        its message on the page. A user's own loop's run (shown, not trained here) is refused: it would train this
+        page's settings under that run."""
         self.store  # noqa: B018 — opened before the first run is built
+        if self.display.refuse_own_loop():
+            return
         if self.notice == self._budget_notice:
             self.notice = ""  # said at the last Start; this one may train on (more steps)
         if self.session.trainer is None or self.session.config.to_json() != self.run_config().to_json() and \
@@ -215,7 +218,7 @@ class Explorer(pn.viewable.Viewer):
             except InvlabError as err:
                 self.status.param.update(state=PageState.FAILED, message=str(err), tone="error")
                 return
-            if not self._within_limits(config):
+            if not self.display.within_limits(config, self.limits):
                 return
             self.session.config = config
             if self.session.trainer is not None:
@@ -235,17 +238,6 @@ class Explorer(pn.viewable.Viewer):
             self.changes.reset_notice = None
         self.session.start()
 
-    def _within_limits(self, config: RunConfig) -> bool:
-        """Refuse (in the status) a run larger than this server allows, before anything is built."""
-        if self.limits is None:
-            return True
-        try:
-            self.limits.check(config)
-        except InvlabError as err:
-            self.status.param.update(state=PageState.FAILED, message=str(err), tone="error")
-            return False
-        return True
-
     def pause(self, *_):
         """Pause training after the step in progress: the Pause button."""
         self.session.pause()
@@ -255,9 +247,10 @@ class Explorer(pn.viewable.Viewer):
             self.status.param.update(state=PageState.PAUSED, message="", tone="info")
 
     def step(self, *_):
-        """Take one training step and pause: the Step button."""
+        """Take one training step and pause: the Step button (refused, as Start is, on a user's own loop's run)."""
         self.store  # noqa: B018 — opened before the first run is built
-        self.session.step_once()
+        if not self.display.refuse_own_loop():
+            self.session.step_once()
 
     def reset(self, *_):
         """Build a new model from the page's settings, keeping the previous run's curves overlaid and labelled by what
@@ -268,7 +261,7 @@ class Explorer(pn.viewable.Viewer):
         except InvlabError as err:
             self.notice = str(err)
             return
-        if not self._within_limits(config):
+        if not self.display.within_limits(config, self.limits):
             return
         self.store  # noqa: B018 — opened before the run is built
         self.status.param.update(state=PageState.BUILDING, step=0, message="", tone="info")

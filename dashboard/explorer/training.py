@@ -51,6 +51,28 @@ class RunDisplay:
         self._changes_during_run: list[tuple[int, str, object]] = []  # (step, "train.learning_rate", value) set live
         session.param.watch(self._on_session_state, ["state", "message", "tone"])
 
+    def within_limits(self, config: RunConfig, limits) -> bool:
+        """Refuse (in the status) a run larger than this server's `limits` allow (a `ServerLimits`, or None: no
+        limits), before anything is built."""
+        if limits is None:
+            return True
+        try:
+            limits.check(config)
+        except InvlabError as err:
+            self.status.param.update(state=PageState.FAILED, message=str(err), tone="error")
+            return False
+        return True
+
+    def refuse_own_loop(self) -> bool:
+        """Whether the run shown is a user's own loop's, which the page cannot continue (Start or Step would train
+        the page's settings under that run); if so the status says so."""
+        loop = self.session.opened.shown_loop()
+        if loop is not None:
+            self.status.param.update(message=f"run {loop.run_id} '{loop.name}' was written by your own loop, which "
+                                     "the page cannot continue: ▶ Start is off. ↺ Reset trains a new run here.",
+                                     tone="warning")
+        return loop is not None
+
     def status_from_settings(self) -> None:
         """The status's run (until one is built), learning rate and step total, as the settings say (a user's own
         loop's run shown: no total, and no rate unless the loop stored its settings)."""

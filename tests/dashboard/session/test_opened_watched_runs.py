@@ -2,6 +2,8 @@
 data and its step (no step total the loop never had), not the page's default SVGP on digits; ▶ Start and +1 Step are
 off, since the page cannot continue a watched run and would otherwise train the defaults; the message says so in one
 short sentence; and only the metrics the loop logged get plots."""
+import time
+
 from invlab.dashboard import Explorer
 from invlab.train import RunConfig, RunStore, watch
 
@@ -71,5 +73,31 @@ def test_a_live_watched_run_with_a_config_shows_its_settings_and_only_what_it_lo
         wait_until(lambda: "is now finished at step 5" in explorer.status.message, explorer)
         assert "Start trains" not in explorer.status.message, explorer.status.message
         assert explorer.buttons["start"].disabled
+    finally:
+        explorer.close()
+
+
+def test_start_from_python_on_a_watched_run_trains_nothing_and_says_why(tmp_path, wait_until):
+    """A notebook's `explorer.start()` is the Start button: on a watched run it would train the page's settings under
+    the loop's run, so it is refused with the same sentence, and the run's curve stays the loop's."""
+    with watch(Mine(), name="my-loop", data_dir=tmp_path) as run:
+        for step in range(1, 13):
+            run.log(step, loss=10.0 - step)
+    explorer = Explorer(RunConfig(data={"dataset": "two-moons"}), store=RunStore(tmp_path / "runs.sqlite"),
+                        run=run.run_id)
+    explorer.__panel__()
+    try:
+        wait_until(lambda: loss_steps(explorer) == list(range(1, 13)), explorer)
+        explorer.tick()
+        explorer.start()
+        # the refusal is said at once; a Start that went through builds and runs a trainer within a few ticks
+        wait_until(lambda: "Start is off" in explorer.status.message or explorer.session.trainer is not None, explorer)
+        for _ in range(20):
+            explorer.tick()
+            time.sleep(0.1)
+        assert explorer.session.trainer is None, explorer.status.run
+        assert explorer.status.run == "my-loop (Mine)", explorer.status.run
+        assert "Start is off" in explorer.status.message and "Reset" in explorer.status.message, explorer.status.message
+        assert loss_steps(explorer) == list(range(1, 13))
     finally:
         explorer.close()
