@@ -20,6 +20,16 @@ def poll(fn, timeout=90.0, interval=0.2):
     raise AssertionError(f"timed out; last value {value!r}")
 
 
+def background_is_dark(page) -> bool:
+    """Whether the page's body is drawn dark (the dark theme); False while the page reloads."""
+    try:
+        rgb = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    except Exception:  # noqa: BLE001 — the page is reloading
+        return False
+    values = [int(v) for v in re.findall(r"\d+", rgb)[:3]]
+    return len(values) == 3 and sum(values) < 3 * 100
+
+
 def open_tab(page, name: str) -> None:
     """Click the tab named exactly `name` (a page, or a tab of the controls), as a person does; a tab's widgets are
     drawn when it is first opened."""

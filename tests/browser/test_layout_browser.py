@@ -5,7 +5,7 @@ presenter zoom, and the lesson's key view at the top."""
 import re
 import time
 
-from pagekit import TEXT, browser_page, column_length, panel_script_late, poll
+from pagekit import TEXT, background_is_dark, browser_page, column_length, panel_script_late, poll
 
 SIDEBAR_TABS = ("Data", "Model", "Invariance", "Optimisation", "Runs")
 SMALL = "?data.subset=200&data.test_subset=100&model.num_inducing=10"
@@ -93,15 +93,6 @@ def test_start_on_a_finished_run_says_what_to_do(served_app):
         page.get_by_role("button", name="▶ Start").click()
         poll(lambda: field(page, "state") == "finished" and field(page, "step") == "40", timeout=120)
         assert not errors, errors
-
-
-def background_is_dark(page) -> bool:
-    try:
-        rgb = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
-    except Exception:  # noqa: BLE001 — the page is reloading
-        return False
-    values = [int(v) for v in re.findall(r"\d+", rgb)[:3]]
-    return len(values) == 3 and sum(values) < 3 * 100
 
 
 def test_the_theme_switch_keeps_the_running_demo(served_app):

@@ -5,7 +5,7 @@ being drawn at once instead of staying blank; the prior page shows no other less
 import re
 
 from invlab.dashboard.lessons.catalogue import lesson_query
-from pagekit import TEXT, browser_page, column_length, poll
+from pagekit import TEXT, background_is_dark, browser_page, column_length, poll
 
 SMALL = "?model=svgp&data.subset=200&data.test_subset=100&model.num_inducing=10&train.steps=100000"
 
@@ -19,15 +19,6 @@ def pause(page) -> None:
     button = page.get_by_role("button", name="❚❚ Pause")
     if button.count():
         button.first.click()
-
-
-def background_is_dark(page) -> bool:
-    try:
-        rgb = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
-    except Exception:  # noqa: BLE001 — the page is reloading
-        return False
-    values = [int(v) for v in re.findall(r"\d+", rgb)[:3]]
-    return len(values) == 3 and sum(values) < 3 * 100
 
 
 # JavaScript: the computed text colour of the diagnostics' titles, captions and table cells (shadow roots included),

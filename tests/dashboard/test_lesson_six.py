@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from invlab.dashboard.compare.discover_ranking import ranking_frame
@@ -21,6 +20,7 @@ from invlab.sweeps.discover import plan_candidates, run_candidates
 from invlab.sweeps.discover_html import table_rows
 from invlab.sweeps.discover_report import CandidateResult, discover_report, mean_sd
 from invlab.train import RunStore
+from tests.helpers.even_table import write_even_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,11 +40,7 @@ def test_the_discover_cards_time_is_one_figure_the_readme_repeats():
 def within_noise_pair(tmp_path_factory):
     """A real discover study whose pair (stage 2) is set within the seeds' spread above its first part."""
     tmp = tmp_path_factory.mktemp("discover")
-    rng = np.random.default_rng(1)
-    X = rng.uniform(-3, 3, size=(50, 2))
-    y = np.cos(1.5 * X[:, 0]) * np.cos(1.5 * X[:, 1]) + 0.05 * rng.normal(size=50)  # swap- and sign-symmetric
-    path = tmp / "even.csv"
-    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    path = write_even_csv(tmp, 50)
     store = RunStore(tmp / "runs.sqlite")
     plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=100, orbits=["permutations", "sign_flips"],
                            model_config={"num_inducing": 12}, train={"batch_size": 0, "learning_rate": 0.03})

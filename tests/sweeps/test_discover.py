@@ -10,6 +10,7 @@ from invlab.sweeps.discover import plan_candidates, run_candidates
 from invlab.sweeps.discover_report import discover_report
 from invlab.train import RunStore
 from tests.helpers.cli import run_main
+from tests.helpers.even_table import write_even_csv
 
 SWAP_DATA = {"dataset": "symmetric-2d", "seed": 0, "source_options": {"num_train": 60, "num_test": 100}}
 SMALL = {"model_config": {"num_inducing": 15}, "train": {"batch_size": 0, "learning_rate": 0.03}}
@@ -102,11 +103,7 @@ def test_a_group_on_named_coordinates_is_its_own_candidate(tmp_path):
 
 
 def test_stage_two_combines_the_two_best_single_candidates_and_keeps_the_pair_that_beats_them(tmp_path):
-    rng = np.random.default_rng(1)
-    X = rng.uniform(-3, 3, size=(80, 2))
-    y = np.cos(1.5 * X[:, 0]) * np.cos(1.5 * X[:, 1]) + 0.05 * rng.normal(size=80)  # swap- and sign-symmetric
-    path = tmp_path / "even.csv"
-    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    path = write_even_csv(tmp_path, 80)
     store = RunStore(tmp_path / "runs.sqlite")
     plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150, **SMALL)
     told = []
@@ -172,11 +169,7 @@ def test_when_every_invariance_loses_to_none_beyond_noise_the_verdict_says_none_
 def test_on_dask_a_diverging_candidate_fails_once_and_stage_two_still_runs(tmp_path):
     from tests.helpers.orbits import exploding_orbit
 
-    rng = np.random.default_rng(1)
-    X = rng.uniform(-3, 3, size=(80, 2))
-    y = np.cos(1.5 * X[:, 0]) * np.cos(1.5 * X[:, 1]) + 0.05 * rng.normal(size=80)
-    path = tmp_path / "even.csv"
-    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,y", comments="")
+    path = write_even_csv(tmp_path, 80)
     store = RunStore(tmp_path / "runs.sqlite")
     with exploding_orbit() as name:
         plan = plan_candidates({"dataset": f"csv:{path}"}, seeds=2, steps=150,

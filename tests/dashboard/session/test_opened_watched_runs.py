@@ -20,7 +20,8 @@ def loss_steps(explorer) -> list[int]:
     return [] if buffer is None else [int(s) for s in buffer.data["step"]]
 
 
-def test_a_finished_watched_run_without_a_config_shows_its_own_name_and_start_is_off(tmp_path, wait_until):
+def opened_finished_loop(tmp_path, wait_until):
+    """A page on two-moons that opened the finished run of a loop that logged 12 losses and stored no settings."""
     with watch(Mine(), name="my-loop", data_dir=tmp_path) as run:
         for step in range(1, 13):
             run.log(step, loss=10.0 - step)
@@ -30,6 +31,15 @@ def test_a_finished_watched_run_without_a_config_shows_its_own_name_and_start_is
     try:
         wait_until(lambda: loss_steps(explorer) == list(range(1, 13)), explorer)
         explorer.tick()
+    except BaseException:
+        explorer.close()
+        raise
+    return explorer
+
+
+def test_a_finished_watched_run_without_a_config_shows_its_own_name_and_start_is_off(tmp_path, wait_until):
+    explorer = opened_finished_loop(tmp_path, wait_until)
+    try:
         status = explorer.status
         assert status.run == "my-loop (Mine)", status.run
         assert status.step == 12 and status.total == 0  # no "of 2000": the loop's length is its own
@@ -80,15 +90,8 @@ def test_a_live_watched_run_with_a_config_shows_its_settings_and_only_what_it_lo
 def test_start_from_python_on_a_watched_run_trains_nothing_and_says_why(tmp_path, wait_until):
     """A notebook's `explorer.start()` is the Start button: on a watched run it would train the page's settings under
     the loop's run, so it is refused with the same sentence, and the run's curve stays the loop's."""
-    with watch(Mine(), name="my-loop", data_dir=tmp_path) as run:
-        for step in range(1, 13):
-            run.log(step, loss=10.0 - step)
-    explorer = Explorer(RunConfig(data={"dataset": "two-moons"}), store=RunStore(tmp_path / "runs.sqlite"),
-                        run=run.run_id)
-    explorer.__panel__()
+    explorer = opened_finished_loop(tmp_path, wait_until)
     try:
-        wait_until(lambda: loss_steps(explorer) == list(range(1, 13)), explorer)
-        explorer.tick()
         explorer.start()
         # the refusal is said at once; a Start that went through builds and runs a trainer within a few ticks
         wait_until(lambda: "Start is off" in explorer.status.message or explorer.session.trainer is not None, explorer)
