@@ -210,19 +210,21 @@ def test_tables_show_all_their_rows_after_a_family_switch(served_app):
 
 
 def test_prior_page_delta_on_a_log_slider_and_plots_in_a_grid(served_app):
-    """The prior page: δ spans 0.5..1000 on a log slider (its end is 1000, its start 0.5), and the plots use the
-    page's width (several side by side), not one narrow column."""
+    """The prior page: δ spans 0.1..1000 on a log slider (its end is 1000, its start 0.1, the prior's soft bounds),
+    with its box, and the plots use the page's width (several side by side), not one narrow column."""
     with browser_page() as (page, errors):
         page.goto(served_app)
         page.locator(".bk-tab", has_text="Deep kernel prior").first.click(timeout=90_000)
         titles = lambda: " | ".join(page_texts(page))  # noqa: E731
         poll(lambda: "δ = 20" in titles() and "top-layer sample 1" in titles(), timeout=90)
-        assert any(t.startswith("δ (log scale)") for t in page_texts(page))  # the first control of the page
+        label = page.get_by_text("δ (log scale)", exact=False).first  # the first control of the page
+        assert label.is_visible() and label.bounding_box()["y"] < page.locator(".noUi-handle:visible").first \
+            .bounding_box()["y"] + 40
         slider = page.locator(".noUi-handle:visible").first
         slider.press("End")
         poll(lambda: "IW(δI, δ + N + 1), δ = 1000" in titles(), timeout=30)
         slider.press("Home")
-        poll(lambda: "IW(δI, δ + N + 1), δ = 0.5" in titles(), timeout=30)
+        poll(lambda: "IW(δI, δ + N + 1), δ = 0.1" in titles(), timeout=30)
         boxes = [b for b in (c.bounding_box() for c in page.locator(".bk-Canvas, .bk-canvas").all()) if b]
         rows = {}
         for b in boxes:
