@@ -18,7 +18,9 @@ from invlab.dashboard.explorer.pace import StepPace
 from invlab.dashboard.safe_text import html_text
 from invlab.train.states import PageState
 
-STATE_COLOURS = {PageState.IDLE: "#666", PageState.BUILDING: "#9a6a00", PageState.QUEUED: "#9a6a00",
+# idle (and the info tone) take the theme's own faint text colour: a fixed grey is dark on the dark page
+FAINT = "var(--neutral-foreground-hint, #666)"
+STATE_COLOURS = {PageState.IDLE: FAINT, PageState.BUILDING: "#9a6a00", PageState.QUEUED: "#9a6a00",
                  PageState.RUNNING: "#23843a", PageState.PAUSING: "#1f6fb5", PageState.PAUSED: "#1f6fb5",
                  PageState.FINISHED: "#23843a", PageState.CONVERGED: "#23843a", PageState.STALLED: "#9a6a00",
                  PageState.DIVERGING: "#c0392b", PageState.COLLAPSED: "#c0392b", PageState.FAILED: "#c0392b"}
@@ -91,7 +93,7 @@ class StatusBar(pn.viewable.Viewer):
 
     def html(self) -> str:
         """The status line as HTML (every value escaped)."""
-        colour = STATE_COLOURS.get(self.state, "#666")
+        colour = STATE_COLOURS.get(self.state, FAINT)
         running = self.state == PageState.RUNNING
         total = f' of <span data-field="total">{self.total}</span>' if self.total else ""
         where = [

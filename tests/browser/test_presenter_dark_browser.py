@@ -208,3 +208,17 @@ def test_a_page_tab_not_drawn_yet_says_so_at_once(served_app):
         placeholder = page.get_by_text("Drawing this page")
         poll(lambda: any(p.is_visible() for p in placeholder.all()), timeout=10)
         assert not GLYPH_BEFORE_DRAWING.search(page.evaluate(TEXT))
+
+
+def test_the_idle_status_reads_on_either_theme(served_app):
+    """The status's "idle" was a fixed #666: 5.7:1 on the light page, 2.9:1 on the dark one. It takes the theme's own
+    faint text colour, which reads on both."""
+    with browser_page(1280, 800) as (page, errors):
+        for theme, background in (("dark", "rgb(33, 33, 33)"), ("default", "rgb(255, 255, 255)")):
+            page.goto(served_app + SMALL + f"&theme={theme}")
+            poll(lambda: field(page, "state") == "idle", timeout=90)
+            colour = page.locator(".invlab-status [data-field=state]").first.evaluate(
+                "e => getComputedStyle(e).color")
+            lighter, darker = sorted((luminance(colour), luminance(background)), reverse=True)
+            assert (lighter + 0.05) / (darker + 0.05) >= 4.5, (theme, colour)
+        assert not errors, errors
