@@ -22,7 +22,7 @@ def views_of(model: str, dataset: str, subset: int = 60, **model_config):
 
 def test_the_patch_weight_map_and_the_table_show_the_same_learned_weights_and_say_what_they_are():
     trainer, _ = views_of("conv-weighted", "rectangles", num_inducing=8, patch_size=3)
-    kernel = trainer.model._conv_parts()[1]
+    kernel = trainer.model.conv_parts()[1]
     v = torch.linspace(-3.0, 5.0, kernel.weights().numel(), dtype=torch.float64)
     kernel.weights.assign(v)
     views = trainer.snapshot(views=True).views
@@ -41,7 +41,7 @@ def test_the_patch_weight_map_and_the_table_show_the_same_learned_weights_and_sa
 def test_colour_inducing_patches_are_drawn_in_colour_by_the_channels_they_serve(channel):
     trainer, views = views_of("conv-colour", "photo-patches", num_inducing=12, colour="multi-channel")
     model = trainer.model
-    inducing, _, start = model._conv_parts()
+    inducing, _, start = model.conv_parts()
     M = inducing.num_patches
     with torch.no_grad():  # inducing outputs in one colour channel only: every patch serves that channel
         q_mu = torch.zeros_like(model.q.q_mu)
