@@ -3,7 +3,8 @@ page as text, never as markup.
 
 Every pane that renders HTML (`pn.pane.HTML`, a toast) receives `html_text(value)`; every pane that renders
 Markdown (`pn.pane.Markdown`, `pn.pane.Alert`) receives `markdown_text(value)`, which also neutralises Markdown's
-own syntax (a link `[x](javascript:…)`, emphasis, a heading) so the words appear exactly as they were written.
+own syntax (a link `[x](javascript:…)`, emphasis, a heading) so the words appear exactly as they were written; a
+Bokeh hover tooltip's literal text receives `tooltip_text(value)`.
 The page's own formatting is added around the escaped values, never inside them.
 """
 from __future__ import annotations
@@ -27,6 +28,13 @@ def _shortened(value: object) -> str:
 def html_text(value: object) -> str:
     """`value` as text safe inside HTML, in an element or a quoted attribute (`<`, `>`, `&`, both quotes escaped)."""
     return html.escape(_shortened(value), quote=True)
+
+
+def tooltip_text(value: object) -> str:
+    """`value` as literal text in a Bokeh hover tooltip's template, which Bokeh parses as HTML after filling its
+    `@column` and `$special` placeholders: HTML escaped, and `@` and `$` as character references (never a
+    placeholder)."""
+    return html_text(value).replace("@", "&#64;").replace("$", "&#36;")
 
 
 def markdown_text(value: object) -> str:

@@ -19,6 +19,7 @@ from bokeh.core.properties import value
 from bokeh.models import BasicTicker, ColumnDataSource, DataRange1d, HoverTool, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
+from invlab.dashboard.safe_text import tooltip_text
 from invlab.dashboard.views.curve_names import axis_label, curve_title, is_long
 from invlab.dashboard.views.line_breaks import GapBreaks, with_breaks
 from invlab.dashboard.views.style import FRAME_HEIGHT, FRAME_WIDTH, metric_spec, to_display, wrap_label, y_limits
@@ -84,7 +85,8 @@ class CurvePlot:
         self.legend = Legend(items=[self.live_item], label_text_font_size="8pt", glyph_width=14, spacing=2,
                              padding=4, location="top_left")
         fig.add_layout(self.legend, "right")
-        named = [("metric", metric)] if is_long(metric) else []  # the full name its title and axis shorten
+        # the full name its title and axis shorten, as text (Bokeh parses a tooltip as HTML)
+        named = [("metric", tooltip_text(metric))] if is_long(metric) else []
         fig.add_tools(HoverTool(renderers=[self.line, self.points],
                                 tooltips=[*named, ("step", "@step"), (shown_label, f"@{{{metric}}}")]))
         self.figure = fig

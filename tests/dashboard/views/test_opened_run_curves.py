@@ -2,6 +2,7 @@
 (the browser never receives its points twice), a long gap in a watched loop's steps breaks the line, a long metric
 name (a GPyTorch hyperparameter's path) gets a title that wraps at word boundaries with the full name on hover, and
 the curves' CSV is named after its run and says each value's unit."""
+import html
 import math
 
 import numpy as np
@@ -112,3 +113,15 @@ def test_the_curves_csv_is_named_after_its_run_and_gives_each_values_unit():
     assert "run 7 my-loop,this run,test_error,%,1,25.0" in lines  # in the page's units, as drawn
     assert "current" not in text
     assert board.csv_filename() == "invlab_curves_run-7-my-loop.csv"
+
+
+def test_a_long_metric_names_hover_shows_its_markup_as_text():
+    """Bokeh parses a tooltip's template as HTML and fills @column and $special placeholders in it: a stored run's
+    metric name shown on hover is given as text (escaped, its @ and $ as character references), so
+    `<img onerror=…>` in a watched loop's metric name is drawn as those characters and runs nothing."""
+    name = "hyperparameters/<img src=x onerror=alert(1)>.base_kernel.lengthscale @step $index and more words"
+    plot = CurvePlot(name, length=100)
+    hover = [t for t in plot.figure.tools if type(t).__name__ == "HoverTool"][0]
+    shown = dict(hover.tooltips)["metric"]
+    assert "<" not in shown and ">" not in shown and "@" not in shown and "$" not in shown, shown
+    assert html.unescape(shown) == name  # the whole name, as characters
