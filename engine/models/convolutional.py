@@ -12,7 +12,7 @@ only (eq. C.23–C.24, in `conditionals`). q(u) is chosen by `q_covariance` (`va
 - `diagonal`:   independent inducing outputs.
 
 What is added here is what is convolutional: the diagnostics (inducing patches by output, patch weights, the
-variance split of conv + RBF), the configs and the builders.
+variance split of conv + RBF; drawn by `convolutional_views`), the configs and the builders.
 
 Variants (registered in `invlab.models`): translation invariant (eq. 13–16), weighted (eq. 17–19), weighted +
 RBF (sec. 3.3), and for colour images colour-patch, multi-channel (eq. 22–23) and additive (eq. 24–25).
