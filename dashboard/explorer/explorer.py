@@ -34,7 +34,6 @@ from invlab.dashboard.explorer.training import RunDisplay
 from invlab.dashboard.explorer.user_data import config_with_data, data_choices
 from invlab.dashboard.notebook import display as notebook
 from invlab.dashboard.notebook.view import NotebookView
-from invlab.dashboard.parts import PartAttribute
 from invlab.dashboard.safe_text import markdown_text
 from invlab.dashboard.serving.theme import ThemeSwitch
 from invlab.dashboard.session.training import TrainingSession
@@ -65,23 +64,6 @@ class Explorer(pn.viewable.Viewer):
     notice = param.String(default="", doc="Pending changes or the last action's outcome.")
     presenter = param.Boolean(default=False, doc="Presenter mode: the page drawn larger (fonts, lines, plots) for a "
                                                  "projector; `presenter=1` in a link.")
-
-    # the page's parts, reached from the Explorer as before (notebooks, tests)
-    pages = PartAttribute("page", "The page tabs (Training, Lessons, Deep kernel prior, Compare); None until drawn.")
-    data_group = PartAttribute("page", "The Data tab's controls; None until drawn.")
-    train_group = PartAttribute("page", "The Optimisation tab's controls; None until drawn.")
-    model_group = PartAttribute("page", "The Model tab's controls, rebuilt for each family.")
-    invariance_group = PartAttribute("page", "The Invariance tab: the run's learned-value controls.")
-    family_select = PartAttribute("page", "The Model family selector; None until drawn.")
-    family_words = PartAttribute("page", "The chosen family in words, with its paper.")
-    task_control = PartAttribute("page", "A table's task, where the data lets it be chosen; None until drawn.")
-    lesson_pane = PartAttribute("page", "The lesson's banner on the Training page.")
-    notice_pane = PartAttribute("page", "The notice under the run's buttons.")
-    page_notices = PartAttribute("page", "The notice on the Training, prior and Compare pages.")
-    lessons = PartAttribute("page", "The lesson cards (the Lessons page).")
-    key_views = PartAttribute("page", "The lesson's key views, brought to the top of the plots; None until drawn.")
-    url_field = PartAttribute("link", "The hidden field through which the address bar is written.")
-    learned_controls = PartAttribute("display", "The run's learned-value controls (Invariance tab) by name.")
 
     def __init__(self, config: RunConfig | None = None, *, data=None, dataset=None, target: str | None = None,
                  store: RunStore | None | bool = True, tick_ms: int = TICK_MS, view_interval: float = 2.0,
@@ -310,7 +292,7 @@ class Explorer(pn.viewable.Viewer):
             # Also for a page that never connects (Bokeh ends it after --unused-session-lifetime): whatever it
             # holds goes with it.
             self.lifecycle.close_with(pn.state.curdoc)
-        hidden = pn.Column(self.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
+        hidden = pn.Column(self.link.url_field, self.theme_switch.field, NumberBoxGuard(width=0, height=0, margin=0),
                            self.view_watch, height=0, margin=0)
         return pn.Column(hidden, pages, sizing_mode="stretch_width", margin=0)
 

@@ -28,7 +28,7 @@ def test_a_subset_beyond_the_data_is_refused_in_its_field():
     try:
         explorer.settings.data.subset = 200
         explorer.controls()
-        subset = explorer.data_group.controls["subset"]
+        subset = explorer.page.data_group.controls["subset"]
         assert not subset.apply(99999999)
         assert explorer.settings.data.subset == 200 and "99999999" not in explorer.to_query()
         assert subset.error.startswith("Subset can't be 99999999: subset=99999999 but 'digits' has only ")

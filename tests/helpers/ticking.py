@@ -22,7 +22,7 @@ def assert_opened(explorer, run_id: int, metric: str, wait_until) -> None:
     curve `metric` holds exactly the stored values."""
     import numpy as np
 
-    assert explorer.pages.active == 0
+    assert explorer.page.pages.active == 0
     wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
                explorer.session.message and metric in explorer.curves.buffers
                and len(explorer.curves.buffers[metric].data) > 0, explorer)

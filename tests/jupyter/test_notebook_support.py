@@ -84,7 +84,7 @@ def test_widgets_and_settings_stay_in_step_both_ways():
 
     explorer = Explorer(store=False)
     explorer.controls()
-    control = explorer.train_group.controls["learning_rate"]
+    control = explorer.page.train_group.controls["learning_rate"]
     explorer.train.learning_rate = 0.0123
     assert control.box.value == pytest.approx(0.0123)
     control.box.value = 0.005

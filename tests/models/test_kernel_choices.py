@@ -32,7 +32,7 @@ def test_rkhs_and_gwi_offer_every_registered_kernel_on_the_command_line_and_the_
     explorer = Explorer(RunConfig(model=model), store=False)
     try:
         explorer.__panel__()
-        assert explorer.model_group[0]._widgets["kernel"].options == kernel_names()
+        assert explorer.page.model_group[0]._widgets["kernel"].options == kernel_names()
     finally:
         explorer.close()
 

@@ -124,7 +124,7 @@ def test_plots_show_mean_and_sd_over_seeds_as_numpy_computes_them(explorer, rota
 
 def test_clicking_a_row_opens_that_run_on_the_training_page(explorer, rotation_sweep, wait_until):
     page = explorer.compare
-    explorer.pages.active = 3
+    explorer.page.pages.active = 3
     row = 2
     run_id = int(page.table.value.iloc[row]["run"])
     page.table.selection = [row]  # what a click on the row sends
@@ -143,9 +143,9 @@ def test_the_link_opens_a_stored_sweep(explorer, rotation_sweep):
     assert other.read_query({"sweep": "abc"})[0].startswith("sweep='abc' refused")
     # the Explorer writes the page and the sweep into the address bar while the Compare page is shown
     explorer.link.location = object()
-    explorer.pages.active = 3
+    explorer.page.pages.active = 3
     explorer.compare.sweep_id = rotation_sweep
-    assert f"page=compare&sweep={rotation_sweep}" in explorer.url_field.value
+    assert f"page=compare&sweep={rotation_sweep}" in explorer.link.url_field.value
     explorer.link.location = None
 
 

@@ -37,7 +37,7 @@ def explorer(tmp_path_factory, scheduler):
     e = Explorer(SMALL, store=store)
     e.__panel__()
     e.compare.scheduler = scheduler
-    e.pages.active = 3  # the Compare tab: its Discover study follows the Training page's data
+    e.page.pages.active = 3  # the Compare tab: its Discover study follows the Training page's data
     yield e
     e.close()
     store.close()
@@ -109,7 +109,7 @@ def test_the_ranking_fills_in_live_and_is_the_store_ranked_by_mean_elbo(explorer
 
 def test_clicking_a_candidate_opens_its_run_on_the_training_page(explorer, study, wait_until):
     d, _ = study
-    explorer.pages.active = 3
+    explorer.page.pages.active = 3
     row = list(d.table.value["candidate"]).index("rotation")
     run_id = d.report.row("rotation").run_ids[0]
     d.table.selection = [row]  # what a click on the row sends
@@ -121,9 +121,9 @@ def test_the_link_shows_a_stored_study_and_refuses_what_is_not_one(explorer, stu
     d, _ = study
     assert explorer.compare.query()["discover"] == str(d.sweep_id)
     explorer.link.location = object()
-    explorer.pages.active = 3
+    explorer.page.pages.active = 3
     explorer.link.update()
-    assert f"page=compare&discover={d.sweep_id}" in explorer.url_field.value
+    assert f"page=compare&discover={d.sweep_id}" in explorer.link.url_field.value
     explorer.link.location = None
     from panel.io.location import Location
 
@@ -186,7 +186,7 @@ def test_a_page_closed_during_the_study_leaves_it_stopped_with_what_finished(tmp
     e = Explorer(SMALL)
     e.__panel__()
     e.compare.scheduler = scheduler
-    e.pages.active = 3
+    e.page.pages.active = 3
     d = e.compare.discover
     d.candidates.value = ["rotation", "flips"]
     d.seeds.value, d.steps.value = 1, 400

@@ -15,7 +15,7 @@ def test_discover_without_dask_says_what_works_instead_and_stores_nothing(tmp_pa
     explorer = Explorer(SMALL, store=store)
     try:
         explorer.__panel__()
-        explorer.pages.active = 3  # the Compare tab
+        explorer.page.pages.active = 3  # the Compare tab
         study = explorer.compare.discover
         study.candidates.value = ["rotation"]
         study.start_button.clicks += 1

@@ -33,10 +33,10 @@ def test_controls_are_generated_from_the_param_configs(explorer):
     tabs = explorer.controls()
     names = [t.name for t in tabs]
     assert names == ["Data", "Model", "Invariance", "Optimisation", "Runs"]
-    assert explorer.data_group in tabs[0].objects  # the Data tab: its generated controls, then the Task selector
-    rotate = explorer.data_group._widgets["rotate"]
+    assert explorer.page.data_group in tabs[0].objects  # the Data tab: its generated controls, then the Task selector
+    rotate = explorer.page.data_group._widgets["rotate"]
     assert (rotate.slider.start, rotate.slider.end) == DataConfig.param.rotate.bounds  # an angle on 0..180°
-    model_widgets = explorer.model_group[0]._widgets
+    model_widgets = explorer.page.model_group[0]._widgets
     assert set(model_widgets) >= {"kernel", "num_inducing", "likelihood", "lengthscale"}
     assert list(model_widgets["kernel"].box.options) == SVGPConfig.param.kernel.objects
     assert model_widgets["num_inducing"].kind == "int-box"
@@ -138,7 +138,7 @@ def test_url_round_trip_restores_the_configuration():
     a.model_config.kernel = "matern52"
     a.model_config.num_inducing = 33
     a.train.learning_rate = 0.02
-    query = a.url_field.value  # what the page writes into the address bar
+    query = a.link.url_field.value  # what the page writes into the address bar
     assert "data.rotate=45" in query and "model.kernel=matern52" in query
     assert "model.whiten" not in query and "train.jitter" not in query  # only what differs from the defaults
     b = Explorer(store=False)
@@ -240,8 +240,8 @@ def test_invariance_sliders_set_and_freeze_the_running_models_ranges(wait_until)
     e = Explorer(config, store=False)
     e.__panel__()
     e.start()
-    wait_until(lambda: e.session.step >= 3 and e.learned_controls, e)
-    name, control = next(iter(e.learned_controls.items()))
+    wait_until(lambda: e.session.step >= 3 and e.display.learned_controls, e)
+    name, control = next(iter(e.display.learned_controls.items()))
     assert name.startswith("kernel.augmentation.")
     e.pause()
     wait_until(lambda: e.session.state == "paused", e)

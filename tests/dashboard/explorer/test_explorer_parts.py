@@ -55,12 +55,13 @@ def test_the_explorer_is_a_viewer_holding_its_parts_not_a_stack_of_mixins(explor
     assert explorer.display.page is explorer.page and explorer.display.link is explorer.link
     assert explorer.link.page is explorer.page and explorer.link.compare is explorer.compare
     assert explorer.changes.display is explorer.display and explorer.lifecycle.owner is explorer
-    # the Explorer's face is unchanged: the parts' widgets are reached from it as before
-    assert explorer.invariance_group is explorer.page.invariance_group
-    assert explorer.url_field is explorer.link.url_field and explorer.theme_switch is explorer.link.theme_switch
-    assert explorer.pages is None  # not drawn yet
+    assert explorer.theme_switch is explorer.link.theme_switch
+    # a part's widgets are reached through the part that owns them, never through an alias on the Explorer
+    for name in ("pages", "invariance_group", "data_group", "url_field", "learned_controls", "lessons"):
+        assert not hasattr(explorer, name), name
+    assert explorer.page.pages is None  # not drawn yet
     pages = explorer.__panel__()[1]
-    assert explorer.pages is pages is explorer.page.pages and explorer.data_group is explorer.page.data_group
+    assert explorer.page.pages is pages and explorer.page.data_group is not None
 
 
 def test_the_page_lays_out_its_tabs_and_draws_presenter_mode_larger(explorer):
@@ -68,7 +69,7 @@ def test_the_page_lays_out_its_tabs_and_draws_presenter_mode_larger(explorer):
     assert page.active == TRAINING
     explorer.__panel__()
     assert page.pages._names == ["Training", "Lessons", "Deep kernel prior", "Compare"]
-    assert explorer.status.pane in page.enlarged and explorer.page_notices[0] in page.enlarged
+    assert explorer.status.pane in page.enlarged and explorer.page.page_notices[0] in page.enlarged
     explorer.notice = "a word"
     assert all("a word" in pane.object for pane in page.page_notices)  # on the Training, prior and Compare pages
     page.show_presenter(True)
@@ -144,7 +145,7 @@ def test_the_display_archives_the_previous_curves_labelled_by_what_differed_on_a
     assert label == describe_difference(first, second) and "15" in label
     assert list(frames["elbo"]["elbo"]) == [-10.0, -8.0, -7.5]
     assert len(explorer.curves.buffers["elbo"].data) == 0  # the new run's curves start empty
-    assert "no invariance ranges" in explorer.invariance_group[0].object  # the Invariance tab for the new run
+    assert "no invariance ranges" in explorer.page.invariance_group[0].object  # the Invariance tab for the new run
 
 
 def test_the_display_shows_an_opened_runs_settings_in_the_controls_without_asking_for_a_reset(explorer, monkeypatch):
@@ -163,9 +164,9 @@ def test_the_display_shows_an_opened_runs_settings_in_the_controls_without_askin
 
 
 def test_a_settings_change_reaches_the_session_the_controls_and_the_status(explorer):
-    group = explorer.model_group[0]
+    group = explorer.page.model_group[0]
     explorer.model = "rkhs"
-    assert explorer.model_group[0] is not group  # the Model tab rebuilt for the new family
+    assert explorer.page.model_group[0] is not group  # the Model tab rebuilt for the new family
     assert explorer.session.config.model == "rkhs" and explorer.notice == ""  # no run yet: nothing to Reset
     assert explorer.status.run.startswith("rkhs on ") and explorer.status.learning_rate == 1.0  # L-BFGS's rate
     subset = explorer.data.subset

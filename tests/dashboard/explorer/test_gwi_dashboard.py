@@ -14,7 +14,7 @@ def test_gwi_shows_its_w2_curves_spectrum_and_terms_in_the_dashboard(wait_until)
     e = Explorer(config, store=False)
     try:
         e.__panel__()
-        assert "num_spectrum" in e.model_group[0]._widgets and "spectrum" in e.model_group[0]._widgets
+        assert "num_spectrum" in e.page.model_group[0]._widgets and "spectrum" in e.page.model_group[0]._widgets
         e.start()
         wait_until(lambda: e.session.step >= 10 and all(p in e.curves.buffers for p in W2_PARTS), e)
         wait_until(lambda: {"w2_spectrum", "w2_terms", "hyperparameters"} <= set(e.view_panes), e)

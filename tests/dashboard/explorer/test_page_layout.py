@@ -62,7 +62,7 @@ def test_presenter_mode_enlarges_the_parts_but_never_a_plot():
     zoomed = [part for part in explorer.page.enlarged if (part.styles or {}).get("zoom") not in (None, "1")]
     assert explorer.status.pane in zoomed and len(zoomed) == len(explorer.page.enlarged)
     assert (explorer.curves.layout.styles or {}).get("zoom") in (None, "1")
-    assert (explorer.pages.styles or {}).get("zoom") in (None, "1")  # the plots are inside the pages
+    assert (explorer.page.pages.styles or {}).get("zoom") in (None, "1")  # the plots are inside the pages
     explorer.presenter = False
     assert not explorer.curves.large and not explorer.status.wrap
     assert all(part.styles.get("zoom") == "1" for part in explorer.page.enlarged)
@@ -92,9 +92,9 @@ def test_a_page_and_a_tab_of_controls_are_drawn_when_first_opened():
     try:
         with set_curdoc(doc):
             doc.add_root(explorer.__panel__().get_root(doc))
-            assert explorer.pages.active == 1  # a bare link lands on the lessons: the Training page is not drawn
+            assert explorer.page.pages.active == 1  # a bare link lands on the lessons: the Training page is not drawn
             assert not [m for m in doc.models if str(getattr(m, "title", None)).startswith("Dataset")]
-            explorer.pages.active = 0
+            explorer.page.pages.active = 0
             # the first tab's controls
             assert [m for m in doc.models if str(getattr(m, "title", None)).startswith("Dataset")]
 
@@ -103,15 +103,16 @@ def test_a_page_and_a_tab_of_controls_are_drawn_when_first_opened():
 
             assert not [m for m in doc.models if isinstance(m, DataTabulator)]
             assert not any(str(t).startswith("Learning rate") for t in titles())
-            for part in (explorer.url_field, explorer.theme_switch.field, explorer.view_watch):
+            for part in (explorer.link.url_field, explorer.theme_switch.field, explorer.view_watch):
                 assert any(model.document is doc for model, _ in part._models.values()), part
-            sidebar = explorer.pages[0][0]
+            sidebar = explorer.page.pages[0][0]
             sidebar.active = [tab.name for tab in sidebar].index("Optimisation")
             assert any(str(t).startswith("Learning rate") for t in titles())
-            explorer.pages.active = 3  # Compare
+            explorer.page.pages.active = 3  # Compare
             assert [m for m in doc.models if isinstance(m, DataTabulator)]
             explorer.notice = "Some settings in the link were refused: x"
-            assert all("refused" in pane.object for pane in explorer.page_notices)
-            assert explorer.page_notices[2] in explorer.pages[3] and explorer.page_notices[1] in explorer.pages[2]
+            assert all("refused" in pane.object for pane in explorer.page.page_notices)
+            notices, pages = explorer.page.page_notices, explorer.page.pages
+            assert notices[2] in pages[3] and notices[1] in pages[2]
     finally:
         explorer.close()

@@ -37,7 +37,7 @@ def solved(explorer, after: int = -1) -> bool:
 
 
 def test_nu_slider_re_solves_and_redraws_the_decision_boundary(explorer, wait_until):
-    widgets = explorer.model_group[0]._widgets
+    widgets = explorer.page.model_group[0]._widgets
     assert widgets["nu"].start == 0.0 and widgets["nu"].end == 10.0  # a slider, from the param bounds
     explorer.start()
     wait_until(lambda: solved(explorer), explorer)

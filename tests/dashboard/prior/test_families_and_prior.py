@@ -71,7 +71,7 @@ def test_prior_page_is_drawn_when_first_shown_and_follows_its_sliders(tmp_path):
     try:
         prior = e.prior
         assert prior.redraws == 0 and not prior.panes  # nothing computed before the page is opened
-        e.pages.active = 2  # Training, Lessons, Deep kernel prior
+        e.page.pages.active = 2  # Training, Lessons, Deep kernel prior
         assert prior.redraws == 1
         assert {"wishart_eigenvalues", "residual_wishart_eigenvalues", "inverse_wishart_eigenvalues",
                 "prior_functions_gp", "prior_functions_1", "top_gram"} <= set(prior.panes)

@@ -23,16 +23,16 @@ def test_prior_sliders_reach_the_url_and_a_link_brings_them_back():
     a = Explorer(store=False)
     try:
         a.read_location(Location())
-        assert "prior." not in a.url_field.value  # defaults are not written
+        assert "prior." not in a.link.url_field.value  # defaults are not written
         a.prior.explorer.param.update(delta=3.0, alpha=1.5, num_layers=4)
-        query = a.url_field.value
+        query = a.link.url_field.value
         assert "prior.delta=3" in query and "prior.alpha=1.5" in query and "prior.num_layers=4" in query
         b = Explorer(store=False)
         try:
             b.read_location(Location(search=query))
             assert (b.prior.explorer.delta, b.prior.explorer.alpha, b.prior.explorer.num_layers) == (3.0, 1.5, 4)
             assert b.notice == ""
-            assert b.url_field.value == query
+            assert b.link.url_field.value == query
         finally:
             b.close()
     finally:

@@ -21,7 +21,7 @@ def test_a_corrupt_store_is_explained_on_the_page_and_left_untouched(tmp_path, m
     explorer.__panel__()
     with pn.io.server.set_curdoc(Document()):
         explorer.lifecycle.on_load()  # the page connects: the store is opened now
-    assert "is damaged" in explorer.notice_pane.object  # the page shows it
+    assert "is damaged" in explorer.page.notice_pane.object  # the page shows it
     assert "is damaged" in explorer.notice and "move it aside" in explorer.notice
     assert (tmp_path / "runs.sqlite").read_bytes() == damaged
     explorer.step()  # training still works, without saving runs

@@ -32,7 +32,7 @@ def test_a_dataframe_trains_on_its_target_with_metrics_in_its_units(tmp_path, wa
     try:
         assert e.settings.data.dataset.startswith("python:dataframe")
         assert e.settings.data.source_options == {"target": "price"}
-        assert e.settings.data.dataset in e.data_group.controls["dataset"].box.options
+        assert e.settings.data.dataset in e.page.data_group.controls["dataset"].box.options
         e.start()
         wait_until(lambda: e.session.trainer is not None and "test_rmse" in e.curves.buffers
                    and len(e.curves.buffers["test_rmse"].data), e)
@@ -128,11 +128,11 @@ def test_the_task_selector_shows_for_a_table_and_its_choice_trains(tmp_path, wai
     csv.write_text("x1,x2,rating\n" + "\n".join(f"{a:.4f},{b:.4f},{r}" for a, b, r in zip(x1, x2, rating)) + "\n")
     e = _explorer(tmp_path)
     try:
-        assert not e.task_control.select.visible  # digits: the task is fixed
+        assert not e.page.task_control.select.visible  # digits: the task is fixed
         e.settings.data.dataset = f"csv:{csv}"
-        assert e.task_control.select.visible and e.task_control.select.value == "auto"
+        assert e.page.task_control.select.visible and e.page.task_control.select.value == "auto"
         assert e.settings.data.load().task == "classification"  # inferred: five whole-number values
-        e.task_control.select.value = "regression"
+        e.page.task_control.select.value = "regression"
         assert e.settings.data.source_options == {"task": "regression"}
         assert "regression" in e.settings.query_string()  # what the address bar is written from
         e.start()
@@ -140,7 +140,7 @@ def test_the_task_selector_shows_for_a_table_and_its_choice_trains(tmp_path, wai
                    and len(e.curves.buffers["test_rmse"].data), e)
         assert e.session.trainer.dataset.task == "regression" and "test_error" not in e.curves.buffers
         e.pause()
-        e.task_control.select.value = "auto"  # back to the inferred task: the option is dropped
+        e.page.task_control.select.value = "auto"  # back to the inferred task: the option is dropped
         assert "task" not in e.settings.data.source_options
     finally:
         e.close()

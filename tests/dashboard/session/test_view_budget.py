@@ -85,7 +85,7 @@ def test_the_page_asks_for_views_only_while_its_training_tab_is_open():
     try:
         explorer.__panel__()
         for tab, wanted in ((1, False), (3, False), (0, True), (2, False), (0, True)):
-            explorer.pages.active = tab
+            explorer.page.pages.active = tab
             assert explorer.session.views_wanted is wanted, tab
     finally:
         explorer.close()
