@@ -6,6 +6,11 @@ functions and under `if TYPE_CHECKING:` run later, so they cannot form an import
 imports. `from pkg import name` is an edge to the submodule `pkg.name` when there is one, else to `pkg` itself,
 and importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those are edges too (except the packages that
 enclose the importing module, which Python has imported before it).
+
+The code's shape is read here too (tests/helpers/code_shape.py): no class assembled from more than one base besides
+Viewer/Parameterized classes, exceptions and enums; no run, sweep, study, page or health state written as text outside
+the enums of engine/train/states.py; no module over 350 lines and no function over 50. Each failure lists its
+offenders as file:line, and each reader is first shown a small sample that must fail it.
 """
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.helpers import code_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "invlab"  # the import name of the engine
@@ -256,34 +263,122 @@ def test_nothing_imports_the_folders_by_their_own_names():
     assert not offending, offending
 
 
-MAX_LINES = 400  # one job a module: past this, it is split by job
+# -- the code's shape: parts not mixins, states by name, modules and functions of one job -----------------------------
+MAX_LINES = 350  # one job a module: past this, it is split by job (never squeezed)
+MAX_FUNCTION_LINES = 50  # a function's body below its docstring; past this, it is split into named steps
+# modules that do something when imported (the served app; the login module `panel serve --basic-auth` loads)
+ACTING_MODULES = ("invlab.dashboard.app", "invlab.dashboard.serving._login_module")
 
 
-def test_no_module_of_the_engine_or_the_dashboard_is_over_400_lines():
-    files = [path for folder in ("engine", "dashboard") for path in (ROOT / folder).rglob("*.py")]
-    long = {f"{path.relative_to(ROOT)}: {n}" for path in files
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines (split each by job): {sorted(long)}"
+def shape_files() -> list[Path]:
+    """Every module of the engine and the dashboard."""
+    return [path for folder in ("engine", "dashboard") for path in sorted((ROOT / folder).rglob("*.py"))]
 
 
-MAX_FUNCTION_LINES = 60  # a function's body below its docstring; past this, it is split into named steps
+def state_names() -> set[str]:
+    """The text of every run, sweep, study, page and health state (the enums of engine/train/states.py)."""
+    from invlab.train import states
+
+    kinds = (states.RunStatus, states.SweepStatus, states.StudyState, states.PageState, states.HealthState)
+    return {member.value for kind in kinds for member in kind}
 
 
-def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    """Lines from the first statement after the docstring (or the first statement) to the function's end."""
-    body = node.body
-    has_docstring = (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                     and isinstance(body[0].value.value, str))
-    start = body[1] if has_docstring and len(body) > 1 else body[0]
-    return node.end_lineno - start.lineno + 1
+def _report(offenders: list[str], what: str) -> str:
+    print("\n".join(offenders))  # shown with -s or -rA as well as in the failure
+    return f"{len(offenders)} {what}:\n  " + "\n  ".join(offenders)
 
 
-def test_no_function_of_the_engine_or_the_dashboard_is_over_60_lines():
-    long = []
-    for folder in ("engine", "dashboard"):
-        for path in (ROOT / folder).rglob("*.py"):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            long += [f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {n}" for node in ast.walk(tree)
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and (n := _body_lines(node)) > MAX_FUNCTION_LINES]
-    assert not long, f"functions over {MAX_FUNCTION_LINES} lines below their docstring (split each): {long}"
+SAMPLE_CLASSES = """
+import enum
+import param
+
+class Reads: pass
+class Writes: pass
+Store = Writes  # an alias: still a second base
+BASES = (Reads, Writes)
+
+class Mixed(Reads, Store): pass
+class Starred(*BASES): pass
+class Code(str, enum.Enum):
+    A = "a"
+class Refused(KeyError, ValueError): pass
+class Config(param.Parameterized): pass
+class Configured(Reads, Config): pass
+
+def build():
+    class Local(Reads, Store): pass
+    return Local
+"""
+
+
+def test_the_base_reader_finds_mixins_through_aliases_and_spares_enums_exceptions_and_param(tmp_path, monkeypatch):
+    (tmp_path / "shape_sample.py").write_text(SAMPLE_CLASSES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = code_shape.multi_base_classes({"shape_sample": tmp_path / "shape_sample.py"}, tmp_path)
+    assert [line.split(":")[1].split(" (")[0] for line in sorted(found)] == \
+        ["10 Mixed", "11 Starred", "19 Local"], found
+    assert "shape_sample.Writes" in "".join(found)  # the alias is seen through
+    acting = code_shape.multi_base_classes({"shape_sample": tmp_path / "shape_sample.py"}, tmp_path,
+                                           skip=("shape_sample",))
+    assert len(acting) == 6 and all("module not imported" in line for line in acting)  # counted by the statement
+
+
+def test_no_class_of_the_engine_or_the_dashboard_is_assembled_from_more_than_one_base():
+    """Parts, not mixins: a class holds the parts it uses. Only Viewer / Parameterized classes, exceptions and enums
+    may sit beside a class's one other base."""
+    modules = {name: path for folder, package in (("engine", PACKAGE), ("dashboard", DASHBOARD))
+               for name, (path, _) in engine_modules(package=package, folder=folder).items()
+               if not name.endswith("__main__")}
+    found = code_shape.multi_base_classes(modules, ROOT, skip=ACTING_MODULES)
+    assert not found, _report(found, "classes assembled from more than one base (hold the parts instead)")
+
+
+SAMPLE_STATES = '''
+def go(run, store, db):
+    """Say when the run is 'running' or finished."""
+    if run.status == "running" or run.status in ("paused", "failed"):
+        store.update(1, status="killed")
+    db.execute("UPDATE runs SET status = 'finished' WHERE id = ?", (1,))
+    db.execute("UPDATE runs SET status = ? WHERE id = ?", ("interrupted", 1))
+    raise ValueError(f"run {run.id} is running, not finished")
+
+def show(state="idle"):
+    colours = {"running": "green", "failed": "red"}
+    words = ("queued", "paused")
+    return colours, words
+'''
+
+
+def test_the_state_reader_finds_state_names_written_as_text_and_leaves_prose_alone():
+    found = code_shape.state_literals(SAMPLE_STATES, {"running", "paused", "failed", "killed", "finished",
+                                                      "interrupted", "idle", "queued"})
+    assert sorted({line for line, _ in found}) == [4, 5, 6, 7, 10, 11, 12], found
+    assert (6, "'finished' in SQL") in found and (5, "status='killed'") in found
+    assert (7, "'interrupted' bound in SQL") in found and (10, "state='idle' (a default)") in found
+    assert all(line != 8 for line, _ in found)  # the message and the docstring are prose
+
+
+def test_no_state_of_a_run_sweep_study_or_page_is_written_as_text():
+    """Every state is a member of the enums in engine/train/states.py: code compares and writes members, SQL binds
+    them as parameters, and the words shown for each live in dashboard/state_words.py."""
+    files = [path for path in shape_files() if path != ROOT / FOLDER / "train" / "states.py"]
+    found = code_shape.status_literals(files, state_names(), ROOT)
+    assert not found, _report(found, "states written as text (use the enum members of invlab.train.states)")
+
+
+def test_the_length_readers_find_a_long_module_and_a_long_function(tmp_path):
+    (tmp_path / "long.py").write_text("def f():\n    \"\"\"Doc.\"\"\"\n" + "    x = 1\n" * 51 + "\n" * 300)
+    (tmp_path / "short.py").write_text("def g():\n" + "    x = 1\n" * 50)
+    files = sorted(tmp_path.glob("*.py"))
+    assert code_shape.long_modules(files, MAX_LINES, tmp_path) == ["long.py:1 353 lines"]
+    assert code_shape.long_functions(files, MAX_FUNCTION_LINES, tmp_path) == ["long.py:1 f: 51 lines"]
+
+
+def test_no_module_of_the_engine_or_the_dashboard_is_over_350_lines():
+    found = code_shape.long_modules(shape_files(), MAX_LINES, ROOT)
+    assert not found, _report(found, f"modules over {MAX_LINES} lines (split each by job)")
+
+
+def test_no_function_of_the_engine_or_the_dashboard_is_over_50_lines():
+    found = code_shape.long_functions(shape_files(), MAX_FUNCTION_LINES, ROOT)
+    assert not found, _report(found, f"functions over {MAX_FUNCTION_LINES} lines below their docstring (split each)")
