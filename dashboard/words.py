@@ -1,61 +1,28 @@
 """Words a student understands: each model family named and explained in a sentence with its paper, the help of the
 family selector, why a control does not apply to the current settings, and what a finite orbit is.
 
-Data, not layout: the controls and the Explorer read these texts; a family a plugin adds falls back to its registry
+Data, not layout: a family's name in words, its sentence and its paper are its registry entry's (`ModelSpec.words`,
+`invlab.models.words`), so a family a plugin adds brings its own; one that declares none falls back to its registry
 description."""
 from __future__ import annotations
 
 from invlab.models import REGISTRY
 
-# Papers, cited by authors, year and title.
-VDW_2018 = "van der Wilk, Bauer, John & Hensman (2018), “Learning Invariances using the Marginal Likelihood”"
-VDW_2017 = "van der Wilk, Rasmussen & Hensman (2017), “Convolutional Gaussian Processes”"
-ZHANG_2013 = ("Zhang, Lee & Teh (2013), “Learning with Invariance via Linear Functionals on Reproducing Kernel "
-              "Hilbert Space”")
-AITCHISON_2021 = "Aitchison, Yang & Ober (2021), “Deep Kernel Processes”"
-WILD_2022 = ("Wild, Hu & Sejdinovic (2022), “Generalized Variational Inference in Function Spaces: Gaussian "
-             "Measures meet Bayesian Deep Learning”")
-HENSMAN_2013 = "Hensman, Fusi & Lawrence (2013), “Gaussian Processes for Big Data”"
-
-# family → (its name in words, one sentence on what it is, the paper)
-FAMILY_WORDS: dict[str, tuple[str, str, str]] = {
-    "svgp": ("sparse variational GP", "a plain Gaussian process fitted through a few inducing points", HENSMAN_2013),
-    "invariant": ("invariant GP", "a GP whose kernel averages over transformed copies of each input (rotations, "
-                  "swaps), with the amount of transformation learned by the marginal likelihood", VDW_2018),
-    "conv-invariant": ("convolutional GP", "one function summed over every patch of an image, so a pattern counts "
-                       "wherever it appears", VDW_2017),
-    "conv-weighted": ("weighted convolutional GP", "the convolutional GP with a learned weight for each patch "
-                      "position", VDW_2017),
-    "conv-weighted-rbf": ("weighted convolutional + RBF GP", "the weighted convolutional GP plus a whole-image RBF "
-                          "part", VDW_2017),
-    "conv-colour": ("convolutional GP for colour images", "the convolutional GP over colour patches, per channel or "
-                    "added across channels", VDW_2017),
-    "diwp": ("deep inverse Wishart process", "a deep kernel process: each layer's Gram matrix is drawn from an "
-             "inverse Wishart around the previous one", AITCHISON_2021),
-    "nngp": ("NNGP (deep kernel, no randomness)", "the deep kernel stack as fixed transforms: the deep inverse "
-             "Wishart process as δ → ∞", AITCHISON_2021),
-    "dkp_svgp": ("SVGP with a deep (NNGP) kernel", "a sparse variational GP whose kernel is the deep kernel stack: "
-                 "the deep kernel process's baseline", AITCHISON_2021),
-    "rkhs": ("kernel machine with invariance functionals", "a kernel solver that penalises change along the data "
-             "(gradients, transformations) as linear functionals, solved by L-BFGS", ZHANG_2013),
-    "gwi": ("Gaussian Wasserstein inference", "a sparse GP fitted in function space to a reference GP by the "
-            "2-Wasserstein distance", WILD_2022),
-}
-
 
 def family_label(name: str) -> str:
     """The family as the selector lists it: "invariant — invariant GP"."""
-    words = FAMILY_WORDS.get(name)
-    return f"{name} — {words[0]}" if words else name
+    words = getattr(REGISTRY.get(name), "words", None)
+    return f"{name} — {words.label}" if words else name
 
 
 def family_sentence(name: str) -> str:
     """One sentence on a family: what it is and which paper it follows."""
-    words = FAMILY_WORDS.get(name)
+    spec = REGISTRY.get(name)
+    words = getattr(spec, "words", None)
     if words is None:
-        spec = REGISTRY.get(name)
         return f"{name}: {getattr(spec, 'description', '') or 'a model family added by a plugin'}."
-    return f"{name} — {words[0]}: {words[1]} ({words[2]})."
+    paper = f" ({words.paper})" if words.paper else ""
+    return f"{name} — {words.label}: {words.sentence}{paper}."
 
 
 def family_help(names) -> str:

@@ -1,5 +1,6 @@
 """How every plot of the page looks and what its numbers are called: sizes, the one table of metric labels and
-units (`METRICS`, `metric_label`), y ranges with a minimum span, and legends beside the data.
+units (`METRICS`, `metric_label`; a family's own terms and ranges from its registry entry), y ranges with a minimum
+span, and legends beside the data.
 
 What every plot promises (issue 11, "readable views"): labels in words with units, taken from one table; errors in
 percent; axes that follow the data on every update (framewise) with a minimum y-span, so a flat curve is not
@@ -10,11 +11,15 @@ colour bar.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401 — registers Bokeh's plots and options
 import numpy as np
+
+from invlab.models import REGISTRY
+from invlab.models.registry import metric_words, range_words
+from invlab.models.words import MetricWords
 
 # Importing the backend marks it current but leaves `hv.opts.Curve` & co. unbuilt until a backend is *set*, which
 # `hv.extension` does; a script or notebook that never calls it (pn.serve, a bare `Explorer()`) would otherwise get
@@ -44,47 +49,54 @@ DIVERGING, SEQUENTIAL, GREY = "RdBu_r", "viridis", "Greys_r"
 
 
 # -- what the numbers are: one table of labels and units ----------------------------------------------------------
-@dataclass(frozen=True)
-class Metric:
-    """How the page shows one logged quantity."""
-
-    label: str  # axis label, in words with units
-    title: str  # plot title
-    scale: float = 1.0  # shown value = logged value × scale (100: a fraction shown in %)
-    min_span: float = 0.0  # the y axis spans at least this much (shown units), whatever the data's spread
-    curve: bool = True  # its own live curve; False where a model view already shows it (one view per quantity)
-
+# How the page shows one logged quantity: its label with units, title, scale to shown units, least y-span, and whether
+# it gets a curve of its own. A family's loss terms and learned ranges are worded in its registry entry
+# (`ModelSpec.metrics`, `ModelSpec.ranges`); this table holds what the trainer itself logs for every family.
+Metric = MetricWords
 
 METRICS: dict[str, Metric] = {
-    "elbo": Metric("ELBO (nats)", "ELBO (evidence lower bound)"),
     "loss": Metric("training loss", "Training loss"),
     "test_error": Metric("test error (%)", "Test error", scale=100.0, min_span=1.0),
     "test_nlpd": Metric("test NLPD (nats per point)", "Test negative log predictive density"),
     "test_rmse": Metric("test RMSE (target units)", "Test root-mean-square error"),
-    "expected_log_lik": Metric("expected log-likelihood (nats)", "Expected log-likelihood"),
-    "kl": Metric("KL(q ‖ p) (nats)", "KL divergence of q(u) from the prior"),
-    # GWI: the W2 estimate and its parts have one view of their own ("Parts of the W2 estimate")
-    "w2": Metric("Ŵ² (squared Wasserstein distance)", "W2 estimate", curve=False),
-    "w2_mean": Metric("mean term ‖m_P − m_Q‖²", "W2: mean term", curve=False),
-    "w2_trace_p": Metric("trace of C_P", "W2: trace of C_P", curve=False),
-    "w2_trace_q": Metric("trace of C_Q", "W2: trace of C_Q", curve=False),
-    "w2_eigen": Metric("eigenvalue term Σ√λ", "W2: eigenvalue term", curve=False),
-    # RKHS objective (eq. 4): the terms have one view of their own ("Objective terms over L-BFGS iterations")
-    "data_loss": Metric("data loss", "Data loss (labelled points)", curve=False),
-    "invariance_loss": Metric("invariance loss", "Invariance loss (functionals)", curve=False),
-    "norm": Metric("norm penalty λ‖f‖²", "RKHS norm penalty", curve=False),
-    "objective": Metric("objective", "Objective (eq. 4)"),
 }
-RANGE_UNITS = {"rotation": "°", "strength": "px"}
+
+
+class RangeUnits(Mapping):
+    """learned range name → its unit's symbol ("rotation" → "°"), from the registered families' entries
+    (`ModelSpec.ranges`); only the ranges that have a unit symbol are listed."""
+
+    def _table(self) -> dict[str, str]:
+        return {k: w.unit for spec in REGISTRY.values() for k, w in spec.ranges.items() if w.unit}
+
+    def __getitem__(self, name: str) -> str:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+RANGE_UNITS = RangeUnits()
 
 
 def metric_spec(name: str) -> Metric:
-    """The row of METRICS for `name`; names not listed get a readable label made from the name itself."""
+    """How the page shows metric `name`: the row of METRICS, else the words a registered family's entry gives it (its
+    loss terms; `range.<name>` for its learned ranges); names neither knows get a readable label made from the name
+    itself."""
     if name in METRICS:
         return METRICS[name]
+    family = metric_words(name)
+    if family is not None:
+        return family
     if name.startswith("range."):  # learned augmentation ranges: the model's own view shows their history
-        what = name[len("range."):].replace(".", " ").replace("_", " ")
-        unit = RANGE_UNITS.get(name[len("range."):].split(".")[0], "")
+        key = name[len("range."):]  # "rotation", or "shear.lo" for one end of a two-sided range
+        words = range_words(key)
+        head, _, end = key.partition(".")
+        what = (head.replace("_", " ") if words is None else words.label) + (f" {end}" if end else "")
+        unit = words.unit if words is not None else ""
         return Metric(f"{what} range" + (f" ({unit})" if unit else ""), f"{what} range", curve=False)
     if name.startswith("test_"):
         inner = metric_spec(name[len("test_"):])

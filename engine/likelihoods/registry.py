@@ -6,7 +6,8 @@ itself, or a function). Its own keyword arguments become settings of every famil
 the convolutional families, the deep kernel processes): a field on the page, a flag of `invlab train`, a dotted
 name in sweeps, unless `options` maps them to a setting those families already have (the built-ins' `noise_variance`,
 `epsilon`). `tasks` says which tasks it is for ("regression", "classification"), and `two_class` that it takes
-exactly two classes. `resolve_likelihood` reads a config's name, `auto` included, against the data's task.
+exactly two classes; `suits` names the targets `auto` may choose it for ("regression", "two_class", "multi_class").
+`resolve_likelihood` reads a config's name, `auto` included, against the data's task.
 """
 from __future__ import annotations
 
@@ -20,18 +21,27 @@ FAMILY_TWO_CLASS = ("polya_gamma",)
 # `auto`'s order of preference when a family gives no `allowed`
 DEFAULT_PREFERENCE = ("gaussian", "bernoulli", "robustmax", "softmax")
 TASKS = ("regression", "classification")
+TARGETS = {"regression": "regression", "two_class": "classification", "multi_class": "classification"}
+# the family's own likelihoods outside the registry: the targets `auto` may choose them for
+FAMILY_SUITS = {"polya_gamma": ("two_class",)}
 
 
 def register(name: str, *, tasks: tuple[str, ...] = ("classification",), two_class: bool = False,
-             options: dict[str, str] | None = None, builtin: bool = False):
+             suits: tuple[str, ...] = (), options: dict[str, str] | None = None, builtin: bool = False):
     """A decorator registering likelihood factory `factory(task, num_classes, **own)` under `name` for `tasks`
-    (`two_class`: it takes exactly two classes). Its own arguments need defaults; they become settings unless
-    `options` maps them to existing ones. A name already registered is refused, naming both."""
-    tasks = tuple(tasks)
+    (`two_class`: it takes exactly two classes). `suits`: the targets `likelihood=auto` may choose it for
+    ("regression", "two_class", "multi_class"; none: only when a config names it); a plugin's that suits the data's
+    target is chosen ahead of the built-ins. Its own arguments need defaults; they become settings unless `options`
+    maps them to existing ones. A name already registered is refused, naming both."""
+    tasks, suits = tuple(tasks), tuple(suits)
     if not tasks or any(t not in TASKS for t in tasks):
         raise ConfigError(f"likelihood {name!r}: tasks must be some of {', '.join(TASKS)}, got {tasks!r}")
+    unfit = [t for t in suits if TARGETS.get(t) not in tasks or (two_class and t == "multi_class")]
+    if unfit:
+        raise ConfigError(f"likelihood {name!r}: suits must be some of {', '.join(TARGETS)} that its tasks "
+                          f"{tasks!r} (and two_class={bool(two_class)}) allow, got {unfit!r}")
     return REGISTRY.register(name, options=options, builtin=builtin,
-                             info={"tasks": tasks, "two_class": bool(two_class)})
+                             info={"tasks": tasks, "two_class": bool(two_class), "suits": suits})
 
 
 def likelihood_names() -> list[str]:
@@ -54,19 +64,17 @@ def _for_task(name: str, task: str) -> bool:
     return task in _tasks_of(name)
 
 
-def resolve_likelihood(name: str, task: str, num_classes: int | None, *, allowed=None) -> str:
+def resolve_likelihood(name: str, task: str, num_classes: int | None, *, allowed=None, auto=None) -> str:
     """The likelihood `name` stands for on a dataset, checked against the task: the one place `auto` is resolved.
 
     `allowed` are the names a family offers (its config's choices), in order of preference for `auto`; None: every
-    registered likelihood (gaussian, bernoulli, robustmax, softmax, then plugins'). `auto` is Gaussian for
-    regression; for classification it is the first allowed built-in classification likelihood that takes this many
-    classes (Bernoulli or Pólya-Gamma only take two), and Gaussian on one-hot targets when none does."""
+    registered likelihood (gaussian, bernoulli, robustmax, softmax, then plugins'); `auto`: the names `auto` chooses
+    among, when not all of `allowed`. `auto` is the first of them that suits the data's target (regression, two
+    classes or more; `register(suits=...)`), a plugin's ahead of the built-ins; Gaussian (on one-hot targets for
+    classes) when none does."""
     choices = preference() if allowed is None else tuple(a for a in allowed if a != "auto")
     if name == "auto":
-        if task == "regression":
-            return "gaussian"
-        return next((a for a in choices if a != "gaussian" and _builtin_or_family(a) and _for_task(a, task)
-                     and _takes(a, num_classes)), "gaussian")
+        return _auto(task, num_classes, choices if auto is None else tuple(auto))
     if name not in choices:
         raise ConfigError(f"unknown likelihood {name!r}; choose one of {', '.join(('auto',) + choices)}")
     if not _for_task(name, task):
@@ -81,10 +89,26 @@ def resolve_likelihood(name: str, task: str, num_classes: int | None, *, allowed
     return name
 
 
-def _builtin_or_family(name: str) -> bool:
-    """`auto` never picks a plugin's likelihood: a plugin's is used when a config names it."""
+def target_of(task: str, num_classes: int | None) -> str:
+    """The data's target as `suits` names it: "regression", "two_class" or "multi_class"."""
+    if task == "regression":
+        return "regression"
+    return "two_class" if num_classes == 2 else "multi_class"
+
+
+def _suits(name: str) -> tuple[str, ...]:
     part = REGISTRY.parts.get(name)
-    return part is None or part.builtin
+    return part.info.get("suits", ()) if part is not None else FAMILY_SUITS.get(name, ())
+
+
+def _auto(task: str, num_classes: int | None, choices: tuple[str, ...]) -> str:
+    """What `auto` chooses among `choices` (in order) for the data: the first that suits its target and takes its
+    number of classes, a plugin's ahead of the built-ins (its author declared it for that target); Gaussian when
+    none does."""
+    target = target_of(task, num_classes)
+    suited = [a for a in choices if target in _suits(a) and _for_task(a, task) and _takes(a, num_classes)]
+    plugins = [a for a in suited if a in REGISTRY.parts and not REGISTRY.parts[a].builtin]
+    return (plugins or suited or ["gaussian"])[0]
 
 
 def _tasks_of(name: str) -> tuple[str, ...]:
@@ -109,4 +133,4 @@ def likelihood_for(config, info, *, allowed=None):
 
 
 __all__ = ["REGISTRY", "register", "resolve_likelihood", "build_likelihood", "likelihood_for", "likelihood_names",
-           "preference", "DEFAULT_PREFERENCE", "FAMILY_TWO_CLASS"]
+           "preference", "target_of", "DEFAULT_PREFERENCE", "FAMILY_TWO_CLASS", "FAMILY_SUITS"]

@@ -44,6 +44,7 @@ from .config import RobustMaxLikelihoodParams, WhitenParams
 from .registry import ELBO_TERMS, ModelSpec
 from .svgp import SVGP
 from .variational import Q_COVARIANCES, BlockVariational  # noqa: F401 (BlockVariational: re-export)
+from .words import ELBO_METRICS, VDW_2017, FamilyWords
 
 
 # -- the model -----------------------------------------------------------------------------------------------------
@@ -258,20 +259,42 @@ def build_conv_colour(config: ColourConvolutionalConfig, X: torch.Tensor, y: tor
 # the registry's entries: config parameter → learnable it initialises (`live`: the dashboard applies changes live)
 _PATCH_KERNEL_LIVE = (("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
                       ("noise_variance", "likelihood.variance"))
+# the page's sizes: with an image's identical patches counted once (invlab.covariances.patches.distinct_patches),
+# batches of 128 and 500 test images take about 20 ms a step on rectangles (the convolutional families crawled at
+# 0.3-0.4 steps/s on a 2-core laptop before, scoring all 2,000 test images)
+_CONV_TRAIN = {"batch_size": 128, "eval_size": 500}
+
+
+def _page(dataset: str, train: dict) -> dict:
+    """A convolutional family's page defaults: its own image data set and training sizes."""
+    return {"data": {"dataset": dataset}, "model": {}, "train": dict(train)}
+
+
 SPECS = (
     ModelSpec("conv-invariant", ConvolutionalConfig, build_conv_invariant,
               "Translation-invariant convolutional GP with inducing patches (van der Wilk et al. 2017)",
-              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS),
+              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("convolutional GP", "one function summed over every patch of an image, so a pattern "
+                                "counts wherever it appears", VDW_2017), page=_page("rectangles", _CONV_TRAIN)),
     ModelSpec("conv-weighted", WeightedConvolutionalConfig, build_conv_weighted,
               "Weighted convolutional GP: learnable patch weights (van der Wilk et al. 2017)",
-              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS),
+              image_only=True, live=_PATCH_KERNEL_LIVE, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("weighted convolutional GP", "the convolutional GP with a learned weight for each "
+                                "patch position", VDW_2017), page=_page("rectangles", _CONV_TRAIN)),
     ModelSpec("conv-weighted-rbf", WeightedRBFConfig, build_conv_weighted_rbf,
               "Weighted convolutional + RBF GP: inducing patches and inducing images, block-diagonal K_uu",
               image_only=True,
               live=(("lengthscale", "kernel.parts.1.base.lengthscale"), ("variance", "kernel.parts.1.base.variance"),
                     ("rbf_lengthscale", "kernel.parts.0.lengthscale"), ("rbf_variance", "kernel.parts.0.variance"),
-                    ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS),
+                    ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("weighted convolutional + RBF GP", "the weighted convolutional GP plus a whole-image "
+                                "RBF part", VDW_2017), page=_page("rectangles", _CONV_TRAIN)),
     ModelSpec("conv-colour", ColourConvolutionalConfig, build_conv_colour,
               "Convolutional GP for colour images: colour-patch, multi-channel or additive (van der Wilk et al. 2017)",
-              image_only=True, live=(("noise_variance", "likelihood.variance"),), terms=ELBO_TERMS),
+              image_only=True, live=(("noise_variance", "likelihood.variance"),), terms=ELBO_TERMS,
+              metrics=ELBO_METRICS,
+              words=FamilyWords("convolutional GP for colour images", "the convolutional GP over colour patches, per "
+                                "channel or added across channels", VDW_2017),
+              # photographs have no repeated patches to count once: smaller batches
+              page=_page("photo-patches", {"batch_size": 32, "eval_size": 200})),
 )

@@ -23,7 +23,7 @@ import param
 import torch
 
 from .. import diagnostics as dg
-from .. import transforms
+from .. import likelihoods, transforms
 from ..covariances import Kff_diag, Kuf
 from ..covariances.invariant import OrbitSample
 from ..inducing import InterDomainPoints, initial_locations
@@ -33,13 +33,14 @@ from ..likelihoods import Gaussian, Likelihood, resolve_likelihood
 from ..likelihoods.polya_gamma import PolyaGammaLogistic
 from ..parameters import learnables
 from ..transforms import build_augmentation
-from ..transforms.base import SymmetricRange, UniformRange
 from ..transforms.compose import compose
-from .base import DataInfo, Terms, Tunable, tunable
+from .base import DataInfo, Terms, Tunable
 from .conditionals import orbit_moments
 from .config import InducingParams, KernelParams, VariationalParams, kernel_options
+from .invariant_ranges import RANGES, augmentation_tunables, range_history_view
 from .registry import ELBO_TERMS, ModelSpec
 from .svgp import SVGP
+from .words import ELBO_METRICS, VDW_2018, FamilyWords
 
 PREDICT_CHUNK = 4096  # at most this many augmented inputs (points × samples) at once when predicting
 
@@ -82,7 +83,12 @@ class InvariantSVGP(SVGP):
             return self.likelihood.expected_log_prob_moments(Y, mu, mu2, var, X)
         # Gaussian: E[(y − f)²] = y² − 2yμ + μ² + σ². Passing σ² + (μ²̂ − μ̂²) as the variance puts the
         # unbiased μ²̂ in place of μ̂² while reusing the likelihood's own formula.
-        return self.likelihood.expected_log_prob(Y, mu, var + mu2 - mu ** 2)
+        spread = var + mu2 - mu ** 2
+        if not isinstance(self.likelihood, Gaussian):
+            # another registered likelihood is not linear in f and f²: its expectation under the Gaussian with these
+            # moments is a plug-in estimate (biased), and it needs a variance that is not negative
+            spread = spread.clamp_min(0.0)
+        return self.likelihood.expected_log_prob(Y, mu, spread)
 
     def qf(self, X, Luu=None):
         """Predictive marginals of f at X: mean, var [N, L] from `num_predict_samples` samples per input.
@@ -162,57 +168,10 @@ class InvariantSVGP(SVGP):
             del table[name]
         series = self.range_history.series() if self.wants("augmentation_history") else {}
         if series:
-            units = {name: UNIT_SYMBOLS.get(getattr(r, "unit", ""), getattr(r, "unit", ""))
-                     for name, r in getattr(self.augmentation, "ranges", {}).items()}
-            unit_of = lambda key: units.get(key.split(".")[0], "")  # noqa: E731 — "shear.lo" → the unit of "shear"
-            labels = {key: key.replace(".", " ") + (f" ({unit_of(key)})" if unit_of(key) else "") for key in series}
-            shared = {unit_of(key) for key in series}
-            if len(series) == 1:
-                key = next(iter(series))
-                ylabel = f"{key.replace('.', ' ')} range" + (f" ({unit_of(key)})" if unit_of(key) else "")
-            else:
-                ylabel = "range" + (f" ({shared.pop()})" if len(shared) == 1 and "" not in shared else
-                                    " (units in legend)")
-            views["augmentation_history"] = dg.Curves(
-                title="Augmentation ranges over training", series=series, labels=labels, xlabel="training step",
-                ylabel=ylabel, min_span=1.0 if ylabel.endswith("(°)") else 0.0,
-                covers=tuple(f"range.{k}" for k in series),
-                description="The learned half-widths (or bounds) of the augmentation distribution; the sliders on the "
-                            "Invariance tab set them.")
+            views["augmentation_history"] = range_history_view(series, self.augmentation)
         if self.wants("augmentation_samples") and data is not None and data[0].dim() == 4:
             views["augmentation_samples"] = self.augmentation_samples(data[0], data[1])
         return views
-
-
-UNIT_SYMBOLS = {"degrees": "°", "pixels": "px"}  # how a range's unit is written on an axis
-
-
-# -- the ranges as live controls ---------------------------------------------------------------------------------------
-RANGE_LABELS = {"rotation": "rotation", "scale_x": "horizontal log-scale", "scale_y": "vertical log-scale",
-                "shear": "shear", "translate_x": "horizontal shift", "translate_y": "vertical shift",
-                "strength": "deformation strength", "scale": "log-scale jitter"}
-SHORT_UNITS = {"degrees": "°", "pixels": "px"}  # units a control shows after the number; others go in the label
-
-
-def augmentation_tunables(augmentation, prefix: str) -> list[Tunable]:
-    """Every learnable range of an augmentation as a `Tunable` (finite orbits have none).
-
-    A symmetric range U[−α, α] is one half-width on [0, limit) (the sign of α does not matter, so the value is
-    |α| and setting v makes α = v); a two-sided range gives its two ends, each on (−limit, limit)."""
-    out = []
-    for key, r in getattr(augmentation, "ranges", {}).items():
-        unit = SHORT_UNITS.get(r.unit, "")
-        what = RANGE_LABELS.get(key, key.replace("_", " "))
-        note = f" ({r.unit})" if r.unit and not unit else ""
-        if isinstance(r, SymmetricRange):
-            p = r.half_width
-            out.append(tunable(f"{prefix}ranges.{key}.half_width", p, f"{what} half-width{note}", group="invariance",
-                               interval=(0.0, r.limit), scale="linear", unit=unit, value=abs(float(p().detach()))))
-        elif isinstance(r, UniformRange):
-            for end, word in (("lo", "lower"), ("hi", "upper")):
-                out.append(tunable(f"{prefix}ranges.{key}.{end}", getattr(r, end), f"{what} range, {word} end{note}",
-                                   group="invariance", interval=(-r.limit, r.limit), scale="linear", unit=unit))
-    return out
 
 
 # -- configuration and construction ----------------------------------------------------------------------------------
@@ -252,15 +211,21 @@ transforms.REGISTRY.attach(AugmentationParams, "then_augmentation")
 
 
 class InvariantLikelihoodParams(param.Parameterized):
-    """Gaussian, or for 2 classes the Pólya-Gamma bound with its recognition network (sec. 4.5). Its own choices,
-    not the likelihood registry's: the invariant family's bound is built for these two."""
+    """The likelihood: Gaussian, the Pólya-Gamma bound with its recognition network for 2 classes (sec. 4.5), or any
+    registered likelihood suited to the task (the likelihood registry's choices and own settings follow it)."""
 
     likelihood = param.Selector(default="auto", objects=["auto", "gaussian", "polya_gamma"],
                                 doc="auto: Gaussian for regression and for more than 2 classes (on one-hot targets), "
-                                    "the Pólya-Gamma logistic bound for 2 classes.")
+                                    "the Pólya-Gamma logistic bound for 2 classes; or any registered likelihood (the "
+                                    "estimate of the bound is unbiased for the Gaussian and Pólya-Gamma only, which "
+                                    "are linear in f and f²).")
     noise_variance = param.Number(default=0.1, bounds=(1e-6, 1e3), doc="Initial Gaussian noise variance.")
     recognition_hidden = param.Integer(default=32, bounds=(1, 4096),
                                        doc="Hidden units of the Pólya-Gamma recognition network (x, y) → c.")
+
+
+likelihoods.REGISTRY.attach(InvariantLikelihoodParams, "likelihood")  # any registered likelihood, its own options
+AUTO_LIKELIHOODS = ("gaussian", "polya_gamma")  # what `auto` chooses among: the paper's two (sec. 4.5)
 
 
 class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingParams, KernelParams, AugmentationParams):
@@ -276,12 +241,14 @@ class InvariantConfig(VariationalParams, InvariantLikelihoodParams, InducingPara
 
 
 def invariant_likelihood(config: InvariantConfig, info: DataInfo, input_dim: int) -> Likelihood:
-    """Gaussian (one-hot targets for classes), or the Pólya-Gamma bound with a recognition network on 2 classes."""
+    """The likelihood the config names for the data: the Pólya-Gamma bound with a recognition network (2 classes), or
+    a registered likelihood (Gaussian, on one-hot targets for classes, by default) built with its own settings."""
     name = resolve_likelihood(config.likelihood, info.task, info.num_classes,
-                              allowed=InvariantConfig.param.likelihood.objects)
+                              allowed=InvariantConfig.param.likelihood.objects, auto=AUTO_LIKELIHOODS)
     if name == "polya_gamma":
         return PolyaGammaLogistic(input_dim, config.recognition_hidden)
-    return Gaussian(config.noise_variance, info.num_classes if info.task == "classification" else None)
+    options = likelihoods.REGISTRY.options_of(name, config)
+    return likelihoods.REGISTRY.build(name, info.task, info.num_classes, **options)
 
 
 def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
@@ -308,8 +275,8 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
     inducing = InterDomainPoints(initial_locations(X, M, generator), learnable=config.learn_inducing)
     likelihood = invariant_likelihood(config, info, D)
     task, num_classes = info.task, info.num_classes
-    num_latent = num_classes if isinstance(likelihood, Gaussian) and task == "classification" else 1
-    model = InvariantSVGP(kernel, inducing, likelihood, X.shape[0], num_latent=num_latent, whiten=config.whiten,
+    model = InvariantSVGP(kernel, inducing, likelihood, X.shape[0], num_latent=likelihood.num_latent(num_classes),
+                          whiten=config.whiten,
                           mean_field=config.mean_field, task=task, num_classes=num_classes,
                           num_predict_samples=config.num_predict_samples)
     model.data_info = info
@@ -319,7 +286,12 @@ def build_invariant(config: InvariantConfig, X: torch.Tensor, y: torch.Tensor, i
 SPEC = ModelSpec("invariant", InvariantConfig, build_invariant,
                  "Invariant GP with a learned augmentation distribution (van der Wilk et al. 2018)",
                  live=(("lengthscale", "kernel.base.lengthscale"), ("variance", "kernel.base.variance"),
-                       ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS)
+                       ("noise_variance", "likelihood.variance")), terms=ELBO_TERMS, metrics=ELBO_METRICS,
+                 words=FamilyWords("invariant GP", "a GP whose kernel averages over transformed copies of each input "
+                                   "(rotations, swaps), with the amount of transformation learned by the marginal "
+                                   "likelihood", VDW_2018),
+                 page={"data": {"dataset": "digits"}, "model": {}, "train": {"batch_size": 128, "eval_size": 200}},
+                 ranges=RANGES)
 
 
 __all__ = ["InvariantSVGP", "InvariantConfig", "build_invariant"]

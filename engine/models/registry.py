@@ -6,7 +6,7 @@ module imports no family, so a family module can import `ModelSpec` without impo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import param
@@ -14,12 +14,16 @@ import param
 from ..errors import ConfigError
 from ..registry import SLUG, PartsView, Registry
 from .base import ModelFamily
+from .memory import ModelSizes, variational_memory
+from .words import FamilyWords, MetricWords, RangeWords
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """A registered model family: its name, config class, `build(config, X, y, info, *, generator)`, description,
-    supported tasks and default optimiser."""
+    supported tasks and default optimiser, and everything a page or a server needs to know of it: its words, its
+    page defaults, the labels and units of its loss terms and learned ranges, and its memory estimate. A family
+    (built in or a plugin's) declares all of it here, so adding one touches no dashboard code."""
     name: str
     config: type[param.Parameterized]
     build: Callable[..., ModelFamily]  # build(config, X, y, info: DataInfo, *, generator=None)
@@ -35,6 +39,17 @@ class ModelSpec:
     # the parts of its loss the family logs every step (besides `loss`), so a page lays out their curves before the
     # first step; empty: they are learned from the first step's log
     terms: tuple[str, ...] = ()
+    # the family in words (its selector label, a sentence, its paper); None: the page falls back to `description`
+    words: FamilyWords | None = None
+    # the page's starting values, {"data": {...}, "model": {...}, "train": {...}} over the engine's defaults: sizes a
+    # lecturer can watch train on a 2-core laptop (`data["dataset"]` is the family's own data set)
+    page: dict = field(default_factory=dict, hash=False, compare=False)
+    # logged name → its label, title and units on the page, for the parts of its loss it logs
+    metrics: dict[str, MetricWords] = field(default_factory=dict, hash=False, compare=False)
+    # learned range name (its metric is `range.<name>`) → what it is and its unit
+    ranges: dict[str, RangeWords] = field(default_factory=dict, hash=False, compare=False)
+    # memory(model_config: dict, sizes: ModelSizes) -> floats the model holds while training (invlab.models.memory)
+    memory: Callable[[dict, ModelSizes], int] = variational_memory
 
 
 ELBO_TERMS = ("elbo", "expected_log_lik", "kl")  # what a variational family logs every step
@@ -71,3 +86,16 @@ def get_model(name: str) -> ModelSpec:
 def model_names() -> list[str]:
     """The names of the registered model families, sorted."""
     return sorted(REGISTRY)
+
+
+def metric_words(name: str) -> MetricWords | None:
+    """How the page shows a logged loss term `name`: the words of the first registered family that declares it
+    (built-ins first, in registration order), or None when none does."""
+    return next((spec.metrics[name] for spec in REGISTRY.values() if name in spec.metrics), None)
+
+
+def range_words(name: str) -> RangeWords | None:
+    """What learned range `name` (the metric `range.<name>`; "shear.lo" is the range "shear") is and its unit, from
+    the first registered family that declares it, or None when none does."""
+    key = name.split(".")[0]
+    return next((spec.ranges[key] for spec in REGISTRY.values() if key in spec.ranges), None)

@@ -31,6 +31,7 @@ from .conditionals import marginals, whitened_projections
 from .config import InducingParams, KernelParams, RobustMaxLikelihoodParams, VariationalParams, kernel_options
 from .registry import ELBO_TERMS, ModelSpec
 from .variational import build_variational
+from .words import ELBO_METRICS, HENSMAN_2013, FamilyWords
 
 
 class SVGP(ModelFamily):
@@ -260,4 +261,7 @@ LIVE = (("lengthscale", "kernel.lengthscale"), ("variance", "kernel.variance"),
         ("noise_variance", "likelihood.variance"))
 
 SPEC = ModelSpec("svgp", SVGPConfig, build_svgp, "Sparse variational GP with a plain kernel (Hensman et al.)",
-                 live=LIVE, terms=ELBO_TERMS)
+                 live=LIVE, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+                 words=FamilyWords("sparse variational GP", "a plain Gaussian process fitted through a few inducing "
+                                   "points", HENSMAN_2013),
+                 page={"data": {"dataset": "digits"}, "model": {}, "train": {"eval_size": 500}})

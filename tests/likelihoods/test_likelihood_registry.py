@@ -38,8 +38,9 @@ def test_the_built_ins_are_registered_parts_with_their_tasks():
     parts = likelihoods.REGISTRY.parts
     assert list(parts)[:4] == ["gaussian", "bernoulli", "softmax", "robustmax"]
     assert all(parts[name].builtin and parts[name].origin == "built-in" for name in list(parts)[:4])
-    assert parts["gaussian"].info == {"tasks": ("regression", "classification"), "two_class": False}
-    assert parts["bernoulli"].info == {"tasks": ("classification",), "two_class": True}
+    assert parts["gaussian"].info == {"tasks": ("regression", "classification"), "two_class": False,
+                                      "suits": ("regression",)}
+    assert parts["bernoulli"].info == {"tasks": ("classification",), "two_class": True, "suits": ("two_class",)}
     assert isinstance(build_likelihood("gaussian", "regression", None, noise_variance=0.3), Gaussian)
     assert isinstance(build_likelihood("auto", "classification", 2), Bernoulli)
     softmax = build_likelihood("softmax", "classification", 4, num_samples=3)  # a DKP's own samples: not its
@@ -53,10 +54,11 @@ def test_a_registered_likelihood_is_a_choice_with_its_own_setting_and_rolls_back
     for config in (SVGPConfig, ConvolutionalConfig, DIWPConfig):
         assert "student_t" in config.param.likelihood.objects
         assert config.param.dof.default == 4.0  # its own argument, a setting of every family that takes one
-    assert "student_t" not in InvariantConfig.param.likelihood.objects  # the invariant family's bound is its own
+    assert "student_t" in InvariantConfig.param.likelihood.objects  # the invariant family takes any registered one
     part = likelihoods.REGISTRY.parts["student_t"]
     assert not part.builtin and part.info["tasks"] == ("regression",)
-    assert likelihoods.resolve_likelihood("auto", "regression", None) == "gaussian"  # auto never picks a plugin
+    # the README's likelihood declares no target it suits: auto never picks it, a config names it
+    assert likelihoods.resolve_likelihood("auto", "regression", None) == "gaussian"
     with pytest.raises(ConfigError, match="'student_t' is for regression; this dataset is a classification task"):
         likelihoods.resolve_likelihood("student_t", "classification", 3)
     with pytest.raises(ConfigError, match="likelihood name 'student_t' is taken"):
@@ -114,5 +116,5 @@ def test_the_readme_likelihood_trains_svgp_on_diabetes_with_its_own_setting(stud
     assert isinstance(trainer.model.likelihood, student_t) and trainer.model.likelihood.dof == 3.0
     assert trainer.config.model_params().dof == 3.0 and trainer.config.model_config["dof"] == 3.0
     assert all(math.isfinite(e) for e in elbos) and elbos[-1] > elbos[0]
-    metrics = trainer.evaluate()
+    metrics = trainer.report.evaluate()
     assert math.isfinite(metrics["test_nlpd"]) and metrics["test_rmse"] < 80  # diabetes targets: sd about 77

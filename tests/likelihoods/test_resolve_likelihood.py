@@ -4,20 +4,21 @@ import pytest
 from invlab.errors import ConfigError
 from invlab.likelihoods import resolve_likelihood
 from invlab.models.dkp.config import LIKELIHOOD_PREFERENCE
-from invlab.models.invariant import InvariantConfig
+from invlab.models.invariant import AUTO_LIKELIHOODS, InvariantConfig
 
 INVARIANT = InvariantConfig.param.likelihood.objects
 
 
-@pytest.mark.parametrize("allowed, regression, two, many", [
-    (None, "gaussian", "bernoulli", "robustmax"),  # SVGP and convolutional GPs
-    (LIKELIHOOD_PREFERENCE, "gaussian", "bernoulli", "softmax"),  # deep kernel processes
-    (INVARIANT, "gaussian", "polya_gamma", "gaussian"),  # invariant GP: one-hot Gaussian for many classes
+@pytest.mark.parametrize("allowed, auto, regression, two, many", [
+    (None, None, "gaussian", "bernoulli", "robustmax"),  # SVGP and convolutional GPs
+    (LIKELIHOOD_PREFERENCE, None, "gaussian", "bernoulli", "softmax"),  # deep kernel processes
+    # invariant GP: auto among the paper's two, one-hot Gaussian for many classes (it takes any registered one named)
+    (INVARIANT, AUTO_LIKELIHOODS, "gaussian", "polya_gamma", "gaussian"),
 ])
-def test_auto_follows_each_familys_preference(allowed, regression, two, many):
-    assert resolve_likelihood("auto", "regression", None, allowed=allowed) == regression
-    assert resolve_likelihood("auto", "classification", 2, allowed=allowed) == two
-    assert resolve_likelihood("auto", "classification", 10, allowed=allowed) == many
+def test_auto_follows_each_familys_preference(allowed, auto, regression, two, many):
+    assert resolve_likelihood("auto", "regression", None, allowed=allowed, auto=auto) == regression
+    assert resolve_likelihood("auto", "classification", 2, allowed=allowed, auto=auto) == two
+    assert resolve_likelihood("auto", "classification", 10, allowed=allowed, auto=auto) == many
 
 
 def test_named_likelihoods_are_checked_against_the_task():
@@ -25,9 +26,10 @@ def test_named_likelihoods_are_checked_against_the_task():
     assert resolve_likelihood("gaussian", "classification", 3) == "gaussian"  # one-hot targets
     with pytest.raises(ConfigError, match="'softmax' is for classification.*use 'gaussian'"):
         resolve_likelihood("softmax", "regression", None)
-    with pytest.raises(ConfigError, match="'polya_gamma' needs 2 classes.*has 3; use 'gaussian'"):
+    with pytest.raises(ConfigError, match="'polya_gamma' needs 2 classes.*has 3; use 'softmax' or 'robustmax'"):
         resolve_likelihood("polya_gamma", "classification", 3, allowed=INVARIANT)
     with pytest.raises(ConfigError, match="'bernoulli' needs 2 classes.*use 'robustmax' or 'softmax'"):
         resolve_likelihood("bernoulli", "classification", 5)
-    with pytest.raises(ConfigError, match="unknown likelihood 'robustmax'; choose one of auto, gaussian, polya_gamma"):
-        resolve_likelihood("robustmax", "classification", 3, allowed=INVARIANT)
+    assert resolve_likelihood("robustmax", "classification", 3, allowed=INVARIANT) == "robustmax"  # any registered
+    with pytest.raises(ConfigError, match="unknown likelihood 'student'; choose one of auto, gaussian, polya_gamma"):
+        resolve_likelihood("student", "classification", 3, allowed=INVARIANT)

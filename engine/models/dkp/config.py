@@ -17,6 +17,7 @@ from ..base import DataInfo
 from ..config import InducingParams, LikelihoodParams, VariationalParams
 from ..registry import ELBO_TERMS, ModelSpec
 from ..svgp import SVGP
+from ..words import AITCHISON_2021, ELBO_METRICS, FamilyWords
 from .layers import GlobalInducingOutput, InverseWishartLayer, KernelLayer, LinearInputLayer, OmegaInputLayer
 from .model import DeepKernelProcess
 from .prior import PriorExplorer
@@ -174,16 +175,30 @@ def build_dkp_svgp(config: DKPSVGPConfig, X: torch.Tensor, y: torch.Tensor, info
 
 # -- registry entries --------------------------------------------------------------------------------------------------
 _NOISE_LIVE = (("noise_variance", "likelihood.variance"),)
+# the page starts the deep kernel processes on scikit-learn's diabetes regression (Aitchison, Yang & Ober 2021 use UCI
+# regression); classifying, they draw num_predict_samples × 256 softmax samples per test point, so 8 samples (not 32)
+# keep an evaluation of 200 digits short
+_PAGE_DATA = {"dataset": "diabetes"}
 SPECS = (
     ModelSpec("diwp", DIWPConfig, build_dkp,
               "Deep inverse Wishart process, doubly-stochastic inducing-point inference (Aitchison et al. 2021)",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("deep inverse Wishart process", "a deep kernel process: each layer's Gram matrix is "
+                                "drawn from an inverse Wishart around the previous one", AITCHISON_2021),
+              page={"data": dict(_PAGE_DATA), "model": {"num_predict_samples": 8},
+                    "train": {"batch_size": 64, "eval_size": 100}}),
     ModelSpec("nngp", NNGPConfig, build_dkp,
               "NNGP: the deep kernel stack as deterministic transforms (the DIWP's δ → ∞ limit)",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("NNGP (deep kernel, no randomness)", "the deep kernel stack as fixed transforms: the "
+                                "deep inverse Wishart process as δ → ∞", AITCHISON_2021),
+              page={"data": dict(_PAGE_DATA), "model": {"num_predict_samples": 8}, "train": {"eval_size": 200}}),
     ModelSpec("dkp_svgp", DKPSVGPConfig, build_dkp_svgp,
               "Plain SVGP whose kernel is the deep kernel stack (NNGP kernel); the DIWP's SVGP baseline",
-              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS),
+              live=_NOISE_LIVE, prior_explorer=PriorExplorer, terms=ELBO_TERMS, metrics=ELBO_METRICS,
+              words=FamilyWords("SVGP with a deep (NNGP) kernel", "a sparse variational GP whose kernel is the deep "
+                                "kernel stack: the deep kernel process's baseline", AITCHISON_2021),
+              page={"data": dict(_PAGE_DATA), "model": {}, "train": {"eval_size": 200}}),
 )
 
 __all__ = ["GramKernelParams", "GramKernelConfig", "NNGPConfig", "DIWPConfig", "DKPSVGPConfig", "build_dkp",

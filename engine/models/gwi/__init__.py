@@ -6,11 +6,12 @@ estimate.
 - `wasserstein`: the estimate Ŵ² of sec. 2.1.2 and its parts; how its spectrum is made real.
 - `tempering`: α_T on a validation split (sec. 2.3).
 - `config`: `GWIConfig`, the family's settings.
-- `model`: the `GWI` family, `build_gwi` and its registry entry `SPEC` ('gwi').
+- `model`: the `GWI` family; `views`: what it shows; `build`: `build_gwi` and its registry entry `SPEC` ('gwi').
 """
 from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
+from .build import SPEC, build_gwi
 from .config import GWIConfig
-from .model import GWI, SPEC, build_gwi
+from .model import GWI
 from .reference import exact_log_marginal_likelihood, fit_reference, reference_size
 from .wasserstein import W2Estimate, psd_product_eigenvalues, wasserstein_estimate
 

@@ -25,24 +25,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
-from torch.nn import functional as F
 
 from ... import diagnostics as dg
 from ...covariances import Kuu
-from ...diagnostics import field_over_plane, hyperparameter_values
 from ...errors import ConfigError
-from ...kernels import REGISTRY as KERNEL_REGISTRY
-from ...kernels import build_kernel, median_distance
-from ...likelihoods import Gaussian, RobustMax, prob_is_largest
-from ..base import DataInfo, ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
-from ..registry import ModelSpec
+from ...likelihoods import prob_is_largest
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number
 from ..svgp import kernel_tunables
-from .approximate import ApproximateMeasure, MeanNetwork, closed_form_init
-from .config import GWIConfig
-from .reference import fit_reference, fit_reference_robust, reference_size
+from .approximate import ApproximateMeasure, MeanNetwork
 from .tempering import gaussian_nll, gaussian_temperature, scalar_temperature
+from .views import gwi_views
 from .wasserstein import METHODS, W2Estimate, wasserstein_estimate
 
 W2_PARTS = ("w2_mean", "w2_trace_p", "w2_trace_q", "w2_eigen")
@@ -260,104 +253,10 @@ class GWI(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
-        """The family's own views: the spectrum of the W2 operator estimate on a sample of the data (Wild, Hu &
+        """The family's own views (`gwi.views.gwi_views`): the spectrum of the W2 operator estimate (Wild, Hu &
         Sejdinovic, 2022, sec. 2.1.2), the parts of the W2 estimate over training, the hyper-parameters (P frozen) and,
         for 2-D data, the posterior over the plane."""
-        views: dict[str, dg.View] = {}
-        spectrum = self.last_spectrum if (wanted := self.wants("w2_spectrum")) else None
-        if data is not None and wanted:
-            X = data[0]
-            S = min(self.num_spectrum, X.shape[0])
-            index = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(0))[:S].to(X.device)
-            spectrum = self.w2(X, index=index).spectrum
-        if spectrum is not None:
-            views["w2_spectrum"] = dg.Spectrum(
-                title="Spectrum λ_s of the W2 operator estimate (C_Q C_P on X_S)",
-                values=np.sort(spectrum.reshape(-1).cpu().numpy()),
-                description=f"{self.spectrum} estimate, N_S = {spectrum.shape[-1]}, all {spectrum.shape[0]} latent "
-                            "function(s); Σ√λ_s is the eigenvalue term of Ŵ².")
-        series = self.history.series() if self.wants("w2_terms") else {}
-        if series:
-            views["w2_terms"] = dg.Curves(
-                title="Parts of the W2 estimate", series=series, xlabel="training step", ylabel="value",
-                labels={"w2": "Ŵ² (total)", "w2_mean": "mean term", "w2_trace_p": "trace of C_P",
-                        "w2_trace_q": "trace of C_Q", "w2_eigen": "eigenvalue term Σ√λ"},
-                covers=tuple(series),
-                description="Ŵ² = mean term + trace of C_P + trace of C_Q − 2 × eigenvalue term (summed over latent "
-                            "functions), per training step.")
-        if self.wants("hyperparameters"):
-            values = {**hyperparameter_values(self), "alpha_T": float(self.alpha_T),
-                      "M (inducing)": float(self.Q.num_inducing), "N_S": float(self.num_spectrum),
-                      **{f"reference {k}": v for k, v in self.reference_info.items()}}
-            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters (P frozen)", values=values)
-        if self.wants("posterior") and data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
-            views["posterior"] = field_over_plane(self, data[0], data[1])
-        return views
+        return gwi_views(self, data)
 
 
-# -- construction ----------------------------------------------------------------------------------------------------
-def build_gwi(config: GWIConfig, X: torch.Tensor, y: torch.Tensor, info: DataInfo, *,
-              generator: torch.Generator | None = None) -> GWI:
-    """Split off the validation set, fit and freeze P on M = c·√N points, initialise Q in closed form."""
-    task, num_classes = info.task, info.num_classes
-    N = X.shape[0]
-    X = torch.as_tensor(X, dtype=torch.float64)
-    y = torch.as_tensor(y)
-    generator = generator if generator is not None else torch.Generator().manual_seed(0)
-    V = int(round(config.validation_fraction * N))
-    if V > 0 and N - V < 2:
-        raise ConfigError(f"validation_fraction={config.validation_fraction} leaves fewer than 2 of {N} points to "
-                          "train on; lower it")
-    perm = torch.randperm(N, generator=generator)
-    fit, val = perm[V:], perm[:V]
-    X_fit, y_fit = X[fit], y[fit]
-    N_fit = X_fit.shape[0]
-    D = X_fit.reshape(N_fit, -1).shape[1]
-    M = reference_size(N_fit, config.inducing_factor)
-    order = torch.randperm(N_fit, generator=generator)
-    z_index, h_index = order[:M], order[M:2 * M]  # X_Z, and as many other points for the held-out check
-    Z = X_fit.reshape(N_fit, -1)[z_index]  # X_Z: M training points, with their labels for the reference fit
-
-    if task == "classification":
-        if not num_classes or num_classes < 2:
-            raise ConfigError(f"GWI classification needs at least 2 classes, got {num_classes}")
-        J = num_classes
-        Y = F.one_hot(y_fit.long(), J).to(torch.float64) - 1.0 / J  # centred one-hot, the regression-on-labels proxy
-    else:
-        J = 1
-        Y = y_fit.to(torch.float64).reshape(N_fit, 1)
-    ell = config.lengthscale if config.lengthscale is not None else median_distance(X_fit)
-    kernel = build_kernel(config.kernel, D, lengthscale=ell, variance=config.variance, ard=config.ard,
-                          **KERNEL_REGISTRY.options_of(config.kernel, config))
-    if config.reference_fit == "robust":
-        held_out = (X_fit.reshape(N_fit, -1)[h_index], Y[h_index]) if len(h_index) > 0 else None
-        noise, lml, fits = fit_reference_robust(kernel, Z, Y[z_index], config.noise_variance, held_out=held_out,
-                                                steps=config.reference_steps)
-        chosen = {"held_out_log_density": fits[0].held_out} if fits[0].held_out is not None else {}
-        start = fits[0].start
-    else:
-        noise, lml = fit_reference(kernel, Z, Y[z_index], config.noise_variance, steps=config.reference_steps)
-        chosen, start = {}, "given kernel"
-    init_sqrt, init_mean = closed_form_init(kernel, Z, X_fit.reshape(N_fit, -1), Y if config.init_mean else None,
-                                            noise, config.init_regulariser)
-    if task == "classification":
-        likelihood = RobustMax(J, config.epsilon, num_points=config.quadrature_points)
-    else:
-        likelihood = Gaussian(max(noise, 2e-6))
-        likelihood.variance.frozen = not config.learn_noise
-    network = MeanNetwork(D, J, config.network_width, config.network_depth) if config.network_width > 0 else None
-    model = GWI(kernel, Z, likelihood, N, num_latent=J, task=task, num_classes=num_classes, init_sqrt=init_sqrt,
-                init_mean=init_mean, network=network, num_spectrum=config.num_spectrum, spectrum=config.spectrum,
-                validation=(X[val], y[val]) if V > 0 else None,
-                temperature_bounds=(1e-3, config.max_temperature))
-    model.reference_info = {"M": float(M), "noise_variance": noise, "log_marginal_likelihood": lml, **chosen}
-    model.reference_start = start
-    model.reference_targets = Y[z_index].reshape(M, J).clone()  # y_Z [M, J] P was fitted to (not in the state)
-    model.data_info = info
-    return model
-
-
-SPEC = ModelSpec("gwi", GWIConfig, build_gwi,
-                 "Gaussian Wasserstein inference in function space: SVGP-form Q fitted to a frozen reference GP "
-                 "(Wild, Hu & Sejdinovic 2022)", live=(("noise_variance", "likelihood.variance"),),
-                 terms=("expected_log_lik", "w2") + W2_PARTS)
+__all__ = ["GWI", "W2_PARTS", "PAPER_KERNELS"]

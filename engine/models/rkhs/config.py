@@ -11,6 +11,7 @@ from ...kernels import build_kernel, kernel_names, median_distance
 from ...registry import Registry
 from ..base import DataInfo
 from ..registry import ModelSpec
+from ..words import ZHANG_2013, FamilyWords, MetricWords
 from .functionals import DirectionalDerivative, Functionals, LocalAverage, PartialDerivatives
 from .losses import DATA_LOSS_REGISTRY, INVARIANCE_LOSS_REGISTRY
 from .model import RKHSMachine
@@ -197,5 +198,16 @@ LIVE = (("nu", "nu"), ("lam", "lam"))  # config parameter → fixed value the da
 SPEC = ModelSpec("rkhs", RKHSConfig, build_rkhs,
                  "Kernel machine with invariances as linear functionals on an RKHS (Zhang, Lee & Teh 2013)",
                  tasks=("classification", "regression"), optimizer="lbfgs", live=LIVE,
-                 terms=("data_loss", "invariance_loss", "norm"))
+                 terms=("data_loss", "invariance_loss", "norm"),
+                 words=FamilyWords("kernel machine with invariance functionals", "a kernel solver that penalises "
+                                   "change along the data (gradients, transformations) as linear functionals, solved "
+                                   "by L-BFGS", ZHANG_2013),
+                 # two moons: Zhang, Lee & Teh 2013 Fig. 1
+                 page={"data": {"dataset": "two-moons"}, "model": {}, "train": {"eval_size": 1000}},
+                 # the objective's terms (eq. 4) have one view of their own ("Objective terms over L-BFGS iterations")
+                 metrics={"data_loss": MetricWords("data loss", "Data loss (labelled points)", curve=False),
+                          "invariance_loss": MetricWords("invariance loss", "Invariance loss (functionals)",
+                                                         curve=False),
+                          "norm": MetricWords("norm penalty λ‖f‖²", "RKHS norm penalty", curve=False),
+                          "objective": MetricWords("objective", "Objective (eq. 4)")})
 
