@@ -29,20 +29,18 @@ from torch import nn
 
 from ... import diagnostics as dg
 from ... import settings
-from ...diagnostics import field_over_plane, hyperparameter_values
 from ...errors import ConfigError, ShapeError
 from ...kernels.gram import GramKernel, InputAffine, linear_gram
 from ...likelihoods import Likelihood
-from ...parameters import learnables
-from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded, tunable
+from ..base import ModelFamily, Numerics, Prediction, Terms, Tunable, condition_number, seeded
 from .layers import (
     GlobalInducingOutput,
     GramBlocks,
     InverseWishartLayer,
     KernelLayer,
     LinearInputLayer,
-    OmegaInputLayer,
 )
+from .views import dkp_tunables, dkp_views
 
 PREDICT_ROWS = 8192  # at most S × (test points) rows per predictive pass
 CHUNK_ELEMENTS = 160_000  # numbers per [S, Pi, chunk] block of train points within one pass (about 1.3 MB)
@@ -269,33 +267,7 @@ class DeepKernelProcess(ModelFamily):
                 pred.log_density = torch.logsumexp(lp, 0) - math.log(S)
         return pred
 
-    # -- what to look at ----------------------------------------------------------------------------------------------
-    def inducing_order(self) -> np.ndarray:
-        """Inducing points sorted by their desired output (class, then strength), so Gram heatmaps show blocks."""
-        v = self.output.v.detach().cpu().numpy()
-        if v.shape[1] == 1:
-            return np.argsort(v[:, 0])
-        return np.lexsort((-v.max(1), v.argmax(1)))
-
-    def spectrum_caption(self, ell: int, values: np.ndarray) -> str:
-        """What layer ℓ's eigenvalue histogram shows, true of the values drawn: how many are zero up to rounding,
-        and why (the input layer's rank; an inverse Wishart layer's or a deterministic layer's kernel)."""
-        P, zero = len(values), dg.near_zero(values)
-        count = f"{zero} of {P} eigenvalues are zero up to rounding (below 1e-10 × the largest)"
-        layer = self.input_layer if ell == 1 else self.hidden[ell - 2]
-        if isinstance(layer, (OmegaInputLayer, LinearInputLayer)):
-            N0 = self.Z.shape[1]
-            how = "X̃ΩX̃ᵀ/N₀" if isinstance(layer, OmegaInputLayer) else "X̃X̃ᵀ/N₀ (the NNGP limit, Ω = I)"
-            why = (f"G₁ = {how} has rank at most N₀ = {N0} input features, so at least {P - N0} of its {P} "
-                   "eigenvalues are zero: the input layer cannot add rank (Aitchison, Yang & Ober 2021 eq. 18)."
-                   if N0 < P else
-                   f"G₁ = {how} with N₀ = {N0} input features ≥ {P} inducing points can be full rank.")
-            return f"{count}. {why}"
-        if isinstance(layer, InverseWishartLayer):
-            return (f"{count}. An inverse Wishart layer keeps its eigenvalues away from zero (Aitchison, Yang & Ober "
-                    "2021 app. H) unless the kernel K(G_ℓ₋₁) it is centred on is itself close to singular.")
-        return f"{count}. A deterministic layer G_ℓ = K(G_ℓ₋₁) (the NNGP limit): no sampling noise."
-
+    # -- what to look at (the views are built in `dkp.views`) ------------------------------------------------------
     @torch.no_grad()
     def layer_grams(self, S: int = 4) -> tuple[list[np.ndarray], np.ndarray]:
         """Samples of G_ii^ℓ per layer [S', Pi, Pi] and of the output kernel K(G_L)_ii (numpy)."""
@@ -318,59 +290,14 @@ class DeepKernelProcess(ModelFamily):
 
     def tunables(self) -> list[Tunable]:
         """Each layer's δ and γ (log scale), each kernel's σ² and the Gaussian noise variance."""
-        out = []
-        for name, p in learnables(self).items():
-            if p.raw.numel() != 1:
-                continue
-            parts = name.split(".")
-            if name == "likelihood.variance":
-                out.append(tunable(name, p, "noise variance", group="likelihood", interval=(1e-6, 1e3)))
-            elif parts[-1] in ("delta", "gamma") and parts[0] in ("input_layer", "hidden"):
-                layer = 1 if parts[0] == "input_layer" else int(parts[1]) + 2
-                what, interval = ("δ (degrees of freedom)", (1e-2, 1e6)) if parts[-1] == "delta" else \
-                    ("γ (extra degrees of freedom of Q)", (1e-4, 1e4))
-                out.append(tunable(name, p, f"layer {layer} {what}", group="kernel", interval=interval, scale="log"))
-            elif parts[0] == "kernels" and parts[-1] in ("variance", "lengthscale"):
-                what = "σ²" if parts[-1] == "variance" else "lengthscale"
-                out.append(tunable(name, p, f"kernel {what} after layer {int(parts[1]) + 1}", group="kernel",
-                                   interval=(1e-4, 1e4)))
-        return out
+        return dkp_tunables(self)
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
-        """The family's own views: each layer's Gram matrix on the inducing inputs as a heatmap and its eigenvalues
-        (Aitchison, Yang & Ober, 2021, app. H), the output kernel K(G_L) and its eigenvalues, the hyper-parameters
-        and, for 2-D data, the posterior over the plane."""
-        views: dict[str, dg.View] = {}
-        sampled = [f"layer{ell}_{what}" for ell in range(1, self.num_layers + 1) for what in ("gram", "spectrum")]
-        if any(self.wants(name) for name in sampled + ["output_kernel", "output_spectrum"]):  # one draw for all
-            grams, K = self.layer_grams(S=4)
-            order = self.inducing_order()
-            kind = "inverse Wishart" if self.stochastic else "deterministic (NNGP)"
-            for ell, G in enumerate(grams, start=1):
-                if self.wants(f"layer{ell}_gram"):
-                    views[f"layer{ell}_gram"] = dg.Heatmap(
-                        title=f"Layer {ell}: inducing Gram G_ii (mean of {G.shape[0]} samples)",
-                        matrix=G.mean(0)[np.ix_(order, order)],
-                        xlabel="inducing point", ylabel="inducing point",
-                        description=f"{kind} layer; inducing points sorted by their desired output v.")
-                if self.wants(f"layer{ell}_spectrum"):
-                    values = dg.spectrum_of(G[0])
-                    views[f"layer{ell}_spectrum"] = dg.Spectrum(
-                        title=f"Layer {ell}: eigenvalues of one G_ii sample", values=values,
-                        description=self.spectrum_caption(ell, values))
-            if self.wants("output_kernel"):
-                views["output_kernel"] = dg.Heatmap(title="Output kernel K(G_L) at the inducing points",
-                                                    matrix=K.mean(0)[np.ix_(order, order)], xlabel="inducing point",
-                                                    ylabel="inducing point")
-            if self.wants("output_spectrum"):
-                views["output_spectrum"] = dg.Spectrum(title="Eigenvalues of the output kernel K(G_L)_ii",
-                                                       values=dg.spectrum_of(K[0]))
-        if self.wants("hyperparameters"):
-            views["hyperparameters"] = dg.Scalars(title="Hyper-parameters", values=hyperparameter_values(self))
-        if self.wants("posterior") and data is not None and data[0].reshape(data[0].shape[0], -1).shape[1] == 2:
-            views["posterior"] = field_over_plane(self, data[0], data[1], resolution=40)
-        return views
+        """The family's own views (`dkp.views.dkp_views`): each layer's Gram matrix on the inducing inputs and its
+        eigenvalues (Aitchison, Yang & Ober, 2021, app. H), the output kernel, the hyper-parameters and, for 2-D data,
+        the posterior over the plane."""
+        return dkp_views(self, data)
 
 
 __all__ = ["DeepKernelProcess", "Propagation", "InducingSample"]
