@@ -27,8 +27,9 @@ class _Named(str, Enum):
 class RunStatus(_Named):
     """A stored run's status (the run store's `runs.status`, `invlab runs`): created by a trainer and not yet
     trained; running (a trainer holds its lease and steps it); paused (let go with its checkpoint, resumable);
-    finished; failed (with a message saying why); interrupted (its process ended without letting it go: Ctrl-C, a
-    killed process or a closed page)."""
+    finished; failed (with a message saying why); interrupted (stopped before it could go on: Ctrl-C, a closed page,
+    or its process ended before it trained a step); killed (its process ended while it trained — kill -9, a crash,
+    the machine rebooted — found so by a later reader of the store; resumable from its latest checkpoint)."""
 
     CREATED = "created"
     RUNNING = "running"
@@ -36,6 +37,7 @@ class RunStatus(_Named):
     FINISHED = "finished"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    KILLED = "killed"
 
 
 class PageState(_Named):
@@ -105,4 +107,25 @@ class StudyState(_Named):
     FAILED = "failed"
 
 
-__all__ = ["RunStatus", "PageState", "SweepStatus", "StudyState", "HealthState", "SESSION_STATES", "UNHEALTHY"]
+class SweepEventKind(_Named):
+    """What a running sweep tells (`invlab.sweeps.events.SweepEvent`): planned (the runs left to train counted),
+    submitted (handed to Dask), started (a worker began a run), step (a run's progress), stored (a run's result is
+    stored, its `RunStatus` in the event)."""
+
+    PLANNED = "planned"
+    SUBMITTED = "submitted"
+    STARTED = "started"
+    STEP = "step"
+    STORED = "stored"
+
+
+class PlannedRunState(_Named):
+    """A sweep's planned run that the store does not hold yet: queued (waiting for a worker) or not run (the sweep
+    ended without it)."""
+
+    QUEUED = "queued"
+    NOT_RUN = "not run"
+
+
+__all__ = ["RunStatus", "PageState", "SweepStatus", "StudyState", "HealthState", "SweepEventKind", "PlannedRunState",
+           "SESSION_STATES", "UNHEALTHY"]

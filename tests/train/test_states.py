@@ -26,13 +26,13 @@ def test_a_state_is_its_text_everywhere(member):
     assert {text: 1}[member] == 1  # a dict keyed by text is read by the member, and back
 
 
-def test_a_status_is_stored_and_read_back_as_text(tmp_path):
+def test_a_status_is_stored_as_text_and_read_back_as_its_member(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     try:
         run_id = store.create_run("{}", "svgp", "digits", status=RunStatus.CREATED)
         store.update_run(run_id, status=RunStatus.PAUSED)
         record = store.get_run(run_id)
-        assert type(record.status) is str and record.status == "paused" == RunStatus.PAUSED
+        assert record.status is RunStatus.PAUSED and record.status == "paused"
     finally:
         store.close()
     import sqlite3

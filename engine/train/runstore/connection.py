@@ -56,29 +56,26 @@ def _writable(path: Path) -> bool:
 
 
 class StoreConnection:
-    """The part of `RunStore` that opens the SQLite file, keeps its schema current and waits for locks."""
+    """The run store's one SQLite connection, shared by the threads of a process under `lock`: it opens the file
+    (read-write, or read-only where it cannot be written), keeps its schema current, waits for another program's
+    lock (`waiting`) and says when that lock starts and stops holding writes back (`on_busy`).
 
-    busy_timeout = 5.0  # seconds a write waits for another program's lock before it is queued instead
-    retry_timeout = 0.05  # while the store is busy, a write tries this long and is queued again
-    max_wait = 600.0  # create_run and close wait this long in total for the lock, then give up with a message
+    Every repository of the store is handed this object; none opens a connection of its own."""
 
-    def __init__(self, path: str | Path | None = None, *, on_busy: Callable[[str], None] | None = None,
-                 create: bool = True, owner: str | None = None, admin: bool = False):
+    def __init__(self, path: str | Path | None = None, *, create: bool = True,
+                 on_busy: Callable[[str], None] | None = None, busy_timeout: float = 5.0,
+                 retry_timeout: float = 0.05, max_wait: float = 600.0):
         """`create=False`: a store (and data directory) that does not exist yet is not made: `NoRunStore` says
-        where it was looked for (what listing commands want, so a mistyped INVLAB_DATA is not silently created).
-        `owner`: the logged-in user it is opened for (see owners.py); `admin`: that user sees every user's runs."""
-        self.owner, self.admin = owner, bool(admin)
+        where it was looked for. `busy_timeout`: seconds a write waits for another program's lock before it is
+        queued instead; `retry_timeout`: while busy, how long a queued write tries; `max_wait`: how long in total
+        `waiting` waits before it gives up with a message."""
         self.path = Path(path) if path is not None else settings.data_dir(create=create) / "runs.sqlite"
         self.on_busy = on_busy
-        self._lock = threading.RLock()
-        self._pending: list[tuple[int, int, str, float]] = []
-        self._pending_updates: dict[int, dict] = {}  # run id -> fields not yet written
-        self._pending_checkpoints: list[tuple[int, int, str, float]] = []
-        self._pending_views: dict[tuple[int, str], tuple] = {}  # (run id, view name) -> (step, view): the newest
-        self._busy_since: float | None = None
-        self._closed = False
-        self._columns: dict[str, set[str]] = {}
+        self.busy_timeout, self.retry_timeout, self.max_wait = busy_timeout, retry_timeout, max_wait
+        self.lock = threading.RLock()
+        self.busy_since: float | None = None  # when another program's lock began holding writes back
         self.read_only = False  # opened read-only: listed and read, every write refused with the fix
+        self._columns: dict[str, set[str]] = {}
         if self.path.is_dir():
             raise RunStoreError(f"the run store {self.path} is a directory, not a file; move it aside or set "
                                 "INVLAB_DATA to another directory")
@@ -87,25 +84,28 @@ class StoreConnection:
         if self.path.exists() and not (_writable(self.path) and _writable(self.path.parent)):
             self._open_read_only()  # SQLite would otherwise write (WAL files, the schema) or fail on the first read
             return
+        self._open_writable()
+
+    def _open_writable(self) -> None:
+        """Open (or create) the file in WAL mode with the current schema; a store that turns out read-only is opened
+        for reading."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=self.busy_timeout)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=self.busy_timeout)
         except (OSError, sqlite3.Error) as err:
             raise RunStoreError(fault_message(self.path, err)) from None
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
             self._add_missing_columns()
-            self._db.execute("SELECT count(*) FROM runs").fetchone()  # a damaged table shows here, not mid-run
+            self.db.execute("SELECT count(*) FROM runs").fetchone()  # a damaged table shows here, not mid-run
         except sqlite3.Error as err:
-            self._db.close()
+            self.db.close()
             if "readonly" in str(err) and self._tables_exist():
                 self._open_read_only()
                 return  # a read-only store still lists its runs; writing says what to do
             raise RunStoreError(fault_message(self.path, err)) from None
-        self._take_back_set_aside()
-        self.mark_killed_runs()
 
     def _open_read_only(self) -> None:
         """Open the file for reading only. In a folder that cannot be written, a store closed cleanly (no WAL
@@ -119,9 +119,9 @@ class StoreConnection:
         err: sqlite3.Error | None = None
         for mode in modes:
             try:
-                self._db = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False,
-                                           timeout=self.busy_timeout)
-                self._db.execute("SELECT count(*) FROM runs").fetchone()
+                self.db = sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False,
+                                          timeout=self.busy_timeout)
+                self.db.execute("SELECT count(*) FROM runs").fetchone()
             except sqlite3.Error as caught:
                 err = caught
                 continue
@@ -129,12 +129,17 @@ class StoreConnection:
             return
         raise RunStoreError(fault_message(self.path, err)) from None
 
-    def _has_columns(self, table: str) -> set[str]:
+    def has_columns(self, table: str) -> set[str]:
         """The columns `table` has in this file (an old store opened read-only lacks the newer ones)."""
         if table not in self._columns:
-            with self._lock:
-                self._columns[table] = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            with self.lock:
+                self._columns[table] = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
         return self._columns[table]
+
+    def tables(self) -> set[str]:
+        """The tables this file has (an old store opened read-only has no views table)."""
+        with self.lock:
+            return {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def _tables_exist(self) -> bool:
         try:
@@ -146,34 +151,36 @@ class StoreConnection:
     def _add_missing_columns(self) -> None:
         """A store written before a column existed gets it (empty for its old runs)."""
         for table, added in (("runs", ADDED_COLUMNS), ("sweeps", SWEEP_ADDED_COLUMNS)):
-            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             for name, kind in (*added, *WRITER_COLUMNS.items()):
                 if name in have:
                     continue
                 try:
-                    with self._db:
-                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                    with self.db:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
                 except sqlite3.OperationalError as err:  # another process added it first
                     if "duplicate column" not in str(err):
                         raise
-        with self._db:
-            self._db.execute(SWEEP_INDEX)
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'metrics_once'").fetchone() is None:
-            with self._db:  # one transaction: another process opening the store meanwhile sees all of it or none
-                self._db.execute("DELETE FROM metrics WHERE rowid NOT IN (SELECT max(rowid) FROM metrics "
-                                 "GROUP BY run_id, name, step)")
-                self._db.execute(METRICS_INDEX)
-                self._db.execute("DROP INDEX IF EXISTS metrics_by_run")
+        with self.db:
+            self.db.execute(SWEEP_INDEX)
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'metrics_once'").fetchone() is None:
+            with self.db:  # one transaction: another process opening the store meanwhile sees all of it or none
+                self.db.execute("DELETE FROM metrics WHERE rowid NOT IN (SELECT max(rowid) FROM metrics "
+                                "GROUP BY run_id, name, step)")
+                self.db.execute(METRICS_INDEX)
+                self.db.execute("DROP INDEX IF EXISTS metrics_by_run")
 
-    def _note_free(self, what: str = "") -> None:
-        if self._busy_since is not None:
-            waited, self._busy_since = time.time() - self._busy_since, None
+    def note_free(self, what: str = "") -> None:
+        """The lock that held writes back has been let go: say so (with `what` was written meanwhile)."""
+        if self.busy_since is not None:
+            waited, self.busy_since = time.time() - self.busy_since, None
             self._say(f"the run store {self.path} is writable again after {waited:.0f} s{what}")
 
-    def _note_busy(self, waiting: str = "training goes on and its metrics wait in memory until the store can be "
-                                        "written") -> None:
-        if self._busy_since is None:
-            self._busy_since = time.time()
+    def note_busy(self, waiting: str = "training goes on and its metrics wait in memory until the store can be "
+                                       "written") -> None:
+        """Another program's lock holds writes back: say so once, with what happens meanwhile (`waiting`)."""
+        if self.busy_since is None:
+            self.busy_since = time.time()
             self._say(f"the run store {self.path} is locked by another program; {waiting} (`fuser {self.path}` "
                       "names the program)")
 
@@ -181,28 +188,22 @@ class StoreConnection:
         if self.on_busy is not None:
             self.on_busy(message)
 
-    def _waiting(self, write: Callable, what: str):
-        """Run `write` in a transaction, waiting (with a message) up to `max_wait` seconds for the lock."""
+    def waiting(self, write: Callable, what: str):
+        """Run `write` in a transaction, waiting (with a message) up to `max_wait` seconds for the lock; `what`
+        ("to create the run") completes the message given when it stays locked."""
         start = time.time()
         while True:
             try:
-                with self._db:
+                with self.db:
                     result = write()
-                self._note_free()
+                self.note_free()
                 return result
             except sqlite3.OperationalError as err:
                 if not _is_busy(err):
                     raise
-                self._note_busy(f"waiting up to {self.max_wait:.0f} s for it {what}")
+                self.note_busy(f"waiting up to {self.max_wait:.0f} s for it {what}")
                 if time.time() - start >= self.max_wait:
                     raise StoreLocked(
                         f"the run store {self.path} stayed locked by another program for {time.time() - start:.0f} "
                         f"s, so there was no way {what}; close the program that holds it (`fuser {self.path}` "
                         "names it) and try again") from None
-
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -64,14 +64,15 @@ def fault_message(path: Path, err: BaseException) -> str:
 
 
 def _guarded(method):
-    """Turn the store's sqlite3 errors into a `RunStoreError` with the fix."""
+    """Turn the store's sqlite3 errors into a `RunStoreError` with the fix (a method of a class holding the store's
+    `connection`, whose path the message names)."""
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as err:
-            raise RunStoreError(fault_message(self.path, err)) from None
+            raise RunStoreError(fault_message(self.connection.path, err)) from None
 
     return guarded
 

@@ -11,25 +11,27 @@ from __future__ import annotations
 from .faults import RunStoreError
 
 
-class OwnersMixin:
-    """The part of `RunStore` that records owners and keeps each user to their own runs and sweeps."""
+class Owners:
+    """Whose runs and sweeps a store shows (`store.owners`): its `owner` (recorded on new runs and sweeps; None: no
+    logins) and whether that user is an `admin` (sees every user's)."""
 
-    owner: str | None = None  # the user this store writes for (recorded on new runs and sweeps); None: no logins
-    admin: bool = False  # with an owner: sees every user's runs and sweeps
+    def __init__(self, owner: str | None = None, admin: bool = False):
+        """`owner`: the logged-in user the store is opened for; `admin`: that user sees every user's runs."""
+        self.owner, self.admin = owner, bool(admin)
 
     @property
     def restricted(self) -> bool:
         """Whether this store shows only its owner's runs and sweeps."""
         return self.owner is not None and not self.admin
 
-    def _owned(self, tail: str, args: tuple = ()) -> tuple[str, tuple]:
+    def owned(self, tail: str, args: tuple = ()) -> tuple[str, tuple]:
         """`tail` (an ORDER BY / LIMIT clause) limited to the owner's rows when restricted."""
         if not self.restricted:
             return tail, args
         return f"WHERE owner = ? {tail}", (self.owner, *args)
 
-    def _check_owner(self, what: str, key: int, owner: str | None) -> None:
-        """Refuse a run or sweep that belongs to another user (for a restricted store)."""
+    def check(self, what: str, key: int, owner: str | None) -> None:
+        """Refuse a run or sweep (`what` `key`) that belongs to another user (for a restricted store)."""
         if self.restricted and owner != self.owner:
             raise RunStoreError(f"{what} {key} belongs to another user of this server, so it is not opened here; you "
                                 f"can open your own {what}s (those listed here), and the server's admins every "

@@ -9,9 +9,14 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...view_codec import ViewCodecError, decode_view, encode_view
 from .faults import _guarded
+
+if TYPE_CHECKING:
+    from .connection import StoreConnection
+    from .queue import WriteQueue
 
 VIEWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS views (
@@ -25,7 +30,7 @@ CREATE TABLE IF NOT EXISTS views (
 class StoredViews:
     """A run's stored views: `views` {name: View} in the order they were stored; `step`: the step of the newest;
     `skipped`: (name, why) of stored views that could not be read back; `last`: the newest row read (for
-    `views_written_after`)."""
+    `written_after`)."""
 
     views: dict = field(default_factory=dict)
     step: int | None = None
@@ -33,43 +38,50 @@ class StoredViews:
     last: int = 0
 
 
-class ViewsMixin:
-    """The part of `RunStore` that keeps each run's latest diagnostics views."""
+def write_views(db, queued: dict) -> None:
+    """Inside `flush`'s transaction on `db`: write the `queued` views ({(run id, name): (step, view)}), one row per
+    (run, view) replacing the older one. A view that holds something other than numbers and text is left out, with a
+    warning naming it."""
+    now = time.time()
+    for (run_id, name), (step, view) in queued.items():
+        try:
+            kind, payload = encode_view(view)
+        except ViewCodecError as err:
+            warnings.warn(f"run {run_id}: view {name!r} cannot be stored ({err}); the page shows it only while "
+                          "this process runs", UserWarning, stacklevel=5)
+            continue
+        db.execute("INSERT OR REPLACE INTO views (run_id, name, step, kind, payload, updated) "
+                   "VALUES (?, ?, ?, ?, ?, ?)", (run_id, name, step, kind, payload, now))
 
-    def save_views(self, run_id: int, step: int, views: dict) -> None:
+
+class Views:
+    """Each run's latest diagnostics views (`store.views`): saved through the write queue, read from the connection."""
+
+    def __init__(self, connection: StoreConnection, queue: WriteQueue):
+        """`connection`: the store's connection; `queue`: its write queue (views go out with the next flush)."""
+        self.connection, self.queue = connection, queue
+
+    def save(self, run_id: int, step: int, views: dict) -> None:
         """Queue `views` ({name: View}) as run `run_id`'s latest at `step`; written with the next `flush()`. A view
         that holds something other than numbers and text is left out, with a warning naming it."""
-        with self._lock:
+        with self.connection.lock:
             for name, view in (views or {}).items():
-                self._pending_views[(int(run_id), str(name))] = (int(step), view)
-
-    def _write_views(self) -> None:
-        """Inside `flush`'s transaction: write the queued views, one row per (run, view) replacing the older one."""
-        now = time.time()
-        for (run_id, name), (step, view) in self._pending_views.items():
-            try:
-                kind, payload = encode_view(view)
-            except ViewCodecError as err:
-                warnings.warn(f"run {run_id}: view {name!r} cannot be stored ({err}); the page shows it only while "
-                              "this process runs", UserWarning, stacklevel=4)
-                continue
-            self._db.execute("INSERT OR REPLACE INTO views (run_id, name, step, kind, payload, updated) "
-                             "VALUES (?, ?, ?, ?, ?, ?)", (run_id, name, step, kind, payload, now))
+                self.queue.views[(int(run_id), str(name))] = (int(step), view)
 
     @_guarded
-    def views(self, run_id: int) -> StoredViews:
+    def read(self, run_id: int) -> StoredViews:
         """Run `run_id`'s stored views (see `StoredViews`); empty for a run that stored none."""
-        return self.views_written_after(run_id, 0)
+        return self.written_after(run_id, 0)
 
     @_guarded
-    def views_written_after(self, run_id: int, row: int = 0) -> StoredViews:
+    def written_after(self, run_id: int, row: int = 0) -> StoredViews:
         """The views of run `run_id` stored after row `row` (0: all), with the newest row read in `last`: what a page
         following a run another process writes has not shown yet."""
-        if "views" not in self._tables():
+        if "views" not in self.connection.tables():
             return StoredViews(last=int(row))
-        with self._lock:
-            rows = self._db.execute("SELECT id, name, step, payload FROM views WHERE run_id = ? AND id > ? ORDER BY id",
-                                    (int(run_id), int(row))).fetchall()
+        with self.connection.lock:
+            rows = self.connection.db.execute("SELECT id, name, step, payload FROM views WHERE run_id = ? AND id > ? "
+                                              "ORDER BY id", (int(run_id), int(row))).fetchall()
         out = StoredViews(last=rows[-1][0] if rows else int(row))
         for _, name, step, payload in rows:
             try:
@@ -80,7 +92,6 @@ class ViewsMixin:
             out.step = step if out.step is None else max(out.step, step)
         return out
 
-    def _tables(self) -> set[str]:
-        """The tables this file has (an old store opened read-only has no views table)."""
-        with self._lock:
-            return {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    def __call__(self, run_id: int) -> StoredViews:
+        """Run `run_id`'s stored views: the old `store.views(run_id)`, kept while its callers move to `read`."""
+        return self.read(run_id)

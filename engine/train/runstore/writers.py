@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import time
 from pathlib import Path
 
@@ -72,8 +71,8 @@ def holder(status: str, updated: float, pid: int | None, host: str | None, token
            lease: str | None = None, now: float | None = None) -> str | None:
     """"pid P on HOST" when a row marked `running` is held by a live writer other than lease `lease`; else None.
 
-    A writer recorded without a lease (by an older version, or a plain `update_run(status="running")`) in this very
-    process does not hold it (its own trainer, abandoned or about to be replaced)."""
+    A writer recorded without a lease (by an older version, or a plain `store.runs.update(id, status=RUNNING)`) in
+    this very process does not hold it (its own trainer, abandoned or about to be replaced)."""
     if status != RunStatus.RUNNING or pid is None or (lease is not None and held == lease):
         return None
     now = time.time() if now is None else now
@@ -83,57 +82,3 @@ def holder(status: str, updated: float, pid: int | None, host: str | None, token
                                                                                    "writer_token")):
         return None
     return f"pid {pid} on {host}"
-
-
-class WritersMixin:
-    """The part of `RunStore` that checks on runs' writers (needs `_db` and `_lock`)."""
-
-    def mark_killed_runs(self) -> list[int]:
-        """Runs marked `running` whose writer process is gone become `killed` (resumable); returns their ids.
-
-        Best effort: a store that cannot be written (read-only, locked) is left as it is."""
-        now, found = time.time(), []
-        try:
-            with self._lock:
-                rows = self._db.execute("SELECT id, updated, step, writer_pid, writer_host, writer_token FROM runs "
-                                        "WHERE status = 'running' AND writer_pid IS NOT NULL").fetchall()
-                for run_id, updated, step, pid, host, token in rows:
-                    if not writer_gone(now, updated, pid, host, token):
-                        continue
-                    message = (f"its process (pid {pid} on {host}) ended while it trained, at or after step {step}; "
-                               f"resume with: invlab train --resume {run_id}")
-                    with self._db:
-                        cur = self._db.execute("UPDATE runs SET status = 'killed', message = ?, updated = ? "
-                                               "WHERE id = ? AND status = 'running' AND writer_pid = ?",
-                                               (message, now, run_id, pid))
-                    if cur.rowcount:
-                        found.append(int(run_id))
-                self._mark_unstarted_runs(now)
-        except sqlite3.DatabaseError:  # read-only or locked: the statuses are corrected by a later reader
-            pass
-        return found
-
-    def _mark_unstarted_runs(self, now: float) -> None:
-        """Runs still `created` (never trained a step) whose creating process is gone become `interrupted`, so they
-        are not listed as waiting to train for ever; one recorded without its creator (an older version) counts as
-        gone once silent for `STALE_SECONDS`."""
-        rows = self._db.execute("SELECT id, updated, writer_pid, writer_host, writer_token FROM runs "
-                                "WHERE status = 'created'").fetchall()
-        for run_id, updated, pid, host, token in rows:
-            if not writer_gone(now, updated, pid, host, token):
-                continue
-            who = f"its process (pid {pid} on {host})" if pid is not None else "the process that made it"
-            message = (f"{who} ended before it trained a step; train these settings as a new run with: invlab "
-                       f"train --resume {run_id} --restart")
-            with self._db:
-                self._db.execute("UPDATE runs SET status = 'interrupted', message = ?, updated = ? "
-                                 "WHERE id = ? AND status = 'created' AND writer_pid IS ?", (message, now, run_id, pid))
-
-    def live_writer(self, run_id: int, lease: str | None = None) -> str | None:
-        """"pid P on HOST" when another writer still trains run `run_id` (marked running, its writer alive and heard
-        from lately, and not holding lease `lease`); None otherwise."""
-        self.mark_killed_runs()
-        with self._lock:
-            row = self._db.execute("SELECT status, updated, writer_pid, writer_host, writer_token, writer_lease "
-                                   "FROM runs WHERE id = ?", (int(run_id),)).fetchone()
-        return None if row is None else holder(*row, lease=lease)
