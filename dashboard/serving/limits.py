@@ -26,8 +26,9 @@ import math
 import os
 from dataclasses import dataclass
 
+from invlab.data.raw import DataSize
 from invlab.data.reads import first_refused, real_path
-from invlab.data.sources import IDX_PREFIX, SOURCES, canonical, file_path
+from invlab.data.sources import file_path, size_of
 from invlab.errors import InvlabError
 from invlab.train import RunConfig
 
@@ -36,11 +37,10 @@ DEFAULT_MAX_INDUCING = 2_000
 DEFAULT_MAX_MEMORY_MB = 2_048
 
 BYTES = 8  # float64
-# Points, input size and classes of the sources whose size no option changes.
-FIXED_SOURCES = {"digits": (1797, 64, 10), "mnist": (70_000, 784, 10), "diabetes": (442, 10, 1),
-                 "wine": (178, 13, 3), "breast_cancer": (569, 30, 2)}
 STORE_FILE, CHECKPOINTS = "runs.sqlite", "checkpoints"  # the run store's parts in the data directory (engine.train)
-IDX_GUESS = (70_000, 784, 10)  # an IDX folder's size is only known once it is read: assume MNIST's
+# What a data set whose entry says nothing of its size is taken to hold (a file's is only known once it is read):
+# MNIST's 70,000 images of 784 numbers in 10 classes, so an unknown source is estimated large, never small.
+SIZE_GUESS = DataSize(points=70_000, train=70_000, dims=784, classes=10)
 SIZE_SETTINGS = ("data.dataset", "data.source_options", "data.subset", "data.classes", "model.num_inducing",
                  "model.num_inducing_rbf", "model.num_samples", "model.patch_size", "model.stride",
                  "train.batch_size")
@@ -66,41 +66,20 @@ class SizeEstimate:
     memory_mb: float
 
 
-def _options(config: RunConfig) -> dict:
-    return dict(config.data.get("source_options") or {})
+def data_size(data: dict) -> DataSize:
+    """What the run's data would hold, as its data set's registry entry says (`invlab.data.sources.size_of`), with
+    the classes kept, odd/even labels and the training subset applied; `SIZE_GUESS` where the entry says nothing."""
+    name = data.get("dataset", "digits")
+    size = size_of(name, dict(data.get("source_options") or {}), data.get("test_fraction", 0.25)) or SIZE_GUESS
+    classes = len(data["classes"]) if data.get("classes") else size.classes
+    train = min(size.train, int(data["subset"])) if data.get("subset") else size.train
+    return DataSize(size.points, train, size.dims, 2 if data.get("odd_even") else classes)
 
 
 def estimate(config: RunConfig) -> SizeEstimate:
     """The run's sizes and memory, from its configuration alone (nothing is read or built)."""
-    data = config.data
-    name = data.get("dataset", "digits")
-    key = name if name.startswith(IDX_PREFIX) else canonical(name)
-    options = _options(config)
-    source = SOURCES.get(key)
-    if key in FIXED_SOURCES:
-        points, dims, classes = FIXED_SOURCES[key]
-        test_fraction = data.get("test_fraction", 0.25)
-        n_train = points if key == "mnist" else points - int(round(points * test_fraction))
-    elif source is not None and source.options is not None:
-        defaults = source.options()
-        own = {k: options.get(k, getattr(defaults, k)) for k in defaults.param if k != "name"}
-        n_train, n_test = int(own["num_train"]), int(own["num_test"])
-        points = n_train + n_test
-        if key == "rectangles":
-            dims, classes = int(own["image_size"]) ** 2, 2
-        elif key == "photo-patches":
-            dims, classes = 3 * int(own["patch_size"]) ** 2, 2
-        else:  # points in the plane
-            dims, classes = 2, 1 if source.task == "regression" else 2
-    else:
-        points, dims, classes = IDX_GUESS
-        n_train = points
-    if data.get("classes"):
-        classes = len(data["classes"])
-    if data.get("odd_even"):
-        classes = 2
-    if data.get("subset"):
-        n_train = min(n_train, int(data["subset"]))
+    size = data_size(config.data)
+    points, n_train, dims, classes = size.points, size.train, size.dims, size.classes
     mc = config.model_config or {}
     asked = int(mc.get("num_inducing", 0) or 0) + int(mc.get("num_inducing_rbf", 0) or 0)
     M = min(asked, max(n_train, 1))

@@ -1,4 +1,4 @@
-"""`invlab fetch`: download a dataset once into the data directory."""
+"""`invlab fetch`: download a dataset once into the data directory (those whose registry entry says how)."""
 from __future__ import annotations
 
 import argparse
@@ -9,11 +9,11 @@ from ..errors import InvlabError
 
 def cmd_fetch(argv: list[str]) -> int:
     """`invlab fetch ARGV`; returns the exit status."""
-    from ..data import fetch
+    from ..data import fetch, fetchable
 
     parser = argparse.ArgumentParser(prog="invlab fetch",
                                      description="Download a dataset once into the data directory.")
-    parser.add_argument("name", choices=["mnist"])
+    parser.add_argument("name", choices=fetchable(), help="the data set to fetch: %(choices)s")
     args = parser.parse_args(argv)
     try:
         path = fetch(args.name)
@@ -22,4 +22,3 @@ def cmd_fetch(argv: list[str]) -> int:
         return 1
     print(f"{args.name} is ready: {path}")
     return 0
-

@@ -1,5 +1,5 @@
-"""Readers for the user's own files: CSV, NumPy `.npz` and Parquet, and `loadable`, the list of files and folders
-under a directory that `load` can read.
+"""Readers for the user's own files: CSV, NumPy `.npz` and Parquet (the extensions each reads are declared in its
+registry entry, sources.py; which reader a bare path needs and `loadable` are in paths.py).
 
 Each reader takes a path and the source's options and returns `RawData`; `loader.load` does the rest (split,
 classes, subsets, standardisation). A file is checked to be what its prefix says before it is parsed, so `csv:`
@@ -21,8 +21,6 @@ from ..errors import DataError
 from .tables import ArrayTable, ColumnTable, PandasTable, Table, TableOptions, _refuse_text, to_raw
 
 CSV_CHUNK_ROWS = 100_000  # rows pandas parses at a time into the preallocated arrays
-TABULAR_EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"}
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 _MAGIC = {b"PK\x03\x04": ("a zip archive", "npz"), b"PAR1": ("a Parquet file", "parquet"),
           b"\x89PNG": ("a PNG image", "images"), b"\xff\xd8\xff": ("a JPEG image", "images"),
           b"\x93NUMPY": ("a .npy array", "npz"), b"\x1f\x8b": ("a gzip file", "idx")}
@@ -279,58 +277,3 @@ def read_parquet(path: str, options: dict, notes: list):
     raw = to_raw(PandasTable(frame, str(path)), options, notes)
     raw.metadata["file"] = file_info(p)
     return raw
-
-
-# --- what a directory holds -----------------------------------------------------------------------
-
-
-def kind_of_path(path: str) -> str | None:
-    """The reader a bare path needs ('csv', 'npz', 'parquet', 'images', 'idx'), from its extension or, for a folder,
-    its layout; None when it says nothing."""
-    p = Path(os.path.expanduser(path))
-    if p.suffix.lower() in TABULAR_EXTENSIONS:
-        return TABULAR_EXTENSIONS[p.suffix.lower()]
-    if p.is_dir():
-        from .idx import find_idx_file
-
-        return "idx" if find_idx_file(p, "train_images") else "images"
-    return None
-
-
-def loadable(directory, depth: int = 2) -> list[str]:
-    """Dataset strings for what `load` can read under `directory` (files by extension, folders of class folders of
-    images, folders of IDX files), searched `depth` levels deep, sorted: e.g. ['csv:/data/a.csv', 'images:/data/p']."""
-    root = Path(os.path.expanduser(str(directory)))
-    found: list[str] = []
-
-    def visit(folder: Path, level: int):
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_file() and entry.suffix.lower() in TABULAR_EXTENSIONS:
-                found.append(f"{TABULAR_EXTENSIONS[entry.suffix.lower()]}:{entry.resolve()}")
-            elif entry.is_dir():
-                kind = _folder_kind(entry)
-                if kind:
-                    found.append(f"{kind}:{entry.resolve()}")
-                elif level < depth:
-                    visit(entry, level + 1)
-
-    if root.is_dir():
-        visit(root, 1)
-    return found
-
-
-def _folder_kind(folder: Path) -> str | None:
-    from .idx import find_idx_file
-
-    if find_idx_file(folder, "train_images"):
-        return "idx"
-    classes = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith(".")]
-    with_images = [d for d in classes
-                   if any(f.suffix.lower() in IMAGE_EXTENSIONS for f in d.iterdir() if f.is_file())]
-    return "images" if len(with_images) >= 2 else None

@@ -17,7 +17,7 @@ import numpy as np
 import param
 
 from ..errors import DataError
-from .files import IMAGE_EXTENSIONS, file_info
+from .files import file_info
 from .raw import RawData
 
 # The most pixels one image may have. A lab data set's images are small (MNIST is 28×28, a photo patch a few
@@ -25,6 +25,7 @@ from .raw import RawData
 # few hundred KB of PNG can declare 20000×20000 pixels (400 MB grey, 1.2 GB RGB once decoded). Pillow's own limit
 # (89 M pixels, a warning; twice that, an error) is far above what a lab needs and would still decode ~0.7 GB.
 MAX_IMAGE_PIXELS = 4096 * 4096  # 16,777,216
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 
 
 class ImageFolderOptions(param.Parameterized):
@@ -45,6 +46,13 @@ def class_folders(directory: Path) -> list[Path]:
 def image_files(folder: Path) -> list[Path]:
     """The image files of one class folder that `images:DIR` reads (by extension), sorted."""
     return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_EXTENSIONS)
+
+
+def holds_class_folders(folder: Path) -> bool:
+    """Whether `folder` is laid out for `images:DIR`: at least two class folders with images in them (how a bare
+    folder path and a listing of the user's files recognise it)."""
+    classes = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    return sum(any(f.suffix.lower() in IMAGE_EXTENSIONS for f in d.iterdir() if f.is_file()) for d in classes) >= 2
 
 
 def _class_folders(directory: Path, where: str) -> list[tuple[str, list[Path]]]:

@@ -12,15 +12,18 @@ labels, subsets, rotation, standardisation — each with its own seeded generato
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import param
 
 from ..errors import DataError
-from . import mnist, variants
+from . import variants
 from .dataset import Dataset
-from .sources import SOURCES, RawData, Source, canonical, looks_like_path, names, resolve, spec_of, split_prefix
+from .fetching import fetch, fetchable, list_datasets  # noqa: F401  (invlab.data's face, and their home before)
+from .raw import RawData
+from .sources import SOURCES, Source, looks_like_path, names, resolve, spec_of, split_prefix
+from .steps import TEST_FRACTION, describe, relabel, rotated, split, subset
 
 # --- the options as parameters ---------------------------------------------------------------------
 
@@ -66,7 +69,7 @@ class DataConfig(param.Parameterized):
     subset = param.Integer(0, bounds=(0, None), doc="Training points kept (stratified by class, seeded); 0 keeps all.")
     test_subset = param.Integer(0, bounds=(0, None), doc="Test points kept (stratified by class, seeded); 0 keeps all.")
     test_fraction = param.Number(
-        0.25, bounds=(0, 1), inclusive_bounds=(False, False),
+        TEST_FRACTION, bounds=(0, 1), inclusive_bounds=(False, False),
         doc="Share held out for testing, for sources without a fixed test split.",
     )
     seed = param.Integer(
@@ -87,25 +90,6 @@ class DataConfig(param.Parameterized):
 
 
 VARIANT_OPTIONS = ("rotate", "odd_even", "classes", "subset", "test_subset", "test_fraction", "seed")
-
-
-# --- fetching -------------------------------------------------------------------------------------
-
-
-def list_datasets() -> list[str]:
-    """The registered dataset names; the user's own files ('csv:PATH' ...) are accepted too but not listed (see
-    `invlab.data.loadable` for those under a folder)."""
-    return names()
-
-
-def fetch(name: str, data_dir=None, progress: bool = True, force: bool = False) -> Path:
-    """Download a dataset into the data directory once; only 'mnist' needs it. Returns the cache path."""
-    key = canonical(name) if isinstance(name, str) else name
-    if key == "mnist":
-        return mnist.fetch_mnist(data_dir, progress=progress, force=force)
-    if isinstance(key, str) and (key in SOURCES or split_prefix(key) is not None or looks_like_path(key)):
-        raise DataError(f"{name!r} needs no fetch: it is bundled, generated or local; only 'mnist' is fetched.")
-    raise DataError(f"unknown dataset {name!r}; only 'mnist' can be fetched (datasets: {', '.join(names())}).")
 
 
 # --- checking the options ------------------------------------------------------------------------
@@ -155,7 +139,7 @@ def _set(target: param.Parameterized, key: str, value, dataset: str):
         ) from None
 
 
-def _check_options(source: Source, options: dict) -> tuple[dict, dict]:
+def check_options(source: Source, options: dict) -> tuple[dict, dict]:
     """(shared variant options, source-specific options), each with defaults filled in and validated."""
     own = source.options() if source.options is not None else None
     own_names = [k for k in own.param if k != "name"] if own is not None else []
@@ -175,7 +159,9 @@ def _check_options(source: Source, options: dict) -> tuple[dict, dict]:
     return config.values(), {k: getattr(own, k) for k in own_names}
 
 
-def _check_applicable(source: Source, opts: dict, kind: str | None = None, task: str | None = None):
+def check_applicable(source: Source, opts: dict, kind: str | None = None, task: str | None = None):
+    """A `DataError` when a variant option does not apply to the data: rotate on non-images, odd_even on labels
+    that are not digits, classes on regression."""
     kind, task = kind or source.kind, task or source.task
     if opts["rotate"] > 0 and kind != "image":
         raise DataError(
@@ -192,87 +178,7 @@ def _check_applicable(source: Source, opts: dict, kind: str | None = None, task:
         )
 
 
-# --- the steps ------------------------------------------------------------------------------------
-
-
-def _split(raw: RawData, source: Source, opts: dict):
-    fraction_default = DataConfig.param.test_fraction.default
-    if raw.X_test is not None:
-        if opts["test_fraction"] != fraction_default and not raw.uses_test_fraction:
-            raise DataError(
-                f"{source.name!r} has a fixed test set, so test_fraction does not apply; use test_subset to "
-                "shrink the test set (or num_test where the source has it)."
-            )
-        return raw.X_train, raw.y_train, raw.X_test, raw.y_test
-    _refuse_too_few(len(raw.y_train), opts["test_fraction"], source, raw.kind or source.kind)
-    generator = variants.rng(opts["seed"], "split")
-    stratify = (raw.task or source.task) == "classification"
-    train, test = variants.split(raw.y_train, opts["test_fraction"], generator, stratify)
-    return raw.X_train[train], raw.y_train[train], raw.X_train[test], raw.y_train[test]
-
-
-def _refuse_too_few(n: int, test_fraction: float, source: Source, kind: str) -> None:
-    """A `DataError` when a train/test split of n points leaves fewer than MIN_TRAIN to train on or MIN_TEST to
-    test on, naming the data (its file), its size and the minimum."""
-    unit = {"tabular": "row", "image": "image"}.get(kind, "point")
-    least = variants.MIN_TRAIN + variants.MIN_TEST
-    if n < least:
-        raise DataError(
-            f"{source.description} has {n} {unit}{'s' if n != 1 else ''} of data; a train/test split needs at "
-            f"least {least} ({variants.MIN_TRAIN} to train on and {variants.MIN_TEST} to test) — add {unit}s."
-        )
-    n_train = variants.split_sizes(n, test_fraction)[0]
-    if n_train < variants.MIN_TRAIN:
-        raise DataError(
-            f"test_fraction={test_fraction:g} leaves {n_train} of the {n} {unit}s of {source.description} to train "
-            f"on; a model needs at least {variants.MIN_TRAIN} — lower test_fraction, or add {unit}s."
-        )
-
-
-def _relabel(raw: RawData, opts: dict, y_train, y_test, source: Source):
-    """Apply classes and odd_even: (train mask, test mask, y_train, y_test, class names)."""
-    names_ = list(raw.class_names)
-    values = list(raw.label_values) if raw.label_values is not None else list(range(len(names_)))
-    keep_train, keep_test = np.ones(len(y_train), bool), np.ones(len(y_test), bool)
-    if opts["classes"]:
-        classes = opts["classes"]
-        keep_train, y_train = variants.select_classes(y_train, values, classes, source.name)
-        keep_test, y_test = variants.select_classes(y_test, values, classes, source.name)
-        names_ = [names_[values.index(c)] for c in classes]
-        values = classes
-    if opts["odd_even"]:
-        parities = {v % 2 for v in values}
-        if len(parities) < 2:
-            raise DataError(
-                f"odd_even with classes={opts['classes']} leaves only {'odd' if 1 in parities else 'even'} digits; "
-                "keep at least one even and one odd digit."
-            )
-        y_train = variants.odd_even(np.asarray(values)[y_train])
-        y_test = variants.odd_even(np.asarray(values)[y_test])
-        names_ = ["even", "odd"]
-    return keep_train, keep_test, y_train, y_test, names_
-
-
-def _subset(X, y, n: int, key: str, opts: dict, stratify: bool, name: str):
-    if n == 0:
-        return X, y
-    if n > len(y):
-        raise DataError(
-            f"{key}={n} but {name!r} has only {len(y):,} points there; use {key} ≤ {len(y)} (0 keeps all)."
-        )
-    chosen = variants.choose(y, n, variants.rng(opts["seed"], key), stratify)
-    return X[chosen], y[chosen]
-
-
-def _describe(source: Source, opts: dict, X_train, X_test) -> str:
-    notes = [source.description, f"{len(X_train):,} train / {len(X_test):,} test"]
-    if opts["classes"]:
-        notes.append(f"classes {opts['classes']}")
-    if opts["odd_even"]:
-        notes.append("odd vs even")
-    if opts["rotate"] > 0:
-        notes.append(f"rotated by U[−{opts['rotate']:g}°, {opts['rotate']:g}°]")
-    return "; ".join(notes)
+# --- loading ------------------------------------------------------------------------------------
 
 
 def _source_of(name, options: dict) -> tuple:
@@ -288,14 +194,55 @@ def _source_of(name, options: dict) -> tuple:
     return source, (source.name if source.name in SOURCES else spec), options
 
 
-def _rotated(X_train: np.ndarray, X_test: np.ndarray, opts: dict, metadata: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Both splits' images each turned by its own angle from U[-rotate, rotate] degrees (seeded by the data's seed);
-    the angles ([N] degrees) are written into `metadata` as angles_train and angles_test."""
-    generator = variants.rng(opts["seed"], "rotate")
-    for part, X in (("train", X_train), ("test", X_test)):
-        metadata[f"angles_{part}"] = variants.draw_angles(len(X), opts["rotate"], generator)  # [N] degrees
-    return (variants.rotate_images(X_train, metadata["angles_train"]),
-            variants.rotate_images(X_test, metadata["angles_test"]))
+@dataclass
+class _Arrays:
+    """The four arrays of a data set between the steps, with the class names kept (None: regression)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    class_names: list[str] | None = None
+
+
+def _selected(raw: RawData, source: Source, opts: dict, classification: bool) -> _Arrays:
+    """The split, the classes kept (and odd/even labels) and the subsets, in that order."""
+    X_train, y_train, X_test, y_test = split(raw, source, opts)
+    class_names = None
+    if classification:
+        keep_train, keep_test, y_train, y_test, class_names = relabel(raw, opts, y_train, y_test, source)
+        X_train, X_test = X_train[keep_train], X_test[keep_test]
+    X_train, y_train = subset(X_train, y_train, opts["subset"], "subset", opts, classification, source.name)
+    X_test, y_test = subset(X_test, y_test, opts["test_subset"], "test_subset", opts, classification, source.name)
+    return _Arrays(X_train, y_train, X_test, y_test, class_names)
+
+
+def _scaled(arrays: _Arrays, kind: str, classification: bool, copied: bool, metadata: dict) -> dict:
+    """Inputs of tabular data and regression targets standardised in place of `arrays`; their scalers, as the
+    `Dataset`'s keyword arguments (the inputs' also written into `metadata`)."""
+    scalers: dict = {"x_mean": None, "x_std": None, "y_mean": None, "y_std": None}
+    if kind == "tabular":
+        arrays.X_train, arrays.X_test, x_mean, x_std = variants.standardise(arrays.X_train, arrays.X_test,
+                                                                            in_place=copied)
+        scalers.update(x_mean=x_mean, x_std=x_std)
+        metadata.update(x_mean=x_mean, x_std=x_std)
+    if not classification:
+        arrays.y_train, arrays.y_test, y_mean, y_std = variants.standardise(arrays.y_train.astype(np.float64),
+                                                                            arrays.y_test.astype(np.float64))
+        scalers["y_mean"], scalers["y_std"] = float(y_mean), float(y_std)
+    return scalers
+
+
+def _made(source: Source, options: dict) -> tuple[RawData, dict, dict, str, str]:
+    """(the source's raw data, shared options, own options, kind, task), every option checked before and after
+    the source makes its arrays (a file's kind and task are only known once it is read)."""
+    opts, own = check_options(source, options)
+    if source.task != "auto":
+        check_applicable(source, opts)
+    raw = source.make(own, opts["seed"], opts["test_fraction"])
+    kind, task = raw.kind or source.kind, raw.task or source.task
+    check_applicable(source, opts, kind, task)
+    return raw, opts, own, kind, task
 
 
 def load(name, **options) -> Dataset:
@@ -308,53 +255,20 @@ def load(name, **options) -> Dataset:
     not apply to this dataset, or missing / corrupt data.
     """
     source, spec, options = _source_of(name, options)
-    opts, own = _check_options(source, options)
-    if source.task != "auto":
-        _check_applicable(source, opts)
-    raw = source.make(own, opts["seed"], opts["test_fraction"])
-    kind, task = raw.kind or source.kind, raw.task or source.task
-    _check_applicable(source, opts, kind, task)
+    raw, opts, own, kind, task = _made(source, options)
     classification = task == "classification"
     copied = raw.X_test is None  # the split makes new arrays, which later steps may change in place
-    X_train, y_train, X_test, y_test = _split(raw, source, opts)
-    class_names = None
-    if classification:
-        keep_train, keep_test, y_train, y_test, class_names = _relabel(raw, opts, y_train, y_test, source)
-        X_train, X_test = X_train[keep_train], X_test[keep_test]
-    X_train, y_train = _subset(X_train, y_train, opts["subset"], "subset", opts, classification, source.name)
-    X_test, y_test = _subset(X_test, y_test, opts["test_subset"], "test_subset", opts, classification, source.name)
+    arrays = _selected(raw, source, opts, classification)
     raw.X_train = raw.X_test = None  # the split made copies: let a large file's arrays go before scaling
-
     metadata = dict(raw.metadata)
     if opts["rotate"] > 0:
-        X_train, X_test = _rotated(X_train, X_test, opts, metadata)
-    x_mean = x_std = None
-    if kind == "tabular":
-        X_train, X_test, x_mean, x_std = variants.standardise(X_train, X_test, in_place=copied)
-        metadata["x_mean"], metadata["x_std"] = x_mean, x_std
-    y_mean = y_std = None
-    if not classification:
-        y_train, y_test, y_mean, y_std = variants.standardise(y_train.astype(np.float64), y_test.astype(np.float64))
-        y_mean, y_std = float(y_mean), float(y_std)
-
+        arrays.X_train, arrays.X_test = rotated(arrays.X_train, arrays.X_test, opts, metadata)
+    scalers = _scaled(arrays, kind, classification, copied, metadata)
+    names_ = arrays.class_names
     return Dataset(
-        name=source.name,
-        X_train=X_train,
-        y_train=y_train,
-        X_test=X_test,
-        y_test=y_test,
-        task=task,
-        num_classes=len(class_names) if classification else None,
-        class_names=class_names,
-        image_shape=X_train.shape[1:] if kind == "image" else None,
-        y_mean=y_mean,
-        y_std=y_std,
-        options={**opts, **own},
-        description=_describe(source, opts, X_train, X_test),
-        metadata=metadata,
-        x_mean=x_mean,
-        x_std=x_std,
-        standardise=False,
-        source=spec,
-        notes=list(raw.notes),
+        name=source.name, X_train=arrays.X_train, y_train=arrays.y_train, X_test=arrays.X_test, y_test=arrays.y_test,
+        task=task, num_classes=len(names_) if classification else None, class_names=names_,
+        image_shape=arrays.X_train.shape[1:] if kind == "image" else None, options={**opts, **own},
+        description=describe(source, opts, arrays.X_train, arrays.X_test), metadata=metadata, standardise=False,
+        source=spec, notes=list(raw.notes), **scalers,
     )

@@ -2,7 +2,8 @@
 registry of named data sets (`DATASETS`, filled through `register_dataset`; `SOURCES` reads it as a mapping) and that
 of readers of the user's own files (`READER_REGISTRY`, through `register_reader`; `READERS`). A leaf module: the
 readers (sources.py, files.py, tables.py, objects.py, image_folders.py) all build these, and none imports another
-to get them."""
+to get them. An entry holds all the lab knows of its data set or reader: how to make it, its options, whether and how
+it is fetched and its size (`DataSize`); a reader's file extensions and the folders it recognises."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,6 +43,30 @@ class Source:
     make: Callable  # make(options: dict, seed: int, test_fraction: float) -> RawData
     options: type[param.Parameterized] | None = None  # source-specific options with their bounds
     digit_labels: bool = False  # labels are digits, so odd_even applies
+    fetch: Callable | None = None  # fetch(data_dir=None, progress=True, force=False) -> Path; None: nothing to fetch
+    size: Callable | None = None  # size(own options with defaults, test_fraction) -> DataSize; None: unknown
+
+
+@dataclass(frozen=True)
+class DataSize:
+    """How much data a source makes, known from its options before anything is made: what a served page's limits
+    estimate a run's memory from."""
+
+    points: int  # training + test points the source makes
+    train: int  # of them, the training points (before `subset`)
+    dims: int  # numbers per input (C·H·W for images)
+    classes: int  # latent functions: the classes, or 1 for regression
+
+
+def fixed_size(points: int, dims: int, classes: int, *, fixed_split: bool = False) -> Callable:
+    """The `size` of a source whose size no option changes: `points` in all, split by `test_fraction` unless the
+    source has a fixed split (`fixed_split`: all of them counted as training points, the larger estimate)."""
+
+    def size(own: dict, test_fraction: float) -> DataSize:
+        train = points if fixed_split else points - int(round(points * test_fraction))
+        return DataSize(points, train, dims, classes)
+
+    return size
 
 
 def with_notes(read: Callable) -> Callable:
@@ -63,6 +88,9 @@ class Reader:
     prefix: str  # 'csv' for 'csv:PATH'
     what: str  # 'a CSV file', for messages and docs
     source: Callable  # source(path) -> Source
+    extensions: tuple[str, ...] = ()  # lower-case file endings a bare path is read by this reader for ('.csv')
+    recognises: Callable | None = None  # recognises(folder: Path) -> bool: a folder laid out for this reader
+    size: DataSize | None = None  # a guess at what a file or folder of its holds (None: the server's own guess)
 
 
 MIN_PREFIX = 2  # letters of a reader's prefix: 'C:\data' is a Windows drive, never the reader 'c'
@@ -100,10 +128,14 @@ READERS = PartsView(READER_REGISTRY, "reader")  # prefix → Reader
 
 
 def register_dataset(name: str, description: str, kind: str, task: str, *, options=None, digit_labels: bool = False,
-                     builtin: bool = False):
+                     fetch: Callable | None = None, size: Callable | None = None, builtin: bool = False):
     """A decorator registering `make(options, seed, test_fraction) -> RawData` as the named data set `name` (a
     `Source`: `kind` 'image', 'tabular' or 'points', `task` 'classification' or 'regression', its own `options`
-    class); the built-ins register through it. A name already registered is refused, naming both."""
+    class); the built-ins register through it. A name already registered is refused, naming both.
+
+    `fetch(data_dir=None, progress=True, force=False) -> Path` downloads it once (`invlab fetch NAME` lists and
+    runs it); `size(own_options, test_fraction) -> DataSize` says how much data it makes from its options alone (a
+    served page's limits estimate a run from it; `fixed_size` for a set no option changes)."""
     if kind not in ("image", "tabular", "points") or task not in ("classification", "regression"):
         from ..errors import ConfigError
 
@@ -111,16 +143,21 @@ def register_dataset(name: str, description: str, kind: str, task: str, *, optio
                           f"regression, got {kind!r} and {task!r}")
 
     def decorate(make):
-        source = Source(name, description, kind, task, make, options, digit_labels)
+        source = Source(name, description, kind, task, make, options, digit_labels, fetch, size)
         return DATASETS.register(name, builtin=builtin, info={"source": source})(make)
 
     return decorate
 
 
-def register_reader(prefix: str, what: str, *, builtin: bool = False):
-    """Register `source(path) -> Source` as the reader of 'prefix:PATH' (and of bare paths its kind detects)."""
+def register_reader(prefix: str, what: str, *, extensions: tuple[str, ...] = (), recognises: Callable | None = None,
+                    size: DataSize | None = None, builtin: bool = False):
+    """Register `source(path) -> Source` as the reader of 'prefix:PATH', and of a bare path that ends in one of its
+    `extensions` ('.csv') or, for a folder, that `recognises(folder)` says is laid out for it; `size` guesses what
+    such a file holds for a served page's limits."""
+    endings = tuple(e.lower() for e in extensions)
 
     def decorate(fn):
-        return READER_REGISTRY.register(prefix, builtin=builtin, info={"reader": Reader(prefix, what, fn)})(fn)
+        reader = Reader(prefix, what, fn, endings, recognises, size)
+        return READER_REGISTRY.register(prefix, builtin=builtin, info={"reader": reader})(fn)
 
     return decorate

@@ -36,7 +36,7 @@ def first_refused(name, allowed: Callable[[str], bool]) -> str | None:
     if pair is not None:
         kind = pair[0]
     else:
-        from .files import kind_of_path
+        from .paths import kind_of_path
 
         kind = kind_of_path(where)
     try:
