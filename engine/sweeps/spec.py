@@ -104,8 +104,8 @@ def _check_data_and_family(config: RunConfig) -> None:
     data = dict(config.data)
     source = resolve(data.get("dataset", "digits"))
     options = {k: v for k, v in data.items() if k not in ("dataset", "source_options")}
-    opts, _ = loader._check_options(source, {**options, **data.get("source_options", {})})
-    loader._check_applicable(source, opts)
+    opts, _ = loader.check_options(source, {**options, **data.get("source_options", {})})
+    loader.check_applicable(source, opts)
     spec = config.model_spec()
     if source.task != "auto" and source.task not in spec.tasks:  # 'auto' (a file's) is known after loading
         raise ConfigError(f"model {spec.name!r} does not support {source.task} data ({source.name}); it supports "
