@@ -140,33 +140,7 @@ def prob_is_largest_at(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, n
     my, sy = mean.gather(1, y), std.gather(1, y)  # [N, 1]
     is_y = torch.zeros_like(mean, dtype=torch.bool).scatter_(1, y, True)  # [N, K]
     with torch.no_grad():
-        lo = torch.maximum((mean - EDGE * std).masked_fill(is_y, -math.inf).amax(1, keepdim=True), my - TAIL * sy)
-        hi = my + TAIL * sy
-        lo = torch.minimum(lo, hi)  # [N, 1]
-        s = torch.minimum(std, sy)  # [N, K]: the scale a step is resolved on
-        m = K - 1 if slots is None else min(int(slots), K - 1)
-        top, bottom = mean + STEP_OFFSETS[-1] * s, mean + STEP_OFFSETS[0] * s
-        if m < K - 1:
-            # the integrand's size at the top of j's step: y's density near μ_j times the other classes' factors
-            zz = (top.clamp(max=hi)[:, :, None] - mean[:, None, :]) / std[:, None, :]  # [N, K(j), K(i)]
-            eye = torch.eye(K, dtype=torch.bool, device=mean.device)[None]
-            others = torch.special.log_ndtr(zz).masked_fill(eye | is_y[:, None, :], 0.0).sum(2)  # [N, K]
-            near = -0.5 * ((torch.minimum(torch.maximum(mean, lo), hi) - my) / sy) ** 2
-            eligible = (top > lo) & (bottom < hi) & ~is_y & (s < 0.5 * sy)
-            score = torch.where(eligible, (others + near).exp() * (sy / s) + 1e-300, torch.zeros_like(s))
-            idx = score.topk(m, dim=1).indices  # [N, m]
-            used = score.gather(1, idx) > 0
-        else:
-            idx = (~is_y).nonzero()[:, 1].reshape(N, K - 1)
-            used = torch.ones_like(idx, dtype=torch.bool)
-        o = torch.tensor(STEP_OFFSETS, dtype=mean.dtype, device=mean.device)
-        steps = mean.gather(1, idx)[..., None] + s.gather(1, idx)[..., None] * o  # [N, m, 3]
-        steps = torch.where(used[..., None], steps, hi[..., None]).reshape(N, -1)
-        ends = torch.cat([lo, steps, hi], 1)
-        ends = (torch.minimum(torch.maximum(ends, lo), hi) - my) / sy  # [N, B] in u = (x − μ_y)/σ_y
-        own = torch.tensor(OWN_OFFSETS, dtype=mean.dtype, device=mean.device).expand(N, -1)
-        lo_u = ends[:, :1]
-        ends = torch.cat([ends, torch.maximum(own, lo_u)], 1).sort(1).values
+        ends = _panel_ends(mean, std, my, sy, is_y, slots)  # [N, B] in u = (x − μ_y)/σ_y
         if compact is None:
             compact = mean.device.type == "cpu"
         if compact:  # only the panels of non-zero width, of every row, in one list
@@ -185,6 +159,45 @@ def prob_is_largest_at(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor, n
     if rows is None:
         return terms
     return terms.new_zeros(N).index_add(0, rows, terms)  # each row's panels summed
+
+
+def _panel_ends(mean, std, my, sy, is_y, slots: int | None) -> torch.Tensor:
+    """The sorted panel ends of each row [N, B], in u = (x − μ_y)/σ_y: the integral's range [lo, hi] (left of
+    max_j(μ_j − 7σ_j) the product vanishes; y's own ±7σ_y), y's own μ_y + σ_y·{±2, ±0.7}, and μ_j + s_j·{−6, 0, 6}
+    (s_j = min(σ_j, σ_y)) for the classes whose steps are resolved (`_step_classes`), all clipped to the range."""
+    N = mean.shape[0]
+    lo = torch.maximum((mean - EDGE * std).masked_fill(is_y, -math.inf).amax(1, keepdim=True), my - TAIL * sy)
+    hi = my + TAIL * sy
+    lo = torch.minimum(lo, hi)  # [N, 1]
+    s = torch.minimum(std, sy)  # [N, K]: the scale a step is resolved on
+    idx, used = _step_classes(mean, std, s, my, sy, is_y, lo, hi, slots)
+    o = torch.tensor(STEP_OFFSETS, dtype=mean.dtype, device=mean.device)
+    steps = mean.gather(1, idx)[..., None] + s.gather(1, idx)[..., None] * o  # [N, m, 3]
+    steps = torch.where(used[..., None], steps, hi[..., None]).reshape(N, -1)
+    ends = torch.cat([lo, steps, hi], 1)
+    ends = (torch.minimum(torch.maximum(ends, lo), hi) - my) / sy  # [N, B] in u
+    own = torch.tensor(OWN_OFFSETS, dtype=mean.dtype, device=mean.device).expand(N, -1)
+    return torch.cat([ends, torch.maximum(own, ends[:, :1])], 1).sort(1).values
+
+
+def _step_classes(mean, std, s, my, sy, is_y, lo, hi, slots: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which other classes' steps get panel ends in each row: indices [N, m] and whether each is used [N, m]. Every
+    other class (`slots=None`), or the `slots` classes with σ_j < σ_y / 2 whose steps matter most: ranked by the
+    integrand's size at the top of their step (y's density near μ_j times the other classes' factors) × σ_y/s_j."""
+    N, K = mean.shape
+    m = K - 1 if slots is None else min(int(slots), K - 1)
+    if m >= K - 1:
+        idx = (~is_y).nonzero()[:, 1].reshape(N, K - 1)
+        return idx, torch.ones_like(idx, dtype=torch.bool)
+    top, bottom = mean + STEP_OFFSETS[-1] * s, mean + STEP_OFFSETS[0] * s
+    zz = (top.clamp(max=hi)[:, :, None] - mean[:, None, :]) / std[:, None, :]  # [N, K(j), K(i)]
+    eye = torch.eye(K, dtype=torch.bool, device=mean.device)[None]
+    others = torch.special.log_ndtr(zz).masked_fill(eye | is_y[:, None, :], 0.0).sum(2)  # [N, K]
+    near = -0.5 * ((torch.minimum(torch.maximum(mean, lo), hi) - my) / sy) ** 2
+    eligible = (top > lo) & (bottom < hi) & ~is_y & (s < 0.5 * sy)
+    score = torch.where(eligible, (others + near).exp() * (sy / s) + 1e-300, torch.zeros_like(s))
+    idx = score.topk(m, dim=1).indices  # [N, m]
+    return idx, score.gather(1, idx) > 0
 
 
 def prob_is_largest(mean: torch.Tensor, var: torch.Tensor, n: int | None = None, *,
