@@ -14,9 +14,10 @@ from collections.abc import Callable
 import panel as pn
 
 from invlab.dashboard.safe_text import html_text
+from invlab.dashboard.state_words import state_word
 from invlab.errors import InvlabError
 from invlab.train import RunStore
-from invlab.train.states import PageState
+from invlab.train.states import PageState, RunStatus
 
 log = logging.getLogger("invlab.dashboard.explorer.explorer")
 PAGE = 100  # runs the list holds at a time; Older / Newer page through the rest, the search box finds any
@@ -153,7 +154,7 @@ class RunsTab(pn.viewable.Viewer):
 
         def label(r) -> str:  # a watched loop's run by its own name first
             named = f"{r.name}: " if r.name else ""
-            return f"#{r.id} {named}{r.model} on {r.dataset} — {r.status}, step {r.step}{by(r)}"
+            return f"#{r.id} {named}{r.model} on {r.dataset} — {state_word(r.status, RunStatus)}, step {r.step}{by(r)}"
 
         self.select.options = {label(r): r.id for r in runs}
         self.shown.object = html_text(shown_text(search, self._offset, len(runs), matched, total))

@@ -16,14 +16,14 @@ import param
 
 from invlab.dashboard.explorer.pace import StepPace
 from invlab.dashboard.safe_text import html_text
+from invlab.dashboard.state_words import shown
 from invlab.train.states import PageState
 
 # idle (and the info tone) take the theme's own faint text colour: a fixed grey is dark on the dark page
 FAINT = "var(--neutral-foreground-hint, #666)"
-STATE_COLOURS = {PageState.IDLE: FAINT, PageState.BUILDING: "#9a6a00", PageState.QUEUED: "#9a6a00",
-                 PageState.RUNNING: "#23843a", PageState.PAUSING: "#1f6fb5", PageState.PAUSED: "#1f6fb5",
-                 PageState.FINISHED: "#23843a", PageState.CONVERGED: "#23843a", PageState.STALLED: "#9a6a00",
-                 PageState.DIVERGING: "#c0392b", PageState.COLLAPSED: "#c0392b", PageState.FAILED: "#c0392b"}
+# the colour of each state's tone (its word and tone: dashboard/state_words.py)
+STATE_COLOURS = {"quiet": FAINT, "busy": "#9a6a00", "good": "#23843a", "held": "#1f6fb5", "warning": "#9a6a00",
+                 "error": "#c0392b"}
 TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 
@@ -93,11 +93,12 @@ class StatusBar(pn.viewable.Viewer):
 
     def html(self) -> str:
         """The status line as HTML (every value escaped)."""
-        colour = STATE_COLOURS.get(self.state, FAINT)
+        state = shown(self.state, PageState)
+        colour = STATE_COLOURS[state.tone]
         running = self.state == PageState.RUNNING
         total = f' of <span data-field="total">{self.total}</span>' if self.total else ""
         where = [
-            f'<b style="color:{colour}" data-field="state">{html_text(self.state)}</b>',
+            f'<b style="color:{colour}" data-field="state">{html_text(state.word)}</b>',
             f'<span data-field="run">{html_text(self.run)}</span>' if self.run else "",
             f'step <b data-field="step">{self.step}</b>{total}',
             f'<span data-field="left">{time_left(self.seconds_left())}</span> left',

@@ -16,6 +16,7 @@ from invlab.dashboard.serving.closing import connected, settle_writes
 from invlab.dashboard.serving.periodic import one_message
 from invlab.dashboard.serving.styles import settle_styles
 from invlab.dashboard.state.settings import describe_difference
+from invlab.dashboard.state_words import state_tone
 from invlab.dashboard.words import orbit_words
 from invlab.errors import InvlabError
 from invlab.models import get_model
@@ -113,7 +114,7 @@ class RunDisplay:
         if (s.state == PageState.RUNNING or s.followed_health is not None) and health is not None \
                 and health.state not in (HealthState.OK, HealthState.CONVERGED):
             values.update(state=health.state, message=health.hint,
-                          tone="error" if health.state == HealthState.COLLAPSED else "warning")
+                          tone=state_tone(health.state, HealthState))  # collapsed: error; else a warning
         if s.state == PageState.CONVERGED and not s.message:
             values.update(message="the solver has converged: its answer will not change with more steps", tone="info")
         self.status.param.update(**values)
