@@ -117,13 +117,16 @@ def show(view, **opts):
     dashboard's own renderer; image grids larger than on the dashboard, since a notebook's cell has the page's
     width, and titled with the view's own title. `opts` are HoloViews options for the result (e.g. `title=`)."""
     from invlab import diagnostics as dg
-    from invlab.dashboard.views.panes import render_image_grid, renderer_for
+    from invlab.dashboard.views.panes import WIDTH, render_image_grid
+    from invlab.dashboard.views.renderers import draw
 
     use_bokeh_backend()
     if isinstance(view, dg.ImageGrid):
         plot = render_image_grid(view, frame=NOTEBOOK_IMAGE_FRAME)
     else:
-        plot = renderer_for(view)(view)
+        plot = draw(view)
+    if isinstance(plot, str):  # a view drawn as text (a table): its HTML, escaped by its renderer
+        return pn.pane.HTML(plot, max_width=WIDTH, sizing_mode="stretch_width")
     if getattr(view, "title", "") and "title" not in opts and hasattr(plot, "opts"):  # a HoloViews plot: on the
         opts = {**opts, "title": view.title}  # page a card carries the title, in a notebook the plot does
     return plot.opts(**opts) if opts else plot

@@ -5,9 +5,10 @@ server thread calls `update(view)` with plain numpy data and HoloViews updates t
 The live training curves are Bokeh sources streamed point by point (`curve_board`, `curve_plot`).
 Nothing here touches the engine's tensors or runs on the training thread.
 
-The renderers live by job: `map_views` (image grids, heatmaps, fields), `chart_views` (spectra, model curves, scatters),
-`table_views` (scalars); `plot_style` holds the sizes, the metric labels and units and the legend rules every plot
-follows, and `curve_board` the live training curves. Their public names are importable from here too.
+Which renderer draws which view type is one registry, `renderers` (`register_renderer`); the renderers live by job:
+`maps` (image grids, heatmaps, fields), `charts` (spectra, model curves, scatters), `tables` (scalars); `style`
+holds the sizes, the metric labels and units and the legend rules every plot follows, and `curve_board` the live
+training curves. Their public names are importable from here too.
 """
 from __future__ import annotations
 
@@ -20,6 +21,15 @@ from invlab.dashboard.safe_text import html_text
 from invlab.dashboard.views.charts import EIGEN_FLOOR, render_curves, render_scatter, render_spectrum, spectrum_values
 from invlab.dashboard.views.curve_board import CurveBoard, ema
 from invlab.dashboard.views.maps import GUTTER, is_signed, render_field, render_heatmap, render_image_grid, tile_grid
+from invlab.dashboard.views.renderers import (
+    PRESENTER_FIELD,
+    RENDERERS,
+    Look,
+    Renderer,
+    missing_renderer_html,
+    register_renderer,
+    renderer_for,
+)
 from invlab.dashboard.views.style import (
     DIVERGING,
     FRAME_HEIGHT,
@@ -50,12 +60,12 @@ __all__ = ["_legend_opts", "CAPTION_STYLE", "CurveBoard", "DIVERGING", "EIGEN_FL
            "metric_spec", "METRICS",
            "percent", "RANGE_UNITS", "render_curves", "render_field", "render_heatmap", "render_image_grid",
            "render_scalars", "render_scatter", "render_spectrum", "renderer_for", "RENDERERS", "scalars_html",
+           "Look", "missing_renderer_html", "PRESENTER_FIELD", "register_renderer", "Renderer",
            "SEQUENTIAL", "shows_curve", "spectrum_values", "tile_grid", "TITLE_STYLE", "to_display", "ViewPane",
            "WIDTH", "wrap_label", "y_limits"]
 
 
-PRESENTER_SCALE = 1.3  # presenter mode's text (the page's presenter zoom is 1.35)
-PRESENTER_FIELD = 1.2  # and a field's frame: a two-moons lesson's key view, whole under the banner at 1280×720
+PRESENTER_SCALE = 1.3  # presenter mode's text (the page's presenter zoom is 1.35); a field's frame: PRESENTER_FIELD
 # a caption under a view: smaller and fainter than the page's text in either theme (a fixed grey is dark on dark)
 CAPTION_STYLE = {"font-size": "0.85em", "opacity": "0.75"}
 
@@ -68,30 +78,12 @@ def _title_html(title: str) -> str:
     return f'<div class="invlab-view-title">{html_text(title or "")}</div>'
 
 
-RENDERERS = {
-    dg.ImageGrid: render_image_grid,
-    dg.Spectrum: render_spectrum,
-    dg.Heatmap: render_heatmap,
-    dg.Field2D: render_field,
-    dg.Scalars: render_scalars,
-    dg.Curves: render_curves,
-    dg.Scatter: render_scatter,
-}
-
-
-def renderer_for(view: dg.View):
-    """The renderer registered for `view`'s type (or the nearest base type); TypeError when none is."""
-    for cls in type(view).__mro__:
-        if cls in RENDERERS:
-            return RENDERERS[cls]
-    raise TypeError(f"no renderer for view type {type(view).__name__}")
-
-
 class ViewPane(param.Parameterized):
     """One diagnostic, streamed: `update(view)` sends the new data through a Pipe to the browser.
 
-    The title is wrapping text above the plot (a long title is never clipped) and the description below it;
-    a table (Scalars) is HTML as tall as its rows, redrawn whole when its rows change.
+    The title is wrapping text above the plot (a long title is never clipped) and the description below it; the
+    view's type picks its renderer from the registry (renderers.py): a table (Scalars) is HTML as tall as its rows,
+    redrawn whole when its rows change, and a view type with no renderer is a sentence saying so.
     """
 
     log_x = param.Boolean(default=True, doc="Histogram of log10 eigenvalues (spectra only).")
@@ -101,19 +93,20 @@ class ViewPane(param.Parameterized):
     def __init__(self, name: str, view: dg.View, **params):
         super().__init__(**params)
         self.key, self.kind = name, type(view)
+        self.renderer: Renderer | None = renderer_for(view)  # None: the pane says so instead of drawing
         self.pipe = hv.streams.Pipe(data=view)
         self.title = _title_pane(view.title or name.replace("_", " "))
         self.description = pn.pane.HTML(_description_html(view.description), visible=bool(view.description),
                                          styles=dict(CAPTION_STYLE), max_width=WIDTH + 80,
                                          margin=(0, 10, 6, 10))
         extra = []
-        if isinstance(view, dg.Scalars):
+        if self.renderer is None or self.renderer.html:
             self.dmap = None
-            self.body = render_scalars(view)
+            self.body = pn.pane.HTML(self._html(view), max_width=WIDTH, sizing_mode="stretch_width")
         else:
             streams = [self.pipe]
-            if isinstance(view, dg.Spectrum):
-                self.log_x = view.log
+            if self.renderer.log_toggle:
+                self.log_x = bool(getattr(view, "log", True))
                 streams.append(hv.streams.Params(self, ["log_x"]))
                 extra = [pn.widgets.Checkbox.from_param(self.param.log_x, name="log x")]
             self.dmap = hv.DynamicMap(self._render, streams=streams)
@@ -122,13 +115,12 @@ class ViewPane(param.Parameterized):
                                css_classes=[VIEW_CLASS, view_class(name)])  # the page says when it is on screen
         self._enlarge_text()
 
+    def _html(self, view: dg.View) -> str:
+        """A view drawn as text (a table), or the sentence saying its type has no renderer."""
+        return missing_renderer_html(view) if self.renderer is None else self.renderer.draw(view, Look(self.large))
+
     def _render(self, data, log_x=True):
-        if isinstance(data, dg.Spectrum):
-            element = render_spectrum(data, log=log_x)
-        elif isinstance(data, dg.Field2D):
-            element = render_field(data, scale=PRESENTER_FIELD if self.large else 1.0)
-        else:
-            element = renderer_for(data)(data)
+        element = self.renderer.draw(data, Look(large=self.large, log_x=log_x))
         return element.opts(fontscale=PRESENTER_SCALE) if self.large else element
 
     @param.depends("large", watch=True)
@@ -159,7 +151,7 @@ class ViewPane(param.Parameterized):
             self.description.visible = bool(view.description)
         if self.dmap is None:
             self.pipe.send(view)  # no plot listens: keeps the data for readers of `pipe.data`
-            self.body.object = scalars_html(view)
+            self.body.object = self._html(view)
         else:
             self.pipe.send(view)
 
