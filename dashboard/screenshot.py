@@ -25,6 +25,8 @@ from pathlib import Path
 
 from invlab.dashboard.lessons.catalogue import BY_KEY, LESSONS, Lesson, lesson_query
 from invlab.dashboard.serving.process import CHROMIUM_ARGS, chromium_path, serve_dashboard
+from invlab.dashboard.state_words import state_word
+from invlab.train.states import PageState
 
 MAX_BYTES = 200_000
 
@@ -143,15 +145,17 @@ def run_comparison(page, lesson: Lesson, timeout: float) -> None:
     """What the lesson's text says: when the first run finishes, choose the comparison's family, press Reset (the
     first run stays as a dashed line) and Start."""
     state = lambda: page.locator("[data-field=state]").first.inner_text().strip()  # noqa: E731
-    wait_for(lambda: state() in ("finished", "converged"), timeout, "the first run to finish")
+    said = lambda *states: {state_word(s, PageState) for s in states}  # noqa: E731 — the status line's words
+    wait_for(lambda: state() in said(PageState.FINISHED, PageState.CONVERGED), timeout, "the first run to finish")
     page.locator(".bk-tab", has_text="Model").first.click()
     page.locator(".bk-input-group", has_text="Model family").locator("select").first.select_option(
         lesson.compare["model"])
     page.get_by_role("button", name="↺ Reset").click()
-    wait_for(lambda: state() == "idle", 60, "the reset")
+    wait_for(lambda: state() in said(PageState.IDLE), 60, "the reset")
     time.sleep(1.5)  # as a person would: a press straight after Reset has been seen to get lost
     page.get_by_role("button", name="▶ Start").click()
-    wait_for(lambda: state() in ("running", "finished"), 60, f"the {lesson.compare['model']} run to start")
+    wait_for(lambda: state() in said(PageState.RUNNING, PageState.FINISHED), 60,
+             f"the {lesson.compare['model']} run to start")
     log(f"second run ({lesson.compare['model']}) started")
 
 
