@@ -67,8 +67,8 @@ def main(argv=None) -> dict:
             t0 = time.perf_counter()
             sweep_id = run_sweep(spec, store=store, scheduler=cluster.scheduler_address)
             sweep_s = time.perf_counter() - t0
-            runs = store.sweep_runs(sweep_id)
-            infos = [store.sweep_info(r.id) for r in runs]
+            runs = store.sweeps.runs(sweep_id)
+            infos = [store.sweeps.info(r.id) for r in runs]
             task_s = sum(info["seconds"] for info in infos)
             task_cpu_s = sum(info["cpu_seconds"] for info in infos)
             store.close()

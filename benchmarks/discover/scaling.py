@@ -53,7 +53,7 @@ def main(argv=None) -> dict:
         t0 = time.perf_counter()
         serial_id = run_candidates(discover, store, serial=True)
         serial_s = time.perf_counter() - t0
-        runs = len(store.sweep_runs(serial_id))
+        runs = len(store.sweeps.runs(serial_id))
         log(f"serial: {runs} runs ({', '.join(discover.names)} × {args.seeds} seeds) in {serial_s:.1f} s")
         discover = plan(args.quick, args.seeds, args.smoke)
 
@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
         finally:
             cluster.close()
         serial, parallel = discover_report(store, serial_id), discover_report(store, cluster_id)
-        per_run = {name: [store.sweep_info(r.id) for r in store.sweep_runs(sweep)]
+        per_run = {name: [store.sweeps.info(r.id) for r in store.sweeps.runs(sweep)]
                    for name, sweep in (("serial", serial_id), ("on_workers", cluster_id))}
         store.close()
     assert not serial.partial and not parallel.partial and len(per_run["on_workers"]) == runs

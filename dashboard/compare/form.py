@@ -154,10 +154,10 @@ class SweepForm(pn.viewable.Viewer):
     def refresh_sweeps(self) -> None:
         """Re-read the stored sweeps (those this page's user may see) into the sweep selector; a store error shows as
         the message."""
-        if self.store is None or not hasattr(self.store, "list_sweeps"):
+        if self.store is None or not hasattr(self.store, "sweeps"):
             return
         try:
-            sweeps = self.store.list_sweeps()
+            sweeps = self.store.sweeps.list()
         except InvlabError as err:
             self._say(str(err))
             return

@@ -306,7 +306,7 @@ class SweepFollowing(pn.viewable.Viewer):
             self._show_error("this page has no run store")
             return None
         try:
-            record = self.store.get_sweep(int(sweep_id))
+            record = self.store.sweeps.get(int(sweep_id))
         except InvlabError as err:
             self._show_error(str(err))
             return None
@@ -320,7 +320,7 @@ class SweepFollowing(pn.viewable.Viewer):
         self.runner = None
         for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
             self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
-        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweeps.runs(record.id))
         complete = stored >= (record.total or 0)
         self.shown.param.update(sweep_id=int(sweep_id), state=StudyState.FINISHED if complete else StudyState.STOPPED,
                                 message=self._record_text(record) + ("" if complete else "; ▶ Resume runs the rest"))
@@ -330,7 +330,7 @@ class SweepFollowing(pn.viewable.Viewer):
         return record
 
     def _record_text(self, record) -> str:
-        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweep_runs(record.id))
+        stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweeps.runs(record.id))
         total = getattr(record, "total", 0) or stored
         return f"{record.name or 'sweep'}: {stored} of {total} runs stored"
 

@@ -215,7 +215,7 @@ class ComparePage(pn.viewable.Viewer):
             self.form.show_error("open a stored sweep first")
             return
         try:
-            spec = SweepSpec.from_json(self.store.get_sweep(sweep_id).spec)
+            spec = SweepSpec.from_json(self.store.sweeps.get(sweep_id).spec)
         except InvlabError as err:
             self.form.show_error(str(err))
             return

@@ -138,10 +138,10 @@ class RunsTab(pn.viewable.Viewer):
             return
         search = self.search.value.strip()
         try:
-            total = self.store.count_runs()
-            matched = self.store.count_runs(search) if search else total
+            total = self.store.runs.count()
+            matched = self.store.runs.count(search) if search else total
             self._offset = min(self._offset, max(matched - 1, 0) // PAGE * PAGE)
-            runs = self.store.list_runs(limit=PAGE, offset=self._offset, search=search)
+            runs = self.store.runs.list(limit=PAGE, offset=self._offset, search=search)
         except InvlabError as err:
             self._say(str(err))
             return

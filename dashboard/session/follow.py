@@ -31,8 +31,8 @@ class RunFollower:
     def read(self) -> tuple[dict, RunRecord]:
         """(new points as {metric: (steps, values)}, gaps as NaN; the run's record now). Raises `InvlabError` when
         the store cannot be read."""
-        record = self.store.get_run(self.run_id)  # first: a run that ended has stored all its points before
-        points, self._row = self.store.metrics_written_after(self.run_id, self._row)
+        record = self.store.runs.get(self.run_id)  # first: a run that ended has stored all its points before
+        points, self._row = self.store.metrics.written_after(self.run_id, self._row)
         points = gaps_as_nan(points)
         for name, (steps, values) in points.items():
             old_steps, old_values = self.history.get(name, ([], []))
@@ -41,7 +41,7 @@ class RunFollower:
 
     def read_views(self, record: RunRecord) -> Snapshot | None:
         """A snapshot holding all the run's stored views when some were stored since the last look, else None."""
-        stored = self.store.views_written_after(self.run_id, self._view_row)
+        stored = self.store.views.written_after(self.run_id, self._view_row)
         self._view_row = stored.last
         if not stored.views:
             return None

@@ -104,14 +104,14 @@ class OpenedRuns:
             raise InvlabError("this session has no run store to open runs from")
         self._set(state=PageState.BUILDING, message="", tone="info")
         self.own_loop = None
-        record = self.store.get_run(run_id)
+        record = self.store.runs.get(run_id)
         config = RunConfig.from_json(record.config)
         loop = OwnLoop.of(record, config)
         if self.limits is not None:
             self.limits.check(config)
-        history = self.store.metrics(run_id)
-        writer = self.store.live_writer(run_id)  # another process trains it: two writers would garble the run
-        latest = None if writer else self.store.latest_checkpoint(run_id)
+        history = self.store.metrics.read(run_id)
+        writer = self.store.leases.live_writer(run_id)  # another process trains it: two writers would garble the run
+        latest = None if writer else self.store.checkpoints.latest(run_id)
         if latest is None:
             self._adopt(config, None)
             if writer:  # its points are drawn as that process writes them (`_follow`)

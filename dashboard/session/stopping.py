@@ -35,7 +35,7 @@ def mark_interrupted(trainer, why: str) -> None:
     if store is None or run_id is None:
         return
     try:
-        latest = store.latest_checkpoint(run_id)
+        latest = store.checkpoints.latest(run_id)
         saved = "" if latest is not None and latest[0] == step else \
             f" (no checkpoint at that step; the latest is at step {latest[0] if latest else '-'})"
         message = (f"stopped with the server ({why}) at step {step}{saved}; resume with: invlab train --resume "
@@ -67,7 +67,7 @@ def store_failed(trainer, err: InvlabError) -> str | None:
         return None
     run_id = getattr(trainer, "run_id", None)
     step = getattr(trainer, "step_count", 0)
-    folder = trainer.store.checkpoint_dir(run_id) if trainer is not None and trainer.store is not None and \
+    folder = trainer.store.checkpoints.folder(run_id) if trainer is not None and trainer.store is not None and \
         run_id is not None else None
     kept = f"; its checkpoint files stay in {folder}" if folder is not None else ""
     log.error("the run store cannot be written, so run %s stopped at step %s%s: %s", run_id, step, kept, err)

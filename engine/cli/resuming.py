@@ -17,7 +17,7 @@ def stored_run(run_id: str):
     try:
         run_id = parse_id(run_id, "run")
         with RunStore() as store:
-            return store.get_run(run_id)
+            return store.runs.get(run_id)
     except (InvlabError, OSError):
         return None
 
@@ -37,7 +37,7 @@ def resume_from_flags(store, parser, args, values: dict, explicit_model: bool):
     from ..train.resume import plan_resume, refuse_steps_behind
 
     run_id = args.resume
-    record = store.get_run(run_id)
+    record = store.runs.get(run_id)
     stored = RunConfig.from_json(record.config)
     given_data = dict(values["data"])
     if args.source_option:

@@ -29,7 +29,7 @@ def discover_candidates(store, runs) -> dict[int, tuple[int, str, int]]:
             continue
         if r.sweep_id not in studies:
             try:
-                studies[r.sweep_id] = is_discover(SweepSpec.from_json(store.get_sweep(r.sweep_id).spec))
+                studies[r.sweep_id] = is_discover(SweepSpec.from_json(store.sweeps.get(r.sweep_id).spec))
             except (InvlabError, ValueError, KeyError, TypeError):  # a sweep gone or unreadable: no candidate to say
                 studies[r.sweep_id] = False
         if not studies[r.sweep_id]:
@@ -45,8 +45,8 @@ def discover_candidates(store, runs) -> dict[int, tuple[int, str, int]]:
 
 
 def _read(store, limit):
-    runs = store.list_runs(limit)
-    return runs, store.count_runs(), discover_candidates(store, runs)
+    runs = store.runs.list(limit)
+    return runs, store.runs.count(), discover_candidates(store, runs)
 
 
 def _cells(r, candidate) -> list[str]:

@@ -204,8 +204,8 @@ def cmd_sweep(argv: list[str]) -> int:
         store.close()
     bar.close()
     with RunStore(store_path) as store:
-        record = store.get_sweep(sweep_id)
-        runs = store.sweep_runs(sweep_id)
+        record = store.sweeps.get(sweep_id)
+        runs = store.sweeps.runs(sweep_id)
     finished = sum(r.status == RunStatus.FINISHED for r in runs)
     print(f"sweep {sweep_id} ({shown(record.name)}): {record.status}, {finished}/{record.total} runs finished; "
           f"compare them with: invlab compare {sweep_id}")
@@ -255,5 +255,5 @@ def _dry_run(args: argparse.Namespace) -> int:
 def _stored_spec(store, sweep_id: int):
     from ..sweeps import SweepSpec
 
-    return SweepSpec.from_json(store.get_sweep(sweep_id).spec)
+    return SweepSpec.from_json(store.sweeps.get(sweep_id).spec)
 

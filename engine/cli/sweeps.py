@@ -22,8 +22,8 @@ def cmd_sweeps(argv: list[str]) -> int:
     args = listing_args("invlab sweeps", "List stored sweeps, newest first.", argv)
 
     def read(store):
-        sweeps = store.list_sweeps(args.limit)
-        return sweeps, {s.id: sum(r.status == RunStatus.FINISHED for r in store.sweep_runs(s.id)) for s in sweeps}
+        sweeps = store.sweeps.list(args.limit)
+        return sweeps, {s.id: sum(r.status == RunStatus.FINISHED for r in store.sweeps.runs(s.id)) for s in sweeps}
 
     found = read_store("sweeps", read, ([], {}))
     if isinstance(found, int):

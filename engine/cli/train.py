@@ -223,7 +223,7 @@ def _stopped(trainer, what: str, code: int) -> int:
             trainer.save_checkpoint()
             saved = ", checkpoint saved"
         except (CheckpointError, OSError) as err:
-            latest = trainer.store.latest_checkpoint(trainer.run_id)
+            latest = trainer.store.checkpoints.latest(trainer.run_id)
             saved = f"; no final checkpoint ({err}); the latest is at step {latest[0] if latest else '-'}"
         message = (f"stopped by {what} at step {trainer.step_count}{saved}; resume with: "
                    f"invlab train --resume {trainer.run_id}")
@@ -237,7 +237,7 @@ def _unwritable(trainer, err) -> int:
     """After a checkpoint that could not be written (`CheckpointWriteError`): the run stops, marked `interrupted`
     with the sentence that names the folder and how to go on from the latest checkpoint written."""
     run_id = trainer.run_id
-    written = trainer.store.checkpoints(run_id) if trainer.store is not None else []
+    written = trainer.store.checkpoints.list(run_id) if trainer.store is not None else []
     latest = written[0] if written else None  # its file may be in the folder that went away: it is named anyway
     then = (f"then continue from its latest checkpoint (step {latest[0]}) with: invlab train --resume {run_id}"
             if latest else f"then train its settings again (no checkpoint of it was written) with: invlab train "

@@ -57,7 +57,7 @@ class Comparison:
 
     def history(self, run_id: int, metric: str = "elbo") -> tuple[list[int], list[float]]:
         """(steps, values) of a run's minibatch ELBO (or another metric) over training."""
-        return self.store.metrics(run_id, [metric]).get(metric, ([], []))
+        return self.store.metrics.read(run_id, [metric]).get(metric, ([], []))
 
     def ranked(self) -> list[dict]:
         """The groups sorted by mean ELBO, best first (groups without an ELBO last)."""
@@ -73,12 +73,12 @@ class Comparison:
 def comparison(store, sweep_id: int) -> Comparison:
     """Read sweep `sweep_id` from `store` and compare its runs: rows per run, points grouped over seeds, and whether
     data, likelihood and estimator agree so that ELBOs are comparable."""
-    record = store.get_sweep(sweep_id)
+    record = store.sweeps.get(sweep_id)
     spec = SweepSpec.from_json(record.spec)
     axes = list(spec.vary)
     runs, identities = [], {"data": {}, "likelihood": {}, "estimator": {}}
-    for r in store.sweep_runs(sweep_id):
-        info = store.sweep_info(r.id)
+    for r in store.sweeps.runs(sweep_id):
+        info = store.sweeps.info(r.id)
         point = info.get("point", {})
         row = {"run_id": r.id, "key": r.sweep_key, "seed": info.get("seed"),
                **{axis: point.get(axis) for axis in axes},

@@ -183,7 +183,7 @@ def check_runner(scheduler: str | None = None, serial: bool = False) -> None:
 
 def create_sweep(plan: DiscoverPlan, store) -> int:
     """Store the plan's sweep (nothing run yet) and return its id, so that a caller knows it before any run ends."""
-    return store.create_sweep(plan.spec.name, plan.spec.to_json(), len(plan.spec.runs()))
+    return store.sweeps.create(plan.spec.name, plan.spec.to_json(), len(plan.spec.runs()))
 
 
 def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = None, scheduler: str | None = None,
@@ -225,7 +225,7 @@ def run_candidates(plan: DiscoverPlan, store=None, *, sweep_id: int | None = Non
             if pair is not None:
                 plan.spec = with_combination(plan.spec, *pair)
                 plan.candidates.append(Candidate(COMBINED.join(pair), pair[0]))
-                store.update_sweep(sweep_id, spec=plan.spec.to_json(), total=len(plan.spec.runs()))
+                store.sweeps.update(sweep_id, spec=plan.spec.to_json(), total=len(plan.spec.runs()))
                 stage.run(plan.spec)
     finally:
         if cluster is not None:
@@ -278,16 +278,17 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
     from .execute import store_result
     from .task import train_run
 
-    held = {r.sweep_key for r in store.sweep_runs(sweep_id)}
+    held = {r.sweep_key for r in store.sweeps.runs(sweep_id)}
     seeds = {seed: i for i, seed in enumerate(spec.seeds)}
     todo = sorted((run for run in runs.values() if run.key not in held), key=lambda run: seeds.get(run.seed, 0))
     status = SweepStatus.INTERRUPTED
-    lease = store.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
+    lease = store.leases.claim_sweep(sweep_id)  # one writer: a second process running this sweep is refused
     try:
         for run in todo:
             if stop is not None and stop.is_set():
                 break
-            store.claim_sweep(sweep_id, lease)  # the heartbeat: a reader on another host sees this process runs it
+            # the heartbeat: a reader on another host sees this process runs it
+            store.leases.claim_sweep(sweep_id, lease)
             try:
                 result = train_run(run.config.to_json(), run.key, None, threads=threads)
             except (RuntimeError, ValueError, ArithmeticError) as err:  # numerical trouble beyond the trainer's own
@@ -295,11 +296,11 @@ def _run_serially(spec: SweepSpec, store, sweep_id: int, runs: dict, tell, stop,
             run_id, _ = store_result(store, sweep_id, run, result)
             tell(run.key, run_id, result["status"], result.get("message"))
         else:
-            stored = store.sweep_runs(sweep_id)
+            stored = store.sweeps.runs(sweep_id)
             status = (SweepStatus.FINISHED if all(r.status == RunStatus.FINISHED for r in stored)
                       else SweepStatus.INCOMPLETE)
     finally:
-        store.update_sweep(sweep_id, status=status)
+        store.sweeps.update(sweep_id, status=status)
 
 
 __all__ = ["Candidate", "DiscoverPlan", "NONE", "BASELINE", "COMBINED", "applicable", "candidate_name",

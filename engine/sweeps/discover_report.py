@@ -105,10 +105,10 @@ def budget_of(spec: SweepSpec) -> dict:
 def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, CandidateResult], int]:
     order = [point_name(point) for point in spec.points()]
     results = {name: CandidateResult(name) for name in order}
-    runs = store.sweep_runs(sweep_id)
+    runs = store.sweeps.runs(sweep_id)
     rows: dict[str, list] = {name: [] for name in order}
     for r in runs:
-        info = store.sweep_info(r.id)
+        info = store.sweeps.info(r.id)
         name = point_name(info.get("point") or {})
         result = results.setdefault(name, CandidateResult(name))
         rows.setdefault(name, [])
@@ -130,7 +130,7 @@ def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, Candidate
         members.sort(key=lambda m: m[1].get("seed", 0))
         for key in sorted({k for _, info in members for k in (info.get("learned") or {})}):
             mean, sd = mean_sd([(info.get("learned") or {}).get(key) for _, info in members])
-            steps, values = store.metrics(members[0][0].id, [f"range.{key}"]).get(f"range.{key}", ([], []))
+            steps, values = store.metrics.read(members[0][0].id, [f"range.{key}"]).get(f"range.{key}", ([], []))
             values = [None if v is None else abs(v) if "." not in key else v for v in values]
             result.learned[key] = {"mean": mean, "sd": sd, "steps": list(steps), "values": values}
     return results, len(runs)
@@ -225,7 +225,7 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
     partial report)."""
     from ..errors import ConfigError
 
-    record = store.get_sweep(sweep_id)
+    record = store.sweeps.get(sweep_id)
     spec = SweepSpec.from_json(record.spec)
     if not is_discover(spec):
         raise ConfigError(f"sweep {sweep_id} ({record.name}) is not a discover run; compare it with "

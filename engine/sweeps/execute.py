@@ -63,9 +63,9 @@ def dask_key(sweep_id: int, key: str) -> str:
 
 def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
     """Write a run's checkpoint bytes under the store's checkpoint folder (atomically) and record it."""
-    path = store.checkpoint_dir(run_id) / f"step_{int(step):08d}.pt"
+    path = store.checkpoints.folder(run_id) / f"step_{int(step):08d}.pt"
     write_bytes_atomically(path, payload)
-    store.add_checkpoint(run_id, step, path)
+    store.checkpoints.add(run_id, step, path)
     return path
 
 
@@ -74,7 +74,7 @@ def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[i
     info = {k: result.get(k) for k in ("full_elbo", "learned", "ranges", "likelihood", "estimator", "seconds",
                                        "cpu_seconds", "worker", "device")}
     info.update(point=run.point, seed=run.seed)
-    run_id, stored = store.store_sweep_run(
+    run_id, stored = store.sweeps.store_run(
         sweep_id, run.key, config_json=result.get("config") or run.config.to_json(), model=run.config.model,
         dataset=result.get("dataset") or run.config.data.get("dataset", ""), status=result["status"],
         step=result.get("step", 0), figures=result.get("figures", {}), history=result.get("history", {}), info=info,
@@ -110,7 +110,7 @@ def run_sweep(spec: SweepSpec | None, store=None, scheduler: str | None = None, 
 def _stored_spec(store, spec: SweepSpec | None, sweep_id: int | None) -> SweepSpec:
     """The specification a sweep runs: `spec`, or sweep `sweep_id`'s stored one (which `spec`, if given, must be)."""
     if sweep_id is not None:
-        stored = SweepSpec.from_json(store.get_sweep(sweep_id).spec)
+        stored = SweepSpec.from_json(store.sweeps.get(sweep_id).spec)
         if spec is not None and spec.to_json() != stored.to_json():
             raise ConfigError(f"sweep {sweep_id} was started from another specification; resume it without one "
                               "(its stored specification is used)")
@@ -132,9 +132,9 @@ class SweepRunner:
         self.spec = _stored_spec(store, spec, sweep_id)
         planned = self.spec.runs()  # validates every run before anything runs
         if sweep_id is None:
-            sweep_id = store.create_sweep(self.spec.name, self.spec.to_json(), len(planned))
+            sweep_id = store.sweeps.create(self.spec.name, self.spec.to_json(), len(planned))
         self.sweep_id = sweep_id
-        previous = {r.sweep_key: r for r in store.sweep_runs(sweep_id)}
+        previous = {r.sweep_key: r for r in store.sweeps.runs(sweep_id)}
         finished = {k for k, r in previous.items()
                     if r.status == RunStatus.FINISHED or (r.status == RunStatus.FAILED and not rerun_failed)}
         # seed-major: every point's first seed before any second one, so a sweep stopped early still covers every
@@ -144,8 +144,9 @@ class SweepRunner:
         self.state = SweepProgress(sweep_id, len(planned), done=len(finished))
         elbos = [r.full_elbo for r in previous.values() if r.status == RunStatus.FINISHED and r.full_elbo is not None]
         self.state.best_elbo = max(elbos) if elbos else None
-        self.lease = store.claim_sweep(sweep_id)  # one transaction: a second resume of this sweep is refused here
-        store.update_sweep(sweep_id, total=len(planned))
+        # one transaction: a second resume of this sweep is refused here
+        self.lease = store.leases.claim_sweep(sweep_id)
+        store.sweeps.update(sweep_id, total=len(planned))
         self.pending: dict = {}
         self.running: set[str] = set()
         self.completed, self.started = 0, time.perf_counter()
@@ -169,7 +170,7 @@ class SweepRunner:
         "finished", "incomplete" (some runs failed) or "interrupted" (stopped, or this client failed). Its id."""
         self.tell({"kind": "planned", "runs": len(self.todo)})
         if not self.todo:
-            self.store.update_sweep(self.sweep_id, status=SweepStatus.FINISHED)
+            self.store.sweeps.update(self.sweep_id, status=SweepStatus.FINISHED)
             self.tell(self.state.event)
             return self.sweep_id
         status, client, cluster = SweepStatus.INTERRUPTED, None, None
@@ -186,7 +187,7 @@ class SweepRunner:
                 status = SweepStatus.FINISHED if self.state.failed == 0 else SweepStatus.INCOMPLETE
         finally:
             try:
-                self.store.update_sweep(self.sweep_id, status=status)
+                self.store.sweeps.update(self.sweep_id, status=status)
             finally:
                 _close(client, cluster, topic, lost=scheduler_lost(client))
         return self.sweep_id
@@ -209,7 +210,7 @@ class SweepRunner:
             if self.stop is not None and self.stop.is_set():
                 return
             if time.monotonic() - beat >= HEARTBEAT_SECONDS:  # this process still runs the sweep
-                self.store.claim_sweep(self.sweep_id, self.lease)
+                self.store.leases.claim_sweep(self.sweep_id, self.lease)
                 beat = time.monotonic()
             self.collect()
             # events after completions: a worker reports its next run's start only after the last one's result

@@ -182,7 +182,7 @@ class TrainerReport:
                 steps.append(t.step_count)
                 series.append(v)
         if t.store is not None:
-            t.store.log_metrics(t.run_id, t.step_count, values)
+            t.store.metrics.log(t.run_id, t.step_count, values)
 
     def snapshot(self, views: bool = True, history: bool = True, only: Collection[str] | None = None) -> Snapshot:
         """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
@@ -206,7 +206,7 @@ class TrainerReport:
                 diag = t.model.diagnostics(sample, test=t.evaluation.prediction_data(), only=only) \
                     if isinstance(t.model, ModelFamily) else views_of(t.model, sample, only)
                 if t.store is not None and t.run_id is not None:  # written with the next flush
-                    t.store.save_views(t.run_id, t.step_count, diag)
+                    t.store.views.save(t.run_id, t.step_count, diag)
         copied = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
                   for k, (s, v) in self.history.items()} if history else {}
         return Snapshot(t.step_count, t.status, dict(t.last_parts), dict(self.last_metrics), copied, diag,

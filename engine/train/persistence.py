@@ -100,7 +100,7 @@ class StoredRun:
         self.lease: str | None = None  # this trainer's claim on the run (see `claim`)
         self.created = store is not None and run_id is None  # a new run, made here
         if self.created:
-            self.run_id = store.create_run(config_json, model, data_name)
+            self.run_id = store.runs.create(config_json, model, data_name)
         self.next_checkpoint = math.inf  # when a time-based checkpoint is due, set by `start`
         self.last_beat = -math.inf
 
@@ -111,7 +111,7 @@ class StoredRun:
         if self.store is None or self.run_id is None:
             return
         try:
-            self.lease = self.store.claim_run(self.run_id, self.lease, wait=not self.created)
+            self.lease = self.store.leases.claim_run(self.run_id, self.lease, wait=not self.created)
         except StoreLocked:
             if not self.created:
                 raise
@@ -121,7 +121,7 @@ class StoredRun:
     def release(self, status: str) -> None:
         """Give the run back, marked `status`, for another trainer or process to claim; nothing without a claim."""
         if self.store is not None and self.run_id is not None and self.lease is not None:
-            self.store.release_run(self.run_id, self.lease, status, None)
+            self.store.leases.release_run(self.run_id, self.lease, status, None)
             self.lease = None
 
     def abandon(self, why: str) -> bool:
@@ -129,21 +129,21 @@ class StoredRun:
         again; whether the store did (not if another process claimed it since)."""
         if self.store is None or self.run_id is None or not self.created:
             return False
-        return self.store.abandon_run(self.run_id, f"{why}; train these settings as a new run with: invlab train "
+        return self.store.runs.abandon(self.run_id, f"{why}; train these settings as a new run with: invlab train "
                                                    f"--resume {self.run_id} --restart")
 
     def write_status(self, status: str, step: int, message: str | None, figures: dict) -> None:
         """Store the run's `status` at `step` with `message` and its latest `figures` (test_error, elbo, …; None
         values are left as stored), written at once."""
         if self.store is not None:
-            self.store.update_run(self.run_id, status=status, step=step, message=message,
+            self.store.runs.update(self.run_id, status=status, step=step, message=message,
                                   **{k: v for k, v in figures.items() if v is not None})
             self.store.flush()
 
     def beat(self, step: int, elbo: float | None, now: float) -> None:
         """Write the queued metrics, the step and the last ELBO: a heartbeat that says this process still trains the
         run."""
-        self.store.update_run(self.run_id, step=step, **({} if elbo is None else {"elbo": elbo}))
+        self.store.runs.update(self.run_id, step=step, **({} if elbo is None else {"elbo": elbo}))
         self.store.flush()
         self.last_beat = now
 
@@ -168,7 +168,7 @@ class StoredRun:
         if self.store is None:
             raise ConfigError("save_checkpoint needs a path when the trainer has no run store")
         try:
-            folder = self.store.checkpoint_dir(self.run_id)
+            folder = self.store.checkpoints.folder(self.run_id)
         except OSError as err:  # the run's folder was replaced by a file, or its parent cannot be written
             raise write_failure(Path(err.filename or self.store.path.parent), err) from None
         return folder / f"step_{step:08d}.pt"
@@ -179,7 +179,7 @@ class StoredRun:
         time-based one so that writing checkpoints takes at most CHECKPOINT_SHARE of the time (it took `now -
         began`)."""
         if self.store is not None:
-            self.store.add_checkpoint(self.run_id, step, path)
+            self.store.checkpoints.add(self.run_id, step, path)
             self.beat(step, elbo, now)
             self.prune(tc.keep_checkpoints)
         if tc.checkpoint_seconds:
@@ -189,15 +189,15 @@ class StoredRun:
         """Remove the run's checkpoints in the store's directory beyond the newest `keep` (0: keep all)."""
         if not keep or self.store is None:
             return
-        own = self.store.checkpoint_dir(self.run_id).resolve()
+        own = self.store.checkpoints.folder(self.run_id).resolve()
         seen: list[Path] = []
-        for step, path in self.store.checkpoints(self.run_id):
+        for step, path in self.store.checkpoints.list(self.run_id):
             resolved = path.resolve()
             if resolved in seen:
                 continue
             seen.append(resolved)
             if len(seen) > keep and resolved.parent == own:
-                self.store.forget_checkpoint(self.run_id, step, path)
+                self.store.checkpoints.forget(self.run_id, step, path)
 
 
 def training_state(trainer) -> dict:
@@ -246,12 +246,12 @@ def resume_trainer(cls, store: RunStore, run_id: int, dataset=None, train: dict 
     any usable checkpoint this raises `CheckpointError` and nothing stored changes. The run's data is reloaded and
     must be what it was trained on (a `DataError` names both otherwise); `dataset=` with the same shapes is accepted
     and recorded."""
-    record = store.get_run(run_id)
-    lease = store.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
+    record = store.runs.get(run_id)
+    lease = store.leases.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
     try:
         trainer = _resumed(cls, store, run_id, record, dataset, train)
     except BaseException:
-        store.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
+        store.leases.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
         raise
     trainer.record.lease = lease
     return trainer
@@ -264,14 +264,14 @@ def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | N
         config = dataclasses.replace(config, train={**config.train, **train})
     trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
     notes = []
-    for step, path in store.checkpoints(run_id):
+    for step, path in store.checkpoints.list(run_id):
         try:
             trainer.load_state(load_checkpoint(path, map_location="cpu"))
             break
         except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
             notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
     else:
-        kept = sum(len(steps) for steps, _ in store.metrics(run_id).values())
+        kept = sum(len(steps) for steps, _ in store.metrics.read(run_id).values())
         found = "; ".join(notes) if notes else "none was written"
         raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
                               f"changed: its {kept} stored metric values, its status ({record.status}) and its "
@@ -279,9 +279,9 @@ def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | N
     trainer.resume_notes = notes + _other_data_note(config.data_identity, trainer.config.data_identity,
                                                     f"run {run_id}")
     if trainer.config.to_json() != record.config:  # training changes, or the data's identity recorded
-        store.update_run(run_id, config=trainer.config.to_json())
-    store.truncate(run_id, trainer.step_count)
-    for name, (steps, values) in store.metrics(run_id).items():
+        store.runs.update(run_id, config=trainer.config.to_json())
+    store.runs.truncate(run_id, trainer.step_count)
+    for name, (steps, values) in store.metrics.read(run_id).items():
         trainer.history[name] = (list(steps), list(values))
     return trainer
 

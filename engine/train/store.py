@@ -72,23 +72,6 @@ __all__ = ["RunStore", "RunStoreError", "NoRunStore", "StoreLocked", "RunRecord"
            "writer_alive", "writer_identity", "HEARTBEAT_SECONDS", "LEASE_SECONDS", "STALE_SECONDS", "WRITER_COLUMNS",
            "SCHEMA", "ADDED_COLUMNS", "SWEEP_INDEX", "_process_token", "StoredViews"]
 
-# the old RunStore methods -> (repository, its method): kept while callers move to the repositories
-_MOVED = {"create_run": ("runs", "create"), "get_run": ("runs", "get"), "list_runs": ("runs", "list"),
-          "count_runs": ("runs", "count"), "update_run": ("runs", "update"), "abandon_run": ("runs", "abandon"),
-          "truncate": ("runs", "truncate"), "add_checkpoint": ("checkpoints", "add"),
-          "latest_checkpoint": ("checkpoints", "latest"), "resolve_checkpoint": ("checkpoints", "resolve"),
-          "forget_checkpoint": ("checkpoints", "forget"), "checkpoint_dir": ("checkpoints", "folder"),
-          "log_metrics": ("metrics", "log"), "metrics_written_after": ("metrics", "written_after"),
-          "save_views": ("views", "save"), "views_written_after": ("views", "written_after"),
-          "create_sweep": ("sweeps", "create"), "update_sweep": ("sweeps", "update"), "get_sweep": ("sweeps", "get"),
-          "list_sweeps": ("sweeps", "list"), "mark_interrupted_sweeps": ("sweeps", "mark_interrupted"),
-          "sweep_runs": ("sweeps", "runs"), "sweep_info": ("sweeps", "info"),
-          "store_sweep_run": ("sweeps", "store_run"),
-          "claim_run": ("leases", "claim_run"), "claim_sweep": ("leases", "claim_sweep"),
-          "release_run": ("leases", "release_run"), "live_writer": ("leases", "live_writer"),
-          "mark_killed_runs": ("leases", "mark_killed"), "restricted": ("owners", "restricted")}
-
-
 class RunStore:
     """Runs, their metrics, checkpoints, views and sweeps in one SQLite file (`runs.sqlite` under the data
     directory): one connection and one write queue, handed to the repositories `runs`, `checkpoints`, `metrics`,
@@ -170,15 +153,3 @@ class RunStore:
 
     def __exit__(self, *exc):
         self.close()
-
-    @property
-    def _db(self):
-        """The SQLite connection itself (tests reach past the store with it): `store.connection.db`."""
-        return self.connection.db
-
-    def __getattr__(self, name: str):
-        """An old method name (`create_run`, `log_metrics`, ...) is its repository's method, while callers move."""
-        if name in _MOVED:
-            repository, method = _MOVED[name]
-            return getattr(getattr(self, repository), method)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -15,7 +15,7 @@ Overhead is bounded: `log` appends to the store's in-memory queue and the queue 
 of a second. A value that is not a finite number, or not a scalar, is recorded as a gap (a missing value at that
 step) with one warning per metric name; the loop goes on.
 
-One writer per run: the watched run is claimed with the store's lease (`RunStore.claim_run`), so no other process
+One writer per run: the watched run is claimed with the store's lease (`store.leases.claim_run`), so no other process
 continues it while the loop writes, and a second `watch` of a name whose run another live process is writing is
 refused with that process named; a watch nested in another of the same name in this process (a helper that watches
 its own loop) records a run of its own. Leaving the block marks the run `finished`, `interrupted` when Ctrl-C (or
@@ -155,7 +155,7 @@ class WatchedRun:
             values[name] = number
             if number is not None and name in RUN_FIGURES:
                 self._figures[name] = number
-        self.store.log_metrics(self.run_id, step, values)
+        self.store.metrics.log(self.run_id, step, values)
         self.step = max(self.step, step)
         if time.monotonic() - self._last_flush >= self._interval:
             self.flush()
@@ -169,7 +169,7 @@ class WatchedRun:
 
     def flush(self) -> None:
         """Write what is queued now, with the run's step, last figures and a heartbeat (one transaction)."""
-        self.store.update_run(self.run_id, step=self.step, **self._figures)  # update_run flushes the metric queue
+        self.store.runs.update(self.run_id, step=self.step, **self._figures)  # update_run flushes the metric queue
         self._last_flush = time.monotonic()
 
     # -- diagnostics ----------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ class WatchedRun:
                    for name, value in view.values.items()}
         if scalars:
             self.log(step, **scalars)
-        self.store.save_views(self.run_id, step, views)  # the latest of each view, pictures included
+        self.store.views.save(self.run_id, step, views)  # the latest of each view, pictures included
         self.flush()
         return views
 
@@ -212,7 +212,7 @@ class WatchedRun:
         self._closed = True
         self.status = status
         try:
-            self.store.update_run(self.run_id, status=status, step=self.step, message=bounded(message),
+            self.store.runs.update(self.run_id, status=status, step=self.step, message=bounded(message),
                                   **self._figures)
             self.store.flush()
         finally:
@@ -291,16 +291,16 @@ def watch(model=None, *, name: str, config: RunConfig | None = None, data=None,
             raise RunStoreError(f"the run store {store.path} is read-only, so run {name!r} cannot be recorded; make it "
                                 f"and its folder writable (chmod u+w {store.path.parent}) or pass data_dir= a folder "
                                 "you can write")
-        for record in store.list_runs():
+        for record in store.runs.list():
             if (record.name == name and record.status == RunStatus.RUNNING
                     and (str(store.path), record.id) not in _OPEN):  # an enclosing watch here is no other writer
-                holder = store.live_writer(record.id)
+                holder = store.leases.live_writer(record.id)
                 if holder is not None:
                     raise RunStoreError(f"run {record.id} ({name!r}) is being written by another process ({holder}); "
                                         "a run has one writer: stop that loop first, or watch under another name")
         config_json, family, dataset = _describe(described, config, data)
-        run_id = store.create_run(config_json, family, dataset, name=name)
-        lease = store.claim_run(run_id)
+        run_id = store.runs.create(config_json, family, dataset, name=name)
+        lease = store.leases.claim_run(run_id)
     except BaseException:
         store.close()
         raise

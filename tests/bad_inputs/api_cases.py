@@ -263,9 +263,9 @@ def api_store_run_of_another_user():
 
     with tempfile.TemporaryDirectory() as tmp:
         with RunStore(Path(tmp) / "runs.sqlite", owner="alice") as alice:
-            run = alice.create_run("{}", "svgp", "digits")
+            run = alice.runs.create("{}", "svgp", "digits")
         with RunStore(Path(tmp) / "runs.sqlite", owner="bob") as bob:
-            bob.get_run(run)
+            bob.runs.get(run)
 
 
 def api_server_admins_not_a_list():

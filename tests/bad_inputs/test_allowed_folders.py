@@ -88,7 +88,7 @@ def test_the_page_refuses_the_linked_folder_and_trains_nothing_on_it(linked_out,
     assert e.status.state == "failed" and OUTSIDE in e.status.message, e.status.message
     assert repr(f"{allowed}/pics/secretclass") in e.status.message
     assert e.session.trainer is None
-    assert store.list_runs() == []
+    assert store.runs.list() == []
     e.close()
 
 
@@ -168,5 +168,5 @@ def test_a_sweep_over_a_folder_linked_outside_is_refused_before_any_run(linked_o
     spec = e.compare.spec_from_settings("data.dataset", [f"images:{allowed}/pics"], 1)
     e.compare.launch(spec)
     assert OUTSIDE in e.compare.form.form_error_text, e.compare.form.form_error_text
-    assert not e.compare.busy() and store.list_runs() == []
+    assert not e.compare.busy() and store.runs.list() == []
     e.close()

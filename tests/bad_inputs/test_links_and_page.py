@@ -101,7 +101,7 @@ def test_a_discover_study_that_cannot_start_says_why_beside_its_form(tmp_path):
         page.scheduler = "tcp://127.0.0.1:9"
         study.start()
         assert "no Dask scheduler answered at tcp://127.0.0.1:9" in study.error_text and not study.running()
-        assert store.list_sweeps() == []  # nothing stored by any of them
+        assert store.sweeps.list() == []  # nothing stored by any of them
 
 
 def test_a_link_to_a_discover_study_that_is_not_one_is_refused_in_words(tmp_path):
@@ -115,7 +115,7 @@ def test_a_link_to_a_discover_study_that_is_not_one_is_refused_in_words(tmp_path
         assert page.read_query({"discover": "abc"})[0].startswith("discover='abc' refused")
         assert "no sweep with id 9999" in page.read_query({"discover": "9999"})[0]
         spec = SweepSpec(name="steps", base=RunConfig(), vary={"train.steps": [1, 2]}, seeds=[0])
-        sweep_id = store.create_sweep(spec.name, spec.to_json(), 2)
+        sweep_id = store.sweeps.create(spec.name, spec.to_json(), 2)
         refused = page.read_query({"discover": str(sweep_id)})
         assert refused and f"sweep {sweep_id} (steps) is not a discover run" in refused[0], refused
         assert page.discover.sweep_id is None and "discover" not in page.query()

@@ -134,7 +134,7 @@ def assert_refused(page, listener, clients, words):
     assert study.error_text == note and not study.running()
     time.sleep(0.3)  # (a connection from a thread started by mistake would have arrived)
     assert listener.accepted == [] and listener.address not in clients
-    assert page.store.list_sweeps() == []  # nothing stored
+    assert page.store.sweeps.list() == []  # nothing stored
 
 
 def assert_contacted(page, listener):

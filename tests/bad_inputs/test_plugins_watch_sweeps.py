@@ -57,7 +57,7 @@ def test_watch_log_non_finite_or_non_scalar_is_a_gap_with_one_warning(tmp_path):
     assert "loss at step 1 is nan, not a finite number; it is recorded as a gap" in said[1]
     assert "note at step 1 is a str, not a single number" in said[2]
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record, stored = store.get_run(run.run_id), store.metrics(run.run_id)
+        record, stored = store.runs.get(run.run_id), store.metrics.read(run.run_id)
     assert record.status == "finished" and record.step == 5  # the loop went on
     assert stored["loss"] == ([1, 2, 3, 4, 5], [None, 0.5, None, 0.25, None])
     assert stored["grad"] == ([1, 2, 3, 4], [None] * 4)
@@ -89,12 +89,12 @@ def test_watch_a_run_another_process_writes_is_refused(tmp_path):
         assert "a run has one writer" in str(info.value)
         with RunStore(tmp_path / "runs.sqlite") as store:  # nor can a trainer or the page take it over
             with pytest.raises(RunStoreError, match=f"pid {other.pid}"):
-                store.claim_run(run_id)
+                store.leases.claim_run(run_id)
     finally:
         other.communicate("\n", timeout=60)
     assert other.returncode == 0
     with RunStore(tmp_path / "runs.sqlite") as store:
-        assert [(r.name, r.status) for r in store.list_runs()] == [("shared", "finished")]
+        assert [(r.name, r.status) for r in store.runs.list()] == [("shared", "finished")]
     with watch(name="shared", data_dir=tmp_path) as again:  # once it has finished, the name can be watched again
         again.log(1, loss=0.5)
     assert again.run_id != run_id
@@ -173,8 +173,8 @@ def test_a_stored_view_that_is_not_an_engine_view_is_skipped_and_never_run(tmp_p
     from invlab.train import RunConfig, RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
-        store.save_views(run_id, 1, {"spectrum": dg.Spectrum(values=np.ones(3))})
+        run_id = store.runs.create(RunConfig().to_json(), "svgp", "digits")
+        store.views.save(run_id, 1, {"spectrum": dg.Spectrum(values=np.ones(3))})
         store.flush()
     db = sqlite3.connect(tmp_path / "runs.sqlite")
     with db:
@@ -186,7 +186,7 @@ def test_a_stored_view_that_is_not_an_engine_view_is_skipped_and_never_run(tmp_p
                        (run_id, name, payload["type"], zlib.compress(json.dumps(payload).encode())))
     db.close()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        stored = store.views(run_id)
+        stored = store.views.read(run_id)
     assert list(stored.views) == ["spectrum"]
     assert sorted(name for name, _ in stored.skipped) == ["broken", "evil"]
     assert not (tmp_path / "pwned").exists()
@@ -198,8 +198,8 @@ def test_a_view_holding_what_is_not_numbers_is_not_stored_with_a_warning(tmp_pat
     from invlab.train import RunConfig, RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
+        run_id = store.runs.create(RunConfig().to_json(), "svgp", "digits")
         with pytest.warns(UserWarning, match="odd.*cannot be stored"):
-            store.save_views(run_id, 1, {"odd": dg.Spectrum(values=bad), "fine": dg.Spectrum(values=np.ones(2))})
+            store.views.save(run_id, 1, {"odd": dg.Spectrum(values=bad), "fine": dg.Spectrum(values=np.ones(2))})
             store.flush()
-        assert list(store.views(run_id).views) == ["fine"]
+        assert list(store.views.read(run_id).views) == ["fine"]

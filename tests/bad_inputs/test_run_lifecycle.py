@@ -42,7 +42,7 @@ def test_watch_log_huge_int_or_meta_tensor_is_a_gap_with_one_warning(tmp_path):
             "a gap") in said[0]
     assert "x at step 1 is a whole number of 401 digits, too large for a float, not a finite number" in said[1]
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record, stored = store.get_run(run.run_id), store.metrics(run.run_id)
+        record, stored = store.runs.get(run.run_id), store.metrics.read(run.run_id)
     assert record.status == "finished" and record.step == 2
     assert stored["x"] == ([1, 2], [None, None]) and stored["m"] == ([1, 2], [None, None])
     assert stored["ok"] == ([1, 2], [1.0, 2.0])
@@ -59,7 +59,7 @@ def test_watch_log_step_out_of_range_is_one_error_and_the_run_is_not_left_runnin
     assert str(info.value).startswith(f"run.log's step must be a whole number from 0 to {2**63 - 1} (SQLite's largest "
                                       f"integer), not {step!r}")
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record, stored = store.get_run(run.run_id), store.metrics(run.run_id)
+        record, stored = store.runs.get(run.run_id), store.metrics.read(run.run_id)
     assert record.status == "failed" and record.step == 1  # what an errored loop gets, never `running`
     assert record.message.startswith("ConfigError: run.log's step must be")
     assert stored["loss"] == ([1], [1.0])  # nothing of the refused step was written
@@ -118,7 +118,7 @@ def test_a_page_closed_while_its_run_was_built_leaves_no_created_run(world, caps
     line = _runs_line(capsys, 1)
     assert line.split()[3] == "interrupted", line
     with _store(world) as store:
-        record = store.get_run(1)
+        record = store.runs.get(1)
     assert record.status == "interrupted" and record.step == 0
     assert record.message == ("its page was closed before it trained a step; train these settings as a new run with: "
                               "invlab train --resume 1 --restart")
@@ -129,13 +129,13 @@ def test_a_created_run_whose_process_is_gone_is_listed_as_not_running(world, cap
 
     path = world / "data" / "runs.sqlite"
     script = (f"from invlab.train import RunStore\nwith RunStore({str(path)!r}) as s:\n"
-              "    print(s.create_run('{}', 'svgp', 'digits'))\n")
+              "    print(s.runs.create('{}', 'svgp', 'digits'))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=Path(__file__).parents[2], check=True)  # a process that made a run, then ended
     gone = int(done.stdout)
     with RunStore(path) as store:
-        mine = store.create_run("{}", "svgp", "digits")  # this live process's: still waiting to be trained
-        old = store.create_run("{}", "svgp", "digits")
+        mine = store.runs.create("{}", "svgp", "digits")  # this live process's: still waiting to be trained
+        old = store.runs.create("{}", "svgp", "digits")
     con = sqlite3.connect(path)  # as a version that recorded no creator left it, hours ago
     with con:
         con.execute("UPDATE runs SET writer_pid = NULL, writer_host = NULL, writer_token = NULL, updated = ? "
@@ -145,7 +145,7 @@ def test_a_created_run_whose_process_is_gone_is_listed_as_not_running(world, cap
     assert _runs_line(capsys, old).split()[3] == "interrupted"
     assert _runs_line(capsys, mine).split()[3] == "created"
     with RunStore(path) as store:
-        message = store.get_run(gone).message
+        message = store.runs.get(gone).message
     assert message.startswith("its process (pid ") and message.endswith(
         f") ended before it trained a step; train these settings as a new run with: invlab train --resume {gone} "
         "--restart"), message
@@ -157,14 +157,14 @@ def test_resume_with_steps_below_the_run_s_step_is_refused_and_stores_nothing(wo
     code, _, err = run_cli(["train", "--steps", "6", *SMALL], capsys)
     assert code == 0, err
     with _store(world) as store:
-        before = (store.get_run(1), store.metrics(1))
+        before = (store.runs.get(1), store.metrics.read(1))
     code, out, err = run_cli(["train", "--resume", "1", "--steps", "4", "--quiet"], capsys)
     assert code == 1, err
     assert err.strip() == ("invlab train: run 1 is already at step 6, past --steps 4 (--steps is the run's total "
                            "number of steps, not steps to add); nothing was trained or stored. To train on, give a "
                            "larger total, e.g. invlab train --resume 1 --steps 10")
     with _store(world) as store:
-        after = (store.get_run(1), store.metrics(1))
+        after = (store.runs.get(1), store.metrics.read(1))
     assert after[1] == before[1]
     assert (after[0].status, after[0].step, after[0].config) == (before[0].status, before[0].step, before[0].config)
 
@@ -176,7 +176,7 @@ def test_resuming_a_finished_run_at_its_own_steps_stores_no_second_point(world, 
         code, _, err = run_cli(["train", "--resume", "1", "--quiet"], capsys)
         assert code == 0, err
     with _store(world) as store:
-        stored = store.metrics(1)
+        stored = store.metrics.read(1)
     for name, (steps, _) in stored.items():
         assert len(steps) == len(set(steps)), (name, steps)  # was: three copies of the final test error at step 4
 
@@ -185,13 +185,13 @@ def test_a_metric_written_twice_at_one_step_keeps_the_later_value(tmp_path):
     from invlab.train import RunStore
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run = store.create_run("{}", "svgp", "digits")
-        store.log_metrics(run, 5, {"test_error": 0.5, "loss": 1.0})
+        run = store.runs.create("{}", "svgp", "digits")
+        store.metrics.log(run, 5, {"test_error": 0.5, "loss": 1.0})
         store.flush()
-        store.log_metrics(run, 5, {"test_error": 0.25})
-        store.log_metrics(run, 6, {"loss": 2.0})
+        store.metrics.log(run, 5, {"test_error": 0.25})
+        store.metrics.log(run, 6, {"loss": 2.0})
         store.flush()
-        assert store.metrics(run) == {"loss": ([5, 6], [1.0, 2.0]), "test_error": ([5], [0.25])}
+        assert store.metrics.read(run) == {"loss": ([5, 6], [1.0, 2.0]), "test_error": ([5], [0.25])}
 
 
 def test_a_store_with_duplicate_metric_rows_still_opens(tmp_path):
@@ -213,7 +213,7 @@ def test_a_store_with_duplicate_metric_rows_still_opens(tmp_path):
     """)
     con.close()
     with RunStore(path) as store:
-        assert store.metrics(1) == {"loss": ([50], [1.0]), "test_error": ([60], [0.3])}
-        store.log_metrics(1, 60, {"test_error": 0.4})
+        assert store.metrics.read(1) == {"loss": ([50], [1.0]), "test_error": ([60], [0.3])}
+        store.metrics.log(1, 60, {"test_error": 0.4})
     with RunStore(path) as store:
-        assert store.metrics(1)["test_error"] == ([60], [0.4])
+        assert store.metrics.read(1)["test_error"] == ([60], [0.4])

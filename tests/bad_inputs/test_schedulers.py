@@ -134,7 +134,7 @@ def test_the_compare_page_on_a_silent_scheduler_says_so_for_a_sweep_and_a_discov
         study.start()
         assert study.error_text.startswith(silent_words(silent_scheduler)), study.error_text
         assert not study.running() and time.monotonic() - start < 8 * TIMEOUT
-        assert store.list_sweeps() == []  # nothing stored by either
+        assert store.sweeps.list() == []  # nothing stored by either
 
 
 WRITER = """

@@ -41,16 +41,16 @@ def test_a_store_locked_by_another_program_queues_writes_and_training_goes_on(tm
         pass
     assert trainer.step_count == 40 and trainer.status == "finished"  # the run was never stopped
     assert store.pending > 0 and "locked by another program" in heard[0] and "training goes on" in heard[0]
-    assert store.get_run(trainer.run_id).status == "created"  # nothing reached the file yet
+    assert store.runs.get(trainer.run_id).status == "created"  # nothing reached the file yet
     other.rollback()  # the other program lets go
     assert store.flush() and "writable again" in heard[-1]
-    record = store.get_run(trainer.run_id)
+    record = store.runs.get(trainer.run_id)
     assert (record.status, record.step) == ("finished", 40)
-    stored = store.metrics(trainer.run_id)
+    stored = store.metrics.read(trainer.run_id)
     assert set(stored) == set(trainer.history)
     for name, (steps, values) in trainer.history.items():
         assert stored[name] == (list(steps), list(values)), name  # every value, none twice
-    assert store.latest_checkpoint(trainer.run_id)[0] == 40
+    assert store.checkpoints.latest(trainer.run_id)[0] == 40
     store.close()
 
 
@@ -58,18 +58,18 @@ def test_a_store_locked_at_close_sets_its_queue_aside_and_the_next_store_takes_i
 
     path = tmp_path / "runs.sqlite"
     store = quick_store(path)
-    run = store.create_run("{}", "svgp", "digits")
+    run = store.runs.create("{}", "svgp", "digits")
     other = _hold_write_lock(path)
     for step in range(30):
-        store.log_metrics(run, step, {"loss": float(step)})
-    store.update_run(run, status="finished", step=29)
+        store.metrics.log(run, step, {"loss": float(step)})
+    store.runs.update(run, status="finished", step=29)
     with pytest.raises(InvlabError, match="stayed locked by another program .* saved in .*queued-.*json"):
         store.close()
     other.rollback()
     other.close()
     with quick_store(path) as again:
-        assert again.get_run(run).status == "finished"
-        assert again.metrics(run)["loss"] == (list(range(30)), [float(s) for s in range(30)])
+        assert again.runs.get(run).status == "finished"
+        assert again.metrics.read(run)["loss"] == (list(range(30)), [float(s) for s in range(30)])
     assert not list(tmp_path.glob("*.json*"))  # taken back once, then removed
 
 
@@ -82,7 +82,7 @@ def test_train_refuses_to_start_on_a_store_that_stays_locked(tmp_path, monkeypat
     assert code == 1 and "Traceback" not in err
     assert "locked by another program" in err and "fuser" in err
     with quick_store(tmp_path / "data" / "runs.sqlite") as store:
-        assert store.list_runs() == []  # nothing half-started
+        assert store.runs.list() == []  # nothing half-started
 
 
 def _read_only(path: Path, monkeypatch):
@@ -151,7 +151,7 @@ def test_a_read_only_data_directory_is_listed_and_opened_read_only(world, capsys
     setup_one_run(world)
     data = world / "data"
     with RunStore(data / "runs.sqlite") as store:
-        store.create_sweep("rotation-choice", "{}", 4)
+        store.sweeps.create("rotation-choice", "{}", 4)
     files = {path.name: path.read_bytes() for path in data.iterdir() if path.is_file()}
     (data / "runs.sqlite").chmod(0o444)
     data.chmod(0o555)
@@ -173,6 +173,6 @@ def test_a_read_only_data_directory_is_listed_and_opened_read_only(world, capsys
         code, out, err = run_cli(["runs"], capsys)
         assert code == 0 and "finished" in out, err
         with RunStore(data / "runs.sqlite") as store:
-            assert store.read_only and store.get_run(1).status == "finished"
+            assert store.read_only and store.runs.get(1).status == "finished"
     finally:
         (data / "runs.sqlite").chmod(0o644)

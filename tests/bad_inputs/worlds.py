@@ -90,9 +90,9 @@ def setup_corrupt_page(tmp, table="metrics"):
     (tmp / "data").mkdir()
     path = tmp / "data" / "runs.sqlite"
     with RunStore(path) as store:
-        run = store.create_run("{}", "svgp", "digits")
+        run = store.runs.create("{}", "svgp", "digits")
         for step in range(2000):
-            store.log_metrics(run, step, {"loss": float(step)})
+            store.metrics.log(run, step, {"loss": float(step)})
     con = sqlite3.connect(path)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page_size = con.execute("PRAGMA page_size").fetchone()[0]
@@ -118,7 +118,7 @@ def setup_checkpoint_without_optimiser(tmp):
     from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
-        _, path = store.latest_checkpoint(1)
+        _, path = store.checkpoints.latest(1)
     payload = torch.load(path, weights_only=True)
     del payload["optimizer"]
     torch.save(payload, path)
@@ -129,7 +129,7 @@ def setup_checkpoint_with_code(tmp):
     from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
-        _, path = store.latest_checkpoint(1)
+        _, path = store.checkpoints.latest(1)
     torch.save({"format": 1, "fn": os.getcwd, "obj": Path("x")}, path)  # pickled objects, not plain tensors
 
 
@@ -137,7 +137,7 @@ def _latest_checkpoint(tmp) -> Path:
     from invlab.train import RunStore
 
     with RunStore(tmp / "data" / "runs.sqlite") as store:
-        return Path(store.latest_checkpoint(1)[1])
+        return Path(store.checkpoints.latest(1)[1])
 
 
 def setup_checkpoint_empty(tmp):

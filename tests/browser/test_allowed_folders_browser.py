@@ -64,7 +64,7 @@ def test_a_class_folder_linked_outside_is_refused_and_nothing_trains_on_it(serve
         time.sleep(2)  # a run the Start had built would be stored by now
         assert not errors, errors
     with RunStore(root / "data" / "runs.sqlite", create=False) as store:
-        assert not [r for r in store.list_runs() if "pics" in r.dataset or "pics" in r.config]
+        assert not [r for r in store.runs.list() if "pics" in r.dataset or "pics" in r.config]
 
 
 def test_a_checkpoint_probed_as_npz_is_refused_without_its_contents(served_with_links):

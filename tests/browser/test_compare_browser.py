@@ -102,7 +102,7 @@ def test_a_built_in_study_launched_from_the_page_fills_the_table(served, launche
     sweep, requests, rows = launched
     store = RunStore(store_path)
     try:
-        runs = store.sweep_runs(sweep)
+        runs = store.sweeps.runs(sweep)
     finally:
         store.close()
     assert len(runs) == 6 and {r.status for r in runs} == {"finished"}
@@ -119,14 +119,14 @@ def test_a_stored_sweep_by_link_shows_its_data_and_opens_a_run(served, launched,
     try:
         by_angle = defaultdict(list)
         learned_ids = []
-        for record in store.sweep_runs(sweep):
-            point = store.sweep_info(record.id)["point"]
+        for record in store.sweeps.runs(sweep):
+            point = store.sweeps.info(record.id)["point"]
             if point["model.learn_ranges"]:
                 learned_ids.append(record.id)
             else:
                 by_angle[point["model.init_rotation"]].append(record.full_elbo)
         opened = learned_ids[0]
-        elbo_steps = len(store.metrics(opened, ["elbo"])["elbo"][0])
+        elbo_steps = len(store.metrics.read(opened, ["elbo"])["elbo"][0])
     finally:
         store.close()
     expected = np.array([np.mean(by_angle[a]) for a in sorted(by_angle)])

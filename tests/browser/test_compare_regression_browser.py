@@ -23,8 +23,8 @@ def test_a_regression_sweep_shows_its_rmse_in_the_targets_units(served_home):
     with RunStore(folder / "data" / "runs.sqlite") as store:
         sweep = run_sweep_serially(spec, store)
         by_point = defaultdict(list)
-        for record in store.sweep_runs(sweep):
-            by_point[store.sweep_info(record.id)["point"]["model.num_inducing"]].append(record.test_rmse)
+        for record in store.sweeps.runs(sweep):
+            by_point[store.sweeps.info(record.id)["point"]["model.num_inducing"]].append(record.test_rmse)
     expected = [np.mean(by_point[v]) for v in (3, 6)]
 
     with browser_page() as (page, errors):

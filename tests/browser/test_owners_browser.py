@@ -40,7 +40,7 @@ def train_one(page, store_path) -> int:
     page.get_by_role("button", name="▶ Start").click()
     poll(lambda: field(page, "state") == "finished", timeout=180)
     with RunStore(store_path) as store:
-        return store.list_runs(1)[0].id
+        return store.runs.list(1)[0].id
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_each_user_sees_their_own_runs_and_the_admin_sees_all(class_server):
     lecturer.goto(url + f"?run={bobs}")  # the admin opens anyone's run
     poll(lambda: f"opened stored run {bobs}" in field(lecturer, "message"))
     with RunStore(store_path) as store:  # recorded in the store
-        assert store.get_run(alices).owner == "alice" and store.get_run(bobs).owner == "bob"
+        assert store.runs.get(alices).owner == "alice" and store.runs.get(bobs).owner == "bob"
     for page in (alice, bob, lecturer):
         page.context.close()
 
@@ -107,7 +107,7 @@ def test_no_cookie_a_page_writes_changes_who_owns_a_run(class_server):
         pages[name] = page
     bobs = train_one(pages["bob"], store_path)
     with RunStore(store_path) as store:
-        assert store.get_run(bobs).owner == "bob"  # was: 'guest', listed and continued by anyone with the cookie
+        assert store.runs.get(bobs).owner == "bob"  # was: 'guest', listed and continued by anyone with the cookie
     alice = pages["alice"]
     assert not any(t.startswith(f"#{bobs} ") for t in stored_runs(alice))
     alice.goto(url + f"?run={bobs}")

@@ -207,7 +207,7 @@ def test_a_closed_tab_stops_training_and_a_queued_page_says_why(tmp_path):
             page.close()
             closed = time.time()
         # the closed tab's run stops (its run in the store is no longer running) within seconds
-        poll(lambda: store.list_runs() and all(r.status != "running" for r in store.list_runs()), timeout=30)
+        poll(lambda: store.runs.list() and all(r.status != "running" for r in store.runs.list()), timeout=30)
         assert time.time() - closed < 12
 
 

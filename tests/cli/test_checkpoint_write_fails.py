@@ -56,10 +56,10 @@ def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumably(how, capsys
     assert ("Permission denied" if how == "permission-denied" else "not a folder") in line, line
     assert line.endswith("then continue from its latest checkpoint (step 8) with: invlab train --resume 1"), line
     with _store() as store:
-        record = store.get_run(1)
+        record = store.runs.get(1)
         assert record.status == "interrupted" and record.step == 12
         assert "could not be written" in record.message and "invlab train --resume 1" in record.message
-        assert store.checkpoints(1)[0][0] == 8  # the newest written
+        assert store.checkpoints.list(1)[0][0] == 8  # the newest written
 
     if how == "folder-replaced-by-a-file":  # what the user does: give the folder back
         folder.unlink()
@@ -69,7 +69,8 @@ def test_a_checkpoint_that_cannot_be_written_stops_the_run_resumably(how, capsys
     assert "resuming run 1 at step 8 of 20" in err
     assert json.loads(out.strip().splitlines()[-1])["step"] == 20
     with _store() as store:
-        assert store.get_run(1).status == "finished"
-        steps = store.metrics(1)["loss"][0] if "loss" in store.metrics(1) else store.metrics(1)["elbo"][0]
+        assert store.runs.get(1).status == "finished"
+        stored = store.metrics.read(1)
+        steps = stored["loss"][0] if "loss" in stored else stored["elbo"][0]
     assert list(steps) == list(range(1, 21))  # the steps after the checkpoint at 8 were trained once more, kept once
     shutil.rmtree(folder, ignore_errors=True)

@@ -13,7 +13,7 @@ TINY = ["--subset", "60", "--num-inducing", "10", "--eval-every", "0", "--quiet"
 
 def _stored(run_id: int) -> RunConfig:
     with RunStore(Path(os.environ["INVLAB_DATA"]) / "runs.sqlite") as store:
-        return RunConfig.from_json(store.get_run(run_id).config)
+        return RunConfig.from_json(store.runs.get(run_id).config)
 
 
 def test_restart_with_another_model_trains_that_model_with_the_stored_settings(capsys):
@@ -56,7 +56,7 @@ def test_restart_refuses_a_stored_setting_the_new_model_cannot_take(capsys):
     assert line.startswith("invlab train: --restart --model invariant: run 1's likelihood='softmax'"), err
     assert "--likelihood" in line and "gaussian" in line, line
     with RunStore(Path(os.environ["INVLAB_DATA"]) / "runs.sqlite") as store:
-        assert [r.id for r in store.list_runs(10)] == [1]  # nothing new was stored
+        assert [r.id for r in store.runs.list(10)] == [1]  # nothing new was stored
     code, out, err = run_main(capsys, "train", "--resume", "1", "--restart", "--model", "invariant",
                               "--likelihood", "auto", "--steps", "1", "--quiet")
     assert code == 0, err

@@ -18,7 +18,7 @@ def test_runs_shows_every_registered_model_name_whole(capsys):
     names = models.model_names()
     with _store() as store:
         for name in names:
-            store.create_run("{}", name, "digits")
+            store.runs.create("{}", name, "digits")
     code, out, err = run_main(capsys, "runs", "--limit", "0")
     assert code == 0, err
     header, *rows = out.splitlines()
@@ -35,10 +35,10 @@ def test_runs_names_a_discover_run_by_its_candidate(capsys):
     with _store() as store:
         sweep_id = create_sweep(plan, store)
         for run in plan.spec.runs():  # stored as a finished study stores them, without training
-            store.store_sweep_run(sweep_id, run.key, config_json=run.config.to_json(), model=run.config.model,
+            store.sweeps.store_run(sweep_id, run.key, config_json=run.config.to_json(), model=run.config.model,
                                   dataset="symmetric-2d", status="finished", step=5, figures={}, history={},
                                   info={"point": run.point, "seed": run.seed})
-        store.create_run("{}", "svgp", "digits", name="my loop")
+        store.runs.create("{}", "svgp", "digits", name="my loop")
     code, out, err = run_main(capsys, "runs")
     assert code == 0, err
     lines = out.splitlines()
@@ -67,7 +67,7 @@ def test_discover_data_seed_and_its_older_spelling_set_the_data_seed(capsys):
     assert run_main(capsys, *common, "--data-seed", "7")[0] == 0
     assert run_main(capsys, *common, "--seed", "8")[0] == 0  # the older spelling keeps working for scripts
     with _store() as store:
-        seeds = [json.loads(s.spec)["base"]["data"]["seed"] for s in sorted(store.list_sweeps(), key=lambda s: s.id)]
+        seeds = [json.loads(s.spec)["base"]["data"]["seed"] for s in sorted(store.sweeps.list(), key=lambda s: s.id)]
     assert seeds == [7, 8]
     code, _, err = run_main(capsys, *common, "--data-seed", "-1")
     assert code == 1 and "--data-seed must be at least 0" in err  # named as the flag, as `invlab train` names it

@@ -19,8 +19,8 @@ def _store_with_evil_names() -> None:
     path = Path(os.environ["INVLAB_DATA"]) / "runs.sqlite"
     spec = SweepSpec(name=EVIL_SWEEP, vary={"data.subset": [10, 20]})
     with RunStore(path) as store:
-        store.create_run("{}", "svgp", "data\x1b[31m", name=EVIL_RUN)
-        store.create_sweep(EVIL_SWEEP, spec.to_json(), 2)
+        store.runs.create("{}", "svgp", "data\x1b[31m", name=EVIL_RUN)
+        store.sweeps.create(EVIL_SWEEP, spec.to_json(), 2)
 
 
 def test_names_in_listings_are_printed_escaped(capsys):

@@ -49,7 +49,7 @@ def within_noise_pair(tmp_path_factory):
     pair = next(c for c in report.ranking if "+" in c.candidate)
     first = report.row(pair.candidate.split("+")[0])
     for run_id, seed in zip(sorted(pair.run_ids), sorted(first.elbos)):  # within noise above the first part
-        store.update_run(run_id, full_elbo=first.elbos[seed] + first.elbo_sd / 3)
+        store.runs.update(run_id, full_elbo=first.elbos[seed] + first.elbo_sd / 3)
     store.flush()
     yield store, sweep_id, first.candidate, pair.candidate
     store.close()

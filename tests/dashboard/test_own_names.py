@@ -118,7 +118,7 @@ def discovered(tmp_path_factory):
             code = main(["discover", "--dataset", f"csv:{path}", "--orbit", "permutations:0,1", "--seeds", "2",
                          "--steps", "10", "--num-inducing", "6", "--batch-size", "0", "--serial", "--no-combine"])
         store = RunStore(root / "runs.sqlite")
-        report = discover_report(store, store.list_sweeps()[0].id)
+        report = discover_report(store, store.sweeps.list()[0].id)
         yield code, out.getvalue(), err.getvalue(), report, store
         store.close()
 

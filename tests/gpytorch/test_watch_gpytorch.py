@@ -38,8 +38,8 @@ def test_a_watched_gpytorch_model_stores_its_hyperparameters_spectrum_and_induci
         run_id = run.run_id
     store = RunStore(tmp_path / "runs.sqlite")
     try:
-        views = store.views_written_after(run_id, 0).views
-        history = store.metrics(run_id)
+        views = store.views.written_after(run_id, 0).views
+        history = store.metrics.read(run_id)
     finally:
         store.close()
     base = model.covar_module.base_kernel

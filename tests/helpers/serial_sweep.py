@@ -14,10 +14,10 @@ from invlab.train.states import SweepStatus
 def run_sweep_serially(spec: SweepSpec, store) -> int:
     """Create the sweep in `store` and store each of its runs as a Dask client would; the sweep's id."""
     planned = spec.runs()
-    sweep_id = store.create_sweep(spec.name, spec.to_json(), len(planned))
+    sweep_id = store.sweeps.create(spec.name, spec.to_json(), len(planned))
     for run in planned:
         store_result(store, sweep_id, run, train_run(run.config.to_json(), run.key, None))
-    store.update_sweep(sweep_id, status=SweepStatus.FINISHED)
+    store.sweeps.update(sweep_id, status=SweepStatus.FINISHED)
     return sweep_id
 
 

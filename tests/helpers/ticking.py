@@ -26,5 +26,5 @@ def assert_opened(explorer, run_id: int, metric: str, wait_until) -> None:
     wait_until(lambda: explorer.session.state == "finished" and f"opened stored run {run_id}" in
                explorer.session.message and metric in explorer.curves.buffers
                and len(explorer.curves.buffers[metric].data) > 0, explorer)
-    _, values = explorer.store.metrics(run_id, [metric])[metric]
+    _, values = explorer.store.metrics.read(run_id, [metric])[metric]
     np.testing.assert_allclose(explorer.curves.buffers[metric].data[metric], values)

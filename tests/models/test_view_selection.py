@@ -177,7 +177,7 @@ def test_a_snapshot_of_one_view_stores_it_and_keeps_the_other_stored_views(tmp_p
         list(trainer.run(steps=2))
         part = trainer.snapshot(views=True, only={"kuu_spectrum"}).views
         store.flush()
-        stored = store.views(trainer.run_id).views
+        stored = store.views.read(trainer.run_id).views
     assert list(part) == ["kuu_spectrum"] and len(full) > 1
     assert set(stored) == set(full)
     assert_same(stored["kuu_spectrum"], part["kuu_spectrum"], "kuu_spectrum")

@@ -24,7 +24,7 @@ def test_a_swap_symmetric_regression_ranks_permutations_first_on_a_local_cluster
     told = []
     sweep_id = run_candidates(plan, store, n_workers=1, on_result=lambda *a: told.append(a))
 
-    runs = store.sweep_runs(sweep_id)
+    runs = store.sweeps.runs(sweep_id)
     assert len(runs) == len(told) == 2 * len(plan.names) and all(r.status == "finished" for r in runs)
     assert sorted((c, s) for c, s, *_ in told) == sorted((c, s) for c in plan.names for s in (0, 1))
     report = discover_report(store, sweep_id)
@@ -117,7 +117,7 @@ def test_stage_two_combines_the_two_best_single_candidates_and_keeps_the_pair_th
     assert report.verdict.startswith(f"invariant under {pair} (log BF")
     assert any(note.startswith(f"stage 2: {pair} improves the ELBO of {best.candidate}") and "kept" in note
                for note in report.notes)
-    assert len(store.sweep_runs(sweep_id)) == report.total == 8 and not report.partial  # one sweep, both stages
+    assert len(store.sweeps.runs(sweep_id)) == report.total == 8 and not report.partial  # one sweep, both stages
 
 
 def test_the_notes_say_when_seeds_disagree_when_differences_are_noise_and_when_a_candidate_failed():
@@ -179,7 +179,7 @@ def test_on_dask_a_diverging_candidate_fails_once_and_stage_two_still_runs(tmp_p
     assert told.count((name, "failed")) == 2  # each seed once: stage 2 does not train it again
     report = discover_report(store, sweep_id)
     assert any("+" in c.candidate for c in report.ranking) and report.row(name).failed
-    assert len(store.sweep_runs(sweep_id)) == report.total == 10
+    assert len(store.sweeps.runs(sweep_id)) == report.total == 10
 
 
 def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the_name_as_html(tmp_path, monkeypatch,
@@ -205,7 +205,7 @@ def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the
     assert "test RMSE (price_keur)" in header, out
     assert "<th>test RMSE (price_keur)</th>" in (tmp_path / "r.html").read_text()
     store = RunStore(tmp_path / "runs.sqlite")
-    report = discover_report(store, store.list_sweeps()[0].id)
+    report = discover_report(store, store.sweeps.list()[0].id)
     assert report.target_name == "price_keur" and report.to_dict()["target_name"] == "price_keur"
     marked = dataclasses.replace(report, target_name='<img src=x onerror="alert(1)">')
     assert "<img" not in report_html(marked) and "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;&gt;)" in \

@@ -24,20 +24,20 @@ def test_a_local_sweep_stores_every_run_once_with_its_whole_data_elbo(tmp_path, 
     sweep_id = run_sweep(spec, store=store, n_workers=2,
                          progress=lambda p: seen.append((p.done, p.failed, dict(p.event or {}))))
 
-    runs = store.sweep_runs(sweep_id)
+    runs = store.sweeps.runs(sweep_id)
     assert sorted(r.sweep_key for r in runs) == sorted(planned)  # every planned run, each once
-    assert store.get_sweep(sweep_id).status == "finished"
+    assert store.sweeps.get(sweep_id).status == "finished"
     for r in runs:
         assert r.status == "finished" and r.step == 20
         assert RunConfig.from_json(r.config).to_json() == planned[r.sweep_key].config.to_json()
-        step, path = store.latest_checkpoint(r.id)
+        step, path = store.checkpoints.latest(r.id)
         assert step == 20
         rebuilt = Trainer.from_checkpoint(path)  # in this process, from what the client stored
         assert r.full_elbo == pytest.approx(rebuilt.full_elbo()["elbo"], rel=1e-9, abs=1e-9)
-        steps, values = store.metrics(r.id)["elbo"]
+        steps, values = store.metrics.read(r.id)["elbo"]
         assert steps[-1] == 20 and len(steps) == 4  # logged every 5 steps on the worker, stored by the client
         assert comparison(store, sweep_id).history(r.id) == (steps, values)
-    assert len({store.sweep_info(r.id)["worker"] for r in runs}) == 2  # both workers trained
+    assert len({store.sweeps.info(r.id)["worker"] for r in runs}) == 2  # both workers trained
 
     kinds = [event.get("kind") for _, _, event in seen]
     assert kinds.count("done") == 4 and "step" in kinds and kinds.index("step") < len(kinds) - 1
@@ -45,13 +45,13 @@ def test_a_local_sweep_stores_every_run_once_with_its_whole_data_elbo(tmp_path, 
 
     # the store keeps a sweep's run once, whatever arrives again (a retried task's result)
     again = runs[0]
-    run_id, stored = store.store_sweep_run(sweep_id, again.sweep_key, config_json=again.config, model="svgp",
+    run_id, stored = store.sweeps.store_run(sweep_id, again.sweep_key, config_json=again.config, model="svgp",
                                            dataset="symmetric-2d", status="finished", step=20, figures={},
                                            history={}, info={})
-    assert (run_id, stored) == (again.id, False) and len(store.sweep_runs(sweep_id)) == 4
+    assert (run_id, stored) == (again.id, False) and len(store.sweeps.runs(sweep_id)) == 4
     # resuming a finished sweep runs nothing (and starts no cluster)
     assert run_sweep(None, store=store, sweep_id=sweep_id) == sweep_id
-    assert len(store.sweep_runs(sweep_id)) == 4
+    assert len(store.sweeps.runs(sweep_id)) == 4
 
     cmp = comparison(store, sweep_id)
     assert cmp.axes == ["model.num_inducing"] and cmp.comparable

@@ -84,9 +84,9 @@ def test_the_compare_page_says_its_scheduler_was_lost_and_offers_resume(tmp_path
             assert page.state == "stopped", page.message
             assert f"the Dask scheduler at {cluster.address} was lost" in page.message, page.message
             assert page.resume_button.visible
-            statuses = {run.status for run in store.sweep_runs(page.sweep_id)}
+            statuses = {run.status for run in store.sweeps.runs(page.sweep_id)}
             assert statuses == {"finished", "interrupted"}, statuses
-            assert store.get_sweep(page.sweep_id).status == "interrupted"
+            assert store.sweeps.get(page.sweep_id).status == "interrupted"
     finally:
         stop(cluster)
     out, err = capfd.readouterr()

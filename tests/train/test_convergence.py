@@ -19,7 +19,7 @@ def test_an_rkhs_solve_stops_once_converged_with_the_answer_of_running_on(tmp_pa
     assert trainer.step_count < 20  # of 500 configured
     assert snaps[-1].step == trainer.step_count and snaps[-1].status == "finished"
     assert snaps[-1].health.state == "converged"
-    record = store.get_run(trainer.run_id)
+    record = store.runs.get(trainer.run_id)
     assert record.status == "finished" and "converged" in (record.message or "")
 
     on = Trainer(rkhs_config(train_device))

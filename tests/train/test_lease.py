@@ -23,13 +23,13 @@ CLAIMANT = textwrap.dedent("""
         run_id, start = int(line.split()[0]), float(line.split()[1])
         time.sleep(max(0.0, start - time.time()))
         try:
-            store.claim_run(run_id)
+            store.leases.claim_run(run_id)
         except RunStoreError as err:
             print("refused", run_id, err, flush=True)
             continue
-        store.truncate(run_id, 2)
+        store.runs.truncate(run_id, 2)
         for step in range(3, 8):
-            store.log_metrics(run_id, step, {"elbo": -1.0 / step, "kl": float(step)})
+            store.metrics.log(run_id, step, {"elbo": -1.0 / step, "kl": float(step)})
         store.flush()
         print("won", run_id, flush=True)
     store.close()
@@ -45,10 +45,10 @@ def duplicated_metrics(db) -> list:
 def test_two_processes_racing_for_a_run_have_one_winner_each_round(tmp_path):
     db, rounds = tmp_path / "runs.sqlite", 50
     with RunStore(db) as store:
-        ids = [store.create_run("{}", "svgp", "digits", status="interrupted") for _ in range(rounds)]
+        ids = [store.runs.create("{}", "svgp", "digits", status="interrupted") for _ in range(rounds)]
         for rid in ids:
             for step in range(1, 3):
-                store.log_metrics(rid, step, {"elbo": -1.0, "kl": 1.0})
+                store.metrics.log(rid, step, {"elbo": -1.0, "kl": 1.0})
     procs = [subprocess.Popen([sys.executable, "-c", CLAIMANT, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     try:
@@ -77,7 +77,7 @@ def test_two_processes_racing_for_a_run_have_one_winner_each_round(tmp_path):
 def _holder(db, code: str = "") -> subprocess.Popen:
     """A process that claims run 1, says so, then runs `code` (by default it waits to be killed)."""
     script = ("import sys, time\nfrom invlab.train import RunStore\nstore = RunStore(sys.argv[1])\n"
-              "store.claim_run(1)\nprint('claimed', flush=True)\n" + (code or "time.sleep(600)\n"))
+              "store.leases.claim_run(1)\nprint('claimed', flush=True)\n" + (code or "time.sleep(600)\n"))
     proc = subprocess.Popen([sys.executable, "-c", script, str(db)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "claimed"
     return proc
@@ -86,19 +86,19 @@ def _holder(db, code: str = "") -> subprocess.Popen:
 def test_a_dead_holders_lease_is_taken_over_and_a_live_ones_is_not(tmp_path):
     db = tmp_path / "runs.sqlite"
     with RunStore(db) as store:
-        store.create_run("{}", "svgp", "digits", status="interrupted")
+        store.runs.create("{}", "svgp", "digits", status="interrupted")
     live = _holder(db)
     try:
         with RunStore(db) as store:
             with pytest.raises(RunStoreError, match=rf"pid {live.pid} on {socket.gethostname()}"):
-                store.claim_run(1)
-            assert store.get_run(1).status == "running"
+                store.leases.claim_run(1)
+            assert store.runs.get(1).status == "running"
     finally:
         live.kill()
         live.wait()
     with RunStore(db) as store:  # its holder died (SIGKILL: nothing was given back)
-        lease = store.claim_run(1)
-        assert store.live_writer(1, lease) is None  # this claim holds it now
+        lease = store.leases.claim_run(1)
+        assert store.leases.live_writer(1, lease) is None  # this claim holds it now
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status, writer_pid FROM runs WHERE id = 1").fetchone() == ("running", os.getpid())
 
@@ -108,16 +108,17 @@ def test_a_lease_whose_heartbeat_is_too_old_is_taken_over(tmp_path):
 
     db = tmp_path / "runs.sqlite"
     with RunStore(db) as store:
-        store.create_run("{}", "svgp", "digits", status="interrupted")
+        store.runs.create("{}", "svgp", "digits", status="interrupted")
     live = _holder(db)
     try:
         with RunStore(db) as store:
             with pytest.raises(RunStoreError, match=f"pid {live.pid}"):
-                store.claim_run(1)
-            with store._db:  # the holder still runs, but has not been heard from for longer than a lease lasts
-                store._db.execute("UPDATE runs SET updated = ? WHERE id = 1", (time.time() - LEASE_SECONDS - 1,))
-            lease = store.claim_run(1)
-            assert store.live_writer(1, lease) is None
+                store.leases.claim_run(1)
+            db = store.connection.db
+            with db:  # the holder still runs, but has not been heard from for longer than a lease lasts
+                db.execute("UPDATE runs SET updated = ? WHERE id = 1", (time.time() - LEASE_SECONDS - 1,))
+            lease = store.leases.claim_run(1)
+            assert store.leases.live_writer(1, lease) is None
     finally:
         live.kill()
         live.wait()
@@ -134,24 +135,24 @@ def test_a_paused_trainer_does_not_continue_a_run_taken_over_since(tmp_path, tra
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device), store=store)
     list(trainer.run(steps=3))  # paused at step 3, still holding its lease
-    other = _holder(tmp_path / "runs.sqlite", "store.update_run(1, status='paused')\n")  # trained it meanwhile
+    other = _holder(tmp_path / "runs.sqlite", "store.runs.update(1, status='paused')\n")  # trained it meanwhile
     other.wait()
-    rows = sum(len(steps) for steps, _ in store.metrics(trainer.run_id).values())
+    rows = sum(len(steps) for steps, _ in store.metrics.read(trainer.run_id).values())
     with pytest.raises(RunStoreError, match=r"run 1 was taken over by another process \(pid \d+ on .*invlab train "
                                             r"--resume 1"):
         list(trainer.run())
     assert trainer.step_count == 3
-    assert sum(len(steps) for steps, _ in store.metrics(trainer.run_id).values()) == rows
+    assert sum(len(steps) for steps, _ in store.metrics.read(trainer.run_id).values()) == rows
     store.close()
 
 
 def test_a_failed_resume_gives_the_run_back_as_it_was(tmp_path, train_device):
     with RunStore(tmp_path / "runs.sqlite") as store:
-        rid = store.create_run(svgp_config(train_device).to_json(), "svgp", "digits", status="interrupted")
+        rid = store.runs.create(svgp_config(train_device).to_json(), "svgp", "digits", status="interrupted")
         with pytest.raises(Exception, match="no usable checkpoint"):
             Trainer.resume(store, rid)
-        assert store.get_run(rid).status == "interrupted"
-        assert store.claim_run(rid)  # not held by the failed attempt
+        assert store.runs.get(rid).status == "interrupted"
+        assert store.leases.claim_run(rid)  # not held by the failed attempt
 
 
 LONG_RESUME = ["--steps", "1000000", "--eval-every", "0", "--flush-every", "5", "--checkpoint-seconds", "0", "--quiet"]
@@ -199,19 +200,19 @@ def test_two_cli_resumes_started_together_train_the_run_once(tmp_path, cli_devic
 def test_a_sweep_has_one_runner(tmp_path):
     db = tmp_path / "runs.sqlite"
     with RunStore(db) as store:
-        sweep = store.create_sweep("rotation-choice", "{}", 4)
+        sweep = store.sweeps.create("rotation-choice", "{}", 4)
     script = ("import sys, time\nfrom invlab.train import RunStore\nstore = RunStore(sys.argv[1])\n"
-              f"store.claim_sweep({sweep})\nprint('claimed', flush=True)\ntime.sleep(600)\n")
+              f"store.leases.claim_sweep({sweep})\nprint('claimed', flush=True)\ntime.sleep(600)\n")
     holder = subprocess.Popen([sys.executable, "-c", script, str(db)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "claimed"
         with RunStore(db) as store:
             with pytest.raises(RunStoreError, match=rf"sweep {sweep} is still being run by another process "
                                                     rf"\(pid {holder.pid} on {socket.gethostname()}\)"):
-                store.claim_sweep(sweep)
+                store.leases.claim_sweep(sweep)
     finally:
         holder.kill()
         holder.wait()
     with RunStore(db) as store:  # its runner died: the sweep can be resumed
-        store.claim_sweep(sweep)
-        assert store.get_sweep(sweep).status == "running"
+        store.leases.claim_sweep(sweep)
+        assert store.sweeps.get(sweep).status == "running"

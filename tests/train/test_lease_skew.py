@@ -26,24 +26,24 @@ def held_on_another_host(db, updated: float) -> None:
 def db(tmp_path):
     path = tmp_path / "runs.sqlite"
     with RunStore(path) as store:
-        store.create_run("{}", "svgp", "digits", status="interrupted")
+        store.runs.create("{}", "svgp", "digits", status="interrupted")
     return path
 
 
 def test_a_heartbeat_years_in_the_future_does_not_hold_the_run(db):
     held_on_another_host(db, time.time() + YEARS)
     with RunStore(db) as store:
-        assert store.live_writer(1) is None
-        lease = store.claim_run(1)
-        assert store.live_writer(1, lease) is None
-        assert store.get_run(1).status == "running"
+        assert store.leases.live_writer(1) is None
+        lease = store.leases.claim_run(1)
+        assert store.leases.live_writer(1, lease) is None
+        assert store.runs.get(1).status == "running"
 
 
 def test_a_run_whose_holder_was_heard_from_years_ahead_is_listed_killed(db):
     held_on_another_host(db, time.time() + YEARS)
     with RunStore(db) as store:  # opening the store marks the runs whose writers are gone
-        store.mark_killed_runs()
-        record = store.get_run(1)
+        store.leases.mark_killed()
+        record = store.runs.get(1)
     assert record.status == "killed" and "pid 4242 on far-host" in record.message
 
 
@@ -52,7 +52,7 @@ def test_a_heartbeat_a_little_ahead_still_holds_and_the_refusal_says_when_the_le
     held_on_another_host(db, ahead)
     with RunStore(db) as store:
         with pytest.raises(RunStoreError) as refused:
-            store.claim_run(1)
+            store.leases.claim_run(1)
     text = str(refused.value)
     assert "pid 4242 on far-host" in text
     assert time.strftime("%Y-%m-%d %H:%M", time.localtime(ahead)) in text  # its last heartbeat
@@ -66,7 +66,7 @@ def test_a_refusal_of_a_current_holder_names_its_heartbeat_and_when_it_lapses(db
     held_on_another_host(db, beat)
     with RunStore(db) as store:
         with pytest.raises(RunStoreError) as refused:
-            store.claim_run(1)
+            store.leases.claim_run(1)
     text = str(refused.value)
     assert "still being trained by another process (pid 4242 on far-host" in text
     assert f"last heard from at {time.strftime('%Y-%m-%d %H:%M', time.localtime(beat))}" in text

@@ -49,8 +49,8 @@ def test_csv_trains_lists_resumes_and_reports_in_the_targets_units(tmp_path):
     listed = invlab("runs", data_dir=data)
     assert listed.returncode == 0 and re.search(r"^\s*1\s+svgp\s+house\.csv\s+finished\s+20\s", listed.stdout, re.M)
     with RunStore(data / "runs.sqlite") as store:
-        stored = RunConfig.from_json(store.get_run(1).config)
-        _, checkpoint = store.latest_checkpoint(1)
+        stored = RunConfig.from_json(store.runs.get(1).config)
+        _, checkpoint = store.checkpoints.latest(1)
     assert stored.data_identity["source"] == f"csv:{tmp_path / 'house.csv'}"
     assert stored.data_identity["shapes"]["X_train"] == [60, 2] and stored.data_identity["mtime"] > 0
     # the printed RMSE is in the target's units: the reloaded model scores the same from its own predictions
@@ -173,7 +173,7 @@ def test_a_stored_dataframe_run_resumes_with_its_data_and_records_it(tmp_path):
         trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 4, "eval_every": 0}),
                           store=store, dataset=load(frame, target="price"))
         list(trainer.run())
-        stored = RunConfig.from_json(store.get_run(trainer.run_id).config).data_identity
+        stored = RunConfig.from_json(store.runs.get(trainer.run_id).config).data_identity
         assert stored["name"] == "dataframe" and stored["shapes"]["X_train"] == [52, 2]
         with pytest.raises(DataError, match="pass that data as dataset="):
             Trainer.resume(store, trainer.run_id)
@@ -184,7 +184,7 @@ def test_a_stored_dataframe_run_resumes_with_its_data_and_records_it(tmp_path):
         frame.loc[0, "price"] += 1.0
         changed = Trainer.resume(store, trainer.run_id, dataset=load(frame, target="price"))
         assert "continues on" in changed.resume_notes[0]
-        recorded = RunConfig.from_json(store.get_run(trainer.run_id).config).data_identity
+        recorded = RunConfig.from_json(store.runs.get(trainer.run_id).config).data_identity
         assert recorded["hash"] == identity(changed.dataset)["hash"] != stored["hash"]
 
 

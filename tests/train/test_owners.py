@@ -11,28 +11,28 @@ from invlab.train import RunStore, RunStoreError
 def test_a_user_lists_and_opens_only_their_own_runs_and_sweeps(tmp_path):
     path = tmp_path / "runs.sqlite"
     with RunStore(path, owner="alice") as alice:
-        mine = alice.create_run("{}", "svgp", "digits")
-        sweep = alice.create_sweep("rotation-choice", "{}", 2)
-        swept, _ = alice.store_sweep_run(sweep, "a", config_json="{}", model="svgp", dataset="digits",
+        mine = alice.runs.create("{}", "svgp", "digits")
+        sweep = alice.sweeps.create("rotation-choice", "{}", 2)
+        swept, _ = alice.sweeps.store_run(sweep, "a", config_json="{}", model="svgp", dataset="digits",
                                          status="finished", step=3, figures={}, history={}, info={})
     with RunStore(path) as cli:  # the command line: no logins, every run
-        old = cli.create_run("{}", "svgp", "digits")
-        assert [r.id for r in cli.list_runs()] == [old, swept, mine]
-        assert cli.get_run(mine).owner == "alice" and cli.get_run(swept).owner == "alice"
-        assert cli.get_run(old).owner is None and cli.get_sweep(sweep).owner == "alice"
+        old = cli.runs.create("{}", "svgp", "digits")
+        assert [r.id for r in cli.runs.list()] == [old, swept, mine]
+        assert cli.runs.get(mine).owner == "alice" and cli.runs.get(swept).owner == "alice"
+        assert cli.runs.get(old).owner is None and cli.sweeps.get(sweep).owner == "alice"
     with RunStore(path, owner="bob") as bob:
-        theirs = bob.create_run("{}", "svgp", "digits")
-        assert [r.id for r in bob.list_runs()] == [theirs] and bob.list_sweeps() == []
-        for open_ in (lambda: bob.get_run(mine), lambda: bob.get_run(old)):
+        theirs = bob.runs.create("{}", "svgp", "digits")
+        assert [r.id for r in bob.runs.list()] == [theirs] and bob.sweeps.list() == []
+        for open_ in (lambda: bob.runs.get(mine), lambda: bob.runs.get(old)):
             with pytest.raises(RunStoreError, match=r"belongs to another user of this server, so it is not opened"):
                 open_()
         with pytest.raises(RunStoreError, match=f"sweep {sweep} belongs to another user"):
-            bob.get_sweep(sweep)
+            bob.sweeps.get(sweep)
     with RunStore(path, owner="alice") as alice:
-        assert [r.id for r in alice.list_runs()] == [swept, mine] and [s.id for s in alice.list_sweeps()] == [sweep]
+        assert [r.id for r in alice.runs.list()] == [swept, mine] and [s.id for s in alice.sweeps.list()] == [sweep]
     with RunStore(path, owner="lecturer", admin=True) as lecturer:
-        assert [r.id for r in lecturer.list_runs()] == [theirs, old, swept, mine]
-        assert lecturer.get_run(theirs).owner == "bob" and [s.id for s in lecturer.list_sweeps()] == [sweep]
+        assert [r.id for r in lecturer.runs.list()] == [theirs, old, swept, mine]
+        assert lecturer.runs.get(theirs).owner == "bob" and [s.id for s in lecturer.sweeps.list()] == [sweep]
 
 
 def test_a_store_from_before_owners_gains_the_column(tmp_path):
@@ -49,12 +49,12 @@ def test_a_store_from_before_owners_gains_the_column(tmp_path):
                 'finished');
             INSERT INTO sweeps (created, updated, name, spec, status) VALUES (1, 1, 'old', '{}', 'finished');""")
     with RunStore(path) as store:
-        assert store.get_run(1).owner is None and store.get_sweep(1).owner is None
+        assert store.runs.get(1).owner is None and store.sweeps.get(1).owner is None
     with sqlite3.connect(path) as con:
         for table in ("runs", "sweeps"):
             assert "owner" in {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
     with RunStore(path, owner="alice") as alice:  # on a server with logins, a run without an owner is the admins'
-        assert alice.list_runs() == []
+        assert alice.runs.list() == []
 
 
 def test_serve_passes_admins_to_the_page(monkeypatch):

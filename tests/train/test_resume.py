@@ -73,40 +73,40 @@ def test_resume_without_a_checkpoint_refuses_and_keeps_the_metrics(tmp_path, tra
     trainer = Trainer(svgp_config(train_device, steps=40, flush_every=5, checkpoint_every=0), store=store)
     list(trainer.run(20))  # paused at step 20, no checkpoint written (interval-based ones are off)
     store.flush()
-    before = store.metrics(trainer.run_id)
+    before = store.metrics.read(trainer.run_id)
     assert before["elbo"][0][-1] == 20
     with pytest.raises(CheckpointError, match=rf"run {trainer.run_id} has no usable checkpoint"):
         Trainer.resume(store, trainer.run_id)
-    assert store.metrics(trainer.run_id) == before
+    assert store.metrics.read(trainer.run_id) == before
     store.close()
 
     code, _, err = run_main(capsys, "train", "--resume", str(trainer.run_id), "--steps", "30")
     assert code == 1
     assert f"run {trainer.run_id}" in err and "--restart" in err
     with RunStore() as again:
-        assert again.metrics(trainer.run_id) == before  # nothing deleted
-        record = again.get_run(trainer.run_id)
+        assert again.metrics.read(trainer.run_id) == before  # nothing deleted
+        record = again.runs.get(trainer.run_id)
         assert record.step == 20
     # asked for: its settings again, as a new run; the old one stays
     code, out, err = run_main(capsys, "train", "--resume", str(trainer.run_id), "--restart", "--steps", "4", "--quiet")
     assert code == 0, err
     assert out.startswith(f"run {trainer.run_id + 1} | svgp on digits | step 4 |")
     with RunStore() as again:
-        assert again.metrics(trainer.run_id) == before and again.get_run(trainer.run_id).step == 20
-        assert RunConfig.from_json(again.get_run(trainer.run_id + 1).config).model_config == {"num_inducing": 16}
+        assert again.metrics.read(trainer.run_id) == before and again.runs.get(trainer.run_id).step == 20
+        assert RunConfig.from_json(again.runs.get(trainer.run_id + 1).config).model_config == {"num_inducing": 16}
 
 
 def test_a_corrupt_latest_checkpoint_is_skipped_with_a_note(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device, steps=30, checkpoint_every=10, flush_every=5), store=store)
     list(trainer.run(25))
-    latest = store.latest_checkpoint(trainer.run_id)
+    latest = store.checkpoints.latest(trainer.run_id)
     assert latest[0] == 20
     latest[1].write_bytes(b"half a checkpoint")
     resumed = Trainer.resume(store, trainer.run_id)
     assert resumed.step_count == 10
     assert any("step_00000020" in note and "cannot be read" in note for note in resumed.resume_notes)
-    steps, _ = store.metrics(trainer.run_id)["elbo"]
+    steps, _ = store.metrics.read(trainer.run_id)["elbo"]
     assert steps[-1] == 10  # only the metrics after the checkpoint it continues from are dropped
     store.close()
 
@@ -119,11 +119,11 @@ def test_a_moved_data_directory_still_resumes(tmp_path, train_device, capsys, mo
                             "--quiet", *cli_device)
     assert code == 0, err
     with RunStore() as store:  # a run stored by an older version: an absolute checkpoint path
-        step, path = store.latest_checkpoint(1)
-        rid = store.create_run(store.get_run(1).config, "svgp", "digits", status="paused")
-        store.add_checkpoint(rid, step, path.resolve())
-        store._db.execute("UPDATE checkpoints SET path = ? WHERE run_id = ?", (str(path.resolve()), rid))
-        store._db.commit()
+        step, path = store.checkpoints.latest(1)
+        rid = store.runs.create(store.runs.get(1).config, "svgp", "digits", status="paused")
+        store.checkpoints.add(rid, step, path.resolve())
+        store.connection.db.execute("UPDATE checkpoints SET path = ? WHERE run_id = ?", (str(path.resolve()), rid))
+        store.connection.db.commit()
     shutil.move(old, new)
     monkeypatch.setenv("INVLAB_DATA", str(new))
     for run in ("1", str(rid)):
@@ -144,9 +144,9 @@ def test_resume_applies_the_learning_rate_and_records_it(tmp_path, train_device,
     assert code == 0, err
     assert "learning_rate 0.01 -> 0.003" in err
     with RunStore() as store:
-        config = RunConfig.from_json(store.get_run(1).config)
+        config = RunConfig.from_json(store.runs.get(1).config)
         assert config.train["learning_rate"] == 0.003 and config.train["steps"] == 14 and config.train["log_every"] == 7
-        step, path = store.latest_checkpoint(1)
+        step, path = store.checkpoints.latest(1)
     assert step == 14
     payload = load_checkpoint(path)
     assert [g["lr"] for g in payload["optimizer"]["param_groups"]] == [0.003]
@@ -169,7 +169,7 @@ def test_resume_refuses_flags_that_need_a_new_model_by_name(tmp_path, train_devi
     assert "--num-inducing" in err and "--dataset" in err and "--seed" in err and "run 1" in err
     assert "--steps" not in err.split("would need")[0]
     with RunStore() as store:
-        assert store.get_run(1).step == 4  # nothing ran
+        assert store.runs.get(1).step == 4  # nothing ran
     # the same value as stored is no change, so it is accepted
     code, _, err = run_main(capsys, "train", "--resume", "1", "--steps", "6", "--num-inducing", "10", "--quiet")
     assert code == 0, err
@@ -190,7 +190,7 @@ def test_checkpoints_are_written_by_time_by_default(tmp_path, train_device, monk
     for snap in trainer.run(every=1):
         if snap.step == 5:
             clock[0] += TrainConfig().checkpoint_seconds + 1
-    steps = [s for s, _ in store.checkpoints(trainer.run_id)]
+    steps = [s for s, _ in store.checkpoints.list(trainer.run_id)]
     assert 6 in steps and 12 in steps  # the interval passed during step 6; and the final one
     store.close()
 
@@ -199,9 +199,9 @@ def test_a_dead_or_reused_writer_is_noticed_and_a_live_one_is_not(tmp_path):
     import socket
 
     store = RunStore(tmp_path / "runs.sqlite")
-    ids = [store.create_run("{}", "svgp", "digits") for _ in range(5)]
+    ids = [store.runs.create("{}", "svgp", "digits") for _ in range(5)]
     for rid in ids:
-        store.update_run(rid, status="running")  # written by this (live) process
+        store.runs.update(rid, status="running")  # written by this (live) process
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     now, host = time.time(), socket.gethostname()
     cases = {ids[1]: (int(dead.stdout), host, now),  # its process has ended
@@ -209,12 +209,12 @@ def test_a_dead_or_reused_writer_is_noticed_and_a_live_one_is_not(tmp_path):
              ids[3]: (12345, "elsewhere", now - 3600),  # another host, silent for an hour
              ids[4]: (12345, "elsewhere", now - 5)}  # another host, heard from just now
     for rid, (pid, where, updated) in cases.items():
-        store._db.execute("UPDATE runs SET writer_pid = ?, writer_host = ?, updated = ? WHERE id = ?",
+        store.connection.db.execute("UPDATE runs SET writer_pid = ?, writer_host = ?, updated = ? WHERE id = ?",
                           (pid, where, updated, rid))
-    store._db.execute("UPDATE runs SET writer_token = 'another-boot:1' WHERE id = ?", (ids[2],))
-    store._db.commit()
-    assert sorted(store.mark_killed_runs()) == [ids[1], ids[2], ids[3]]
-    assert [store.get_run(rid).status for rid in ids] == ["running", "killed", "killed", "killed", "running"]
+    store.connection.db.execute("UPDATE runs SET writer_token = 'another-boot:1' WHERE id = ?", (ids[2],))
+    store.connection.db.commit()
+    assert sorted(store.leases.mark_killed()) == [ids[1], ids[2], ids[3]]
+    assert [store.runs.get(rid).status for rid in ids] == ["running", "killed", "killed", "killed", "running"]
     store.close()
 
 
@@ -255,7 +255,7 @@ def test_a_killed_run_is_marked_killed_and_resumes_from_its_checkpoint(tmp_path,
         with RunStore(db) as store:  # two writers of one run would garble it
             with pytest.raises(RunStoreError, match=r"run 1 is still being trained by another process \(pid"):
                 Trainer.resume(store, 1)
-            assert store.get_run(1).status == "running"
+            assert store.runs.get(1).status == "running"
     finally:
         proc.kill()  # SIGKILL: no handler runs
         proc.communicate()
@@ -265,18 +265,18 @@ def test_a_killed_run_is_marked_killed_and_resumes_from_its_checkpoint(tmp_path,
                            "(SELECT MAX(step) FROM checkpoints WHERE run_id = 1)").fetchone()[0]
     monkeypatch.setenv("INVLAB_DATA", str(data))
     with RunStore() as store:  # opening the store notices the writer is gone
-        record = store.get_run(1)
+        record = store.runs.get(1)
         assert record.status == "killed" and "--resume 1" in record.message
-        checkpoint_step = store.latest_checkpoint(1)[0]
+        checkpoint_step = store.checkpoints.latest(1)[0]
     code, out, _ = run_main(capsys, "runs")
     assert code == 0 and "killed" in out
     code, out, err = run_main(capsys, "train", "--resume", "1", "--steps", str(checkpoint_step + 5), "--quiet")
     assert code == 0, err
     assert f"resuming run 1 at step {checkpoint_step}" in err
     with RunStore() as store:
-        assert store.get_run(1).status == "finished"
-        config = RunConfig.from_json(store.get_run(1).config)
-        final = load_checkpoint(store.latest_checkpoint(1)[1])
+        assert store.runs.get(1).status == "finished"
+        config = RunConfig.from_json(store.runs.get(1).config)
+        final = load_checkpoint(store.checkpoints.latest(1)[1])
     with sqlite3.connect(db) as con:  # what was stored up to the checkpoint is all still there
         assert con.execute(f"SELECT COUNT(*) FROM metrics WHERE run_id = 1 AND step <= {checkpoint_step}"
                            ).fetchone()[0] == kept
@@ -318,14 +318,14 @@ def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path
     monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
     with pytest.raises(NonFiniteLossError):
         list(trainer.run())
-    assert store.get_run(trainer.run_id).status == "failed"
-    assert store.latest_checkpoint(trainer.run_id)[0] == 7
+    assert store.runs.get(trainer.run_id).status == "failed"
+    assert store.checkpoints.latest(trainer.run_id)[0] == 7
     resumed = Trainer.resume(store, trainer.run_id, train={"learning_rate": 0.001, "dtype": "float32"})
     assert resumed.step_count == 7 and resumed.current_lr == 0.001 and resumed.dtype == torch.float32
     for name, value in state_of(resumed).items():
         torch.testing.assert_close(value, good[name], rtol=1e-6, atol=1e-6)  # the good state, now in float32
     list(resumed.run())
-    assert resumed.step_count == 20 and store.get_run(trainer.run_id).status == "finished"
+    assert resumed.step_count == 20 and store.runs.get(trainer.run_id).status == "finished"
     store.close()
 
 
@@ -333,8 +333,8 @@ def test_only_the_newest_checkpoints_are_kept(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device, steps=40, checkpoint_every=10, keep_checkpoints=2), store=store)
     list(trainer.run())
-    assert [step for step, _ in store.checkpoints(trainer.run_id)] == [40, 30]
-    assert sorted(p.name for p in store.checkpoint_dir(trainer.run_id).iterdir()) == ["step_00000030.pt",
+    assert [step for step, _ in store.checkpoints.list(trainer.run_id)] == [40, 30]
+    assert sorted(p.name for p in store.checkpoints.folder(trainer.run_id).iterdir()) == ["step_00000030.pt",
                                                                                      "step_00000040.pt"]
     store.close()
 

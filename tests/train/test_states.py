@@ -29,9 +29,9 @@ def test_a_state_is_its_text_everywhere(member):
 def test_a_status_is_stored_as_text_and_read_back_as_its_member(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     try:
-        run_id = store.create_run("{}", "svgp", "digits", status=RunStatus.CREATED)
-        store.update_run(run_id, status=RunStatus.PAUSED)
-        record = store.get_run(run_id)
+        run_id = store.runs.create("{}", "svgp", "digits", status=RunStatus.CREATED)
+        store.runs.update(run_id, status=RunStatus.PAUSED)
+        record = store.runs.get(run_id)
         assert record.status is RunStatus.PAUSED and record.status == "paused"
     finally:
         store.close()

@@ -15,27 +15,27 @@ from invlab.train import RunStore, RunStoreError
 
 def test_runs_metrics_and_checkpoints_round_trip(tmp_path):
     with RunStore(tmp_path / "r.sqlite") as store:
-        rid = store.create_run('{"model": "svgp"}', "svgp", "digits")
-        store.log_metrics(rid, 10, {"elbo": -5.0, "kl": 1.0})
-        store.log_metrics(rid, 20, {"elbo": -4.0})
-        assert store.metrics(rid) == {}  # buffered until flushed
+        rid = store.runs.create('{"model": "svgp"}', "svgp", "digits")
+        store.metrics.log(rid, 10, {"elbo": -5.0, "kl": 1.0})
+        store.metrics.log(rid, 20, {"elbo": -4.0})
+        assert store.metrics.read(rid) == {}  # buffered until flushed
         store.flush()
-        assert store.metrics(rid)["elbo"] == ([10, 20], [-5.0, -4.0])
+        assert store.metrics.read(rid)["elbo"] == ([10, 20], [-5.0, -4.0])
         ck = tmp_path / "ck.pt"
         ck.write_bytes(b"x")
-        store.add_checkpoint(rid, 20, ck)
-        store.update_run(rid, status="finished", step=20, test_error=0.1)
-        assert store.latest_checkpoint(rid) == (20, ck)
-        assert store.get_run(rid).summary()["test_error"] == 0.1
-        store.truncate(rid, 10)
-        assert store.metrics(rid)["elbo"] == ([10], [-5.0])
+        store.checkpoints.add(rid, 20, ck)
+        store.runs.update(rid, status="finished", step=20, test_error=0.1)
+        assert store.checkpoints.latest(rid) == (20, ck)
+        assert store.runs.get(rid).summary()["test_error"] == 0.1
+        store.runs.truncate(rid, 10)
+        assert store.metrics.read(rid)["elbo"] == ([10], [-5.0])
     assert sqlite3.connect(tmp_path / "r.sqlite").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_unknown_run_and_corrupt_store_give_clear_errors(tmp_path):
     with RunStore(tmp_path / "r.sqlite") as store:
         with pytest.raises(RunStoreError, match="invlab runs"):
-            store.get_run(99)
+            store.runs.get(99)
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(RunStoreError, match="left untouched"):
@@ -47,12 +47,12 @@ WRITER = textwrap.dedent("""
     import os, sys, time
     from invlab.train import RunStore
     store = RunStore(sys.argv[1])
-    rid = store.create_run("{}", "svgp", "digits", status="running")
+    rid = store.runs.create("{}", "svgp", "digits", status="running")
     step = 0
     while True:
         for _ in range(50):
             step += 1
-            store.log_metrics(rid, step, {"elbo": -1.0 / step, "kl": float(step)})
+            store.metrics.log(rid, step, {"elbo": -1.0 / step, "kl": float(step)})
         store.flush()
         with open(sys.argv[2] + ".tmp", "w") as f:
             f.write(str(step))
@@ -72,8 +72,8 @@ def test_store_survives_a_killed_writer_process(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)  # mid-write, most likely
     proc.wait()
     with RunStore(db) as store:
-        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        steps, values = store.metrics(1)["elbo"]
+        assert store.connection.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        steps, values = store.metrics.read(1)["elbo"]
         assert len(steps) >= flushed and steps == list(range(1, len(steps) + 1))  # whole flushes, no gaps
         assert len(steps) % 50 == 0
 
@@ -89,25 +89,25 @@ def test_a_store_from_before_the_full_elbo_column_gets_it(tmp_path):
     old.commit()
     old.close()
     with RunStore(path) as store:
-        assert store.get_run(1).full_elbo is None  # old runs keep their figures, the new one empty
-        store.update_run(1, full_elbo=-12.5)
-        assert store.list_runs()[0].summary()["full_elbo"] == -12.5
+        assert store.runs.get(1).full_elbo is None  # old runs keep their figures, the new one empty
+        store.runs.update(1, full_elbo=-12.5)
+        assert store.runs.list()[0].summary()["full_elbo"] == -12.5
 
 
 def test_two_stores_in_one_folder_keep_their_checkpoints_apart(tmp_path):
     # a class server's pages or a second study in the same data directory: each store's run 1 has its own files
     first, second = RunStore(tmp_path / "runs.sqlite"), RunStore(tmp_path / "study.sqlite")
-    a = first.create_run("{}", "svgp", "digits")
-    b = second.create_run("{}", "svgp", "digits")
+    a = first.runs.create("{}", "svgp", "digits")
+    b = second.runs.create("{}", "svgp", "digits")
     assert a == b == 1
-    assert first.checkpoint_dir(a) == tmp_path / "checkpoints" / "run_1"  # the default store's folder is unchanged
-    assert second.checkpoint_dir(b) != first.checkpoint_dir(a)
+    assert first.checkpoints.folder(a) == tmp_path / "checkpoints" / "run_1"  # the default store's folder is unchanged
+    assert second.checkpoints.folder(b) != first.checkpoints.folder(a)
     from invlab.sweeps.execute import write_checkpoint
     write_checkpoint(first, a, 10, b"first")
     write_checkpoint(second, b, 10, b"second")
     first.flush(), second.flush()
-    assert first.latest_checkpoint(a)[1].read_bytes() == b"first"
-    assert second.latest_checkpoint(b)[1].read_bytes() == b"second"
+    assert first.checkpoints.latest(a)[1].read_bytes() == b"first"
+    assert second.checkpoints.latest(b)[1].read_bytes() == b"second"
     first.close(), second.close()
 
 

@@ -24,14 +24,14 @@ STATUS_WORDS = "|".join(m.value for m in RunStatus) + "|killed|incomplete"
 
 def test_a_resumed_run_drops_the_views_stored_past_its_checkpoint(tmp_path):
     with RunStore(tmp_path / "runs.sqlite") as store:
-        rid = store.create_run("{}", "svgp", "digits")
-        store.save_views(rid, 10, {"early": Scalars(values={"a": 1.0})})
+        rid = store.runs.create("{}", "svgp", "digits")
+        store.views.save(rid, 10, {"early": Scalars(values={"a": 1.0})})
         store.flush()
-        store.save_views(rid, 30, {"late": Scalars(values={"a": 2.0}), "early": Scalars(values={"a": 3.0})})
-        store.save_views(rid, 20, {"middle": Scalars(values={"b": np.float64(1.0)})})
+        store.views.save(rid, 30, {"late": Scalars(values={"a": 2.0}), "early": Scalars(values={"a": 3.0})})
+        store.views.save(rid, 20, {"middle": Scalars(values={"b": np.float64(1.0)})})
         store.flush()
-        store.truncate(rid, 20)
-        kept = store.views(rid)
+        store.runs.truncate(rid, 20)
+        kept = store.views.read(rid)
         # the views stored at step 30 show pictures of steps the resumed run no longer has
         assert sorted(kept.views) == ["middle"] and kept.step == 20
 
@@ -47,15 +47,15 @@ def test_no_sql_in_the_run_store_holds_a_status_word():
 
 def test_a_run_whose_process_ended_while_it_trained_reads_back_killed(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    rid = store.create_run("{}", "svgp", "digits")
-    store.update_run(rid, status=RunStatus.RUNNING)
+    rid = store.runs.create("{}", "svgp", "digits")
+    store.runs.update(rid, status=RunStatus.RUNNING)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    with store._db:
-        store._db.execute("UPDATE runs SET writer_pid = ?, writer_host = ?, writer_token = NULL, updated = ? "
+    with store.connection.db:
+        store.connection.db.execute("UPDATE runs SET writer_pid = ?, writer_host = ?, writer_token = NULL, updated = ? "
                           "WHERE id = ?", (int(dead.stdout), socket.gethostname(), time.time(), rid))
-    status = store.get_run(rid).status
+    status = store.runs.get(rid).status
     assert status is RunStatus.KILLED and status == "killed"
-    assert "invlab train --resume" in store.get_run(rid).message
+    assert "invlab train --resume" in store.runs.get(rid).message
     store.close()
     assert os.getpid() != int(dead.stdout)
 

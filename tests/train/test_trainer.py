@@ -64,7 +64,7 @@ def test_run_marks_failure_in_the_store(tmp_path, monkeypatch, train_device):
     monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
     with pytest.raises(NonFiniteLossError):
         list(trainer.run())
-    assert store.get_run(trainer.run_id).status == "failed"
+    assert store.runs.get(trainer.run_id).status == "failed"
 
 
 def test_checkpoint_round_trip_gives_identical_predictions(tmp_path, train_device):
@@ -100,9 +100,9 @@ def test_resume_continues_the_step_count_and_the_metrics(tmp_path, train_device)
     assert resumed.step_count == 20
     list(resumed.run())
     assert resumed.step_count == 40
-    steps, _ = store.metrics(trainer.run_id)["elbo"]
+    steps, _ = store.metrics.read(trainer.run_id)["elbo"]
     assert steps == sorted(set(steps)) and steps[-1] == 40  # no duplicated steps after the resume
-    record = store.get_run(trainer.run_id)
+    record = store.runs.get(trainer.run_id)
     assert record.status == "finished" and record.step == 40 and record.test_error is not None
 
 
@@ -247,7 +247,7 @@ def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path, t
     assert set(final) == {"elbo", "expected_log_lik", "kl"} and np.isfinite(final["elbo"])
     assert trainer.full_elbo() == final  # a fixed evaluation seed: the same number again
     assert final == trainer.model.full_elbo(trainer.X, trainer.y)  # over all 300 training points, not a batch
-    record = store.get_run(trainer.run_id)
+    record = store.runs.get(trainer.run_id)
     assert record.full_elbo == final["elbo"] and record.summary()["full_elbo"] == final["elbo"]
     list(trainer.run(2))  # more steps change the model: the figure is computed again at the end
     assert trainer.final_elbo is not None and trainer.final_elbo != final

@@ -55,7 +55,7 @@ def test_heartbeats_and_checkpoints_fall_due_by_steps_and_by_time(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     try:
         record = StoredRun(store, None, config_json="{}", model="svgp", data_name="digits")
-        assert record.created and store.get_run(record.run_id).model == "svgp"
+        assert record.created and store.runs.get(record.run_id).model == "svgp"
         tc = TrainConfig(checkpoint_every=0, checkpoint_seconds=600.0, flush_every=50)
         record.start(tc, now=100.0)
         assert record.due(1, tc, now=100.0) is None
@@ -69,7 +69,7 @@ def test_heartbeats_and_checkpoints_fall_due_by_steps_and_by_time(tmp_path):
         path.write_bytes(b"x")
         record.checkpoint_written(52, path, -12.5, tc, began=700.0, now=720.0)
         assert record.next_checkpoint == pytest.approx(720.0 + 20.0 / 0.02)
-        assert record.last_beat == 720.0 and store.get_run(record.run_id).step == 52
+        assert record.last_beat == 720.0 and store.runs.get(record.run_id).step == 52
     finally:
         store.close()
 
@@ -86,7 +86,7 @@ def test_only_the_newest_checkpoints_are_kept(tmp_path):
             path.write_bytes(b"x")
             paths.append(path)
             record.checkpoint_written(step, path, None, tc, began=0.0, now=0.0)
-        assert sorted(s for s, _ in store.checkpoints(record.run_id)) == [30, 40]
+        assert sorted(s for s, _ in store.checkpoints.list(record.run_id)) == [30, 40]
         assert [p.exists() for p in paths] == [False, False, True, True]
     finally:
         store.close()

@@ -53,11 +53,11 @@ def assert_same_view(got, want) -> None:
 def test_every_view_type_round_trips_exactly_through_the_store(tmp_path):
     views = every_kind_of_view()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
-        store.save_views(run_id, 7, views)
+        run_id = store.runs.create(RunConfig().to_json(), "svgp", "digits")
+        store.views.save(run_id, 7, views)
         store.flush()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        stored = store.views(run_id)
+        stored = store.views.read(run_id)
     assert stored.step == 7 and list(stored.views) == list(views) and stored.skipped == []
     for name, view in views.items():
         assert_same_view(stored.views[name], view)
@@ -65,13 +65,13 @@ def test_every_view_type_round_trips_exactly_through_the_store(tmp_path):
 
 def test_only_the_latest_snapshot_of_each_view_is_kept(tmp_path):
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits")
+        run_id = store.runs.create(RunConfig().to_json(), "svgp", "digits")
         for step in range(1, 6):
-            store.save_views(run_id, step, {"spectrum": dg.Spectrum(values=np.full(3, float(step))),
+            store.views.save(run_id, step, {"spectrum": dg.Spectrum(values=np.full(3, float(step))),
                                              "noise": dg.Scalars(values={"noise": float(step)})})
             store.flush()
-        stored = store.views(run_id)
-        rows = store._db.execute("SELECT count(*) FROM views WHERE run_id = ?", (run_id,)).fetchone()[0]
+        stored = store.views.read(run_id)
+        rows = store.connection.db.execute("SELECT count(*) FROM views WHERE run_id = ?", (run_id,)).fetchone()[0]
     assert rows == 2 and stored.step == 5
     assert stored.views["spectrum"].values.tolist() == [5.0, 5.0, 5.0]
 
@@ -90,12 +90,12 @@ def test_a_watched_loops_snapshot_stores_its_picture_views(tmp_path):
         run.log(3, loss=1.0)
         run.snapshot()
         with RunStore(tmp_path / "runs.sqlite") as reader:  # written while the loop still runs
-            stored = reader.views(run.run_id)
+            stored = reader.views.read(run.run_id)
         assert stored.step == 3 and stored.views["samples"].title == "samples 0"
         run.log(9, loss=0.5)
         run.snapshot()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        stored = store.views(run.run_id)
+        stored = store.views.read(run.run_id)
     assert stored.step == 9 and set(stored.views) == {"samples", "spectrum"}
     assert np.array_equal(stored.views["samples"].images, grids[-1].images)
 
@@ -108,6 +108,6 @@ def test_the_trainers_snapshots_store_its_views_with_the_run(tmp_path):
         list(trainer.run(steps=2))
         snap = trainer.snapshot(views=True)
         list(trainer.run(steps=2))  # the run ends: what it stored is written
-        stored = store.views(trainer.run_id)
+        stored = store.views.read(trainer.run_id)
     assert stored.views.keys() == snap.views.keys() and "kuu_spectrum" in stored.views
     assert np.array_equal(stored.views["kuu_spectrum"].values, snap.views["kuu_spectrum"].values)

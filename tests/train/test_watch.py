@@ -61,8 +61,8 @@ def test_a_watched_adam_loop_is_listed_by_invlab_runs_with_its_name_and_last_val
     assert fields[1:5] == ["svgp", "digits", "finished", "30"]
     assert fields[5] == format(elbo, ".5g")  # the last ELBO logged
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record = store.get_run(run.run_id)
-        steps, values = store.metrics(run.run_id)["elbo"]
+        record = store.runs.get(run.run_id)
+        steps, values = store.metrics.read(run.run_id)["elbo"]
     assert (record.name, record.status, record.message) == ("my-adam-loop", "finished", None)
     assert steps == list(range(1, 31)) and values[-1] == pytest.approx(elbo)
 
@@ -74,8 +74,8 @@ def test_an_exception_in_the_block_marks_the_run_failed_with_its_message(tmp_pat
             adam_loop(run, model, X, y, steps=3)
             raise RuntimeError("the loss exploded at step 3")
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record = store.get_run(run.run_id)
-        kept = store.metrics(run.run_id)["loss"][0]
+        record = store.runs.get(run.run_id)
+        kept = store.metrics.read(run.run_id)["loss"][0]
     assert record.status == "failed" and record.step == 3
     assert record.message == "RuntimeError: the loss exploded at step 3"
     assert kept == [1, 2, 3]  # what was logged before the exception is kept
@@ -90,7 +90,7 @@ def test_snapshot_records_the_models_hyperparameters_as_metrics(tmp_path):
         views = run.snapshot()
     assert {"kuu_spectrum", "hyperparameters", "inducing_inputs"} <= set(views)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        stored = store.metrics(run.run_id)
+        stored = store.metrics.read(run.run_id)
     hyper = {name: values for name, (steps, values) in stored.items() if name.startswith("hyperparameters/")}
     assert hyper, sorted(stored)
     expected = views["hyperparameters"].values
@@ -109,8 +109,8 @@ def test_any_object_with_diagnostics_can_be_snapshotted(tmp_path):
         run.log(1, loss=2.0)
         run.snapshot()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        assert store.metrics(run.run_id)["mine/temperature"] == ([1], [0.5])
-        assert store.get_run(run.run_id).model == "Mine"
+        assert store.metrics.read(run.run_id)["mine/temperature"] == ([1], [0.5])
+        assert store.runs.get(run.run_id).model == "Mine"
 
 
 def test_logged_values_reach_the_store_while_the_loop_runs_at_a_bounded_rate(tmp_path, monkeypatch):
@@ -118,7 +118,7 @@ def test_logged_values_reach_the_store_while_the_loop_runs_at_a_bounded_rate(tmp
 
     with watch(name="live", data_dir=tmp_path) as run:
         flushes = []
-        monkeypatch.setattr(run.store, "update_run", lambda *a, _real=run.store.update_run, **k: (
+        monkeypatch.setattr(run.store.runs, "update", lambda *a, _real=run.store.runs.update, **k: (
             flushes.append(1), _real(*a, **k))[1])
         start = time.monotonic()
         for step in range(1, 20001):
@@ -127,8 +127,8 @@ def test_logged_values_reach_the_store_while_the_loop_runs_at_a_bounded_rate(tmp
         time.sleep(1.5 / FLUSHES_PER_SECOND)
         run.log(20001, loss=0.0)  # due: written now, before the block ends
         with RunStore(tmp_path / "runs.sqlite") as reader:
-            seen = reader.metrics(run.run_id)["loss"][0]
-            assert reader.get_run(run.run_id).status == "running"
+            seen = reader.metrics.read(run.run_id)["loss"][0]
+            assert reader.runs.get(run.run_id).status == "running"
         assert seen[-1] == 20001 and len(seen) == 20001
     # one write per 1/FLUSHES_PER_SECOND at most, however many values were logged
     assert len(flushes) <= elapsed * FLUSHES_PER_SECOND + 2

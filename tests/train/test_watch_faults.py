@@ -18,7 +18,7 @@ def test_a_nested_watch_of_the_same_name_records_its_own_run_and_the_outer_run_f
             inner.log(1, loss=0.5)
         outer.log(2, loss=0.25)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        runs = {record.id: record for record in store.list_runs()}
+        runs = {record.id: record for record in store.runs.list()}
     assert inner.run_id != outer.run_id
     assert (runs[outer.run_id].name, runs[outer.run_id].status, runs[outer.run_id].step) == ("loop", "finished", 2)
     assert (runs[inner.run_id].name, runs[inner.run_id].status, runs[inner.run_id].message) == (
@@ -32,7 +32,7 @@ def test_ctrl_c_in_the_block_leaves_the_run_interrupted_with_its_step(tmp_path):
             run.log(2, loss=0.5)
             raise KeyboardInterrupt
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record = store.get_run(run.run_id)
+        record = store.runs.get(run.run_id)
     assert (record.status, record.step) == ("interrupted", 2)
     assert "KeyboardInterrupt" in record.message and "step 2" in record.message
 
@@ -46,7 +46,7 @@ def test_a_huge_exception_message_is_stored_cut_with_a_marker(tmp_path):
             run.log(1, loss=1.0)
             raise ValueError(huge)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        record = store.get_run(run.run_id)
+        record = store.runs.get(run.run_id)
     assert record.status == "failed"
     assert len(record.message) <= MAX_MESSAGE
     assert record.message.startswith("ValueError: xxx")

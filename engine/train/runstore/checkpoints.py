@@ -84,8 +84,3 @@ class Checkpoints:
         path = folder / f"run_{int(run_id)}"
         path.mkdir(parents=True, exist_ok=True)
         return path
-
-    def __call__(self, run_id: int) -> list[tuple[int, Path]]:
-        """A run's recorded checkpoints: the old `store.checkpoints(run_id)`, kept while its callers move to
-        `list`."""
-        return self.list(run_id)

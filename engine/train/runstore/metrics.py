@@ -47,7 +47,3 @@ class Metrics:
             steps.append(step)
             values.append(value)
         return out, (rows[-1][0] if rows else int(row))
-
-    def __call__(self, run_id: int, names: list[str] | None = None) -> dict:
-        """A run's metrics: the old `store.metrics(run_id)`, kept while its callers move to `read`."""
-        return self.read(run_id, names)

@@ -91,7 +91,3 @@ class Views:
                 continue
             out.step = step if out.step is None else max(out.step, step)
         return out
-
-    def __call__(self, run_id: int) -> StoredViews:
-        """Run `run_id`'s stored views: the old `store.views(run_id)`, kept while its callers move to `read`."""
-        return self.read(run_id)

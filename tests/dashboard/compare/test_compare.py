@@ -56,8 +56,8 @@ def rotation_sweep(explorer):
 def stored_points(store, sweep_id):
     """{run id: (point, seed, record)} read straight from the store."""
     out = {}
-    for record in store.sweep_runs(sweep_id):
-        info = store.sweep_info(record.id)
+    for record in store.sweeps.runs(sweep_id):
+        info = store.sweeps.info(record.id)
         out[record.id] = (info["point"], info["seed"], record)
     return out
 
@@ -118,7 +118,7 @@ def test_plots_show_mean_and_sd_over_seeds_as_numpy_computes_them(explorer, rota
         lines[layer.label][int(layer.dimension_values("run")[0])] = layer.dimension_values("run_elbo")
     assert set(lines) == {"init_rotation 0°", "init_rotation 90°"}
     for run_id, (point, _, _) in stored_points(store, rotation_sweep).items():
-        _, values = store.metrics(run_id, ["elbo"])["elbo"]
+        _, values = store.metrics.read(run_id, ["elbo"])["elbo"]
         np.testing.assert_allclose(lines[f"init_rotation {point['model.init_rotation']:g}°"][run_id], values)
 
 
@@ -204,10 +204,10 @@ def test_a_learned_range_run_is_marked_where_its_range_ended(explorer):
     page.study_button.clicks += 1
     follow(page, lambda: page.state == "finished")
     assert not page.not_comparable.visible
-    learned_runs = [r for r in explorer.store.sweep_runs(page.sweep_id)
-                    if explorer.store.sweep_info(r.id)["point"]["model.learn_ranges"]]
+    learned_runs = [r for r in explorer.store.sweeps.runs(page.sweep_id)
+                    if explorer.store.sweeps.info(r.id)["point"]["model.learn_ranges"]]
     assert len(learned_runs) == 1
-    ended = explorer.store.sweep_info(learned_runs[0].id)["learned"][RANGE_AXES["model.init_rotation"][0]]
+    ended = explorer.store.sweeps.info(learned_runs[0].id)["learned"][RANGE_AXES["model.init_rotation"][0]]
     lines = [layer.data for layer in page.elbo_pane.object if isinstance(layer, hv.VLine)]
     assert lines == [pytest.approx(ended)]
     # the learned run is no point of the fixed-range curve: that curve holds the fixed angles only
@@ -229,7 +229,7 @@ def test_stop_ends_the_sweep_and_keeps_what_finished(explorer):
     page.stop_button.clicks += 1
     assert page.state == "stopping…"
     follow(page, lambda: page.state == "stopped")
-    stored = explorer.store.sweep_runs(page.sweep_id)
+    stored = explorer.store.sweeps.runs(page.sweep_id)
     assert len(stored) < 4 and "runs stored" in page.message
     statuses = list(page.table.value["status"])
     assert statuses.count("not run") == 4 - len(stored) and statuses.count("finished") == len(stored)

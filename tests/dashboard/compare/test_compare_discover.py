@@ -83,7 +83,7 @@ def test_the_ranking_fills_in_live_and_is_the_store_ranked_by_mean_elbo(explorer
     planned = ["none", *TICKED]
     assert set(planned) <= set(table["candidate"])
     means = {}
-    records = {r.id: r for r in store.sweep_runs(d.sweep_id)}
+    records = {r.id: r for r in store.sweeps.runs(d.sweep_id)}
     for name in table["candidate"]:
         row = d.report.row(name)
         elbos = np.array([records[r].full_elbo for r in row.run_ids])
@@ -170,7 +170,7 @@ def test_a_regression_data_set_is_ranked_with_its_test_rmse(explorer):
     assert d.state == "finished", d.message
     table = d.table.value
     assert d.table.titles == {"test error": "test RMSE"}  # the column's title on the page (no names: a bundled set)
-    records = {r.id: r for r in explorer.store.sweep_runs(d.sweep_id)}
+    records = {r.id: r for r in explorer.store.sweeps.runs(d.sweep_id)}
     for name in ("none", "permutations"):
         rmse = np.array([records[r].test_rmse for r in d.report.row(name).run_ids])
         shown = table.loc[table["candidate"] == name, "test error"].item()
@@ -196,7 +196,7 @@ def test_a_page_closed_during_the_study_leaves_it_stopped_with_what_finished(tmp
     d.runner.thread.join(180)
     assert d.runner.finished and d.runner.error is None, d.runner.error
     with RunStore(tmp_path / "runs.sqlite") as store:
-        assert store.get_sweep(d.sweep_id).status == "interrupted"
-        runs = store.sweep_runs(d.sweep_id)
+        assert store.sweeps.get(d.sweep_id).status == "interrupted"
+        runs = store.sweeps.runs(d.sweep_id)
         assert runs and all(r.status == "finished" for r in runs), [(r.status, r.message) for r in runs]
         assert discover_report(store, d.sweep_id).partial

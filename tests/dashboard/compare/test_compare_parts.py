@@ -76,7 +76,7 @@ def test_the_form_builds_the_sweep_its_setting_values_and_seeds_describe():
 
 def test_following_a_stored_sweep_shows_its_planned_rows_and_its_state(store):
     spec = sweep_form(RunSettings()).spec_from_settings("train.steps", "10, 20", 2)
-    sweep_id = store.create_sweep(spec.name, spec.to_json(), len(spec.runs()))
+    sweep_id = store.sweeps.create(spec.name, spec.to_json(), len(spec.runs()))
     shown, errors, opened = Shown(), [], []
     following = SweepFollowing(shown, lambda: store, tick_ms=1000, open_run=opened.append, resume=lambda: None,
                                show_error=errors.append, refresh_sweeps=lambda: None)
@@ -100,7 +100,7 @@ def test_following_a_stored_sweep_shows_its_planned_rows_and_its_state(store):
 def test_the_page_opens_a_stored_sweep_through_its_parts(store):
     page = ComparePage(store=store)
     spec = page.spec_from_settings("train.steps", "10, 20", 1)
-    sweep_id = store.create_sweep(spec.name, spec.to_json(), len(spec.runs()))
+    sweep_id = store.sweeps.create(spec.name, spec.to_json(), len(spec.runs()))
     page.refresh_sweeps()
     page.open_sweep(sweep_id)
     assert page.sweep_id == sweep_id and page.sweeps_select.value == sweep_id

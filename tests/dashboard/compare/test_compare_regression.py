@@ -48,8 +48,8 @@ def page(store):
 
 def stored_by_point(store, sweep_id):
     out = {}
-    for record in store.sweep_runs(sweep_id):
-        out.setdefault(store.sweep_info(record.id)["point"][AXIS], []).append(record)
+    for record in store.sweeps.runs(sweep_id):
+        out.setdefault(store.sweeps.info(record.id)["point"][AXIS], []).append(record)
     return out
 
 
@@ -59,7 +59,7 @@ def test_the_sweep_table_shows_the_test_rmse_in_the_targets_units_and_the_test_n
     assert "test error (%)" not in frame.columns and "test RMSE" in frame.columns and "test NLPD" in frame.columns
     # the column's title names the target column, whose units the RMSE is in (a title is HTML: escaped)
     assert page.table.titles["test RMSE"] == "test RMSE (price_keur)"
-    records = {r.id: r for r in store.sweep_runs(sweep)}
+    records = {r.id: r for r in store.sweeps.runs(sweep)}
     assert len(frame) == 4 and all(r.test_rmse is not None for r in records.values())
     for _, row in frame.iterrows():
         record = records[int(row["run"])]
@@ -93,7 +93,7 @@ def test_a_discover_study_on_the_table_shows_the_same_columns(page, store, table
     page.open_sweep(sweep_id)
     frame = page.table.value
     assert "test error (%)" not in frame.columns and page.table.titles["test RMSE"] == "test RMSE (price_keur)"
-    records = {r.id: r for r in store.sweep_runs(sweep_id)}
+    records = {r.id: r for r in store.sweeps.runs(sweep_id)}
     assert [row["test RMSE"] for _, row in frame.iterrows()] == pytest.approx(
         [records[int(run)].test_rmse for run in frame["run"]], rel=1e-3)
     assert page.error_pane.object.opts.get().kwargs["title"].startswith("Test RMSE against ")

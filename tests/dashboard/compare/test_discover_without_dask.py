@@ -25,7 +25,7 @@ def test_discover_without_dask_says_what_works_instead_and_stores_nothing(tmp_pa
         assert "pip install 'invariance-lab[sweeps]'" in shown
         assert "invlab discover --dataset digits --serial" in shown  # what trains without Dask
         assert not study.start_button.disabled
-        assert store.list_sweeps() == [] and store.list_runs() == []
+        assert store.sweeps.list() == [] and store.runs.list() == []
     finally:
         explorer.close()
         store.close()

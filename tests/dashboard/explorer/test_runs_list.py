@@ -16,7 +16,7 @@ def fill(store: RunStore, count: int = RUNS) -> None:
     digits, wine = RunConfig(data={"dataset": "digits"}).to_json(), RunConfig(data={"dataset": "wine"}).to_json()
     for i in range(1, count + 1):
         needle = i == 7
-        store.create_run(wine if needle else digits, "svgp", "wine" if needle else "digits", status="finished",
+        store.runs.create(wine if needle else digits, "svgp", "wine" if needle else "digits", status="finished",
                          name="needle" if needle else f"loop-{i}")
 
 

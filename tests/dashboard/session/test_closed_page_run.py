@@ -33,10 +33,10 @@ def test_a_page_closed_between_two_snapshots_leaves_its_run_paused_with_a_checkp
         session.thread.join(60)
         assert not session.thread.is_alive()
         run_id = session.trainer.run_id
-        run = store.get_run(run_id)
+        run = store.runs.get(run_id)
         assert run.status == "paused", (run.status, run.message)
         assert run.step == session.trainer.step_count >= 10
-        step, _ = store.latest_checkpoint(run_id)
+        step, _ = store.checkpoints.latest(run_id)
         assert step == run.step  # a resume continues from where the page was closed
     finally:
         session.stop(wait=True)

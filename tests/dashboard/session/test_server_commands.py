@@ -69,7 +69,7 @@ def test_page_commands_never_wait_for_a_running_evaluation(tmp_path, slow_evalua
         wait_until(lambda: "checkpoint saved" in explorer.session.message, explorer, timeout=60)
         assert trainer.tc.learning_rate == pytest.approx(0.0123)
         assert learnables(trainer.model)[name].frozen
-        assert trainer.store.latest_checkpoint(trainer.run_id) is not None
+        assert trainer.store.checkpoints.latest(trainer.run_id) is not None
 
         in_evaluation(explorer, slow_evaluation, wait_until)
         waits = {"pause": timed(explorer.pause), "reset": timed(explorer.reset)}
@@ -97,4 +97,4 @@ def test_closing_a_page_mid_evaluation_closes_the_store_it_opened(tmp_path, slow
     assert timed(explorer.close, False) < BOUND
     explorer.session.thread.join(30)
     with pytest.raises(Exception, match="closed"):
-        store._db.execute("select 1")  # the session's thread closed it on its way out
+        store.connection.db.execute("select 1")  # the session's thread closed it on its way out

@@ -59,10 +59,10 @@ def test_a_pause_the_commands_queue_is_what_the_session_then_shows(wait_until):
 
 def test_opening_a_stored_run_without_a_checkpoint_shows_its_curves_and_says_why(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    run_id = store.create_run(SMALL.to_json(), SMALL.model, "digits", status=RunStatus.FINISHED)
+    run_id = store.runs.create(SMALL.to_json(), SMALL.model, "digits", status=RunStatus.FINISHED)
     for step in (1, 2, 3):
-        store.log_metrics(run_id, step, {"elbo": -10.0 / step})
-    store.update_run(run_id, step=3)
+        store.metrics.log(run_id, step, {"elbo": -10.0 / step})
+    store.runs.update(run_id, step=3)
     adopted, begun, states, views = [], [], [], []
     opened = OpenedRuns(object(), store=lambda: store, limits=lambda: None, trainer=lambda: None,
                         config=lambda: SMALL, step=lambda: 0, adopt=lambda config, trainer: adopted.append(trainer),

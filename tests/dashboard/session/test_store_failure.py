@@ -30,7 +30,7 @@ def test_a_store_overwritten_under_a_training_page_is_said_in_a_sentence_and_kee
     try:
         session.start()
         wait_for(lambda: session.step >= 12)
-        folder = session.store.checkpoint_dir(session.run_id)
+        folder = session.store.checkpoints.folder(session.run_id)
         kept = sorted(folder.glob("*.pt"))
         assert kept
         for suffix in ("", "-wal", "-shm"):  # another program writes over the store's files (in place, same sizes)

@@ -91,14 +91,14 @@ def test_the_follower_reads_each_stored_value_once_even_one_stored_late_for_an_e
     from invlab.dashboard.session.follow import RunFollower
 
     with RunStore(tmp_path / "runs.sqlite") as store:
-        run_id = store.create_run(RunConfig().to_json(), "svgp", "digits", status="running")
+        run_id = store.runs.create(RunConfig().to_json(), "svgp", "digits", status="running")
         follower = RunFollower(store, run_id)
         for step in (1, 2, 3):
-            store.log_metrics(run_id, step, {"elbo": -float(step)})
+            store.metrics.log(run_id, step, {"elbo": -float(step)})
         store.flush()
         points, record = follower.read()
         assert points == {"elbo": ([1, 2, 3], [-1.0, -2.0, -3.0])} and record.status == "running"
-        store.log_metrics(run_id, 2, {"hyperparameters/lengthscale": 0.5, "gap": None})  # late, at an early step
+        store.metrics.log(run_id, 2, {"hyperparameters/lengthscale": 0.5, "gap": None})  # late, at an early step
         store.flush()
         points, _ = follower.read()
         assert points["hyperparameters/lengthscale"] == ([2], [0.5]) and "elbo" not in points
@@ -225,7 +225,7 @@ def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_p
         list(trainer.run(steps=3))
         views = trainer.snapshot(views=True).views  # what the page showed while it trained
         trainer._flush()
-        for _, path in store.checkpoints(trainer.run_id):  # its checkpoints are gone (pruned, or never written)
+        for _, path in store.checkpoints.list(trainer.run_id):  # its checkpoints are gone (pruned, or never written)
             path.unlink()
     explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=trainer.run_id)
     explorer.__panel__()
