@@ -37,33 +37,45 @@ def _parts(kernel):
 
 
 class _Borrowed:
-    """The lab's `Stationary` interface (`lengthscale()`, `variance()`, `ard`) read from a GPyTorch kernel."""
+    """A GPyTorch kernel's lengthscale and σ², read at every call in the shapes the lab's `Stationary` kernels call
+    their own: the part a borrowing kernel holds in place of its `Positive` parameters."""
 
     def __init__(self, inner, scale):
-        Kernel.__init__(self)
-        self._gpytorch = (inner, scale)  # a tuple, so not registered as submodules here
+        self.inner, self.scale = inner, scale  # plain attributes: the lab kernel does not register them as submodules
         self.ard = bool(inner.ard_num_dims and inner.ard_num_dims > 1)
-        self.input_dim = inner.ard_num_dims
 
     def lengthscale(self) -> torch.Tensor:
         """The GPyTorch kernel's lengthscale: a scalar, or [E] with ARD."""
-        ell = self._gpytorch[0].lengthscale  # [1, 1] or [1, E]
+        ell = self.inner.lengthscale  # [1, 1] or [1, E]
         return ell.reshape(-1) if self.ard else ell.reshape(())
 
     def variance(self) -> torch.Tensor:
         """σ²: the ScaleKernel's outputscale, or 1 without one (a scalar tensor)."""
-        inner, scale = self._gpytorch
-        if scale is None:
-            return torch.ones((), dtype=inner.lengthscale.dtype, device=inner.lengthscale.device)
-        return scale.outputscale.reshape(())
+        if self.scale is None:
+            return torch.ones((), dtype=self.inner.lengthscale.dtype, device=self.inner.lengthscale.device)
+        return self.scale.outputscale.reshape(())
 
 
-class BorrowedRBF(_Borrowed, RBF):
+def _borrow(kernel: Kernel, inner, scale) -> None:
+    """Give the lab kernel `kernel` the GPyTorch kernel's hyperparameters as its `lengthscale()` and `variance()`."""
+    Kernel.__init__(kernel)
+    borrowed = _Borrowed(inner, scale)
+    kernel.lengthscale, kernel.variance = borrowed.lengthscale, borrowed.variance
+    kernel.ard, kernel.input_dim = borrowed.ard, inner.ard_num_dims
+
+
+class BorrowedRBF(RBF):
     """A GPyTorch `RBFKernel` (optionally scaled) as the lab's `RBF`: σ² exp(−r²/2), r = ‖z − z'‖/ℓ."""
 
+    def __init__(self, inner, scale):
+        _borrow(self, inner, scale)
 
-class BorrowedMatern52(_Borrowed, Matern52):
+
+class BorrowedMatern52(Matern52):
     """A GPyTorch `MaternKernel(nu=2.5)` (optionally scaled) as the lab's `Matern52`."""
+
+    def __init__(self, inner, scale):
+        _borrow(self, inner, scale)
 
 
 class AsIs(Kernel):
