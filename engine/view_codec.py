@@ -16,14 +16,35 @@ import zlib
 import numpy as np
 
 from . import diagnostics as dg
-from .errors import InvlabError
+from .errors import ConfigError, InvlabError
+from .registry import table
 
-__all__ = ["ViewCodecError", "encode_view", "decode_view", "VIEW_TYPES", "MAX_VIEW_BYTES"]
+__all__ = ["ViewCodecError", "encode_view", "decode_view", "register_view_type", "VIEW_TYPES", "MAX_VIEW_BYTES"]
 
-VIEW_TYPES: dict[str, type] = {cls.__name__: cls for cls in (dg.Curves, dg.ImageGrid, dg.Spectrum, dg.Heatmap,
-                                                             dg.Field2D, dg.Scatter, dg.Scalars)}
+# The view types a run stores, by class name: the engine's own and those a plugin registers (a registration table,
+# so a plugin that fails half-way leaves none behind).
+VIEW_TYPES: dict[str, type] = table({})
 MAX_VIEW_BYTES = 64 * 2 ** 20  # a stored view larger than this once decompressed is refused, not read
 NUMBER_KINDS = "biuf"  # numpy dtype kinds an array in a view may have: bool, signed, unsigned, float
+
+
+def register_view_type(cls: type) -> type:
+    """Register `cls`, a dataclass subclass of `invlab.diagnostics.View` holding numbers, text and arrays of numbers,
+    as a view type a run stores and reads back by its class name (the dashboard draws it once a renderer is
+    registered for it: `invlab.dashboard.views.register_renderer`). Usable as a class decorator; a second type under
+    a name already registered is refused."""
+    if not (isinstance(cls, type) and issubclass(cls, dg.View) and dataclasses.is_dataclass(cls)):
+        raise ConfigError(f"a view type must be a dataclass subclass of invlab.diagnostics.View, got {cls!r}")
+    taken = VIEW_TYPES.get(cls.__name__)
+    if taken is not None and taken is not cls:
+        raise ConfigError(f"view type name {cls.__name__!r} is taken by {taken.__module__}.{taken.__qualname__}; "
+                          "give the class another name")
+    VIEW_TYPES[cls.__name__] = cls
+    return cls
+
+
+for _cls in (dg.Curves, dg.ImageGrid, dg.Spectrum, dg.Heatmap, dg.Field2D, dg.Scatter, dg.Scalars):
+    register_view_type(_cls)
 
 
 class ViewCodecError(InvlabError):
