@@ -1,5 +1,6 @@
 """What a change of the page's settings does (`SettingsChanges`, held as `explorer.changes`): a learning rate, a
-step budget or a family's live value applied to the running model at once (a finished solver re-solving), a change
+step budget or a family's live value put on the running trainer's queue of typed edits (`invlab.train.edits`),
+applied at once when it is idle, else between two steps (a finished solver re-solving), a change
 that needs a new model waiting for Reset with a notice saying so, a subset larger than the data refused; then the
 controls that do not apply marked, the status and the link following."""
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from invlab.dashboard.lessons.catalogue import compare_for_family, get_lesson
 from invlab.errors import InvlabError
 from invlab.models import get_model
+from invlab.train.edits import LIVE_TRAIN_SETTINGS, SetLearningRate, SetTrainSetting, SetValue
 from invlab.train.states import PageState
 
 RESOLVE_STEPS = 10  # L-BFGS steps (of up to 20 iterations each) run when a live value changes after a finished solve
@@ -46,15 +48,13 @@ class SettingsChanges:
                 structural.append("model family")
             elif event.obj is self.settings.train and event.name == "learning_rate":
                 self.display.note_live_change("train.learning_rate", event.new)
-                self.session.set_learning_rate(event.new)
+                self.session.commands.edit(SetLearningRate(event.new))
                 self.status.learning_rate = event.new
             elif event.obj is self.settings.model_config and event.name in live:
                 self.display.note_live_change(f"model.{event.name}", event.new)
                 self._apply_live(live[event.name], event.new)
-            elif event.obj is self.settings.train and event.name in ("steps", "eval_every"):
-                self.session.config.train[event.name] = event.new
-                if self.session.trainer is not None:
-                    setattr(self.session.trainer.tc, event.name, event.new)
+            elif event.obj is self.settings.train and event.name in LIVE_TRAIN_SETTINGS:
+                self.session.commands.edit(SetTrainSetting(event.name, event.new))
             else:
                 structural.append(event.name)
         if structural:
@@ -84,7 +84,7 @@ class SettingsChanges:
         if value is None or self.session.trainer is None:
             return
         try:
-            self.session.set_value(learnable, value)
+            self.session.commands.edit(SetValue(learnable, value))
             notice = f"{learnable} set to {value:g} in the running model"
             self._say(notice)
         except InvlabError as err:
@@ -93,7 +93,7 @@ class SettingsChanges:
         done = self.session.state in (PageState.FINISHED, PageState.CONVERGED)
         if done and self.session.trainer.optimizer_name == "lbfgs":
             # a solver, not a trajectory: its answer for the new value is a few L-BFGS steps away, so give it
-            self.session.resolve(RESOLVE_STEPS)
+            self.session.commands.resolve(RESOLVE_STEPS)
             self._say(f"{notice}; re-solving ({RESOLVE_STEPS} L-BFGS steps)")
 
     def _structural_change(self, names) -> None:
@@ -101,7 +101,7 @@ class SettingsChanges:
         if self.session.trainer is None or untrained:
             self.session.config = self.settings.run_config()
             if self.session.trainer is not None:
-                self.session.reset(self.settings.run_config())
+                self.session.commands.reset(self.settings.run_config())
             self._say("")
         else:
             self.reset_notice = (f"Changed {', '.join(sorted(set(names)))}: this needs a new model. "

@@ -1,7 +1,8 @@
 """The commands a page gives its training session, from any thread: start, pause, step, re-solve, reset, open a stored
 run, save a checkpoint and stop are queued to the session's training thread (a command that replaces or redirects a
-running run also ends its training loop); live edits (learning rate, learnable values, freezing) go to the Trainer,
-which applies them at once if it is idle, else before its next step. `Interruption` is what a training loop polls
+running run also ends its training loop); live edits (typed: learning rate, learnable values, freezing, train
+settings such as steps) go on the trainer's one queue of edits (`edit`), applied at once if it is idle, else before
+its next step. `Interruption` is what a training loop polls
 between steps to know it must end.
 """
 from __future__ import annotations
@@ -11,8 +12,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from invlab.errors import InvlabError
+from invlab.errors import ConfigError, InvlabError
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import Edit
 from invlab.train.states import PageState
 
 
@@ -142,25 +144,32 @@ class SessionCommands:
         return self._pause.is_set() and self._state() in (PageState.RUNNING, PageState.QUEUED)
 
     # -- live edits -------------------------------------------------------------------------------------------------
-    # Live edits never wait for a step or an evaluation: the trainer applies them now if it is idle, else just
-    # before its next step (`Trainer.edit`), so the server thread stays free for every other session.
-    def set_learning_rate(self, lr: float) -> None:
-        """Set the learning rate of the configuration and, at the next step, of the running trainer."""
-        self._config().train["learning_rate"] = lr
-        if self._trainer() is not None:
-            self._trainer().edit(lambda trainer: trainer.set_learning_rate(lr))
+    def edit(self, edit: Edit) -> bool:
+        """Put a typed live edit (`invlab.train.edits`: learning rate, a learnable's value, freezing, a train
+        setting) on the running trainer's queue, and into the settings of the session's next run when it is a train
+        setting; True if the trainer applied it at once.
 
-    def set_value(self, name: str, value) -> None:
-        """Set a learnable hyper-parameter of the running model by name at the next step (an unknown name is refused at
-        once)."""
-        if self._trainer() is not None:
-            self._trainer().learnable(name)  # an unknown name is refused at once, with the names there are
-            self._trainer().edit(lambda trainer: trainer.set_value(name, value))
+        It never waits for a step or an evaluation: an idle trainer applies it now (so a value read back right after
+        is the new one; an unknown name or a refused value raises at once), a busy one just before its next step, and
+        a paused session's thread applies a queued edit as soon as it is free (a refusal then is said in the
+        session's message)."""
+        entry = edit.train_setting()
+        if entry is not None:
+            self._config().train[entry[0]] = entry[1]
+        trainer = self._trainer()
+        if trainer is None:
+            return False
+        if trainer.edits.put(edit):
+            return True
+        self._between_steps.put(lambda: _applied(trainer.edits.apply_pending()))
+        self._command("wake")  # an idle thread applies it at once; a training one between its next two steps
+        return False
 
-    def freeze(self, name: str, frozen: bool) -> None:
-        """Freeze or free a learnable hyper-parameter of the running model by name, at the next step."""
-        if self._trainer() is not None:
-            self._trainer().edit(lambda trainer: trainer.freeze(name, frozen))
+
+def _applied(refused: str | None) -> None:
+    """A queued edit applied by the session's thread; one that was refused is said (`do_between_steps`)."""
+    if refused is not None:
+        raise ConfigError(refused)
 
 
 class Interruption:

@@ -16,7 +16,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Collection
+from typing import Callable, Collection
 
 import numpy as np
 import torch
@@ -133,17 +133,49 @@ class EvaluationSubset:
         return self.chance_error
 
 
+@dataclass(frozen=True)
+class ReportParts:
+    """What a `TrainerReport` reads that stays for the whole run: the `model` (read under `lock`), the training set
+    (X [N, ...], y [N]) and the `evaluation` subset, the data's `task`, `num_classes` and `input_shape` (a sample's
+    shape in its own units), the stored run (`record`, a `persistence.StoredRun`), the device and dtype, and the
+    optimiser's name."""
+    model: torch.nn.Module
+    lock: object
+    X: torch.Tensor
+    y: torch.Tensor
+    evaluation: EvaluationSubset
+    task: str
+    num_classes: int | None
+    input_shape: tuple
+    record: object
+    device: str
+    dtype: str
+    optimizer: str
+
+
+@dataclass(frozen=True)
+class RunState:
+    """The run now, as its report reads it: the step, status, the last step's loss parts, the last warning, the
+    step rate, the learning rate and, for an L-BFGS solve, whether it has converged (None otherwise)."""
+    step: int
+    status: str
+    parts: dict[str, float]
+    warning: str | None
+    steps_per_sec: float
+    learning_rate: float
+    converged: bool | None
+
+
 class TrainerReport:
     """What a `Trainer` says about its model, a part the trainer holds as `report`: test metrics on its
     `EvaluationSubset`, the whole-data ELBO, `Snapshot`s, health verdicts and predictions.
 
-    It keeps the run's history (`history`: metric name → ([step], [value]), one value per step), its last test
-    metrics (`last_metrics`) and its last `Numerics` (`last_numerics`), which the trainer shows as its own
-    attributes. Everything else it reads from the trainer it reports on, under the trainer's `lock`: the model, the
-    data, the step count and status, the last step's loss parts and the stored run."""
+    It keeps the run's history (`history`: metric name -> ([step], [value]), one value per step), its last test
+    metrics (`last_metrics`) and its last `Numerics` (`last_numerics`). It reads the run's fixed parts (`parts`, a
+    `ReportParts`) and, each time it reports, the run as it is then (`now()`, a `RunState`)."""
 
-    def __init__(self, trainer):
-        self.trainer = trainer
+    def __init__(self, parts: ReportParts, now: Callable[[], RunState]):
+        self.parts, self.now = parts, now
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self.last_metrics: dict[str, float] = {}
         self.last_numerics: Numerics | None = None
@@ -151,10 +183,10 @@ class TrainerReport:
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
         """Test metrics on the evaluation subset; any sampling is seeded, so the same model scores the same."""
-        t = self.trainer
-        with t.lock:
-            metrics = t.evaluation.score(t.model)
-            self.last_numerics = t.model.numerics()  # cheap next to the evaluation; health reads it
+        p = self.parts
+        with p.lock:
+            metrics = p.evaluation.score(p.model)
+            self.last_numerics = p.model.numerics()  # cheap next to the evaluation; health reads it
         self.last_metrics = metrics
         self.record(metrics)
         return metrics
@@ -162,27 +194,28 @@ class TrainerReport:
     def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
         """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
         with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
-        t = self.trainer
-        full_elbo = getattr(t.model, "full_elbo", None)
+        p = self.parts
+        full_elbo = getattr(p.model, "full_elbo", None)
         if full_elbo is None:
             return None
-        with t.lock:
-            return full_elbo(t.X, t.y, batch_size=batch_size, seed=seed)
+        with p.lock:
+            return full_elbo(p.X, p.y, batch_size=batch_size, seed=seed)
 
-    def record(self, values: dict[str, float]) -> None:
-        """Append `values` (name → float) at the trainer's step to the history and buffer them for the run store; a
-        value at a step the metric already has (evaluated again at the same step: at the end, or on a resume of a
-        finished run) replaces it, as in the store, which keeps one value per (step, name)."""
-        t = self.trainer
+    def record(self, values: dict[str, float], step: int | None = None) -> None:
+        """Append `values` (name -> float) at `step` (default: the run's step now) to the history and buffer them for
+        the run store; a value at a step the metric already has (evaluated again at the same step: at the end, or on
+        a resume of a finished run) replaces it, as in the store, which keeps one value per (step, name)."""
+        step = self.now().step if step is None else step
         for k, v in values.items():
             steps, series = self.history[k]
-            if steps and steps[-1] == t.step_count:
+            if steps and steps[-1] == step:
                 series[-1] = v
             else:
-                steps.append(t.step_count)
+                steps.append(step)
                 series.append(v)
-        if t.store is not None:
-            t.store.metrics.log(t.run_id, t.step_count, values)
+        record = self.parts.record
+        if record.store is not None:
+            record.store.metrics.log(record.run_id, step, values)
 
     def snapshot(self, views: bool = True, history: bool = True, only: Collection[str] | None = None) -> Snapshot:
         """The run now. With `views`, the diagnostics and fresh numerics (the views are also queued in the run store
@@ -191,41 +224,50 @@ class TrainerReport:
         views to compute, e.g. those on screen: the others cost nothing, are left out of the snapshot, and keep their
         earlier rows in the store. Without `history` the snapshot's history is empty and nothing of the history is
         copied (a page that already receives every new point as it comes)."""
-        t = self.trainer
-        with t.lock:
-            if views or self.last_numerics is None:
-                self.last_numerics = numerics = t.model.numerics()
-            else:
-                jitter = getattr(t.model, "last_jitter", float("nan"))
-                numerics = self.last_numerics
-                if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
-                    numerics = dataclasses.replace(numerics, jitter=jitter)
-            diag = {}
-            if views:
-                sample = self.diagnostic_data()
-                diag = t.model.diagnostics(sample, test=t.evaluation.prediction_data(), only=only) \
-                    if isinstance(t.model, ModelFamily) else views_of(t.model, sample, only)
-                if t.store is not None and t.run_id is not None:  # written with the next flush
-                    t.store.views.save(t.run_id, t.step_count, diag)
+        p = self.parts
+        with p.lock:
+            now = self.now()
+            numerics = self._numerics(fresh=views)
+            diag = self._views(now.step, only) if views else {}
         copied = {k: (np.asarray(s, dtype=np.int64), np.asarray(v, dtype=np.float64))
                   for k, (s, v) in self.history.items()} if history else {}
-        return Snapshot(t.step_count, t.status, dict(t.last_parts), dict(self.last_metrics), copied, diag,
-                        numerics, t.rate.steps_per_sec, str(t.device), str(t.dtype).replace("torch.", ""),
-                        t.run_id, t.last_warning, self.health(copied if history else self.history, numerics))
+        return Snapshot(now.step, now.status, dict(now.parts), dict(self.last_metrics), copied, diag, numerics,
+                        now.steps_per_sec, p.device, p.dtype, p.record.run_id, now.warning,
+                        self.health(copied if history else self.history, numerics, now))
 
-    def health(self, history=None, numerics: Numerics | None = None) -> Health:
-        """The run's health verdict (`invlab.train.health.assess`) from its history and numerics."""
-        t = self.trainer
+    def _numerics(self, fresh: bool) -> Numerics:
+        model = self.parts.model
+        if fresh or self.last_numerics is None:
+            self.last_numerics = model.numerics()
+            return self.last_numerics
+        jitter = getattr(model, "last_jitter", float("nan"))
+        numerics = self.last_numerics
+        if isinstance(jitter, float) and math.isfinite(jitter) and jitter != numerics.jitter:
+            numerics = dataclasses.replace(numerics, jitter=jitter)
+        return numerics
+
+    def _views(self, step: int, only: Collection[str] | None) -> dict[str, View]:
+        p = self.parts
+        sample = self.diagnostic_data()
+        diag = p.model.diagnostics(sample, test=p.evaluation.prediction_data(), only=only) \
+            if isinstance(p.model, ModelFamily) else views_of(p.model, sample, only)
+        if p.record.store is not None and p.record.run_id is not None:  # written with the next flush
+            p.record.store.views.save(p.record.run_id, step, diag)
+        return diag
+
+    def health(self, history=None, numerics: Numerics | None = None, now: RunState | None = None) -> Health:
+        """The run's health verdict (`invlab.train.health.assess`) from its history and numerics, at `now` (default:
+        the run as it is)."""
+        p, now = self.parts, now or self.now()
         if history is None:
             history = {k: (list(s), list(v)) for k, (s, v) in self.history.items()}
-        ds = t.dataset
-        return assess(history, numerics if numerics is not None else self.last_numerics, task=ds.task,
-                      num_classes=ds.num_classes, optimizer=t.optimizer_name, chance_error=t.chance_error,
-                      learning_rate=t.current_lr, converged=t.converged if t.optimizer_name == "lbfgs" else None)
+        return assess(history, numerics if numerics is not None else self.last_numerics, task=p.task,
+                      num_classes=p.num_classes, optimizer=p.optimizer, chance_error=p.evaluation.chance_error,
+                      learning_rate=now.learning_rate, converged=now.converged)
 
     def diagnostic_data(self, n: int = 400) -> tuple[torch.Tensor, torch.Tensor]:
         """The first `n` training points (X [n, ...], y [n]), on which the views are computed."""
-        X, y = self.trainer.X, self.trainer.y
+        X, y = self.parts.X, self.parts.y
         idx = torch.arange(min(n, X.shape[0]), device=X.device)
         return X.index_select(0, idx), y.index_select(0, idx)
 
@@ -233,7 +275,7 @@ class TrainerReport:
     def predict(self, X, **options) -> "Prediction":  # noqa: F821
         """The predictive at X [N, ...] in the data's own units (numpy or torch, any float dtype or device): means,
         variances and `quantile(q)` in the target's units, or class probabilities. Options go to the family."""
-        t = self.trainer
-        X = check_inputs(X, t.dataset.X_train.shape[1:])
-        with t.lock:
-            return t.model.predict(X, **options)
+        p = self.parts
+        X = check_inputs(X, p.input_shape)
+        with p.lock:
+            return p.model.predict(X, **options)
