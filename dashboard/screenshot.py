@@ -100,7 +100,7 @@ def key_view_title(lesson: Lesson) -> str | None:
     trainer.step()
     if lesson.key_view in trainer.history or lesson.key_view.startswith("test_"):
         return None
-    return trainer.snapshot(views=True).views[lesson.key_view].title
+    return trainer.report.snapshot(views=True).views[lesson.key_view].title
 
 
 def key_view_ready(page, lesson: Lesson, title: str | None, points: int) -> bool:

@@ -39,6 +39,7 @@ import numpy as np
 
 from invlab.dashboard.lessons.catalogue import BY_KEY, LESSONS, prior_explorer, run_config
 from invlab.train import Trainer
+from invlab.train.edits import SetValue
 
 from ..common import arguments, emit, log, parse
 
@@ -72,8 +73,8 @@ class Timed:
             for _ in gen:
                 now = time.perf_counter()
                 if now - self._last_eval >= EVAL_EVERY_S:
-                    tr.evaluate()
-                    self.views = tr.snapshot(views=True).views
+                    tr.report.evaluate()
+                    self.views = tr.report.snapshot(views=True).views
                     self._last_eval = time.perf_counter()
                     if check(self):
                         return self.elapsed()
@@ -81,7 +82,7 @@ class Timed:
                     break
         finally:
             gen.close()
-        tr.evaluate()
+        tr.report.evaluate()
         return self.elapsed() if check(self) else None
 
     def last(self, metric: str) -> float:
@@ -207,14 +208,14 @@ def lesson_functional(lesson, args) -> dict:
                 break  # L-BFGS made no more progress: solved
 
     def boundary():
-        field = tr.snapshot(views=True).views["decision_function"]
+        field = tr.report.snapshot(views=True).views["decision_function"]
         return np.asarray(field.values if hasattr(field, "values") else field.z)
 
     solve(100, args.seconds / 2)
-    error0, steps0, field0, t0 = tr.evaluate()["test_error"], tr.step_count, boundary(), run.elapsed()
-    tr.set_value("nu", 1.0)  # what the ν slider does in the page
+    error0, steps0, field0, t0 = tr.report.evaluate()["test_error"], tr.step_count, boundary(), run.elapsed()
+    tr.edits.put(SetValue("nu", 1.0))  # what the ν slider does in the page
     solve(100, args.seconds)
-    error1, field1 = tr.evaluate()["test_error"], boundary()
+    error1, field1 = tr.report.evaluate()["test_error"], boundary()
     t1 = run.elapsed()
     changed = float(np.mean(np.sign(field0) != np.sign(field1)))
     shown = error1 < error0 and changed > 0.01

@@ -272,7 +272,7 @@ class AloneArm:
         for _ in self.trainer.run(steps=warmup + steps, every=10):  # the session's `every` for log_every = 10
             now = time.perf_counter()
             if self.eval_interval and now - last_eval >= self.eval_interval:  # as the session: by wall time
-                self.trainer.evaluate()
+                self.trainer.report.evaluate()
                 last_eval = time.perf_counter()
             n = len(self.trainer.step_times) - start
             if n >= warmup and "before" not in marks:

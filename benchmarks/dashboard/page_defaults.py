@@ -88,12 +88,12 @@ class FamilyProbe:
         if taken > 0:
             self.rates.append(taken / (w1 - w0))
             self.cpu_ms.append(1000 * (c1 - c0) / taken)
-        self.converged = bool(getattr(trainer, "converged", False))
+        self.converged = trainer.solve.converged
         t0 = time.perf_counter()
-        trainer.snapshot(views=True)
+        trainer.report.snapshot(views=True)
         self.views_ms.append(1000 * (time.perf_counter() - t0))
         t0 = time.perf_counter()
-        trainer.evaluate()
+        trainer.report.evaluate()
         self.eval_ms.append(1000 * (time.perf_counter() - t0))
 
     def row(self, view_interval: float, eval_interval: float) -> dict:

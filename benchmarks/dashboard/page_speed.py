@@ -66,7 +66,7 @@ def alone() -> None:
     for _ in trainer.run(steps=BUDGET, every=10):  # the session's `every` for log_every = 10
         now = time.monotonic()
         if interval and now - last_eval >= interval:  # as the page's session: by wall time
-            trainer.evaluate()
+            trainer.report.evaluate()
             last_eval = time.monotonic()
         print(f"{time.monotonic():.6f} {trainer.step_count}", flush=True)
     raise SystemExit("the alone arm ran out of steps")

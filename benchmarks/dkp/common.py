@@ -19,6 +19,7 @@ import torch
 
 from invlab.models.dkp import DeepKernelProcess
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import SetLearningRate
 
 from ..common import arguments, emit, log, timed_run
 
@@ -71,7 +72,7 @@ def train_and_score(name: str, data: dict, args, extra: dict | None = None, *, s
     trainer = Trainer(config)
     half = args.steps // 2
     seconds = timed_run(trainer, steps=half, every=max(1, half))
-    trainer.set_learning_rate(args.learning_rate / 10)  # the paper's drop from 1e-2 to 1e-3 halfway
+    trainer.edits.put(SetLearningRate(args.learning_rate / 10))  # the paper's drop from 1e-2 to 1e-3 halfway
     seconds += timed_run(trainer, steps=args.steps - half, every=max(1, args.steps - half))
     model = trainer.model
     model.eval()

@@ -31,6 +31,7 @@ import torch
 from invlab.models.dkp import layers as dkp_layers
 from invlab.models.dkp.config import nngp_inducing_kernels
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import SetLearningRate
 
 from ..common import emit, log, parse, timed_run
 from .common import common_parser
@@ -121,7 +122,7 @@ def run_variant(name: str, args) -> dict:
     half = args.steps // 2
     with shaped():
         seconds = timed_run(trainer, steps=half, every=max(1, half))
-        trainer.set_learning_rate(args.learning_rate / 10)
+        trainer.edits.put(SetLearningRate(args.learning_rate / 10))
         seconds += timed_run(trainer, steps=args.steps - half, every=max(1, args.steps - half))
     m = trainer.model
     m.eval()

@@ -109,7 +109,7 @@ def side_by_side(trainer: Trainer, hosted: Hosted, steps: int, block: int = 20) 
                 trainer.step() if arm == "lab" else hosted.step()
                 times[arm].append(time.perf_counter() - start)
         done, flip = done + n, not flip
-    lab_error = float(trainer.evaluate()["test_error"])
+    lab_error = float(trainer.report.evaluate()["test_error"])
     hosted_error = hosted.test_error()
     lab_rate, hosted_rate = 1.0 / statistics.median(times["lab"]), 1.0 / statistics.median(times["gpytorch"])
     return {"steps": steps, "steps_per_s_lab": lab_rate, "steps_per_s_gpytorch": hosted_rate,

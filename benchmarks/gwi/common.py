@@ -21,7 +21,7 @@ def train(model: str, data: dict, model_config: dict, train_config: dict) -> tup
     trainer = Trainer(RunConfig(model=model, data=data, model_config=model_config,
                                 train={"eval_every": 0, "eval_size": 1_000_000, **train_config}))
     timed_run(trainer)
-    return trainer, dict(trainer.last_metrics), time.perf_counter() - t0
+    return trainer, dict(trainer.report.last_metrics), time.perf_counter() - t0
 
 
 @torch.no_grad()

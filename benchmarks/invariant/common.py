@@ -69,7 +69,7 @@ def train(label: str, model: str, data: dict, model_config: dict, args, *, log_e
     out = {"label": label, "model": model, "elbo": elbo, "train_seconds": round(seconds, 1), "steps": args.steps,
            "num_train": ds.num_train, "num_test": ds.num_test, **{f"test_{k}": v for k, v in metrics.items()}}
     history = {k[len("range."):]: (s.tolist(), v.tolist())
-               for k, (s, v) in trainer.snapshot(views=False).history.items() if k.startswith("range.")}
+               for k, (s, v) in trainer.report.snapshot(views=False).history.items() if k.startswith("range.")}
     if history:
         out["ranges"] = {k: v[-1] for k, (s, v) in history.items()}
         out["range_history"] = {k: [[int(a), round(b, 3)] for a, b in zip(s, v)][:: max(1, len(s) // 40)]

@@ -42,17 +42,17 @@ PREDICT = {
 def test_predict_refuses(case, trainer):
     make, says = PREDICT[case]
     with pytest.raises(InvlabError) as info:
-        trainer.predict(make())
+        trainer.report.predict(make())
     assert all(w in str(info.value) for w in says), str(info.value)
 
 
 def test_predict_accepts_float32_and_lists(trainer):
     """Valid: any real dtype, a list of lists, or a tensor is converted to the trainer's dtype."""
     X = np.random.default_rng(0).random((4, 1, 8, 8))
-    ref = trainer.predict(X).probs
-    assert torch.allclose(trainer.predict(X.astype(np.float32)).probs, ref, atol=1e-5)
-    assert torch.allclose(trainer.predict(X.tolist()).probs, ref)
-    assert torch.allclose(trainer.predict(torch.as_tensor(X)).probs, ref)
+    ref = trainer.report.predict(X).probs
+    assert torch.allclose(trainer.report.predict(X.astype(np.float32)).probs, ref, atol=1e-5)
+    assert torch.allclose(trainer.report.predict(X.tolist()).probs, ref)
+    assert torch.allclose(trainer.report.predict(torch.as_tensor(X)).probs, ref)
 
 
 def test_inducing_points_over_n_are_announced_not_silent():

@@ -41,16 +41,16 @@ def test_a_store_locked_by_another_program_queues_writes_and_training_goes_on(tm
         pass
     assert trainer.step_count == 40 and trainer.status == "finished"  # the run was never stopped
     assert store.pending > 0 and "locked by another program" in heard[0] and "training goes on" in heard[0]
-    assert store.runs.get(trainer.run_id).status == "created"  # nothing reached the file yet
+    assert store.runs.get(trainer.record.run_id).status == "created"  # nothing reached the file yet
     other.rollback()  # the other program lets go
     assert store.flush() and "writable again" in heard[-1]
-    record = store.runs.get(trainer.run_id)
+    record = store.runs.get(trainer.record.run_id)
     assert (record.status, record.step) == ("finished", 40)
-    stored = store.metrics.read(trainer.run_id)
+    stored = store.metrics.read(trainer.record.run_id)
     assert set(stored) == set(trainer.history)
     for name, (steps, values) in trainer.history.items():
         assert stored[name] == (list(steps), list(values)), name  # every value, none twice
-    assert store.checkpoints.latest(trainer.run_id)[0] == 40
+    assert store.checkpoints.latest(trainer.record.run_id)[0] == 40
     store.close()
 
 

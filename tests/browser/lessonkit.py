@@ -80,7 +80,7 @@ def view_title(settings: dict, name: str) -> str:
 
     trainer = Trainer(run_config(settings))
     trainer.step()
-    return trainer.snapshot(views=True).views[name].title
+    return trainer.report.snapshot(views=True).views[name].title
 
 
 def drag_slider(page, label: str, fraction: float) -> None:

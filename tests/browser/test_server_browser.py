@@ -3,7 +3,7 @@ files; one page's slow evaluation never holds up another page (HTTP and the webs
 100 ms); oversize and out-of-directory links are refused with a message on the page.
 
 One server for the module, started with `--max-points 5000`, whose evaluations hold the trainer's lock for
-SLOW_EVALUATION seconds (a `sitecustomize` on its path wraps `Trainer.evaluate`).
+SLOW_EVALUATION seconds (a `sitecustomize` on its path wraps `TrainerReport.evaluate`).
 """
 import contextlib
 import os
@@ -31,18 +31,18 @@ SMALL = "data.subset=200&data.test_subset=100&model.num_inducing=10"
 # Every evaluation holds the trainer's lock for SLOW_EVALUATION seconds, with a marker file present meanwhile.
 HOOK = f'''
 import os, pathlib, time
-import invlab.train.trainer as _trainer
-_real = _trainer.Trainer.evaluate
+import invlab.train.evaluation as _evaluation
+_real = _evaluation.TrainerReport.evaluate
 _marker = pathlib.Path(os.environ["INVLAB_TEST_EVALUATING"])
 def _slow(self):
-    with self.lock:
+    with self.parts.lock:
         _marker.touch()
         try:
             time.sleep({SLOW_EVALUATION})
             return _real(self)
         finally:
             _marker.unlink()
-_trainer.Trainer.evaluate = _slow
+_evaluation.TrainerReport.evaluate = _slow
 '''
 
 

@@ -117,7 +117,7 @@ def test_the_decision_field_is_drawn_in_the_datas_own_units():
         trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 3, "eval_every": 0}),
                           dataset=data)
         list(trainer.run())
-        field = trainer.snapshot().views["posterior"]
+        field = trainer.report.snapshot().views["posterior"]
         shown = np.asarray(field.points)
         assert field.x.min() < X[:, 0].min() and field.x.max() > X[:, 0].max()  # the grid spans the data, padded
         assert field.y.min() < X[:, 1].min() and field.y.max() > X[:, 1].max()

@@ -41,7 +41,7 @@ def test_svgp_on_diabetes_shows_every_test_point_in_disease_progression_units():
     trainer = Trainer(RunConfig(data={"dataset": "diabetes"}, model_config={"num_inducing": 30},
                                 train={"steps": 30, "learning_rate": 0.05, "eval_every": 0}))
     list(trainer.run())
-    view = trainer.snapshot().views["predictions"]
+    view = trainer.report.snapshot().views["predictions"]
     ds = trainer.dataset
     assert isinstance(view, dg.Scatter) and view.identity
     assert view.title == f"Test predictions against the truth ({ds.num_test} points)"
@@ -71,7 +71,7 @@ def test_a_hand_made_dataset_shows_at_most_500_test_points_in_its_own_units():
     trainer = Trainer(RunConfig(model_config={"num_inducing": 10}, train={"steps": 20, "learning_rate": 0.05,
                                                                          "eval_every": 0}), dataset=ds)
     list(trainer.run())
-    view = trainer.snapshot().views["predictions"]
+    view = trainer.report.snapshot().views["predictions"]
     assert len(view.x) == dg.PREDICTION_POINTS == 500 and view.title.endswith("(500 points)")
     assert_same_points(view, trainer, ds.X_test, ds.y_test)
     assert 1300 < view.x.mean() < 1600 and 1300 < view.y.mean() < 1600  # the price's units (about 1445)
@@ -88,7 +88,7 @@ def test_every_regression_family_gives_the_view(family):
         pytest.skip(f"{family} does not take 2-D tabular data: {err}")
     for _ in range(2):
         trainer.step()
-    view = trainer.snapshot().views["predictions"]
+    view = trainer.report.snapshot().views["predictions"]
     assert_same_points(view, trainer, ds.X_test, ds.y_test)
     assert len(view.x) == 40 and np.isfinite(view.y).all()
 
@@ -107,6 +107,6 @@ def test_a_classification_run_has_no_such_view():
                                 train={"steps": 2, "eval_every": 0}))
     for _ in range(2):
         trainer.step()
-    views = trainer.snapshot().views
+    views = trainer.report.snapshot().views
     assert "posterior" in views  # the classifier's own views are there
     assert "predictions" not in views and not any(isinstance(v, dg.Scatter) for v in views.values())

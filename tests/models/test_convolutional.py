@@ -149,8 +149,8 @@ def test_each_variant_trains_and_shows_its_diagnostics(model, train_device):
     spec = REGISTRY[model]
     assert spec.image_only
     trainer = small_run(model, train_device=train_device)
-    assert np.isfinite(trainer.last_parts["elbo"]) and 0 <= trainer.last_metrics["test_error"] <= 1
-    snap = trainer.snapshot()
+    assert np.isfinite(trainer.last_parts["elbo"]) and 0 <= trainer.report.last_metrics["test_error"] <= 1
+    snap = trainer.report.snapshot()
     check_views(snap.views, model, trainer.model)
     grid = snap.views["inducing_patches"].images
     assert grid.shape[-2:] == (3, 3)  # 3×3 patches by default
@@ -176,7 +176,7 @@ def test_colour_variants_on_photo_patches(colour, q, train_device):
     trainer = small_run("conv-colour", {"colour": colour, "q_covariance": q, "patch_size": 2}, dataset="photo-patches",
                         train_device=train_device, num_train=30, num_test=20, patch_size=6)
     assert np.isfinite(trainer.last_parts["elbo"])
-    views = trainer.snapshot().views
+    views = trainer.report.snapshot().views
     check_views(views, "conv-colour", trainer.model)
     if colour == "multi-channel":
         assert trainer.model.inducing.block_sizes == (8, 8, 8) and views["patch_weights"].images.shape == (1, 3, 5, 5)
@@ -189,7 +189,7 @@ def test_colour_variants_on_photo_patches(colour, q, train_device):
 
 def test_multi_class_patches_are_sorted_per_class(train_device):
     trainer = small_run("conv-weighted", {"patch_size": 3}, dataset="digits", train_device=train_device)
-    grid = trainer.snapshot().views["inducing_patches"]
+    grid = trainer.report.snapshot().views["inducing_patches"]
     assert grid.images.shape[:2] == (3, 8) and len(grid.row_labels) == 3
     mu = trainer.model.inducing_output_mean().cpu().numpy()  # [M, 3]
     Z = trainer.model.inducing.Z.detach().cpu().numpy().reshape(-1, 3, 3)
@@ -217,7 +217,7 @@ def test_translation_invariant_model_learns_rectangles(train_device):
         "num_train": 200, "num_test": 300, "image_size": 12}}, model_config={"num_inducing": 16},
         train={"steps": 80, "batch_size": 100, "learning_rate": 0.05, "eval_every": 0, **train_device}))
     list(trainer.run())
-    assert trainer.last_metrics["test_error"] < 0.1
+    assert trainer.report.last_metrics["test_error"] < 0.1
 
 
 @pytest.mark.parametrize("model", CONV_MODELS)

@@ -17,7 +17,7 @@ def views_of(model: str, dataset: str, subset: int = 60, **model_config):
     trainer = Trainer(RunConfig(model=model, data={"dataset": dataset, **SMALL, "subset": subset},
                                 model_config=model_config,
                                 train={"batch_size": 20}))
-    return trainer, trainer.snapshot(views=True).views
+    return trainer, trainer.report.snapshot(views=True).views
 
 
 def test_the_patch_weight_map_and_the_table_show_the_same_learned_weights_and_say_what_they_are():
@@ -25,7 +25,7 @@ def test_the_patch_weight_map_and_the_table_show_the_same_learned_weights_and_sa
     kernel = trainer.model.conv_parts()[1]
     v = torch.linspace(-3.0, 5.0, kernel.weights().numel(), dtype=torch.float64)
     kernel.weights.assign(v)
-    views = trainer.snapshot(views=True).views
+    views = trainer.report.snapshot(views=True).views
     grid, table = views["patch_weights"], views["hyperparameters"].values
     (name, mean), = [(k, x) for k, x in table.items() if "weights (mean of" in k]
     shown = np.asarray(grid.images)
@@ -48,7 +48,7 @@ def test_colour_inducing_patches_are_drawn_in_colour_by_the_channels_they_serve(
         rows = slice(start + channel * M, start + (channel + 1) * M)
         q_mu[rows] = torch.randn(q_mu[rows].shape, generator=torch.Generator().manual_seed(0), dtype=q_mu.dtype)
         model.q.q_mu.copy_(q_mu)
-    grid = trainer.snapshot(views=True).views["inducing_patches"]
+    grid = trainer.report.snapshot(views=True).views["inducing_patches"]
     images = np.asarray(grid.images)
     assert images.ndim == 5 and images.shape[-1] == 3  # colour, not grey
     patches = images.reshape(-1, *images.shape[-3:])[:M]  # [M, h, w, 3]

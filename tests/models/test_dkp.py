@@ -165,8 +165,8 @@ def test_trainer_runs_diwp_classification_and_reports_metrics(train_device):
                        train={"steps": 15, "batch_size": 64, "learning_rate": 0.02, "eval_every": 0, **train_device})
     trainer = Trainer(config)
     list(trainer.run())
-    assert trainer.last_metrics["test_error"] < 0.5  # 3 classes: chance is 0.67
-    snap = trainer.snapshot()
+    assert trainer.report.last_metrics["test_error"] < 0.5  # 3 classes: chance is 0.67
+    snap = trainer.report.snapshot()
     assert {"layer1_gram", "layer2_gram", "layer1_spectrum", "output_kernel"} <= set(snap.views)
 
 

@@ -385,9 +385,9 @@ def test_trainer_logs_the_w2_parts_and_the_model_shows_its_views(train_device, t
     t = tol.f64(rtol=0, atol=1e-9)  # float32: the parts are each rounded before they are summed
     total = p["w2_mean"] + p["w2_trace_p"] + p["w2_trace_q"] - 2 * p["w2_eigen"]
     assert abs(p["w2"] - total) < t.atol + t.rtol * abs(p["w2"])
-    m = trainer.last_metrics
+    m = trainer.report.last_metrics
     assert {"test_nlpd", "test_error", "test_nlpd_tempered"} <= set(m) and m["test_error"] < 0.5
-    views = trainer.snapshot().views
+    views = trainer.report.snapshot().views
     assert isinstance(views["w2_spectrum"], Spectrum) and (views["w2_spectrum"].values >= 0).all()
     assert views["w2_spectrum"].values.size == 3 * 20  # J = 3 latent functions, N_S = 20
     assert isinstance(views["w2_terms"], Curves) and set(views["w2_terms"].series) == {"w2", *W2_PARTS}

@@ -17,6 +17,7 @@ from invlab.models.conditionals import project
 from invlab.models.invariant import InvariantConfig, InvariantSVGP, build_invariant
 from invlab.parameters import learnables
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import Freeze, SetValue
 from invlab.transforms import LocalDeformation, PermutationOrbit, Rot90Orbit, all_affine, rotation_only
 from tests.helpers.spectra import assert_spectrum_of
 
@@ -156,14 +157,14 @@ def test_trainer_logs_ranges_and_edits_them_live(train_device):
     assert isinstance(trainer.model.likelihood, PolyaGammaLogistic)
     name = "kernel.augmentation.ranges.rotation.half_width"
     trainer.step()
-    trainer.set_value(name, 30.0)
-    trainer.freeze(name)
+    trainer.edits.put(SetValue(name, 30.0))
+    trainer.edits.put(Freeze(name))
     for _ in range(2):
         trainer.step()
     assert trainer.history["range.rotation"][1][-1] == pytest.approx(30.0)
-    metrics = trainer.evaluate()
+    metrics = trainer.report.evaluate()
     assert 0.0 <= metrics["test_error"] <= 1.0
-    snap = trainer.snapshot()
+    snap = trainer.report.snapshot()
     assert "augmentation_samples" in snap.views and "augmentation_history" in snap.views
 
 

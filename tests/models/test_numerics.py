@@ -11,6 +11,7 @@ from invlab.errors import ConfigError
 from invlab.models import REGISTRY, ModelFamily, Numerics, Tunable
 from invlab.models.base import condition_number
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import Freeze, SetValue
 
 # (family, data options, model options): one small case per family
 CASES = {
@@ -103,17 +104,17 @@ def test_every_tunable_spans_a_settable_interval_and_round_trips_through_the_tra
         if t.scale == "log":
             assert t.lo > 0
         for target in (t.lo, t.hi, t.lo + 0.3 * (t.hi - t.lo) if t.scale == "linear" else math.sqrt(t.lo * t.hi)):
-            trainer.set_value(t.name, target)  # both ends are inside the open bounds: no refusal
+            trainer.edits.put(SetValue(t.name, target))  # both ends are inside the open bounds: no refusal
             now = {u.name: u for u in trainer.model.tunables()}[t.name]
             assert now.value == pytest.approx(target, rel=tol.f64(rtol=1e-6).rtol, abs=tol.f64(atol=1e-9).atol)
-        trainer.freeze(t.name, True)
+        trainer.edits.put(Freeze(t.name, True))
         assert {u.name: u for u in trainer.model.tunables()}[t.name].frozen
         if t.learnable:
-            trainer.freeze(t.name, False)
+            trainer.edits.put(Freeze(t.name, False))
             assert not {u.name: u for u in trainer.model.tunables()}[t.name].frozen
         else:
             with pytest.raises(ConfigError, match="never learned"):
-                trainer.freeze(t.name, False)
+                trainer.edits.put(Freeze(t.name, False))
 
 
 def test_the_families_expose_what_a_user_tunes(train_device):
@@ -135,7 +136,7 @@ def test_a_rotation_half_width_spans_0_to_180_degrees(train_device):
     assert rotation.label == "rotation half-width" and rotation.unit == "°" and rotation.scale == "linear"
     assert rotation.lo == 0.0 and 179.9 < rotation.hi < 180.0
     assert rotation.value == pytest.approx(5.0)
-    trainer.set_value(rotation.name, 90.0)
+    trainer.edits.put(SetValue(rotation.name, 90.0))
     assert float(trainer.model.augmentation.range_values()["rotation"]) == pytest.approx(90.0)
     trainer.model.augmentation.ranges["rotation"].half_width.assign(-30.0)  # U[−α, α]: the sign does not matter
     assert [t.value for t in trainer.model.tunables() if t.name == rotation.name] == [pytest.approx(30.0)]

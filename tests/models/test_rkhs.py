@@ -13,6 +13,7 @@ from invlab.models import DataInfo, get_model
 from invlab.models.rkhs import PartialDerivatives, RKHSConfig, build_rkhs
 from invlab.models.rkhs.losses import smoothed_eps_insensitive, smoothed_hinge
 from invlab.train import RunConfig, Trainer
+from invlab.train.edits import SetValue
 from tests.helpers.cli import run_main
 
 
@@ -266,15 +267,15 @@ def test_live_nu_from_the_registry_resolves_to_the_new_optimum(train_device):
                                 train={"steps": 100, "learning_rate": 1.0, "eval_every": 0, **train_device}))
     for _ in range(5):
         trainer.step()
-    before = trainer.snapshot().views["decision_function"].values
+    before = trainer.report.snapshot().views["decision_function"].values
     assert trainer.model.objective_terms()["invariance_loss"] == 0
-    trainer.set_value(live["nu"], 1.0)
+    trainer.edits.put(SetValue(live["nu"], 1.0))
     objective = []
     for _ in range(15):
         trainer.step()
         objective.append(trainer.model.objective())
     assert np.all(np.diff(objective) <= 1e-12 * np.abs(objective[:-1]))  # accepted iterates only go down
-    after = trainer.snapshot().views["decision_function"].values
+    after = trainer.report.snapshot().views["decision_function"].values
     fresh = Trainer(RunConfig(model="rkhs", data=data, model_config={**model_config, "nu": 1.0},
                               train={"steps": 100, "learning_rate": 1.0, "eval_every": 0, **train_device}))
     fresh.model.fit()

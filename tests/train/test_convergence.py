@@ -4,6 +4,7 @@ import torch
 
 from invlab.cli import main
 from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.edits import SetValue
 
 
 def rkhs_config(train_device, steps=500):
@@ -15,11 +16,11 @@ def test_an_rkhs_solve_stops_once_converged_with_the_answer_of_running_on(tmp_pa
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(rkhs_config(train_device), store=store)
     snaps = list(trainer.run(every=10))
-    assert trainer.converged and trainer.status == "finished"
+    assert trainer.solve.converged and trainer.status == "finished"
     assert trainer.step_count < 20  # of 500 configured
     assert snaps[-1].step == trainer.step_count and snaps[-1].status == "finished"
     assert snaps[-1].health.state == "converged"
-    record = store.runs.get(trainer.run_id)
+    record = store.runs.get(trainer.record.run_id)
     assert record.status == "finished" and "converged" in (record.message or "")
 
     on = Trainer(rkhs_config(train_device))
@@ -27,7 +28,7 @@ def test_an_rkhs_solve_stops_once_converged_with_the_answer_of_running_on(tmp_pa
         on.step()
     assert_close(on.last_parts["loss"], trainer.last_parts["loss"], tol.f64(rtol=1e-8, atol=0))
     X = torch.as_tensor(trainer.dataset.X_test[:100])
-    assert_close(trainer.predict(X).probs, on.predict(X).probs, tol.f64(atol=1e-6))
+    assert_close(trainer.report.predict(X).probs, on.report.predict(X).probs, tol.f64(atol=1e-6))
     store.close()
 
 
@@ -35,10 +36,10 @@ def test_a_live_edit_clears_converged_and_the_next_run_solves_again(train_device
     trainer = Trainer(rkhs_config(train_device))
     list(trainer.run())
     loss = trainer.last_parts["loss"]
-    trainer.set_value("nu", 2.0)
-    assert not trainer.converged
+    trainer.edits.put(SetValue("nu", 2.0))
+    assert not trainer.solve.converged
     list(trainer.run(steps=10))
-    assert trainer.converged and trainer.last_parts["loss"] != loss
+    assert trainer.solve.converged and trainer.last_parts["loss"] != loss
 
 
 def test_adam_runs_do_not_converge_early(train_device):
@@ -46,7 +47,7 @@ def test_adam_runs_do_not_converge_early(train_device):
                                 model_config={"num_inducing": 10},
                                 train={"steps": 15, "eval_size": 30, "batch_size": 50, "log_every": 5, **train_device}))
     list(trainer.run())
-    assert trainer.step_count == 15 and not trainer.converged
+    assert trainer.step_count == 15 and not trainer.solve.converged
 
 
 def test_the_cli_says_the_solve_converged(capsys, cli_device):

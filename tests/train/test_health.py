@@ -141,7 +141,7 @@ LR10_REASON = "which way Adam at rate 10 collapses the model is decided by round
 def test_learning_rate_10_on_digits_collapses_and_says_so_within_a_few_evaluations(train_device):
     trainer = digits_run(10.0, 30, train_device)
     assert trainer.chance_error == pytest.approx(0.9, abs=0.03)
-    assert trainer.snapshot(views=False).health.state == "ok"  # step 0: at chance, but nothing has happened yet
+    assert trainer.report.snapshot(views=False).health.state == "ok"  # step 0: at chance, but nothing has happened yet
     seen = {}
     for snap in trainer.run(every=5):
         seen[snap.step] = snap
@@ -155,9 +155,9 @@ def test_learning_rate_10_on_digits_collapses_and_says_so_within_a_few_evaluatio
 
 def test_a_healthy_default_run_raises_no_alarm_from_step_0_on(train_device):
     trainer = digits_run(0.01, 30, train_device)
-    states = [trainer.snapshot(views=False).health.state] + [s.health.state for s in trainer.run(every=5)]
+    states = [trainer.report.snapshot(views=False).health.state] + [s.health.state for s in trainer.run(every=5)]
     assert states == ["ok"] * len(states)
-    assert trainer.last_metrics["test_error"] < 0.5
+    assert trainer.report.last_metrics["test_error"] < 0.5
 
 
 def test_regression_falling_back_to_the_mean_after_doing_better_is_collapsed_but_noise_near_it_is_not():

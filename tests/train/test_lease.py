@@ -137,12 +137,12 @@ def test_a_paused_trainer_does_not_continue_a_run_taken_over_since(tmp_path, tra
     list(trainer.run(steps=3))  # paused at step 3, still holding its lease
     other = _holder(tmp_path / "runs.sqlite", "store.runs.update(1, status='paused')\n")  # trained it meanwhile
     other.wait()
-    rows = sum(len(steps) for steps, _ in store.metrics.read(trainer.run_id).values())
+    rows = sum(len(steps) for steps, _ in store.metrics.read(trainer.record.run_id).values())
     with pytest.raises(RunStoreError, match=r"run 1 was taken over by another process \(pid \d+ on .*invlab train "
                                             r"--resume 1"):
         list(trainer.run())
     assert trainer.step_count == 3
-    assert sum(len(steps) for steps, _ in store.metrics.read(trainer.run_id).values()) == rows
+    assert sum(len(steps) for steps, _ in store.metrics.read(trainer.record.run_id).values()) == rows
     store.close()
 
 

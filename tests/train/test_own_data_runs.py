@@ -17,6 +17,7 @@ from invlab.data import Dataset, identity, load
 from invlab.errors import ConfigError, DataError
 from invlab.models.base import seeded
 from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.states import RunStatus
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -57,7 +58,7 @@ def test_csv_trains_lists_resumes_and_reports_in_the_targets_units(tmp_path):
     again = Trainer.from_checkpoint(checkpoint)
     ds = again.dataset
     X_test, y_test = ds.X_test * ds.x_std + ds.x_mean, ds.unscale_targets(ds.y_test)
-    by_hand = float(np.sqrt(np.mean((again.predict(X_test).y_mean[:, 0].numpy() - y_test) ** 2)))
+    by_hand = float(np.sqrt(np.mean((again.report.predict(X_test).y_mean[:, 0].numpy() - y_test) ** 2)))
     assert by_hand == pytest.approx(rmse, rel=1e-3) and by_hand < np.std(y_test)  # learned something, in units
     resumed = invlab("train", "--resume", "1", "--steps", "30", "--quiet", data_dir=data)
     assert resumed.returncode == 0, resumed.stderr
@@ -115,7 +116,7 @@ def test_predictions_come_back_in_the_targets_units(family):
         trainer.step()
     X_new = X[:7]  # the data's own units
     with seeded(0):
-        pred = trainer.predict(X_new)
+        pred = trainer.report.predict(X_new)
     with seeded(0):
         scaled = trainer.model.predict_standardised(torch.as_tensor((X_new - ds.x_mean) / ds.x_std))
     assert torch.allclose(pred.y_mean, scaled.y_mean * ds.y_std + ds.y_mean, rtol=1e-10, atol=1e-8)
@@ -134,9 +135,9 @@ def test_the_metrics_and_predictions_agree_in_units():
                                                                           "batch_size": 0}), dataset=load((X, y)))
     list(trainer.run())
     ds = trainer.dataset
-    pred = trainer.predict(ds.X_test * ds.x_std + ds.x_mean).y_mean[:, 0].numpy()
+    pred = trainer.report.predict(ds.X_test * ds.x_std + ds.x_mean).y_mean[:, 0].numpy()
     rmse = float(np.sqrt(np.mean((pred - ds.unscale_targets(ds.y_test)) ** 2)))
-    assert trainer.last_metrics["test_rmse"] == pytest.approx(rmse, rel=1e-9)
+    assert trainer.report.last_metrics["test_rmse"] == pytest.approx(rmse, rel=1e-9)
     assert rmse < 0.5 * np.std(y)  # the reported case: a hand-built y ≈ 50 set gave RMSE 39 unscaled
 
 
@@ -158,7 +159,7 @@ def test_a_checkpoint_of_hand_built_data_reloads_only_onto_data_given(tmp_path):
     same = Trainer.from_checkpoint(path, dataset=circles(0))
     assert same.resume_notes == [] and same.step_count == 5
     X = np.random.default_rng(0).normal(size=(5, 2))
-    assert torch.allclose(same.predict(X).probs, trainer.predict(X).probs)
+    assert torch.allclose(same.report.predict(X).probs, trainer.report.predict(X).probs)
     other = Trainer.from_checkpoint(path, dataset=circles(1))  # same shapes, other points: allowed, recorded
     assert other.config.data_identity["hash"] == identity(other.dataset)["hash"] != identity(ds)["hash"]
     assert "continues on" in other.resume_notes[0]
@@ -173,18 +174,18 @@ def test_a_stored_dataframe_run_resumes_with_its_data_and_records_it(tmp_path):
         trainer = Trainer(RunConfig(model_config={"num_inducing": 8}, train={"steps": 4, "eval_every": 0}),
                           store=store, dataset=load(frame, target="price"))
         list(trainer.run())
-        stored = RunConfig.from_json(store.runs.get(trainer.run_id).config).data_identity
+        stored = RunConfig.from_json(store.runs.get(trainer.record.run_id).config).data_identity
         assert stored["name"] == "dataframe" and stored["shapes"]["X_train"] == [52, 2]
         with pytest.raises(DataError, match="pass that data as dataset="):
-            Trainer.resume(store, trainer.run_id)
-        again = Trainer.resume(store, trainer.run_id, dataset=load(frame, target="price"),
+            Trainer.resume(store, trainer.record.run_id)
+        again = Trainer.resume(store, trainer.record.run_id, dataset=load(frame, target="price"),
                                train={"steps": 6})
         assert again.step_count == 4 and again.resume_notes == []
-        again.release()  # one writer per run: give it back before resuming it once more
+        again.record.release(RunStatus.PAUSED)  # one writer per run: give it back before resuming it once more
         frame.loc[0, "price"] += 1.0
-        changed = Trainer.resume(store, trainer.run_id, dataset=load(frame, target="price"))
+        changed = Trainer.resume(store, trainer.record.run_id, dataset=load(frame, target="price"))
         assert "continues on" in changed.resume_notes[0]
-        recorded = RunConfig.from_json(store.runs.get(trainer.run_id).config).data_identity
+        recorded = RunConfig.from_json(store.runs.get(trainer.record.run_id).config).data_identity
         assert recorded["hash"] == identity(changed.dataset)["hash"] != stored["hash"]
 
 
@@ -205,5 +206,5 @@ def test_diabetes_predictions_are_in_disease_progression_units():
     trainer = Trainer(RunConfig(data={"dataset": "diabetes"}, model_config={"num_inducing": 30},
                                 train={"steps": 40, "learning_rate": 0.05, "eval_every": 0}))
     list(trainer.run())
-    pred = trainer.predict(raw.data[:50]).y_mean[:, 0].numpy()  # the features as scikit-learn gives them
+    pred = trainer.report.predict(raw.data[:50]).y_mean[:, 0].numpy()  # the features as scikit-learn gives them
     assert 100 < pred.mean() < 200 and np.corrcoef(pred, raw.target[:50])[0, 1] > 0.5

@@ -205,14 +205,14 @@ def test_the_report_keeps_the_history_the_trainer_shows_and_scores_on_its_subset
     snaps = list(trainer.run(10, every=5))
     assert trainer.history is trainer.report.history and [s.step for s in snaps] == [5, 10]
     steps, values = trainer.history["test_error"]
-    assert steps == [5, 10] and values[-1] == trainer.last_metrics["test_error"]
+    assert steps == [5, 10] and values[-1] == trainer.report.last_metrics["test_error"]
     # the same model scored again on the same subset, with the same seeded sampling, gives the same figures
     again = trainer.evaluation.score(trainer.model)
-    assert again == pytest.approx(trainer.last_metrics, rel=1e-12)
+    assert again == pytest.approx(trainer.report.last_metrics, rel=1e-12)
     # a snapshot's history is a copy of the report's
-    snap = trainer.snapshot(views=False)
+    snap = trainer.report.snapshot(views=False)
     np.testing.assert_array_equal(snap.history["loss"][1], np.asarray(trainer.history["loss"][1]))
-    assert trainer.last_numerics is trainer.report.last_numerics and trainer.rate.steps_per_sec > 0
+    assert snap.numerics is trainer.report.last_numerics and trainer.rate.steps_per_sec > 0
 
 
 def test_a_checkpoints_state_put_into_a_fresh_trainer_takes_the_same_next_steps(tmp_path):
@@ -221,6 +221,6 @@ def test_a_checkpoints_state_put_into_a_fresh_trainer_takes_the_same_next_steps(
     payload = load_checkpoint(save_checkpoint(tmp_path / "state.pt", **training_state(trainer)))
     other = _small_trainer()
     load_training_state(other, payload)
-    assert other.step_count == 7 and other.current_lr == trainer.current_lr
+    assert other.step_count == 7 and other.edits.current_lr == trainer.edits.current_lr
     for _ in range(3):
         assert other.step().loss == pytest.approx(trainer.step().loss, rel=1e-12)

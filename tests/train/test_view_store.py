@@ -106,8 +106,8 @@ def test_the_trainers_snapshots_store_its_views_with_the_run(tmp_path):
     with RunStore(tmp_path / "runs.sqlite") as store:
         trainer = Trainer(config, store=store)
         list(trainer.run(steps=2))
-        snap = trainer.snapshot(views=True)
+        snap = trainer.report.snapshot(views=True)
         list(trainer.run(steps=2))  # the run ends: what it stored is written
-        stored = store.views.read(trainer.run_id)
+        stored = store.views.read(trainer.record.run_id)
     assert stored.views.keys() == snap.views.keys() and "kuu_spectrum" in stored.views
     assert np.array_equal(stored.views["kuu_spectrum"].values, snap.views["kuu_spectrum"].values)

@@ -32,7 +32,8 @@ def field(explorer):
 def solved(explorer, after: int = -1) -> bool:
     """The L-BFGS solve has converged (the run stopped by itself) and the page shows its last step, past `after`."""
     s, snap = explorer.session, latest(explorer)
-    return (s.trainer is not None and s.trainer.converged and s.state in ("finished", "converged") and snap is not None
+    return (s.trainer is not None and s.trainer.solve.converged and s.state in ("finished", "converged")
+            and snap is not None
             and snap.step == s.step > after and "decision_function" in snap.views)
 
 

@@ -80,8 +80,8 @@ def produced(settings: dict) -> set[str]:
     trainer = Trainer(run_config(settings))
     for _ in range(3):
         trainer.step()
-    trainer.evaluate()
-    return set(trainer.history) | set(trainer.snapshot(views=True).views)
+    trainer.report.evaluate()
+    return set(trainer.history) | set(trainer.report.snapshot(views=True).views)
 
 
 @pytest.mark.parametrize("lesson", TRAINING, ids=lambda lesson: lesson.key)

@@ -44,7 +44,7 @@ def test_a_dataframe_trains_on_its_target_with_metrics_in_its_units(tmp_path, wa
         X = trainer.dataset.X_test * trainer.dataset.x_std + trainer.dataset.x_mean
         truth = trainer.dataset.unscale_targets(trainer.dataset.y_test)
         with trainer.lock:
-            mean = np.asarray(trainer.predict(X).mean).ravel()
+            mean = np.asarray(trainer.report.predict(X).mean).ravel()
             rmse = float(np.sqrt(np.mean((mean - truth) ** 2)))
         e.pause()
         plotted = e.curves.buffers["test_rmse"].data["test_rmse"]

@@ -237,7 +237,7 @@ def test_a_trained_models_predictions_view_renders_its_own_points():
                       dataset=Dataset("toy", X[:40], y[:40], X[40:], y[40:], task="regression"))
     for _ in range(3):
         trainer.step()
-    view = trainer.snapshot().views["predictions"]
+    view = trainer.report.snapshot().views["predictions"]
     data = scatter_sources(RENDERER.get_plot(render_scatter(view)))
     np.testing.assert_array_equal(data["Scatter"]["truth"], view.x)
     np.testing.assert_array_equal(data["Scatter"]["predicted"], view.y)
@@ -287,7 +287,7 @@ def test_invariant_ranges_have_one_view():
     trainer = Trainer(config)
     for _ in range(3):
         trainer.step()
-    views = trainer.snapshot().views
+    views = trainer.report.snapshot().views
     assert "augmentation_ranges" not in views
     assert not [k for k in views["hyperparameters"].values if "augmentation" in k]
     history = views["augmentation_history"]
