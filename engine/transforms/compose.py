@@ -27,30 +27,25 @@ def _renamed(first: Augmentation, second: Augmentation, names: tuple[str, str]) 
     return one, {(f"{names[1]}_{k}" if k in clash else k): r for k, r in two.items()}
 
 
-class _Composition:
-    """What both kinds of composition share: the parts, their ranges under one roof, and input checks."""
-
-    def _setup(self, first: Augmentation, second: Augmentation, names: tuple[str, str]) -> None:
-        one, two = _renamed(first, second, names)
-        self.ranges = nn.ModuleDict({**one, **two})  # registered first, so the ranges' paths are `ranges.<name>`
-        self.first, self.second, self.names = first, second, tuple(names)
-        self._renames = ({old: new for new, old in zip(one, getattr(first, "ranges", {}) or {})},
+def _hold(composed: Augmentation, first: Augmentation, second: Augmentation, names: tuple[str, str]) -> None:
+    """What both kinds of composition hold: the parts, and their ranges under one roof (`ranges`, by the
+    composition's names)."""
+    one, two = _renamed(first, second, names)
+    composed.ranges = nn.ModuleDict({**one, **two})  # registered first, so the ranges' paths are `ranges.<name>`
+    composed.first, composed.second, composed.names = first, second, tuple(names)
+    composed._renames = ({old: new for new, old in zip(one, getattr(first, "ranges", {}) or {})},
                          {old: new for new, old in zip(two, getattr(second, "ranges", {}) or {})})
-        self.image_only = bool(first.image_only or second.image_only)
+    composed.image_only = bool(first.image_only or second.image_only)
 
-    def range_values(self) -> dict[str, torch.Tensor]:
-        """Both parts' current ranges (degrees for rotations) by the composition's names."""
-        out = {}
-        for part, renames in ((self.first, self._renames[0]), (self.second, self._renames[1])):
-            for key, value in part.range_values().items():
-                base, dot, end = key.partition(".")
-                out[renames.get(base, base) + dot + end] = value
-        return out
 
-    def check_input(self, X: torch.Tensor) -> None:
-        """Inputs both parts accept."""
-        self.first.check_input(X)
-        self.second.check_input(X)
+def _range_values(composed: Augmentation) -> dict[str, torch.Tensor]:
+    """Both parts' current ranges (degrees for rotations) by the composition's names."""
+    out = {}
+    for part, renames in ((composed.first, composed._renames[0]), (composed.second, composed._renames[1])):
+        for key, value in part.range_values().items():
+            base, dot, end = key.partition(".")
+            out[renames.get(base, base) + dot + end] = value
+    return out
 
 
 def _iid(part: Augmentation, X: torch.Tensor, S: int, generator) -> torch.Tensor:
@@ -62,14 +57,23 @@ def _iid(part: Augmentation, X: torch.Tensor, S: int, generator) -> torch.Tensor
     return part.apply(X, index)
 
 
-class ComposedAugmentation(_Composition, Augmentation):
+class ComposedAugmentation(Augmentation):
     """a₂ ∘ a₁ where one part at least is a density: S i.i.d. draws of the composition per input."""
 
     orbit_size = None
 
     def __init__(self, first: Augmentation, second: Augmentation, names: tuple[str, str] = ("first", "second")):
-        Augmentation.__init__(self)
-        self._setup(first, second, names)
+        super().__init__()
+        _hold(self, first, second, names)
+
+    def range_values(self) -> dict[str, torch.Tensor]:
+        """Both parts' current ranges (degrees for rotations) by the composition's names."""
+        return _range_values(self)
+
+    def check_input(self, X: torch.Tensor) -> None:
+        """Inputs both parts accept."""
+        self.first.check_input(X)
+        self.second.check_input(X)
 
     def sample(self, X: torch.Tensor, S: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """S draws of a₂(a₁(x)) per input: [N, ...] → [N, S, ...]."""
@@ -80,13 +84,22 @@ class ComposedAugmentation(_Composition, Augmentation):
         return B.reshape(N, S, *X.shape[1:])
 
 
-class ComposedOrbit(_Composition, FiniteOrbit):
+class ComposedOrbit(FiniteOrbit):
     """a₂ ∘ a₁ of two finite orbits: the P₁·P₂ compositions, element k = (a₁ element k // P₂, then a₂ element
     k % P₂)."""
 
     def __init__(self, first: FiniteOrbit, second: FiniteOrbit, names: tuple[str, str] = ("first", "second")):
-        FiniteOrbit.__init__(self)
-        self._setup(first, second, names)
+        super().__init__()
+        _hold(self, first, second, names)
+
+    def range_values(self) -> dict[str, torch.Tensor]:
+        """Both parts' current ranges (by the composition's names)."""
+        return _range_values(self)
+
+    def check_input(self, X: torch.Tensor) -> None:
+        """Inputs both parts accept."""
+        self.first.check_input(X)
+        self.second.check_input(X)
 
     @property
     def orbit_size(self) -> int:
