@@ -40,9 +40,26 @@ from .gram import RepresenterGram
 from .losses import TASKS, data_loss, data_loss_names, invariance_loss, invariance_loss_names
 from .solver import minimise, minimise_recorded
 from .targets import encode_targets
+from .views import SPECTRUM_MAX, decision_field, rkhs_views
 
 PREDICT_CHUNK = 2048
-SPECTRUM_MAX = 1500  # eigenvalues of at most this many representers (a principal submatrix beyond)
+
+
+def _checked_losses(task: str, loss: str, invariance_loss: str, smoothing: float, epsilon: float) -> str:
+    """The data loss `loss` stands for on `task` ("auto": logistic for classes, squared for regression), with the
+    invariance loss, the smoothing width h and the ε-insensitive width checked; refusals name the choices."""
+    if task not in TASKS:
+        raise ConfigError(f"task must be classification or regression, got {task!r}")
+    loss = ("logistic" if task == "classification" else "squared") if loss == "auto" else loss
+    if loss not in data_loss_names(task):
+        raise ConfigError(f"loss={loss!r} does not suit {task}; choose one of {', '.join(data_loss_names(task))}")
+    if invariance_loss not in invariance_loss_names():
+        raise ConfigError(f"invariance_loss={invariance_loss!r}; choose one of {', '.join(invariance_loss_names())}")
+    if not smoothing > 0:
+        raise ConfigError(f"smoothing (the width h of the quadratic smoothing) must be positive, got {smoothing}")
+    if epsilon < 0:
+        raise ConfigError(f"epsilon must be ≥ 0, got {epsilon}")
+    return loss
 
 
 class RKHSMachine(ModelFamily):
@@ -55,48 +72,51 @@ class RKHSMachine(ModelFamily):
                  unlabelled: torch.Tensor | None = None, max_dense: int = 8000, whiten: bool = True,
                  eig_floor: float = 1e-12, loss_options: dict | None = None,
                  invariance_loss_options: dict | None = None):
+        """Checks the choices, stores the labelled data as buffers, builds the representers' Gram matrix over the
+        labelled evaluations and the invariance functionals, and the coefficients α (or β when `whiten`) [B, C]."""
         super().__init__()
         self.task, self.num_classes = task, num_classes
-        if task not in TASKS:
-            raise ConfigError(f"task must be classification or regression, got {task!r}")
-        loss = ("logistic" if task == "classification" else "squared") if loss == "auto" else loss
-        if loss not in data_loss_names(task):
-            raise ConfigError(f"loss={loss!r} does not suit {task}; choose one of {', '.join(data_loss_names(task))}")
-        if invariance_loss not in invariance_loss_names():
-            raise ConfigError(f"invariance_loss={invariance_loss!r}; choose one of "
-                              f"{', '.join(invariance_loss_names())}")
-        if not smoothing > 0:
-            raise ConfigError(f"smoothing (the width h of the quadratic smoothing) must be positive, got {smoothing}")
-        if epsilon < 0:
-            raise ConfigError(f"epsilon must be ≥ 0, got {epsilon}")
-        self.loss_name, self.invariance_loss_name = loss, invariance_loss
+        self.loss_name = _checked_losses(task, loss, invariance_loss, smoothing, epsilon)
+        self.invariance_loss_name = invariance_loss
         self.loss_options, self.invariance_loss_options = dict(loss_options or {}), dict(invariance_loss_options or {})
         self.epsilon, self.smoothing = float(epsilon), float(smoothing)
         self.eig_floor = float(eig_floor)
-
         XL = X_labelled.reshape(X_labelled.shape[0], -1)
+        like = {"dtype": XL.dtype, "device": XL.device}  # everything follows the inputs (CPU or CUDA)
+        self._store_data(XL, y_labelled, weights, unlabelled, like)
+        kernel = fix(kernel).to(**like)
+        self.gram = RepresenterGram(kernel, [Evaluation(XL)] + list(invariances), fast=fast, max_dense=max_dense)
+        self.num_labelled = XL.shape[0]
+        self._make_coefficients(self.gram.size, self.num_outputs, bool(whiten), bias, max_dense, like)
+        self.nu = fix(NonNegative(nu, name="nu")).to(**like)
+        self.lam = fix(NonNegative(lam, name="lam")).to(**like)
+        self.trace: list[dict[str, float]] = []  # the objective's parts per L-BFGS iteration of `fit`
+        self.tangent_preview = None  # (images [n, C, H, W], tangents [n, T, C, H, W], names) for diagnostics
+        self._spectrum = (None, None)
+
+    def _store_data(self, XL: torch.Tensor, y_labelled, weights, unlabelled, like: dict) -> None:
+        """The labels [l], their encoded targets [l, C], the points' weights w [l] and the unlabelled inputs [u, D],
+        as buffers (they follow the model to a device); sets `num_outputs` C."""
         y = torch.as_tensor(y_labelled, device=XL.device)
         if y.shape != (XL.shape[0],):
             raise ShapeError(f"labels must be [{XL.shape[0]}] to match the labelled inputs, got {tuple(y.shape)}")
-        labels, targets = encode_targets(y, task, num_classes, XL.dtype)
-        C = self.num_outputs = targets.shape[1]
+        labels, targets = encode_targets(y, self.task, self.num_classes, XL.dtype)
+        self.num_outputs = targets.shape[1]
         self.register_buffer("labels", labels)
         self.register_buffer("targets", targets)
-        like = {"dtype": XL.dtype, "device": XL.device}  # everything follows the inputs (CPU or CUDA)
         w = torch.ones(XL.shape[0], **like) if weights is None else torch.as_tensor(weights, **like)
         self.register_buffer("weights", w)
         self.register_buffer("unlabelled", (unlabelled if unlabelled is not None else XL[:0]).reshape(-1, XL.shape[1]))
 
-        kernel = fix(kernel).to(**like)
-        self.gram = RepresenterGram(kernel, [Evaluation(XL)] + list(invariances), fast=fast, max_dense=max_dense)
-        self.num_labelled = XL.shape[0]
-        B = self.gram.size
-        self.whiten = bool(whiten)
-        if self.whiten and B > max_dense:
+    def _make_coefficients(self, B: int, C: int, whiten: bool, bias: bool, max_dense: int, like: dict) -> None:
+        """The representer coefficients: α [B, C] (the paper's), or β [B, C] with α = W β when whitened (W = U Λ^{-1/2}
+        from K = U Λ Uᵀ, filled by `whitening`), and the unpenalised bias b [C] when asked for."""
+        self.whiten = whiten
+        if whiten and B > max_dense:
             raise ConfigError(f"whiten=True needs the dense {B}×{B} Gram matrix, above max_dense = {max_dense}; use "
                               "whiten=False (the paper's α parametrisation, with eq. 11 for partial derivatives) or "
                               "fewer functionals")
-        if self.whiten:  # α = W β with W = U Λ^{-1/2} (see `whitening`)
+        if whiten:  # α = W β with W = U Λ^{-1/2} (see `whitening`)
             self.beta = nn.Parameter(torch.zeros(B, C, **like))
             self.register_buffer("W", torch.zeros(B, B, **like))  # U Λ^{-1/2}, 0 beyond the rank
             self.register_buffer("evals", torch.zeros(B, **like))  # Λ, 0 beyond the rank
@@ -105,11 +125,6 @@ class RKHSMachine(ModelFamily):
             self.alpha = nn.Parameter(torch.zeros(B, C, **like))
         self.rank = None
         self.bias = nn.Parameter(torch.zeros(C, **like)) if bias else None
-        self.nu = fix(NonNegative(nu, name="nu")).to(**like)
-        self.lam = fix(NonNegative(lam, name="lam")).to(**like)
-        self.trace: list[dict[str, float]] = []  # the objective's parts per L-BFGS iteration of `fit`
-        self.tangent_preview = None  # (images [n, C, H, W], tangents [n, T, C, H, W], names) for diagnostics
-        self._spectrum = (None, None)
 
     @property
     def kernel(self):
@@ -277,71 +292,12 @@ class RKHSMachine(ModelFamily):
 
     @torch.no_grad()
     def own_diagnostics(self, data=None) -> dict[str, dg.View]:
-        """The family's own views: the objective and its weights, its terms over the solver's iterations, the Gram
-        spectrum, for 2-D data the decision function, and for images the labelled images with their tangent vectors
-        (Zhang, Lee & Teh, 2013, Thm 5)."""
-        views: dict[str, dg.View] = {}
-        if self.wants("objective"):
-            parts = {k: float(v) for k, v in self.objective_terms().items()}
-            # one view per quantity: the terms' values are in their curve over the solver's iterations (below)
-            views["objective"] = dg.Scalars(title="Objective (eq. 4) and its weights", values={
-                "objective": sum(parts.values()), "nu": float(self.nu()), "lambda": float(self.lam()),
-                "labelled": float(self.num_labelled),
-                "invariance functionals": float(self.gram.size - self.num_labelled)})
-        if self.wants("gram_spectrum"):
-            B = self.gram.size
-            title = "Eigenvalues of the representer Gram matrix K (eq. 4)"
-            if B > SPECTRUM_MAX:
-                title += f" — a random {SPECTRUM_MAX}×{SPECTRUM_MAX} principal submatrix of {B}×{B}"
-            views["gram_spectrum"] = dg.Spectrum(title=title, values=self.gram_spectrum(),
-                                                 description="Evaluations and invariance representers together; a "
-                                                             "long tail of tiny eigenvalues means directions the norm "
-                                                             "barely penalises.")
-        if self.wants("solver_trace") and self.trace:
-            it = np.arange(len(self.trace))
-            views["solver_trace"] = dg.Curves(
-                title="Objective terms over L-BFGS iterations (fit)", xlabel="L-BFGS iteration",
-                ylabel="objective term",
-                logy=True, covers=("data_loss", "invariance_loss", "norm"),  # terms orders of magnitude apart
-                labels={"data_loss": "data loss", "invariance_loss": "invariance loss", "norm": "norm penalty λ‖f‖²"},
-                series={k: (it, np.array([t[k] for t in self.trace]))
-                        for k in ("data_loss", "invariance_loss", "norm")})
-        if self.wants("decision_function") and self.gram.blocks[0].input_dim == 2:
-            views["decision_function"] = self.decision_field(data)
-        if self.wants("tangents") and self.tangent_preview is not None:
-            images, tangents, names = self.tangent_preview
-            rows = []
-            for img, tan in zip(images, tangents):
-                scale = max(float(np.abs(tan).max()), 1e-12)
-                rows.append(np.concatenate([img[None, 0] * 2.0 - 1.0, tan[:, 0] / scale], 0))
-            views["tangents"] = dg.ImageGrid(title="Labelled images and their tangent vectors (Thm 5)",
-                                             images=np.stack(rows), col_labels=["image"] + list(names),
-                                             vrange=(-1.0, 1.0))
-        return views
+        """The family's own views (`rkhs.views.rkhs_views`): the objective and its weights, its terms over the
+        solver's iterations, the Gram spectrum, for 2-D data the decision function, and for images the labelled
+        images with their tangent vectors (Zhang, Lee & Teh, 2013, Thm 5)."""
+        return rkhs_views(self, data)
 
     @torch.no_grad()
     def decision_field(self, data=None, resolution: int = 60) -> dg.Field2D:
         """f over the plane with the labelled points (their class) and the unlabelled ones (label −1)."""
-        XL = self.gram.blocks[0].X
-        U = self.unlabelled
-        pts = torch.cat([XL, U], 0)
-        cloud = pts if data is None else torch.cat([pts, data[0].reshape(data[0].shape[0], -1).to(pts)], 0)
-        lo, hi = cloud.min(0).values, cloud.max(0).values
-        pad = 0.1 * (hi - lo).clamp_min(1e-6)
-        gx = torch.linspace(float(lo[0] - pad[0]), float(hi[0] + pad[0]), resolution, dtype=XL.dtype, device=XL.device)
-        gy = torch.linspace(float(lo[1] - pad[1]), float(hi[1] + pad[1]), resolution, dtype=XL.dtype, device=XL.device)
-        G = torch.stack(torch.meshgrid(gx, gy, indexing="xy"), -1).reshape(-1, 2)
-        f = self.decision_function(G)
-        if f.shape[1] == 1:
-            values, contour = f[:, 0], (0.0 if self.task == "classification" else None)
-            title = "Decision function f(x) (boundary f = 0)" if contour is not None else "f(x)"
-        else:
-            values, contour, title = f.argmax(1).to(f.dtype), None, "Predicted class"
-        labels = torch.cat([self.labels if self.task == "classification" else torch.zeros(len(XL), dtype=torch.long,
-                                                                                             device=XL.device),
-                            torch.full((len(U),), -1, dtype=torch.long, device=XL.device)])
-        return dg.Field2D(title=title, x=gx.cpu().numpy(), y=gy.cpu().numpy(),
-                          values=values.reshape(resolution, resolution).cpu().numpy(), points=pts.cpu().numpy(),
-                          point_labels=labels.cpu().numpy(), contour=contour,
-                          description="Labelled points by class; unlabelled points (label −1) carry invariance "
-                                      "functionals in semi-supervised mode.")
+        return decision_field(self, data, resolution)
