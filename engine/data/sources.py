@@ -188,11 +188,12 @@ def resolve(name: str) -> Source:
         raise DataError(f"unknown dataset {name!r}; choose one of {', '.join(names())}, or your own data as "
                         "'csv:PATH', 'npz:PATH', 'parquet:PATH', 'images:DIR', 'idx:DIR' or a path to such a file.")
     prefix, path = pair
+    reader = READERS[prefix]
     if not path:
-        folder = prefix in ("images", "idx")
-        raise DataError(f"'{prefix}:' needs a {'directory' if folder else 'file'}, e.g. '{prefix}:/data/mine"
-                        f"{'' if folder else '.' + prefix}'.")
-    return READERS[prefix].source(path)
+        folder = reader.recognises is not None  # a reader of folders says so in its entry
+        ending = "" if folder else (reader.extensions or (f".{prefix}",))[0]
+        raise DataError(f"'{prefix}:' needs a {'directory' if folder else 'file'}, e.g. '{prefix}:/data/mine{ending}'.")
+    return reader.source(path)
 
 
 def size_of(name: str, source_options: dict, test_fraction: float) -> DataSize | None:
