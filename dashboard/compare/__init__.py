@@ -17,9 +17,11 @@ This page
 
 
 The package, by job: `data` shapes a sweep's comparison into the table's and the plots' values, `plots` draws them,
-`runner` runs the sweep (or the study) on its background thread, `discover` is the Discover study, `form` is the
-form that describes a sweep (`SweepForm`), `live` starts, opens, follows and draws the sweep shown
-(`SweepFollowing`), and `page` is the page itself, which holds them.
+`runner` runs the sweep (or the study) on its background thread, `discover` is the Discover study (its form,
+follower and table in `discover_form`, `discover_follow` and `discover_table`), `form` is the form that describes a
+sweep (`SweepForm`), `live` starts, opens, follows and draws the sweep shown (`SweepFollowing`), `context` is what
+the parts share and ask of the page (`CompareContext`, with `param.Event`s), `words` the words shown for each state,
+and `page` is the page itself, which holds them.
 """
 from __future__ import annotations
 

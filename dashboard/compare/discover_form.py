@@ -1,13 +1,15 @@
 """The Discover study's form: the data box (the Training page's data by default, or any data set the page may read),
 the candidate invariances that apply to it (ticked by default, the others named with the reason), for a table with
 named columns a group of columns to permute (a candidate of its own, 'permutations: age, height'), seeds and steps,
-and the plan they make. The study (discover.py) runs the plan and follows it."""
+▶ Discover, what is wrong with the form (said under it), and the plan they make. The study (discover.py) runs the
+plan and follows it."""
 from __future__ import annotations
 
 import panel as pn
+import param
 
 from invlab.dashboard.compare.data import data_words
-from invlab.dashboard.safe_text import html_text
+from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.sweeps.discover import NONE, plan_candidates
 from invlab.sweeps.discover_labels import coordinates_of
 from invlab.train import RunConfig
@@ -17,16 +19,18 @@ GROUP_ORBIT = "permutations"  # the group a few named columns can form on the pa
 
 
 class DiscoverForm(pn.viewable.Viewer):
-    """The form of a Discover study: it reads the Training page's data settings (`settings`), offers the data sets
-    `data_choices()` lists, refuses what the server's `limits` refuse, and calls `on_data()` when the user picks
-    another data set in the box."""
+    """The form of a Discover study: it reads the Training page's data settings (`context.settings`), offers the data
+    sets `data_choices()` lists, refuses what the server's limits (`context.limits`) refuse, and raises `data_picked`
+    when the user picks another data set in the box and `start` when ▶ Discover is pressed."""
 
-    def __init__(self, settings, *, data_choices=None, limits=None, on_data=None):
+    data_picked = param.Event(doc="The user picked another data set in the box.")
+    start = param.Event(doc="▶ Discover: the study trains the ticked candidates.")
+
+    def __init__(self, context, *, data_choices=None):
         super().__init__()
-        self.settings = settings
-        self.limits = limits  # a server's ServerLimits: data sets outside its directories or too large are refused
+        self.settings = context.settings
+        self.limits = context.limits  # a server's ServerLimits: data sets outside its folders or too large are refused
         self._choices = data_choices or (lambda: [])
-        self._on_data_picked = on_data or (lambda: None)
         self._picked = False  # the user chose a data set here: it no longer follows the Training page's
         self._quiet = False  # the box is being set by `follow`, not by the user
         self.data_box = pn.widgets.Select(label="Data set", options=[], width=300)
@@ -41,7 +45,18 @@ class DiscoverForm(pn.viewable.Viewer):
         self._columns: tuple[str, ...] = ()
         self.seeds = pn.widgets.IntInput(label="Seeds", value=DEFAULT_SEEDS, start=1, end=10, width=110)
         self.steps = pn.widgets.IntInput(label="Steps per run", value=300, start=10, end=20000, step=50, width=130)
+        self.start_button = pn.widgets.Button(label="▶ Discover", color="success", width=130)
+        self.start_button.on_click(lambda *_: self.param.trigger("start"))
+        self.error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["invlab-discover-error"])
+        self.error_text = ""  # what `error` says, as text (the pane holds it escaped)
         self.data_box.param.watch(self._on_data, "value")
+
+    def show_error(self, text: str) -> None:
+        """Say `text` under the form (empty: hide the message)."""
+        self.error_text = text
+        self.error.object = markdown_text(text)
+        self.error.visible = bool(text)
 
     def data_config(self) -> dict:
         """The data the study fits: the Training page's data settings when the data box holds the Training page's
@@ -70,7 +85,7 @@ class DiscoverForm(pn.viewable.Viewer):
         if self._quiet:
             return
         self._picked = True
-        self._on_data_picked()
+        self.param.trigger("data_picked")
 
     def plan(self, orbits: list[str] | None = None):
         """The `DiscoverPlan` of the box's data with the form's seeds and steps (`orbits`: only these candidates);

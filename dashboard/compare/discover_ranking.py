@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from invlab.dashboard.compare.words import state_words
 from invlab.dashboard.safe_text import html_text
 from invlab.sweeps.discover_html import score_header, table_rows
+from invlab.train.states import PlannedRunState, RunStatus
 
 # the ranking's columns; "test error" reads "test RMSE" for a regression data set
 COLUMNS = ["#", "candidate", "status", "seeds", "ELBO (whole data)", "log BF vs none", "learned range (final)",
@@ -16,9 +18,10 @@ WIDTHS = {"#": 40, "candidate": 150, "status": 90, "seeds": 64, "ELBO (whole dat
 
 def ranking_frame(report, plan, sweep_id: int | None, running: bool) -> pd.DataFrame:
     """The ranking of `report` (a `DiscoverReport` or None): one row per candidate, best first; the candidates of
-    `plan` (the study's `DiscoverPlan` or None) that sweep `sweep_id` holds no run of yet after them, `training`
-    while the study is `running`, else `not run`. A group on columns is named by the columns (its label: a cell
-    is shown as text, never read as HTML)."""
+    `plan` (the study's `DiscoverPlan` or None) that sweep `sweep_id` holds no run of yet after them, running while
+    the study is `running`, else not run. A candidate's status is finished once every seed ended and one finished,
+    failed when none did, running before; each said in the page's words (words.py). A group on columns is named
+    by the columns (its label: a cell is shown as text, never read as HTML)."""
     records, shown, columns = [], set(), list(COLUMNS)
     seeds = len(plan.spec.seeds) if plan is not None else None
     if report is not None:
@@ -27,10 +30,12 @@ def ranking_frame(report, plan, sweep_id: int | None, running: bool) -> pd.DataF
             cell = dict(zip(headers, row))
             cell["test error"] = cell[headers[6]]  # "test RMSE (price)" for a table's regression: its title
             done = c.finished + len(c.failed)
-            status = ("failed" if c.finished == 0 else "done") if seeds is None or done >= seeds else "training"
-            records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.label, "status": status})
+            ended = RunStatus.FAILED if c.finished == 0 else RunStatus.FINISHED
+            status = ended if seeds is None or done >= seeds else RunStatus.RUNNING
+            records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.label,
+                            "status": state_words(status)})
             shown.add(c.candidate)
-    waiting = "training" if running else "not run"
+    waiting = state_words(RunStatus.RUNNING if running else PlannedRunState.NOT_RUN)
     for name in (plan.names if plan is not None and sweep_id is not None else []):
         if name not in shown:
             records.append({**{c: "" for c in columns}, "candidate": plan.label(name), "status": waiting,

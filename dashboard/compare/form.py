@@ -4,18 +4,15 @@ is wrong with the form, said under it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import panel as pn
 import param
 
+from invlab.dashboard.compare.context import CompareContext
 from invlab.dashboard.compare.data import _fmt_value, _parse_token, _spread
-from invlab.dashboard.compare.scheduler_choice import SchedulerChoice
 from invlab.dashboard.safe_text import markdown_text
-from invlab.dashboard.state.settings import RunSettings, coerce
+from invlab.dashboard.state.settings import coerce
 from invlab.errors import InvlabError
 from invlab.sweeps import STUDIES, SweepSpec, study
-from invlab.train import RunStore
 
 
 def _now(p: param.Parameter, value) -> str:
@@ -28,29 +25,21 @@ def _now(p: param.Parameter, value) -> str:
 
 
 class SweepForm(pn.viewable.Viewer):
-    """The form that describes a sweep, and its buttons.
+    """The form that describes a sweep, and its buttons. It reads the page's `context` (a `CompareContext`: the
+    Training page's settings the sweep varies, the store's sweeps, where the runs train and who may type a scheduler)
+    and asks the page to run a sweep (`launch`, with `spec`) or show a stored one (`open`, with `sweep_to_open`)."""
 
-    Parts it uses: the page's `settings` (a `RunSettings`: the Training page's configuration the sweep varies) and
-    `store()` (the run store, or None: its stored sweeps). `where`: the page's `n_workers` and `scheduler` parameters
-    (the Workers box follows them); `shared_cluster`: the runs go to the server's one cluster (no Workers box);
-    `choice`: who may type a scheduler (a `SchedulerChoice`: elsewhere the box shows the server's, read-only).
-    `shown()` is the sweep the page shows; `say(text)` puts a message in the page's status line; `launch(spec)` runs
-    a sweep and `open_sweep(sweep_id)` shows a stored one."""
+    spec = param.ClassSelector(class_=SweepSpec, doc="The sweep `launch` asks the page to run.")
+    launch = param.Event(doc="▶ Run sweep or ▶ Run study: the page runs `spec`.")
+    sweep_to_open = param.Integer(default=None, allow_None=True, doc="The stored sweep `open` asks to show.")
+    open = param.Event(doc="Open sweep: the page shows `sweep_to_open`.")
 
-    def __init__(self, settings: RunSettings, store: Callable[[], RunStore | None], *, where: tuple,
-                 shared_cluster: bool, shown: Callable[[], int | None], say: Callable[[str], None],
-                 launch: Callable[[SweepSpec], None], open_sweep: Callable[[int], None],
-                 choice: SchedulerChoice | None = None):
+    def __init__(self, context: CompareContext):
         super().__init__(name="Sweep form")
-        self.settings, self._store = settings, store
-        self.shared_cluster, self.choice = shared_cluster, choice or SchedulerChoice()
-        self._shown, self._say, self._launch, self._open_sweep = shown, say, launch, open_sweep
-        self._build_widgets(*where)
-
-    @property
-    def store(self) -> RunStore | None:
-        """The page's run store (None without one)."""
-        return self._store()
+        self.context = context
+        self.settings, self.choice = context.settings, context.choice
+        self._build_widgets(context.param.n_workers, context.param.scheduler)
+        context.param.watch(lambda event: self.show_scheduler_refusal(event.new), "scheduler_refusal")
 
     def _build_widgets(self, n_workers: param.Parameter, scheduler: param.Parameter) -> None:
         self.parameter = pn.widgets.Select(label="Setting to vary", options=self.parameter_options(), width=300)
@@ -78,7 +67,7 @@ class SweepForm(pn.viewable.Viewer):
         self.launch_button.on_click(lambda *_: self.launch_from_settings())
         self.study_button.on_click(lambda *_: self.launch_study(self.study_select.value, quick=self.quick.value))
         self.open_button.on_click(lambda *_: self.sweeps_select.value is not None
-                                  and self._open_sweep(self.sweeps_select.value))
+                                  and self.param.update(sweep_to_open=self.sweeps_select.value, open=True))
         self.parameter.param.watch(lambda event: self._suggest_values(event.new), "value")
         self._suggest_values(self.parameter.value)
 
@@ -94,7 +83,7 @@ class SweepForm(pn.viewable.Viewer):
         if self.choice.server_address:  # the server's scheduler: its workers are the server's choice
             here = pn.pane.Markdown("This server's Dask scheduler, chosen by the person running it.", width=300,
                                     margin=(0, 10))
-        elif self.shared_cluster:  # the server's cluster: its size is the server's, not a page's
+        elif self.context.shared_cluster:  # the server's cluster: its size is the server's, not a page's
             here = pn.pane.Markdown("Empty: this server's Dask cluster, one worker per core, shared by every page.",
                                     width=300, margin=(0, 10))
         else:
@@ -151,15 +140,16 @@ class SweepForm(pn.viewable.Viewer):
         obj = self.settings.section(section)
         return obj.param[name] if name in obj.param else None
 
-    def refresh_sweeps(self) -> None:
-        """Re-read the stored sweeps (those this page's user may see) into the sweep selector; a store error shows as
-        the message."""
-        if self.store is None or not hasattr(self.store, "sweeps"):
+    def refresh_sweeps(self, shown: int | None = None) -> None:
+        """Re-read the stored sweeps (those this page's user may see) into the sweep selector, choosing `shown` (the
+        sweep the page shows) when none is chosen; a store error shows under the form."""
+        store = self.context.store
+        if store is None or not hasattr(store, "sweeps"):
             return
         try:
-            sweeps = self.store.sweeps.list()
+            sweeps = store.sweeps.list()
         except InvlabError as err:
-            self._say(str(err))
+            self.show_error(str(err))
             return
         options = {}
         for s in sweeps:
@@ -168,7 +158,6 @@ class SweepForm(pn.viewable.Viewer):
             options[f"#{s.id} {name}" + (f" — {status}" if status else "")] = s.id
         self.sweeps_select.options = options
         if options and self.sweeps_select.value not in options.values():
-            shown = self._shown()
             shown = shown if shown in options.values() else next(iter(options.values()))
             self.sweeps_select.value = shown
 
@@ -210,7 +199,7 @@ class SweepForm(pn.viewable.Viewer):
         except (InvlabError, ValueError, TypeError) as err:
             self.show_error(str(err))
             return
-        self._launch(spec)
+        self.param.update(spec=spec, launch=True)
 
     def launch_study(self, name: str, quick: bool = True) -> None:
         """Start the built-in study `name` (`quick`: its short form); an unknown or invalid one shows its message under
@@ -221,7 +210,7 @@ class SweepForm(pn.viewable.Viewer):
         except (InvlabError, KeyError, ValueError) as err:
             self.show_error(str(err))
             return
-        self._launch(spec)
+        self.param.update(spec=spec, launch=True)
 
     def show_scheduler_refusal(self, text: str) -> None:
         """Say beside the scheduler box why its address was refused (empty: hide the note)."""

@@ -6,44 +6,49 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 import pandas as pd
 import panel as pn
+import param
 
+from invlab.dashboard.compare.context import CompareContext
 from invlab.dashboard.compare.data import AxisData, axis_data, primary_axis, progress_text, score_of, target_name
 from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
 from invlab.dashboard.compare.runner import SweepRunner
 from invlab.dashboard.compare.sweep_rows import empty_frame, sweep_rows, titles
 from invlab.dashboard.compare.table import RunTable
+from invlab.dashboard.compare.words import STATE_COLOURS, state_words
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, comparison
 from invlab.train import RunStore
-from invlab.train.states import RunStatus, StudyState
+from invlab.train.states import PlannedRunState, RunStatus, StudyState, SweepEventKind
 
 log = logging.getLogger("invlab.dashboard.compare")
 
-STATE_COLOURS = {StudyState.IDLE: "#666", StudyState.STARTING: "#9a6a00", StudyState.RUNNING: "#23843a",
-                 StudyState.STOPPING: "#1f6fb5", StudyState.STOPPED: "#1f6fb5", StudyState.FINISHED: "#23843a",
-                 StudyState.FAILED: "#c0392b"}
+ENDED = (RunStatus.FINISHED, RunStatus.FAILED)  # a stored run whose ELBO curve is read once
+
+
+def _told() -> dict:
+    """What the running sweep told of a run so far: nothing yet (queued)."""
+    return {"status": PlannedRunState.QUEUED, "step": 0, "history": ([], [])}
 
 
 class SweepFollowing(pn.viewable.Viewer):
     """The sweep the Compare page shows: its runner, its table and plots, Stop and Resume (see the module's doc).
 
-    Parts it uses: `shown` (the page: a Parameterized whose `sweep_id`, `state` and `message` this part sets and
-    the status line shows) and `store()` (the run store, or None). `tick_ms`: how often a running sweep is drawn.
-    `open_run(run_id)` opens a run of the table on the Training page; `resume()` runs the rest of the sweep shown;
-    `show_error(text)` says what went wrong under the form; `refresh_sweeps()` re-reads the stored sweeps."""
+    Parts it uses: `shown` (a Parameterized whose `sweep_id`, `state` and `message` this part sets and the status
+    line shows) and `context` (a `CompareContext`: the run store, how often a running sweep is drawn; a click on a
+    stored run asks it to open the run, a sweep that ended to re-read the stored sweeps). ▶ Resume raises `resume`."""
 
-    def __init__(self, shown, store: Callable[[], RunStore | None], *, tick_ms: int,
-                 open_run: Callable[[int], None], resume: Callable[[], None], show_error: Callable[[str], None],
-                 refresh_sweeps: Callable[[], None]):
+    resume = param.Event(doc="▶ Resume: the page runs the missing runs of the sweep shown.")
+    busy_words = "a sweep is running: stop it first (■ Stop), or wait for it to finish"
+
+    def __init__(self, shown, context: CompareContext):
         super().__init__(name="Sweep")
-        self.shown, self._store, self.tick_ms = shown, store, tick_ms
-        self._open_run, self._show_error, self._refresh_sweeps = open_run, show_error, refresh_sweeps
+        self.shown, self.context = shown, context
+        context.trains(self)
         self.runner: SweepRunner | None = None
         self.cmp = None  # the latest Comparison read from the store
         self.axes: list[str] = []
@@ -58,7 +63,7 @@ class SweepFollowing(pn.viewable.Viewer):
         self.resume_button = pn.widgets.Button(label="▶ Resume", color="success", width=110, visible=False,
                                                description="Run this sweep's missing runs")
         self.stop_button.on_click(lambda *_: self.stop())
-        self.resume_button.on_click(lambda *_: resume())
+        self.resume_button.on_click(lambda *_: self.param.trigger("resume"))
         self.status_pane = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10),
                                         css_classes=["invlab-sweep-status"])
         self.not_comparable = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
@@ -82,7 +87,7 @@ class SweepFollowing(pn.viewable.Viewer):
     @property
     def store(self) -> RunStore | None:
         """The page's run store (None without one)."""
-        return self._store()
+        return self.context.store
 
     def __panel__(self) -> pn.Column:
         """Stop and Resume beside the status line, the warning that runs are not comparable, the table, the plots."""
@@ -101,17 +106,24 @@ class SweepFollowing(pn.viewable.Viewer):
         if run_id is None or pd.isna(run_id):
             self.shown.message = "this run is not stored yet: it opens once it has finished"
             return
-        self._open_run(int(run_id))
+        self.context.ask_to_open(int(run_id))
 
     # -- starting, stopping and opening a sweep ------------------------------------------------------------------------
     def start(self, spec: SweepSpec, planned: list, sweep_id: int | None, *, scheduler: str | None,
               n_workers: int | None, shared: bool) -> None:
         """Run `spec` (its runs `planned`; or resume sweep `sweep_id`) on a background thread and follow it."""
-        self._reset_view(planned, list(spec.vary))
-        self.shown.param.update(sweep_id=sweep_id, state=StudyState.STARTING,
+        runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=scheduler, n_workers=n_workers,
+                             shared=shared)
+        self.follow(runner, planned, list(spec.vary))
+        runner.start()
+
+    def follow(self, runner, planned: list, axes: list[str]) -> None:
+        """Follow `runner` (a `SweepRunner`, or anything whose `drain()` gives the same), its runs `planned` varying
+        `axes`: the table lists them queued, and each tick draws what the runner told."""
+        self._reset_view(planned, axes)
+        self.shown.param.update(sweep_id=runner.sweep_id, state=StudyState.STARTING,
                                 message=f"starting Dask workers for {len(planned)} runs…")
-        self.runner = SweepRunner(spec, self.store, sweep_id=sweep_id, scheduler=scheduler,
-                                  n_workers=n_workers, shared=shared).start()
+        self.runner = runner
         self.stop_button.disabled = False
         self.resume_button.visible = False
         self._start_ticking()
@@ -137,7 +149,7 @@ class SweepFollowing(pn.viewable.Viewer):
     # -- the tick: drain the sweep's progress into the page (server thread) --------------------------------------------
     def _start_ticking(self) -> None:
         if self._callback is None and pn.state.curdoc is not None:
-            self._callback = background_periodic(self.tick, self.tick_ms)
+            self._callback = background_periodic(self.tick, self.context.tick_ms)
 
     def _stop_ticking(self) -> None:
         if self._callback is not None:
@@ -163,27 +175,7 @@ class SweepFollowing(pn.viewable.Viewer):
             self.shown.sweep_id = runner.sweep_id
         stored = False
         for event in events:
-            key = event.get("key")
-            kind = event.get("kind", "")
-            if key is None:
-                continue
-            live = self._live.setdefault(key, {"status": "queued", "step": 0, "history": ([], [])})
-            if kind == "step":
-                live["status"] = "running"
-                live["step"] = int(event.get("step", live["step"]))
-                if event.get("elbo") is not None:
-                    live["elbo"] = float(event["elbo"])
-                    live["history"][0].append(live["step"])
-                    live["history"][1].append(float(event["elbo"]))
-            elif kind in ("start", "started", "running"):
-                live["status"] = "running"
-            elif kind in ("done", "stored", "finished"):
-                live["status"] = "done"
-                stored = True
-            elif kind in ("failed", "error"):
-                live["status"] = "failed"
-                live["message"] = str(event.get("message") or event.get("error") or "")
-                stored = True
+            stored = self._told(event) or stored
         if progress is not None and not finished:
             self.shown.state = StudyState.STOPPING if runner.stop_event.is_set() else StudyState.RUNNING
             self.shown.message = progress_text(progress)
@@ -196,10 +188,27 @@ class SweepFollowing(pn.viewable.Viewer):
         if finished:
             self._finish(runner, progress, error)
 
+    def _told(self, event) -> bool:
+        """Note what `event` (a `SweepEvent`) tells of its run; whether a run was stored."""
+        if event.key is None or event.run_status is None:
+            return False
+        live = self._live.setdefault(event.key, _told())
+        live["status"] = event.run_status
+        if event.kind == SweepEventKind.STEP:
+            live["step"] = int(event.step if event.step is not None else live["step"])
+            if event.elbo is not None:
+                live["elbo"] = float(event.elbo)
+                live["history"][0].append(live["step"])
+                live["history"][1].append(float(event.elbo))
+        if event.kind == SweepEventKind.STORED:
+            live["message"] = event.message or ""
+            return True
+        return False
+
     def _finish(self, runner: SweepRunner, progress, error: str | None) -> None:
         self._stop_ticking()
         self.stop_button.disabled = True
-        self._refresh_sweeps()
+        self.context.param.trigger("sweeps_changed")
         if error:
             self.shown.param.update(state=StudyState.FAILED, message=f"the sweep failed: {error}")
         elif runner.stop_event.is_set():  # stopped, or its scheduler was lost (`runner.lost` says so)
@@ -212,9 +221,9 @@ class SweepFollowing(pn.viewable.Viewer):
             text = progress_text(progress) if progress is not None else ""
             self.shown.param.update(state=StudyState.FINISHED, message=text)
         for plan in self._planned:  # nothing runs any more: what did not finish says so
-            live = self._live.setdefault(plan.key, {"status": "queued", "step": 0, "history": ([], [])})
-            if live["status"] in ("running", "queued"):
-                live["status"] = "not run"
+            live = self._live.setdefault(plan.key, _told())
+            if live["status"] in (RunStatus.RUNNING, PlannedRunState.QUEUED):
+                live["status"] = PlannedRunState.NOT_RUN
         self.refresh()
 
     # -- reading the store ---------------------------------------------------------------------------------------------
@@ -232,8 +241,7 @@ class SweepFollowing(pn.viewable.Viewer):
         self.axes = list(cmp.axes) or self.axes
         for run in cmp.runs:
             key = run.get("key")
-            if run.get("run_id") is not None and key not in self._histories and run.get("status") in (
-                    "finished", "converged", "done", "failed", "stopped"):
+            if run.get("run_id") is not None and key not in self._histories and run.get("status") in ENDED:
                 try:
                     self._histories[key] = cmp.history(run["run_id"])
                 except InvlabError:
@@ -247,7 +255,9 @@ class SweepFollowing(pn.viewable.Viewer):
     # -- drawing -------------------------------------------------------------------------------------------------------
     def rows(self) -> pd.DataFrame:
         """The table: one row per run, stored or planned, in the sweep's order (`sweep_rows`)."""
-        return sweep_rows(self.axes, self._stored_runs(), self._planned, self._live, self._histories, self._score())
+        frame = sweep_rows(self.axes, self._stored_runs(), self._planned, self._live, self._histories, self._score())
+        frame["status"] = [state_words(status) for status in frame["status"]]
+        return frame
 
     def _stored_runs(self) -> list[dict]:
         return list(self.cmp.runs) if self.cmp is not None else []
@@ -295,31 +305,25 @@ class SweepFollowing(pn.viewable.Viewer):
     def _show_state(self, *_) -> None:
         colour, sweep_id = STATE_COLOURS.get(self.shown.state, "#666"), self.shown.sweep_id
         sweep = f"sweep <b data-field=\"sweep\">#{sweep_id}</b>" if sweep_id is not None else "no sweep open"
-        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(self.shown.state)}</b>'
+        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(state_words(self.shown.state))}</b>'
         message = f'<span data-field="sweep-message">{html_text(self.shown.message)}</span>'
         self.status_pane.object = f"{state} · {sweep} · {message}"
 
     def open_sweep(self, sweep_id: int):
         """Show stored sweep `sweep_id` (a running sweep on this page keeps running in the background); returns its
-        record, or None when it is not opened (no store, no such sweep: the form says why; or followed already)."""
+        record, or None when it is followed live already. No store, or no such sweep, raises InvlabError saying so."""
         if self.store is None:
-            self._show_error("this page has no run store")
-            return None
-        try:
-            record = self.store.sweeps.get(int(sweep_id))
-        except InvlabError as err:
-            self._show_error(str(err))
-            return None
+            raise InvlabError("this page has no run store")
+        record = self.store.sweeps.get(int(sweep_id))
         if self.runner is not None and self.runner.sweep_id == int(sweep_id) and not self.runner.finished:
             return None  # already following it live
-        self._show_error("")
         try:
             self._reset_view(SweepSpec.from_json(record.spec).runs(), [])
         except InvlabError:  # a specification this version no longer accepts: show what is stored
             self._reset_view([], [])
         self.runner = None
         for plan in self._planned:  # until the store has them, the sweep's runs are runs it has not run
-            self._live[plan.key] = {"status": "not run", "step": 0, "history": ([], [])}
+            self._live[plan.key] = {**_told(), "status": PlannedRunState.NOT_RUN}
         stored = sum(r.status == RunStatus.FINISHED for r in self.store.sweeps.runs(record.id))
         complete = stored >= (record.total or 0)
         self.shown.param.update(sweep_id=int(sweep_id), state=StudyState.FINISHED if complete else StudyState.STOPPED,

@@ -96,7 +96,7 @@ class BackgroundRunner:
 
 
 class SweepRunner(BackgroundRunner):
-    """`run_sweep` on a daemon thread; `drain()` gives the sweep's `SweepProgress` and its events (dicts)."""
+    """`run_sweep` on a daemon thread; `drain()` gives the sweep's `SweepProgress` and its events (`SweepEvent`s)."""
 
     name = "invlab-sweep"
     after_lost = "; ▶ Resume runs them once a Dask scheduler answers again"
@@ -116,8 +116,8 @@ class SweepRunner(BackgroundRunner):
             self._progress = progress
             if self.sweep_id is None and getattr(progress, "sweep_id", None) is not None:
                 self.sweep_id = progress.sweep_id
-            if progress.event:
-                self._items.append(dict(progress.event))
+            if progress.event is not None:
+                self._items.append(progress.event)
 
 
 class DiscoverRunner(BackgroundRunner):

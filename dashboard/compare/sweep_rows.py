@@ -13,6 +13,7 @@ import pandas as pd
 from invlab.dashboard.compare.data import _finite, _is_number, _round, field_name, rmse_label
 from invlab.dashboard.safe_text import html_text
 from invlab.dashboard.views.panes import RANGE_UNITS
+from invlab.train.states import PlannedRunState
 
 # the test score's columns (field names, fixed: a target's name is only in a title, which is escaped)
 SCORE_COLUMNS = {"error": ("test error (%)", "NLPD"), "rmse": ("test RMSE", "test NLPD")}
@@ -64,7 +65,7 @@ def sweep_rows(axes: list[str], stored_runs: list[dict], planned: list, live: di
         run, plan, told = stored.get(key), plans.get(key), live.get(key, {})
         point = dict(plan.point) if plan is not None else {a: run.get(a) for a in axes}
         row = {"run": run.get("run_id") if run else None,
-               "status": (run.get("status") if run else None) or told.get("status", "queued")}
+               "status": (run.get("status") if run else None) or told.get("status", PlannedRunState.QUEUED)}
         for a in axes:
             value = run.get(a) if run is not None and a in run else point.get(a)
             row[field_name(a)] = value if _is_number(value) else (None if value is None else str(value))

@@ -96,6 +96,22 @@ def print_report(report, out=None) -> None:
         print(f"  - {printable(note)}", file=out)
 
 
+def _teller(plan, sweep_id: int, args: argparse.Namespace):
+    """Say on stderr what the study trains (unless --quiet), and return what says each stored run."""
+    if not args.quiet:
+        shown = ", ".join(printable(plan.label(n)) for n in plan.names)  # a group by its column names
+        print(f"discover {sweep_id}: {len(plan.candidates)} candidates ({shown}) × "
+              f"{len(plan.spec.seeds)} seeds, {args.steps} steps each", file=sys.stderr, flush=True)
+
+    def said(candidate, seed, run_id, status, message):
+        if not args.quiet:
+            tail = f": {message}" if status != RunStatus.FINISHED and message else ""
+            print(f"  {printable(plan.label(candidate))} seed {seed}: {status} (run {run_id}){tail}",
+                  file=sys.stderr, flush=True)
+
+    return said
+
+
 def cmd_discover(argv: list[str]) -> int:
     """`invlab discover ARGV`; returns the exit status (0 every run finished, 1 refused or a run failed, 2 usage,
     130 interrupted)."""
@@ -119,20 +135,9 @@ def cmd_discover(argv: list[str]) -> int:
         check_runner(args.scheduler, args.serial)  # no Dask, or no scheduler at the address: nothing is stored
         store = RunStore()
         sweep_id = create_sweep(plan, store)
-        if not args.quiet:
-            shown = ", ".join(printable(plan.label(n)) for n in plan.names)  # a group by its column names
-            print(f"discover {sweep_id}: {len(plan.candidates)} candidates ({shown}) × "
-                  f"{len(plan.spec.seeds)} seeds, {args.steps} steps each", file=sys.stderr, flush=True)
-
-        def said(candidate, seed, run_id, status, message):
-            if not args.quiet:
-                tail = f": {message}" if status != RunStatus.FINISHED and message else ""
-                print(f"  {printable(plan.label(candidate))} seed {seed}: {status} (run {run_id}){tail}",
-                      file=sys.stderr, flush=True)
-
         try:
             run_candidates(plan, store, sweep_id=sweep_id, scheduler=args.scheduler, n_workers=args.workers,
-                           serial=args.serial, on_result=said)
+                           serial=args.serial, on_result=_teller(plan, sweep_id, args))
         except KeyboardInterrupt:
             interrupted = True
             print("\ninterrupted: the finished candidates are kept; the report is partial", file=sys.stderr)

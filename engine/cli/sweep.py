@@ -7,7 +7,7 @@ import math
 import sys
 
 from ..errors import ConfigError, InvlabError
-from ..train.states import RunStatus, SweepStatus
+from ..train.states import RunStatus, SweepEventKind, SweepStatus
 from .flags import id_flag
 from .listing import shown
 
@@ -86,6 +86,15 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def _told(event) -> str:
+    """One plain line for a sweep's event (`SweepEvent`): a run stored (or failed, saying why), the runs submitted."""
+    if event.kind == SweepEventKind.SUBMITTED:
+        return f"submitted {event.runs} runs"
+    if event.status == RunStatus.FINISHED:
+        return f"stored run {event.run_id} ({event.key})"
+    return f"FAILED {event.key}: {event.message}"
+
+
 class SweepBar:
     """The sweep's progress on stderr: a tqdm bar on a terminal, one plain line per finished run otherwise."""
 
@@ -102,12 +111,13 @@ class SweepBar:
     def __call__(self, p) -> None:
         from tqdm import tqdm
 
-        event = p.event or {}
+        event = p.event
+        kind = event.kind if event is not None else None
         if self.sweep_id is None:
             self.sweep_id = p.sweep_id
             print(f"sweep {p.sweep_id}: {p.total} runs, {p.done} already stored "
                   f"(resume with: invlab sweep --resume {p.sweep_id})", file=sys.stderr, flush=True)
-        if p.dashboard_link and event.get("kind") == "submitted":
+        if p.dashboard_link and kind == SweepEventKind.SUBMITTED:
             print(f"Dask dashboard: {p.dashboard_link}", file=sys.stderr, flush=True)
         if self.quiet:
             return
@@ -117,13 +127,10 @@ class SweepBar:
             self.bar.update(p.done + p.failed - self.bar.n)
             self.bar.set_postfix_str(f"{p.running} running, {p.failed} failed, best ELBO {_fmt(p.best_elbo, '.5g')}, "
                                      f"ETA {_duration(p.eta_s)}", refresh=True)
-            if event.get("kind") == "failed":
-                tqdm.write(f"failed: {event.get('key')}: {event.get('message')}", file=sys.stderr)
-        elif event.get("kind") in ("done", "failed", "submitted"):
-            what = {"done": f"stored run {event.get('run_id')} ({event.get('key')})",
-                    "failed": f"FAILED {event.get('key')}: {event.get('message')}",
-                    "submitted": f"submitted {event.get('runs')} runs"}[event["kind"]]
-            print(f"[{self.status(p)}] {what}", file=sys.stderr, flush=True)
+            if kind == SweepEventKind.STORED and event.status != RunStatus.FINISHED:
+                tqdm.write(f"failed: {event.key}: {event.message}", file=sys.stderr)
+        elif kind in (SweepEventKind.STORED, SweepEventKind.SUBMITTED):
+            print(f"[{self.status(p)}] {_told(event)}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         """Close the progress bar if one was opened (the terminal line is finished)."""

@@ -90,14 +90,7 @@ def comparison(store, sweep_id: int) -> Comparison:
             identities["data"].setdefault(data_identity(r.config), []).append(r.sweep_key)
             identities["likelihood"].setdefault(info.get("likelihood") or "", []).append(r.sweep_key)
             identities["estimator"].setdefault(info.get("estimator") or "", []).append(r.sweep_key)
-    reasons = []
-    if len(identities["data"]) > 1:
-        differing = _differing_options(list(identities["data"]))
-        reasons.append(f"the runs use different data ({differing}); an ELBO is only comparable on the same data")
-    if len(identities["likelihood"]) > 1:
-        reasons.append("the runs use different likelihoods (" + ", ".join(sorted(identities["likelihood"])) + ")")
-    if len(identities["estimator"]) > 1:
-        reasons.append("the runs estimate the ELBO differently (" + "; ".join(sorted(identities["estimator"])) + ")")
+    reasons = _reasons(identities)
     comparable = not reasons
     reason = ("all runs share the data, likelihood and estimator: their ELBOs compare on one axis" if comparable
               else "not comparable on one ELBO axis: " + "; ".join(reasons))
@@ -123,6 +116,20 @@ def comparison(store, sweep_id: int) -> Comparison:
                            "run_ids": [m["run_id"] for m in members]})
     return Comparison(sweep_id, record.name, axes, runs, group_rows, comparable, reason, record.total, store,
                       record.status)
+
+
+def _reasons(identities: dict[str, dict]) -> list[str]:
+    """Why the finished runs' ELBOs do not share one axis (`identities`: data / likelihood / estimator → the keys of
+    the runs with each); empty when they do."""
+    reasons = []
+    if len(identities["data"]) > 1:
+        differing = _differing_options(list(identities["data"]))
+        reasons.append(f"the runs use different data ({differing}); an ELBO is only comparable on the same data")
+    if len(identities["likelihood"]) > 1:
+        reasons.append("the runs use different likelihoods (" + ", ".join(sorted(identities["likelihood"])) + ")")
+    if len(identities["estimator"]) > 1:
+        reasons.append("the runs estimate the ELBO differently (" + "; ".join(sorted(identities["estimator"])) + ")")
+    return reasons
 
 
 def _differing_options(identities: list[str]) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, InvlabError
 from ..train import RunConfig
-from ..train.states import RunStatus, SweepStatus
+from ..train.states import RunStatus, SweepEventKind, SweepStatus
 from .discover_combine import next_combination, with_combination
 from .discover_labels import group_label
 from .discover_names import BASELINE, COMBINED, NONE, SWEEP_PREFIX, candidate_name, point_name  # noqa: F401
@@ -262,10 +262,9 @@ class _Stage:
         from .execute import run_sweep
 
         def relay(p):
-            event = p.event or {}
-            if event.get("kind") in ("done", "failed"):
-                status = RunStatus.FINISHED if event["kind"] == "done" else RunStatus.FAILED
-                tell(event.get("key"), event.get("run_id"), status, event.get("message"))
+            event = p.event
+            if event is not None and event.kind == SweepEventKind.STORED:
+                tell(event.key, event.run_id, event.status, event.message)
             if self.progress is not None:
                 self.progress(p)
 

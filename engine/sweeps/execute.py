@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..atomic import write_bytes_atomically
 from ..errors import ConfigError
-from ..train.states import RunStatus, SweepStatus
+from ..train.states import RunStatus, SweepEventKind, SweepStatus
+from .events import SweepEvent
 from .scheduler import (
     SCHEDULER_TIMEOUT,
     SchedulerLostError,
@@ -42,7 +43,7 @@ LOST_MESSAGE = "the Dask scheduler was lost before this run finished; resuming t
 
 @dataclass
 class SweepProgress:
-    """Where a sweep stands; `event` is what just happened (a run's step, a run stored, ...) or None."""
+    """Where a sweep stands; `event` is what just happened (a `SweepEvent`: a run's step, a run stored, ...) or None."""
 
     sweep_id: int
     total: int
@@ -51,7 +52,7 @@ class SweepProgress:
     failed: int = 0
     best_elbo: float | None = None
     eta_s: float | None = None
-    event: dict | None = None
+    event: SweepEvent | None = None
     dashboard_link: str | None = None
     running_keys: list[str] = field(default_factory=list)
 
@@ -153,7 +154,7 @@ class SweepRunner:
         self.events: queue.Queue = queue.Queue()
         self.client, self.scheduler = None, None  # the Dask client and the scheduler address, once connected
 
-    def tell(self, event: dict | None) -> None:
+    def tell(self, event: SweepEvent | None) -> None:
         """Update the progress's counts and estimate, set its `event`, and call `progress` with it."""
         state = self.state
         state.running, state.running_keys = len(self.running), sorted(self.running)
@@ -168,7 +169,7 @@ class SweepRunner:
             dashboard_address: str | None = None) -> int:
         """Train what is left on the cluster (`connect_client`), storing each run as it finishes; the sweep ends
         "finished", "incomplete" (some runs failed) or "interrupted" (stopped, or this client failed). Its id."""
-        self.tell({"kind": "planned", "runs": len(self.todo)})
+        self.tell(SweepEvent(SweepEventKind.PLANNED, runs=len(self.todo)))
         if not self.todo:
             self.store.sweeps.update(self.sweep_id, status=SweepStatus.FINISHED)
             self.tell(self.state.event)
@@ -199,7 +200,7 @@ class SweepRunner:
                                    key=dask_key(self.sweep_id, run.key), pure=False, retries=2)
             self.pending[future.key] = (future, run)
         self.started = time.perf_counter()
-        self.tell({"kind": "submitted", "runs": len(self.todo)})
+        self.tell(SweepEvent(SweepEventKind.SUBMITTED, runs=len(self.todo)))
 
     def follow(self) -> None:
         """Until every task is done or `stop` is set: store finished tasks, then pass on the workers' events."""
@@ -238,8 +239,8 @@ class SweepRunner:
                     state.best_elbo = elbo
             else:
                 state.failed += 1
-            self.tell({"kind": "done" if result["status"] == RunStatus.FINISHED else "failed", "key": run.key,
-                       "run_id": run_id, "message": result.get("message")})
+            self.tell(SweepEvent(SweepEventKind.STORED, key=run.key, run_id=run_id, status=RunStatus(result["status"]),
+                                 message=result.get("message")))
 
     def _result(self, future) -> dict:
         """What a done task gave: its result, or a failed run saying why (it raised after its retries, or its
@@ -271,9 +272,10 @@ class SweepRunner:
         except queue.Empty:
             return
         while event is not None:
-            if isinstance(event, dict) and event.get("key") in waiting_keys(self.pending):
-                if event.get("kind") == "start":
-                    self.running.add(event["key"])
+            event = SweepEvent.from_dict(event)
+            if event is not None and event.key in waiting_keys(self.pending):
+                if event.kind == SweepEventKind.STARTED:
+                    self.running.add(event.key)
                 self.tell(event)
             try:
                 event = self.events.get_nowait()

@@ -2,7 +2,8 @@
 back to the client (which alone writes the store, so workers need no shared disk).
 
 While it trains the task reports progress as Dask events (`Worker.log_event` on the sweep's topic; the client
-subscribes): a `start` event, `step` events a few times a second at most, and nothing else. It returns plain data
+subscribes, `invlab.sweeps.events.SweepEvent`s as plain dicts): a `started` event, `step` events a few times a second
+at most, and nothing else. It returns plain data
 (msgpack/pickle-safe): the config, the history per metric, the final figures, the whole-training-set ELBO (the
 Trainer's `full_elbo`, a fixed evaluation seed), the learned invariance values, and the checkpoint file as bytes
 (a `torch.save` payload in the format of `invlab.train.checkpoint`, loaded with `weights_only=True`).
@@ -16,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..train.states import RunStatus
+from ..train.states import RunStatus, SweepEventKind
+from .events import SweepEvent
 
 STEP_EVENT_SECONDS = 0.5  # at most this often a running task reports a step
 
@@ -97,14 +99,14 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
     worker = _worker()
     where = worker.address if worker is not None else f"{socket.gethostname()}:{os.getpid()}"
 
-    def report(event: dict) -> None:
+    def report(kind: SweepEventKind, **fields) -> None:
         if worker is not None and topic:
-            worker.log_event(topic, {**event, "key": key, "worker": where})
+            worker.log_event(topic, SweepEvent(kind, key=key, worker=where, **fields).to_dict())
 
     started, cpu = time.perf_counter(), time.process_time()
     config = RunConfig.from_json(config_json)
     steps = int(config.train_config().steps)
-    report({"kind": "start", "steps": steps})
+    report(SweepEventKind.STARTED, steps=steps)
     result = {"key": key, "config": config_json, "model": config.model, "dataset": config.data.get("dataset", ""),
               "status": RunStatus.FINISHED, "message": None, "worker": where}
     try:
@@ -119,26 +121,31 @@ def train_run(config_json: str, key: str, topic: str | None = None, *, threads: 
             now = time.perf_counter()
             if now - last >= STEP_EVENT_SECONDS or snap.step >= steps:
                 last = now
-                report({"kind": "step", "step": int(snap.step), "steps": steps,
-                        "elbo": _finite(snap.parts.get("elbo")), "loss": _finite(snap.parts.get("loss"))})
+                report(SweepEventKind.STEP, step=int(snap.step), steps=steps, elbo=_finite(snap.parts.get("elbo")),
+                       loss=_finite(snap.parts.get("loss")))
     except NonFiniteLossError as err:
         result.update(status=RunStatus.FAILED, message=str(err))
-    history = {name: ([int(s) for s in steps_], [float(v) for v in values])
-               for name, (steps_, values) in trainer.history.items()}
-    full = trainer.final_elbo  # computed by the trainer when the run finished: whole training set, seed 0
-    metrics = trainer.last_metrics
-    figures = {"elbo": _finite(trainer.last_parts.get("elbo")), "test_error": metrics.get("test_error"),
-               "test_rmse": metrics.get("test_rmse"), "test_nlpd": metrics.get("test_nlpd"),
-               "full_elbo": None if full is None else float(full["elbo"])}
-    ranges, learned = invariance_values(trainer.model)
-    result.update(step=int(trainer.step_count), history=history, figures=figures,
-                  full_elbo=None if full is None else {k: float(v) for k, v in full.items()},
-                  ranges=ranges, learned=ranges if learned else {},
-                  likelihood=likelihood_of(trainer.model),
-                  estimator=estimator_of(trainer.model), device=str(trainer.device),
-                  checkpoint=checkpoint_bytes(trainer), seconds=time.perf_counter() - started,
+    result.update(trained(trainer), seconds=time.perf_counter() - started,
                   cpu_seconds=time.process_time() - cpu)  # the whole worker process's CPU time, this task's mostly
     return result
 
 
-__all__ = ["train_run", "estimator_of", "invariance_values"]
+def trained(trainer) -> dict:
+    """What a trained run hands back: its step, history per metric, final figures, whole-training-set ELBO, learned
+    invariance values, likelihood, estimator, device and checkpoint bytes."""
+    history = {name: ([int(s) for s in steps_], [float(v) for v in values])
+               for name, (steps_, values) in trainer.history.items()}
+    full = trainer.final_elbo  # computed by the trainer when the run finished: whole training set, seed 0
+    metrics = trainer.report.last_metrics
+    figures = {"elbo": _finite(trainer.last_parts.get("elbo")), "test_error": metrics.get("test_error"),
+               "test_rmse": metrics.get("test_rmse"), "test_nlpd": metrics.get("test_nlpd"),
+               "full_elbo": None if full is None else float(full["elbo"])}
+    ranges, learned = invariance_values(trainer.model)
+    return dict(step=int(trainer.step_count), history=history, figures=figures,
+                full_elbo=None if full is None else {k: float(v) for k, v in full.items()},
+                ranges=ranges, learned=ranges if learned else {}, likelihood=likelihood_of(trainer.model),
+                estimator=estimator_of(trainer.model), device=str(trainer.device),
+                checkpoint=checkpoint_bytes(trainer))
+
+
+__all__ = ["train_run", "trained", "estimator_of", "invariance_values"]

@@ -86,21 +86,21 @@ def test_a_discover_study_that_cannot_start_says_why_beside_its_form(tmp_path):
         page = ComparePage(store=store, data_choices=lambda: ["digits"])
         study = page.discover
         study.refresh()
-        assert "rotation" in study.candidates.options and not study.error.visible
-        study.candidates.value = []
+        assert "rotation" in study.form.candidates.options and not study.form.error.visible
+        study.form.candidates.value = []
         study.start()
-        assert study.error.visible and "tick at least one candidate" in study.error_text
+        assert study.form.error.visible and "tick at least one candidate" in study.form.error_text
         missing = tmp_path / "absent.csv"
-        study.data_box.options = ["digits", f"csv:{missing}"]
-        study.data_box.value = f"csv:{missing}"
-        assert study.error.visible and "absent.csv" in study.error_text and not study.candidates.options
+        study.form.data_box.options = ["digits", f"csv:{missing}"]
+        study.form.data_box.value = f"csv:{missing}"
+        assert study.form.error.visible and "absent.csv" in study.form.error_text and not study.form.candidates.options
         study.start()
-        assert study.error.visible and not study.running()
-        study.data_box.value = "digits"  # readable again: the candidates are listed, ticked
-        assert not study.error.visible and study.candidates.value == list(study.candidates.options)
-        page.scheduler = "tcp://127.0.0.1:9"
+        assert study.form.error.visible and not study.running()
+        study.form.data_box.value = "digits"  # readable again: the candidates are listed, ticked
+        assert not study.form.error.visible and study.form.candidates.value == list(study.form.candidates.options)
+        page.context.scheduler = "tcp://127.0.0.1:9"
         study.start()
-        assert "no Dask scheduler answered at tcp://127.0.0.1:9" in study.error_text and not study.running()
+        assert "no Dask scheduler answered at tcp://127.0.0.1:9" in study.form.error_text and not study.running()
         assert store.sweeps.list() == []  # nothing stored by any of them
 
 

@@ -110,10 +110,10 @@ def wait_for(predicate, timeout=30.0):
 
 def press_run_study(page):
     """▶ Run study (the quick symmetric-2d study), then wait for its work to end."""
-    page.study_select.value = "symmetric-2d-swap"
-    page.quick.value = True
-    page.study_button.clicks += 1
-    runner = page.runner
+    page.form.study_select.value = "symmetric-2d-swap"
+    page.form.quick.value = True
+    page.form.study_button.clicks += 1
+    runner = page.following.runner
     if runner is not None:
         runner.thread.join(60)
         page.tick()
@@ -122,16 +122,16 @@ def press_run_study(page):
 def assert_refused(page, listener, clients, words):
     """The page refused `listener`'s address: it says so beside the field and under the form, nothing started, and
     the address was never contacted."""
-    page.scheduler = listener.address
+    page.context.scheduler = listener.address
     press_run_study(page)
     note = page.form.scheduler_note_text
     assert words in note and "not contacted" in note, note
-    assert page.form_error_text == note
-    assert page.runner is None and page.state == "idle"
+    assert page.form.form_error_text == note
+    assert page.following.runner is None and page.state == "idle"
     study = page.discover
     study.refresh()
     study.start()
-    assert study.error_text == note and not study.running()
+    assert study.form.error_text == note and not study.running()
     time.sleep(0.3)  # (a connection from a thread started by mistake would have arrived)
     assert listener.accepted == [] and listener.address not in clients
     assert page.store.sweeps.list() == []  # nothing stored
@@ -140,7 +140,7 @@ def assert_refused(page, listener, clients, words):
 def assert_contacted(page, listener):
     """The page's address was used: the sweep's check reached it (and, as it is no Dask scheduler, the sweep says
     so)."""
-    page.scheduler = listener.address
+    page.context.scheduler = listener.address
     press_run_study(page)
     assert wait_for(lambda: listener.accepted), page.message
     assert page.state == "failed" and listener.address in page.message, page.message
@@ -149,25 +149,25 @@ def assert_contacted(page, listener):
 
 def test_a_student_on_a_server_with_logins_cannot_choose_the_scheduler(page_for, listener, clients):
     page = page_for(ServerLimits(), user="student")
-    assert page.scheduler_input.disabled  # shown, read-only
+    assert page.form.scheduler_input.disabled  # shown, read-only
     assert_refused(page, listener, clients, "only the person running it")
 
 
 def test_an_admin_on_a_server_with_logins_may_choose_the_scheduler(page_for, listener, clients):
     page = page_for(ServerLimits(admins=("teacher",)), user="teacher", admin=True)
-    assert not page.scheduler_input.disabled
+    assert not page.form.scheduler_input.disabled
     assert_contacted(page, listener)
 
 
 def test_a_server_without_logins_refuses_a_pages_scheduler_unless_started_to_allow_it(page_for, listener, clients):
     page = page_for(ServerLimits())
-    assert page.scheduler_input.disabled
+    assert page.form.scheduler_input.disabled
     assert_refused(page, listener, clients, "--allow-page-scheduler")
 
 
 def test_a_server_without_logins_started_with_allow_page_scheduler_lets_a_page_choose(page_for, listener, clients):
     page = page_for(ServerLimits(page_scheduler=True))
-    assert not page.scheduler_input.disabled
+    assert not page.form.scheduler_input.disabled
     assert_contacted(page, listener)
 
 
@@ -175,9 +175,9 @@ def test_a_server_given_a_scheduler_sends_every_pages_runs_there_and_refuses_ano
     other = Listener()
     try:
         page = page_for(ServerLimits(scheduler=other.address))
-        assert page.scheduler == other.address and page.scheduler_input.disabled  # the server's, read-only
+        assert page.context.scheduler == other.address and page.form.scheduler_input.disabled  # the server's, read-only
         assert_refused(page, listener, clients, "--allow-page-scheduler")
-        page.scheduler = other.address  # the server's own choice: the runs go there
+        page.context.scheduler = other.address  # the server's own choice: the runs go there
         page.form.show_error("")
         press_run_study(page)
         assert wait_for(lambda: other.accepted) and other.address in page.message, page.message
@@ -188,14 +188,14 @@ def test_a_server_given_a_scheduler_sends_every_pages_runs_there_and_refuses_ano
 
 def test_a_student_cannot_reach_another_scheduler_on_a_server_given_one(page_for, listener, clients):
     page = page_for(ServerLimits(scheduler="tcp://127.0.0.1:9"), user="student")
-    assert page.scheduler == "tcp://127.0.0.1:9" and page.scheduler_input.disabled
+    assert page.context.scheduler == "tcp://127.0.0.1:9" and page.form.scheduler_input.disabled
     assert_refused(page, listener, clients, "only the person running it")
 
 
 def test_a_notebooks_page_chooses_its_own_scheduler(page_for, listener, clients):
     """A notebook (no server limits): the person running the process types the address."""
     page = page_for(None)
-    assert not page.scheduler_input.disabled
+    assert not page.form.scheduler_input.disabled
     assert_contacted(page, listener)
 
 

@@ -120,19 +120,19 @@ def test_the_compare_page_on_a_silent_scheduler_says_so_for_a_sweep_and_a_discov
 
     with RunStore(tmp_path / "runs.sqlite") as store:
         page = ComparePage(store=store, data_choices=lambda: ["symmetric-2d"])
-        page.scheduler = silent_scheduler
+        page.context.scheduler = silent_scheduler
         start = time.monotonic()
         page.launch_study("symmetric-2d-swap", quick=True)
         follow(page, lambda: page.state == "failed", timeout=60)
         assert page.message.startswith("the sweep failed: " + silent_words(silent_scheduler)), page.message
-        assert page.stop_button.disabled and time.monotonic() - start < 8 * TIMEOUT
+        assert page.following.stop_button.disabled and time.monotonic() - start < 8 * TIMEOUT
         study = page.discover
         study.refresh()
-        study.data_box.value = "symmetric-2d"
-        assert study.candidates.options and not study.error.visible, study.error_text
+        study.form.data_box.value = "symmetric-2d"
+        assert study.form.candidates.options and not study.form.error.visible, study.form.error_text
         start = time.monotonic()
         study.start()
-        assert study.error_text.startswith(silent_words(silent_scheduler)), study.error_text
+        assert study.form.error_text.startswith(silent_words(silent_scheduler)), study.form.error_text
         assert not study.running() and time.monotonic() - start < 8 * TIMEOUT
         assert store.sweeps.list() == []  # nothing stored by either
 

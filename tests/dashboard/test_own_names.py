@@ -135,15 +135,19 @@ def test_the_pages_ranking_and_verdict_name_a_group_by_its_columns(discovered):
     from invlab.dashboard.compare.discover import DiscoverStudy
 
     _, _, _, report, store = discovered
+    from invlab.dashboard.compare.context import CompareContext
+    from invlab.dashboard.state.settings import RunSettings
+
     opened = []
-    page = types.SimpleNamespace(settings=None, store=store, open_run=opened.append)
-    study = DiscoverStudy(page)
+    context = CompareContext(RunSettings(), store)
+    context.param.watch(lambda *_: opened.append(context.run_to_open), "open_run")
+    study = DiscoverStudy(context)
     assert study.show(report.sweep_id)
-    assert "permutations: age, height" in list(study.table.value["candidate"])
-    shown = pane_text(study.verdict)
-    assert "permutations:0,1" not in shown and "permutations:0,1" not in str(study.table.value)
-    row = list(study.table.value["candidate"]).index("permutations: age, height")
-    study.table.selection = [row]  # a click on the group's row opens its run
+    assert "permutations: age, height" in list(study.table.table.value["candidate"])
+    shown = pane_text(study.table.verdict)
+    assert "permutations:0,1" not in shown and "permutations:0,1" not in str(study.table.table.value)
+    row = list(study.table.table.value["candidate"]).index("permutations: age, height")
+    study.table.table.selection = [row]  # a click on the group's row opens its run
     assert opened == [report.row("permutations:0,1").run_ids[0]]
 
 
@@ -153,7 +157,7 @@ def test_the_form_names_a_group_of_columns_and_refuses_one_column(tmp_path):
     path = table_csv(tmp_path / "people.csv", ["age", "height", "weight"])
     settings = types.SimpleNamespace(run_config=lambda: RunConfig(data={"dataset": f"csv:{path}"}),
                                      data=types.SimpleNamespace(dataset=f"csv:{path}"))
-    form = DiscoverForm(settings)
+    form = DiscoverForm(types.SimpleNamespace(settings=settings, limits=None))
     form.show_candidates(form.plan())
     assert list(form.group.options) == ["age", "height", "weight"] and form.group.visible
     pick = lambda *names: [form.group.options[n] for n in names]  # noqa: E731 — the box's values for these labels
@@ -166,11 +170,12 @@ def test_the_form_names_a_group_of_columns_and_refuses_one_column(tmp_path):
     assert "permutations: age, weight" in [plan.label(n) for n in plan.names]
     digits = types.SimpleNamespace(run_config=lambda: RunConfig(data={"dataset": "digits", "subset": 40}),
                                    data=types.SimpleNamespace(dataset="digits"))
-    unnamed = DiscoverForm(digits)
+    unnamed = DiscoverForm(types.SimpleNamespace(settings=digits, limits=None))
     unnamed.show_candidates(unnamed.plan())
     assert not unnamed.group.visible  # images name no columns
-    marked = DiscoverForm(types.SimpleNamespace(
-        run_config=lambda: RunConfig(data={"dataset": f"csv:{table_csv(tmp_path / 'm.csv', ['a', 'b', MARKED])}"})))
+    marked = DiscoverForm(types.SimpleNamespace(settings=types.SimpleNamespace(
+        run_config=lambda: RunConfig(data={"dataset": f"csv:{table_csv(tmp_path / 'm.csv', ['a', 'b', MARKED])}"})),
+        limits=None))
     marked.show_candidates(marked.plan())
     assert list(marked.group.options) == ["a", "b", "&lt;b&gt;bmi&lt;/b&gt;"]  # the box shows its labels as HTML
 

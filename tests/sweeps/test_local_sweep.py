@@ -9,6 +9,7 @@ import pytest
 from invlab.cli import main
 from invlab.sweeps import comparison, run_sweep
 from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train.states import RunStatus, SweepEventKind
 
 from .conftest import tiny_spec
 
@@ -22,7 +23,7 @@ def test_a_local_sweep_stores_every_run_once_with_its_whole_data_elbo(tmp_path, 
     planned = {run.key: run for run in spec.runs()}
     seen = []
     sweep_id = run_sweep(spec, store=store, n_workers=2,
-                         progress=lambda p: seen.append((p.done, p.failed, dict(p.event or {}))))
+                         progress=lambda p: seen.append((p.done, p.failed, p.event)))
 
     runs = store.sweeps.runs(sweep_id)
     assert sorted(r.sweep_key for r in runs) == sorted(planned)  # every planned run, each once
@@ -33,14 +34,16 @@ def test_a_local_sweep_stores_every_run_once_with_its_whole_data_elbo(tmp_path, 
         step, path = store.checkpoints.latest(r.id)
         assert step == 20
         rebuilt = Trainer.from_checkpoint(path)  # in this process, from what the client stored
-        assert r.full_elbo == pytest.approx(rebuilt.full_elbo()["elbo"], rel=1e-9, abs=1e-9)
+        assert r.full_elbo == pytest.approx(rebuilt.report.full_elbo()["elbo"], rel=1e-9, abs=1e-9)
         steps, values = store.metrics.read(r.id)["elbo"]
         assert steps[-1] == 20 and len(steps) == 4  # logged every 5 steps on the worker, stored by the client
         assert comparison(store, sweep_id).history(r.id) == (steps, values)
     assert len({store.sweeps.info(r.id)["worker"] for r in runs}) == 2  # both workers trained
 
-    kinds = [event.get("kind") for _, _, event in seen]
-    assert kinds.count("done") == 4 and "step" in kinds and kinds.index("step") < len(kinds) - 1
+    kinds = [event.kind for _, _, event in seen if event is not None]
+    stored = [event.status for _, _, event in seen if event is not None and event.kind == SweepEventKind.STORED]
+    assert stored == [RunStatus.FINISHED] * 4
+    assert SweepEventKind.STEP in kinds and kinds.index(SweepEventKind.STEP) < len(kinds) - 1
     assert seen[-1][:2] == (4, 0)
 
     # the store keeps a sweep's run once, whatever arrives again (a retried task's result)

@@ -76,14 +76,14 @@ def test_the_compare_page_says_its_scheduler_was_lost_and_offers_resume(tmp_path
     try:
         with RunStore(tmp_path / "runs.sqlite") as store:
             page = ComparePage(store=store)  # a notebook's page: its user gives the address
-            page.scheduler = cluster.address
+            page.context.scheduler = cluster.address
             page.launch(tiny_spec(steps=300, seeds=(0, 1), name="lost"))
             follow(page, lambda: any(s == "finished" for _, s, _ in stored(tmp_path).values()), timeout=240)
             cluster.scheduler.send_signal(signal.SIGKILL)
             follow(page, lambda: page.state not in ("starting", "running", "stopping"), timeout=120)
             assert page.state == "stopped", page.message
             assert f"the Dask scheduler at {cluster.address} was lost" in page.message, page.message
-            assert page.resume_button.visible
+            assert page.following.resume_button.visible
             statuses = {run.status for run in store.sweeps.runs(page.sweep_id)}
             assert statuses == {"finished", "interrupted"}, statuses
             assert store.sweeps.get(page.sweep_id).status == "interrupted"

@@ -5,10 +5,12 @@ import param
 import pytest
 
 from invlab.dashboard.compare import ComparePage
+from invlab.dashboard.compare.context import CompareContext
 from invlab.dashboard.compare.data import field_name
 from invlab.dashboard.compare.form import SweepForm
 from invlab.dashboard.compare.live import SweepFollowing
 from invlab.dashboard.state.settings import RunSettings
+from invlab.errors import InvlabError
 from invlab.train import RunStore
 from invlab.train.states import StudyState
 
@@ -21,19 +23,12 @@ class Shown(param.Parameterized):
     message = param.String(default="")
 
 
-class Where(param.Parameterized):
-    """Where a page's runs train: the form's Workers and scheduler boxes follow these."""
-
-    n_workers = param.Integer(default=0, bounds=(0, 64))
-    scheduler = param.String(default="")
-
-
-def sweep_form(settings, launched=None, said=None) -> SweepForm:
-    """A form alone, with no store and no page: what it launches goes to `launched`, what it says to `said`."""
-    where = Where()
-    return SweepForm(settings, lambda: None, where=(where.param.n_workers, where.param.scheduler),
-                     shared_cluster=False, shown=lambda: None, say=(said if said is not None else []).append,
-                     launch=(launched if launched is not None else []).append, open_sweep=lambda sweep_id: None)
+def sweep_form(settings, launched=None) -> SweepForm:
+    """A form alone, with no store and no page: the sweeps it asks to launch go to `launched`."""
+    form = SweepForm(CompareContext(settings))
+    if launched is not None:
+        form.param.watch(lambda *_: launched.append(form.spec), "launch")
+    return form
 
 
 @pytest.fixture
@@ -47,17 +42,16 @@ def test_the_page_holds_its_parts_instead_of_mixing_them_in():
     assert ComparePage.__mro__[1:] == pn.viewable.Viewer.__mro__
     page = ComparePage()
     assert isinstance(page.form, SweepForm) and isinstance(page.following, SweepFollowing)
-    assert page.table is page.following.table and page.parameter is page.form.parameter  # the old names still work
-    page.tick_ms = 250
-    assert page.following.tick_ms == 250
+    assert page.following.context is page.context is page.form.context is page.discover.context  # one context
+    assert not any(hasattr(page, name) for name in ("table", "parameter", "runner", "tick_ms", "form_error"))
     page.close()
 
 
 def test_the_form_builds_the_sweep_its_setting_values_and_seeds_describe():
     settings = RunSettings()
     settings.train.seed = 3
-    launched, said = [], []
-    form = sweep_form(settings, launched, said)
+    launched = []
+    form = sweep_form(settings, launched)
     assert form.parameter_options()["model family (now svgp)"] == "model"
     form.parameter.value = "train.steps"
     form.values.value = "10; 20"
@@ -77,11 +71,12 @@ def test_the_form_builds_the_sweep_its_setting_values_and_seeds_describe():
 def test_following_a_stored_sweep_shows_its_planned_rows_and_its_state(store):
     spec = sweep_form(RunSettings()).spec_from_settings("train.steps", "10, 20", 2)
     sweep_id = store.sweeps.create(spec.name, spec.to_json(), len(spec.runs()))
-    shown, errors, opened = Shown(), [], []
-    following = SweepFollowing(shown, lambda: store, tick_ms=1000, open_run=opened.append, resume=lambda: None,
-                               show_error=errors.append, refresh_sweeps=lambda: None)
+    shown, opened = Shown(), []
+    context = CompareContext(RunSettings(), store)
+    context.param.watch(lambda *_: opened.append(context.run_to_open), "open_run")
+    following = SweepFollowing(shown, context)
     record = following.open_sweep(sweep_id)
-    assert record.id == sweep_id and errors == [""]
+    assert record.id == sweep_id
     assert shown.sweep_id == sweep_id and shown.state == StudyState.STOPPED and "0 of 4 runs stored" in shown.message
     frame = following.table.value
     assert list(frame["status"]) == ["not run"] * 4 and sorted(frame["seed"]) == [0, 0, 1, 1]
@@ -91,7 +86,8 @@ def test_following_a_stored_sweep_shows_its_planned_rows_and_its_state(store):
     assert f"#{sweep_id}" in following.status_pane.object and "stopped" in following.status_pane.object
     following.table.selection = [0]  # a run not stored yet: it says so and opens nothing
     assert opened == [] and "not stored yet" in shown.message
-    assert following.open_sweep(sweep_id + 1) is None and "no sweep with id" in errors[-1]
+    with pytest.raises(InvlabError, match="no sweep with id"):
+        following.open_sweep(sweep_id + 1)
     following._reset_view([], ["model.<b id=inj-1>x</b>"])  # a setting's name as a shared store file could hold it
     assert following.table.titles == {field_name("model.<b id=inj-1>x</b>"): "model.&lt;b id=inj-1&gt;x&lt;/b&gt;"}
     following.close()
@@ -103,7 +99,7 @@ def test_the_page_opens_a_stored_sweep_through_its_parts(store):
     sweep_id = store.sweeps.create(spec.name, spec.to_json(), len(spec.runs()))
     page.refresh_sweeps()
     page.open_sweep(sweep_id)
-    assert page.sweep_id == sweep_id and page.sweeps_select.value == sweep_id
+    assert page.sweep_id == sweep_id and page.form.sweeps_select.value == sweep_id
     assert page.query() == {"sweep": str(sweep_id)} and len(page.rows()) == 2
     page.stop()  # nothing running: nothing changes
     assert page.state == StudyState.STOPPED

@@ -55,10 +55,10 @@ def stored_by_point(store, sweep_id):
 
 def test_the_sweep_table_shows_the_test_rmse_in_the_targets_units_and_the_test_nlpd(page, store, sweep):
     page.open_sweep(sweep)
-    frame = page.table.value
+    frame = page.following.table.value
     assert "test error (%)" not in frame.columns and "test RMSE" in frame.columns and "test NLPD" in frame.columns
     # the column's title names the target column, whose units the RMSE is in (a title is HTML: escaped)
-    assert page.table.titles["test RMSE"] == "test RMSE (price_keur)"
+    assert page.following.table.titles["test RMSE"] == "test RMSE (price_keur)"
     records = {r.id: r for r in store.sweeps.runs(sweep)}
     assert len(frame) == 4 and all(r.test_rmse is not None for r in records.values())
     for _, row in frame.iterrows():
@@ -70,7 +70,7 @@ def test_the_sweep_table_shows_the_test_rmse_in_the_targets_units_and_the_test_n
 
 def test_the_plot_beside_the_elbo_is_the_test_rmse_against_the_swept_setting(page, store, sweep):
     page.open_sweep(sweep)
-    overlay = page.error_pane.object
+    overlay = page.following.error_pane.object
     assert overlay.opts.get().kwargs["title"] == "Test RMSE against inducing points M"
     bars = next(layer for layer in overlay if isinstance(layer, hv.ErrorBars))
     assert bars.vdims[0].label == "test RMSE (price_keur)"
@@ -91,12 +91,13 @@ def test_a_discover_study_on_the_table_shows_the_same_columns(page, store, table
                            model_config={"num_inducing": 3}, train={"batch_size": 0, "learning_rate": 0.03})
     sweep_id = run_candidates(plan, store, serial=True)
     page.open_sweep(sweep_id)
-    frame = page.table.value
-    assert "test error (%)" not in frame.columns and page.table.titles["test RMSE"] == "test RMSE (price_keur)"
+    frame = page.following.table.value
+    titles = page.following.table.titles
+    assert "test error (%)" not in frame.columns and titles["test RMSE"] == "test RMSE (price_keur)"
     records = {r.id: r for r in store.sweeps.runs(sweep_id)}
     assert [row["test RMSE"] for _, row in frame.iterrows()] == pytest.approx(
         [records[int(run)].test_rmse for run in frame["run"]], rel=1e-3)
-    assert page.error_pane.object.opts.get().kwargs["title"].startswith("Test RMSE against ")
+    assert page.following.error_pane.object.opts.get().kwargs["title"].startswith("Test RMSE against ")
 
 
 def test_the_setting_selector_never_says_now_none():

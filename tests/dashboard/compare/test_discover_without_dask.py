@@ -17,14 +17,14 @@ def test_discover_without_dask_says_what_works_instead_and_stores_nothing(tmp_pa
         explorer.__panel__()
         explorer.page.pages.active = 3  # the Compare tab
         study = explorer.compare.discover
-        study.candidates.value = ["rotation"]
-        study.start_button.clicks += 1
-        assert study.error.visible and study.runner is None and study.state == "idle"
-        shown = pane_text(study.error)
+        study.form.candidates.value = ["rotation"]
+        study.form.start_button.clicks += 1
+        assert study.form.error.visible and study.follower.runner is None and study.state == "idle"
+        shown = pane_text(study.form.error)
         assert "Dask distributed, which is not installed" in shown
         assert "pip install 'invariance-lab[sweeps]'" in shown
         assert "invlab discover --dataset digits --serial" in shown  # what trains without Dask
-        assert not study.start_button.disabled
+        assert not study.form.start_button.disabled
         assert store.sweeps.list() == [] and store.runs.list() == []
     finally:
         explorer.close()

@@ -27,13 +27,13 @@ def test_two_pages_of_a_server_share_one_cluster(tmp_path, shared):
         store = RunStore(tmp_path / f"runs{i}.sqlite")
         page = ComparePage(RunSettings(TINY), store=store, limits=ServerLimits(), data_choices=lambda: ["digits"])
         page.discover.refresh()
-        page.discover.candidates.value = ["rot90"]
-        page.discover.seeds.value, page.discover.steps.value = 1, 10
+        page.discover.form.candidates.value = ["rot90"]
+        page.discover.form.seeds.value, page.discover.form.steps.value = 1, 10
         pages.append(page)
-    assert all(page.shared_cluster for page in pages)
+    assert all(page.context.shared_cluster for page in pages)
     for page in pages:  # both at once, as a class does
         page.discover.start()
-        assert page.discover.running(), page.discover.error_text
+        assert page.discover.running(), page.discover.form.error_text
     deadline = time.time() + 180
     while any(page.discover.running() for page in pages) and time.time() < deadline:
         for page in pages:
@@ -43,7 +43,7 @@ def test_two_pages_of_a_server_share_one_cluster(tmp_path, shared):
     for page in pages:
         page.discover.tick()
         assert page.discover.state == "finished", page.discover.message
-        assert page.discover.runner.scheduler == address  # the one cluster, not one per page
+        assert page.discover.follower.runner.scheduler == address  # the one cluster, not one per page
         report = discover_report(page.store, page.discover.sweep_id)
         assert [c.candidate for c in report.ranking if c.finished] and report.stored == 2
         page.store.close()
@@ -52,9 +52,9 @@ def test_two_pages_of_a_server_share_one_cluster(tmp_path, shared):
 def test_a_notebook_page_keeps_a_cluster_of_its_own(tmp_path):
     with RunStore(tmp_path / "runs.sqlite") as store:
         page = ComparePage(RunSettings(TINY), store=store)
-        assert not page.shared_cluster
-        page.scheduler = "tcp://127.0.0.1:8786"
-        assert ComparePage(store=store, limits=ServerLimits()).shared_cluster  # a server page...
+        assert not page.context.shared_cluster
+        page.context.scheduler = "tcp://127.0.0.1:8786"
+        assert ComparePage(store=store, limits=ServerLimits()).context.shared_cluster  # a server page...
         from invlab.dashboard.compare.runner import DiscoverRunner
 
         runner = DiscoverRunner(None, store, 1, scheduler="tcp://10.0.0.1:8786", shared=True)
