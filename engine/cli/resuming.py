@@ -30,11 +30,13 @@ def watched_refusal(record) -> str:
 
 
 def resume_from_flags(store, parser, args, values: dict, explicit_model: bool):
-    """The trainer that continues run `args.resume`, with the training flags given applied; None (after saying which
-    and why) when flags were given that would need a new model. `--restart`: a new run with the stored settings. The
-    policy is the engine's (`invlab.train.resume`); this says it in flags."""
-    from ..train import CheckpointError, RunConfig, Trainer
-    from ..train.resume import plan_resume, refuse_steps_behind
+    """The trainer that continues run `args.resume` (`invlab.train.opening.open_run`, as the page does), with the
+    training flags given applied; None (after saying which and why) when flags were given that would need a new
+    model. `--restart`: a new run with the stored settings. The policy is the engine's (`invlab.train.resume`); this
+    says it in flags."""
+    from ..train import CheckpointError, RunConfig
+    from ..train.opening import open_run
+    from ..train.resume import plan_resume
 
     run_id = args.resume
     record = store.runs.get(run_id)
@@ -57,19 +59,19 @@ def resume_from_flags(store, parser, args, values: dict, explicit_model: bool):
               f"or add --restart to train its settings with them as a new run.", file=sys.stderr)
         return None
     train_now = stored.train_config()
-    refuse_steps_behind(store, run_id, values["train"].get("steps"), train_now.steps)
-    try:
-        trainer = Trainer.resume(store, run_id, train=plan.train)
+    try:  # the one road a page continues a run by too: the newest checkpoint that loads, claimed, truncated past it
+        opened = open_run(store, run_id, claim=True, train=plan.train)
     except CheckpointError as err:
         raise CheckpointError(f"{err} To train its settings again as a new run (run {run_id} stays as it is): "
                               f"invlab train --resume {run_id} --restart") from None
+    trainer = opened.trainer
     applied = ", ".join(f"{name} {getattr(train_now, name)!s} -> {value!s}" for name, value in plan.train.items())
-    print(f"resuming run {run_id} at step {trainer.step_count} of {trainer.tc.steps}"
+    print(f"resuming run {run_id} at step {opened.step} of {trainer.tc.steps}"
           + (f" with {applied}" if applied else ""), file=sys.stderr)
-    for note in trainer.resume_notes:
+    for note in opened.notes:
         print(f"note: {note}", file=sys.stderr)
-    if trainer.step_count >= trainer.tc.steps:
-        print(f"note: run {run_id} is at step {trainer.step_count}, at or past its {trainer.tc.steps} steps: it is "
+    if opened.step >= trainer.tc.steps:
+        print(f"note: run {run_id} is at step {opened.step}, at or past its {trainer.tc.steps} steps: it is "
               f"evaluated and marked finished; give a larger --steps to train on", file=sys.stderr)
     return trainer
 
@@ -104,7 +106,7 @@ def restart_from_flags(store, parser, run_id: int, stored, model: str, data: dic
         verb = "is" if len(left_out) == 1 else "are"
         said += (f"; run {run_id}'s {', '.join(f'{k}={v!r}' for k, v in left_out.items())} {verb} not a setting of "
                  f"{model} and {verb} left out")
-    print(f"run {trainer.run_id}: a new run with the settings of run {run_id}{said}", file=sys.stderr)
+    print(f"run {trainer.record.run_id}: a new run with the settings of run {run_id}{said}", file=sys.stderr)
     if trainer.last_warning:
         print(f"note: {trainer.last_warning}", file=sys.stderr)
     return trainer

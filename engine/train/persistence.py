@@ -15,7 +15,8 @@ draws are not reproducible.)
 With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
 saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
 `Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
-`CheckpointError` and changes nothing; only metrics logged after the checkpoint it continues from are dropped.
+`CheckpointError` and changes nothing; only metrics and views stored after the checkpoint it continues from are
+dropped. It is `invlab.train.opening.open_run`, the one road the command line and the page continue a run by.
 
 A run knows its data: the run's stored config and every checkpoint carry the data's identity (`invlab.data.identity`:
 source, options, shapes, content hash, a file's path and modification time). Resuming or reloading onto other data
@@ -32,7 +33,7 @@ import torch
 
 from ..data.identity import describe, identity, refuse_other_data, same_data, same_shapes
 from ..errors import ConfigError, DataError
-from .checkpoint import CheckpointError, load_checkpoint, write_failure
+from .checkpoint import load_checkpoint, write_failure
 from .config import RunConfig, TrainConfig
 from .store import HEARTBEAT_SECONDS, RunStore, StoreLocked
 
@@ -232,61 +233,23 @@ def trainer_from_checkpoint(cls, path: str | Path, **kwargs):
     payload = load_checkpoint(path, map_location="cpu")
     config = RunConfig.from_json(payload["config"])
     trainer = cls(config, **kwargs)
-    trainer.resume_notes = _other_data_note(config.data_identity, trainer.config.data_identity, "the checkpoint")
+    trainer.resume_notes = other_data_note(config.data_identity, trainer.config.data_identity, "the checkpoint")
     trainer.load_state(payload)
     return trainer
 
 
 def resume_trainer(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None):
-    """A `cls` (Trainer) continuing stored run `run_id` from its newest checkpoint that loads (`Trainer.resume`);
-    metrics logged after that checkpoint are dropped.
+    """A `cls` (Trainer) continuing stored run `run_id`, claimed, from its newest checkpoint that loads
+    (`Trainer.resume`): `invlab.train.opening.open_run`'s trainer, whose `resume_notes` name the checkpoints it
+    skipped; metrics and views stored after that checkpoint are dropped. `train`: training settings to change from
+    here on (recorded); `dataset=`: other data of the same shapes (recorded). Without a usable checkpoint this raises
+    `CheckpointError` and nothing stored changes; data other than the run's raises `DataError` naming both."""
+    from .opening import open_run  # it builds the trainer this module is part of
 
-    `train`: training settings to change from here on (steps, learning rate, schedule, intervals ...); the stored
-    config records them. Checkpoints that are missing or unreadable are skipped and listed in `resume_notes`. Without
-    any usable checkpoint this raises `CheckpointError` and nothing stored changes. The run's data is reloaded and
-    must be what it was trained on (a `DataError` names both otherwise); `dataset=` with the same shapes is accepted
-    and recorded."""
-    record = store.runs.get(run_id)
-    lease = store.leases.claim_run(run_id)  # one transaction: a second `resume` of the run is refused here
-    try:
-        trainer = _resumed(cls, store, run_id, record, dataset, train)
-    except BaseException:
-        store.leases.release_run(run_id, lease, record.status, record.message)  # as it was: nothing trained
-        raise
-    trainer.record.lease = lease
-    return trainer
+    return open_run(store, run_id, claim=True, dataset=dataset, train=train, trainer_cls=cls).trainer
 
 
-def _resumed(cls, store: RunStore, run_id: int, record, dataset, train: dict | None):
-    """The trainer `resume_trainer` builds once it holds the run's lease."""
-    config = RunConfig.from_json(record.config)
-    if train:
-        config = dataclasses.replace(config, train={**config.train, **train})
-    trainer = cls(config, store=store, run_id=run_id, dataset=dataset)
-    notes = []
-    for step, path in store.checkpoints.list(run_id):
-        try:
-            trainer.load_state(load_checkpoint(path, map_location="cpu"))
-            break
-        except (CheckpointError, RuntimeError, KeyError, ValueError, TypeError) as err:
-            notes.append(f"the checkpoint at step {step} was skipped: {str(err).splitlines()[0]}")
-    else:
-        kept = sum(len(steps) for steps, _ in store.metrics.read(run_id).values())
-        found = "; ".join(notes) if notes else "none was written"
-        raise CheckpointError(f"run {run_id} has no usable checkpoint to resume from ({found}). Nothing was "
-                              f"changed: its {kept} stored metric values, its status ({record.status}) and its "
-                              f"step ({record.step}) are as they were.")
-    trainer.resume_notes = notes + _other_data_note(config.data_identity, trainer.config.data_identity,
-                                                    f"run {run_id}")
-    if trainer.config.to_json() != record.config:  # training changes, or the data's identity recorded
-        store.runs.update(run_id, config=trainer.config.to_json())
-    store.runs.truncate(run_id, trainer.step_count)
-    for name, (steps, values) in store.metrics.read(run_id).items():
-        trainer.history[name] = (list(steps), list(values))
-    return trainer
-
-
-def _other_data_note(stored: dict | None, now: dict | None, what: str) -> list[str]:
+def other_data_note(stored: dict | None, now: dict | None, what: str) -> list[str]:
     """The note for a run continued on other data of the same shapes (an explicit dataset=)."""
     if stored and now and not same_data(stored, now):
         return [f"{what} was trained on {describe(stored)}; it continues on {describe(now)} (dataset= given)"]

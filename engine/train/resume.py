@@ -81,17 +81,15 @@ def left_out_on_restart(stored: RunConfig, model: str) -> dict:
     return {k: v for k, v in stored.model_config.items() if k not in own}
 
 
-def refuse_steps_behind(store, run_id: int, steps: int | None, stored_steps: int) -> None:
-    """A `ConfigError` when `steps` (the run's total) is below the step run `run_id` would continue from (its newest
-    checkpoint): it would train nothing and store its final figures again. Checked before the run is claimed, so
-    nothing is stored."""
-    latest = store.latest_checkpoint(run_id)
-    if steps is None or latest is None or steps >= latest[0]:
+def refuse_steps_behind(run_id: int, steps: int | None, at: int) -> None:
+    """A `ConfigError` when `steps` (the run's total) is below `at`, the step run `run_id` would continue from (its
+    newest checkpoint that loads): it would train nothing and store its final figures again. `open_run` checks it
+    before anything is stored."""
+    if steps is None or steps >= at:
         return
-    at = latest[0]
     raise ConfigError(f"run {run_id} is already at step {at}, past --steps {steps} (--steps is the run's total number "
                       f"of steps, not steps to add); nothing was trained or stored. To train on, give a larger total, "
-                      f"e.g. invlab train --resume {run_id} --steps {at + (steps or stored_steps or 100)}")
+                      f"e.g. invlab train --resume {run_id} --steps {at + (steps or 100)}")
 
 
 __all__ = ["FIXED_ON_RESUME", "ResumePlan", "left_out_on_restart", "plan_resume", "restart_config",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from invlab.errors import ConfigError
-from invlab.train import FIXED_ON_RESUME, RunConfig, RunStore, plan_resume, restart_config
+from invlab.train import FIXED_ON_RESUME, RunConfig, plan_resume, restart_config
 from invlab.train.resume import refuse_steps_behind
 
 STORED = RunConfig(model="svgp", data={"dataset": "digits", "subset": 200}, model_config={"num_inducing": 20},
@@ -37,17 +37,8 @@ def test_a_restart_is_the_stored_settings_with_the_new_values():
     assert STORED.data["subset"] == 200  # the stored run's settings are left as they were
 
 
-def test_a_total_below_the_newest_checkpoint_is_refused_before_anything_is_stored(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
-    try:
-        run_id = store.create_run(STORED.to_json(), "svgp", "digits")
-        path = tmp_path / "step_60.pt"
-        path.write_bytes(b"checkpoint")
-        store.add_checkpoint(run_id, 60, path)
-        refuse_steps_behind(store, run_id, 60, 100)  # at the checkpoint: allowed (evaluated, marked finished)
-        refuse_steps_behind(store, run_id, None, 100)
-        with pytest.raises(ConfigError, match="already at step 60, past --steps 50.*--steps 110"):
-            refuse_steps_behind(store, run_id, 50, 100)
-        assert store.get_run(run_id).status == "created"
-    finally:
-        store.close()
+def test_a_total_below_the_checkpoint_it_continues_from_is_refused():
+    refuse_steps_behind(1, 60, 60)  # at the checkpoint: allowed (evaluated, marked finished)
+    refuse_steps_behind(1, None, 60)
+    with pytest.raises(ConfigError, match="already at step 60, past --steps 50.*--steps 110"):
+        refuse_steps_behind(1, 50, 60)
