@@ -204,7 +204,7 @@ class Explorer(pn.viewable.Viewer):
                 return
             self.session.config = config
             if self.session.trainer is not None:
-                self.session.reset(config)
+                self.session.commands.reset(config)
             self.status.param.update(state=PageState.BUILDING, message="", tone="info")
         elif self.session.state == PageState.FINISHED and self.session.trainer is not None \
                 and self.session.step >= self.session.trainer.tc.steps:
@@ -218,11 +218,11 @@ class Explorer(pn.viewable.Viewer):
         if self.notice == self.changes.reset_notice:  # said once: Start does not add it again
             self.notice += " ▶ Start goes on with the current run and its settings until then."
             self.changes.reset_notice = None
-        self.session.start()
+        self.session.commands.start()
 
     def pause(self, *_):
         """Pause training after the step in progress: the Pause button."""
-        self.session.pause()
+        self.session.commands.pause()
         if self.status.state in (PageState.RUNNING, PageState.COLLAPSED, PageState.STALLED, PageState.DIVERGING):
             self.status.param.update(state=PageState.PAUSING, message="", tone="info")  # "paused" once the step ends
         elif self.status.state in (PageState.QUEUED, PageState.BUILDING):
@@ -232,7 +232,7 @@ class Explorer(pn.viewable.Viewer):
         """Take one training step and pause: the Step button (refused, as Start is, on a user's own loop's run)."""
         self.store  # noqa: B018 — opened before the first run is built
         if not self.display.refuse_own_loop():
-            self.session.step_once()
+            self.session.commands.step_once()
 
     def reset(self, *_):
         """Build a new model from the page's settings, keeping the previous run's curves overlaid and labelled by what
@@ -247,12 +247,12 @@ class Explorer(pn.viewable.Viewer):
             return
         self.store  # noqa: B018 — opened before the run is built
         self.status.param.update(state=PageState.BUILDING, step=0, message="", tone="info")
-        self.session.reset(config)
+        self.session.commands.reset(config)
 
     def save_checkpoint(self, *_):
         """Saved by the training thread between two steps; the status shows the path."""
         try:
-            self.session.request_checkpoint()
+            self.session.commands.request_checkpoint()
             self.notice = ""
         except InvlabError as err:
             self.notice = str(err)

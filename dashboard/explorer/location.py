@@ -115,7 +115,7 @@ class PageLink:
     def linked_run(self) -> int | None:
         """The stored run the page's link names: the one it trains or shows, once it has a step to come back to (a
         run just built and never trained is not worth a link); None otherwise."""
-        run_id = self.session.run_id
+        run_id = self.session.opened.run_id
         return run_id if run_id is not None and self.session.step > 0 else None
 
     def follow_run(self) -> None:

@@ -102,7 +102,7 @@ class RunsTab(pn.viewable.Viewer):
         if problem:
             self._say(problem)
             return
-        if self.session.run_id == int(raw):  # a page that took back its own run (a reload): it is shown already
+        if self.session.opened.run_id == int(raw):  # a page that took back its own run (a reload): it is shown already
             return
         self.open(int(raw))
 
@@ -123,7 +123,7 @@ class RunsTab(pn.viewable.Viewer):
 
     def _opening(self, run_id: int) -> None:
         self.status.param.update(state=PageState.BUILDING, message=f"opening stored run {run_id}…", tone="info")
-        self.session.open_run(run_id)
+        self.session.commands.open_run(run_id)
 
     def _page_at(self, offset: int) -> None:
         self._offset = max(offset, 0)

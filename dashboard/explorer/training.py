@@ -107,11 +107,12 @@ class RunDisplay:
 
     def _status_from_session(self) -> None:
         s = self.session
-        values = dict(state=PageState.PAUSING if s.pausing else s.state, step=s.step, message=s.message, tone=s.tone)
+        values = dict(state=PageState.PAUSING if s.commands.pausing else s.state, step=s.step, message=s.message,
+                      tone=s.tone)
         health = self.feed.last_snapshot.health if self.feed.last_snapshot is not None else None
-        if s.followed_health is not None:  # a run another process writes: its verdict from what it stored
-            health = s.followed_health
-        if (s.state == PageState.RUNNING or s.followed_health is not None) and health is not None \
+        if s.opened.followed_health is not None:  # a run another process writes: its verdict from what it stored
+            health = s.opened.followed_health
+        if (s.state == PageState.RUNNING or s.opened.followed_health is not None) and health is not None \
                 and health.state not in (HealthState.OK, HealthState.CONVERGED):
             values.update(state=health.state, message=health.hint,
                           tone=state_tone(health.state, HealthState))  # collapsed: error; else a warning

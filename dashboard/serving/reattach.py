@@ -84,7 +84,7 @@ def orphan_showing(run_id: int, user: str | None, key: str | None = None):
     for explorer in candidates:
         if explorer.lifecycle.closed or (explorer.user or None) != (user or None):
             continue
-        if explorer.session.run_id != run_id:
+        if explorer.session.opened.run_id != run_id:
             continue
         if _holds_key(explorer, key):
             return explorer

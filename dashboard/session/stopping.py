@@ -31,7 +31,7 @@ def mark_interrupted(trainer, why: str) -> None:
     """Mark `trainer`'s stored run `interrupted` at its step (stopped by `why`, e.g. "SIGTERM"), with how to resume it
     and where its latest checkpoint is when none was written at that step. A store that cannot be written is said
     in the log, in a sentence: its checkpoint files stay, and readers mark the run once this process has ended."""
-    store, run_id, step = trainer.store, trainer.run_id, trainer.step_count
+    store, run_id, step = trainer.record.store, trainer.record.run_id, trainer.step_count
     if store is None or run_id is None:
         return
     try:
@@ -65,10 +65,10 @@ def store_failed(trainer, err: InvlabError) -> str | None:
     the run is marked `interrupted` if the store still takes that write."""
     if not isinstance(err.__context__, (sqlite3.Error, OSError)):
         return None
-    run_id = getattr(trainer, "run_id", None)
+    run_id = None if trainer is None else trainer.record.run_id
     step = getattr(trainer, "step_count", 0)
-    folder = trainer.store.checkpoints.folder(run_id) if trainer is not None and trainer.store is not None and \
-        run_id is not None else None
+    store = None if trainer is None else trainer.record.store
+    folder = store.checkpoints.folder(run_id) if store is not None and run_id is not None else None
     kept = f"; its checkpoint files stay in {folder}" if folder is not None else ""
     log.error("the run store cannot be written, so run %s stopped at step %s%s: %s", run_id, step, kept, err)
     if trainer is not None:
@@ -84,7 +84,7 @@ def abandon(trainer, why: str) -> None:
     try:
         trainer.abandon(why)
     except InvlabError as err:
-        log.error("run %s, never trained, could not be marked interrupted: %s", trainer.run_id, err)
+        log.error("run %s, never trained, could not be marked interrupted: %s", trainer.record.run_id, err)
 
 
 def close_store(store) -> None:

@@ -10,7 +10,8 @@ closes the run store it was given to own when it ends. It never touches Bokeh: n
 `Outbox` (`outbox`) that the server thread drains a few times a second (`drain()`), however fast training runs.
 Commands (start, pause, step, reset, open a stored run) are queued to the thread; live edits (learning rate, learnable
 values, freezing) go to the Trainer, which applies them at once if it is idle, else before its next step (both
-`SessionCommands`, in `commands`); a stored run opened or followed is `OpenedRuns`'s (`opened_runs`).
+`SessionCommands`, in `commands`); a stored run opened or followed is `OpenedRuns`'s (`opened_runs`), which hands
+back what to show; the run's curves and views go out through `PageFeed` (`feed`).
 A server-wide cap limits how many sessions train at once (a session waiting for a slot is "queued" and says
 why), and every step, of a run or a single "+1 Step", is taken in a fair turn and paced (`scheduling`), so one
 page's training never holds another page's click behind it; a single step needs no run slot. The test subset is
@@ -27,10 +28,10 @@ import traceback
 
 import param
 
-from invlab.dashboard.parts import PartAttribute
 from invlab.dashboard.session.commands import Interruption, SessionCommands
+from invlab.dashboard.session.feed import PageFeed
 from invlab.dashboard.session.follow import FOLLOW_SECONDS
-from invlab.dashboard.session.opened_runs import SESSIONS, OpenedRuns
+from invlab.dashboard.session.opened_runs import SESSIONS, OpenedRuns, Shown
 from invlab.dashboard.session.outbox import Outbox
 from invlab.dashboard.session.scheduling import (
     CoreShare,
@@ -41,7 +42,6 @@ from invlab.dashboard.session.scheduling import (
 )
 from invlab.dashboard.session.stopping import LIVE, abandon, close_store, mark_interrupted, store_failed
 from invlab.dashboard.session.update import Update
-from invlab.dashboard.views.run_layout import curve_layout
 from invlab.dashboard.views.watch import ShownViews
 from invlab.errors import InvlabError, NonFiniteLossError
 from invlab.settings import one_malloc_arena
@@ -68,28 +68,14 @@ def set_training_cap(cap: int) -> None:
 class TrainingSession(param.Parameterized):
     """One browser session's training: a daemon thread around an `invlab.train.Trainer`, driven by commands (start,
     pause, step, reset, open a stored run) and handing batched updates to the page; its state, step and message are
-    read-only params. Its parts: the commands and live edits (`commands`, a `SessionCommands`) and the stored runs
-    it opens or follows (`opened`, an `OpenedRuns`)."""
+    read-only params. Its parts, which callers reach directly (`session.commands.start()`, `session.opened.run_id`):
+    the commands and live edits (`commands`, a `SessionCommands`), the stored runs it opens or follows (`opened`, an
+    `OpenedRuns`, whose results the session adopts) and what it publishes for the page (`feed`, a `PageFeed`, into
+    the `outbox` the server thread drains)."""
     state = param.Selector(default=PageState.IDLE, objects=list(SESSION_STATES), constant=True)
     step = param.Integer(default=0, constant=True)
     message = param.String(default="", doc="The last warning or error, in words.")
     tone = param.Selector(default="info", objects=["info", "warning", "error"], doc="How the message reads.")
-
-    # the parts' commands and state, reached from the session as before (the page, notebooks, tests)
-    start = PartAttribute("commands", "Start or continue training in the session's thread.")
-    pause = PartAttribute("commands", "Pause training after the step in progress.")
-    step_once = PartAttribute("commands", "Take one step and pause.")
-    resolve = PartAttribute("commands", "Run `steps` more steps, even past the configured count.")
-    reset = PartAttribute("commands", "Build a fresh model (from `config` if given).")
-    open_run = PartAttribute("commands", "Open stored run `run_id` in the session's thread (paused).")
-    save_checkpoint = PartAttribute("commands", "Save a checkpoint now and return its path.")
-    request_checkpoint = PartAttribute("commands", "Save a checkpoint between two steps (its path goes in `message`).")
-    pausing = PartAttribute("commands", "Pause was asked for and the thread is finishing its step.")
-    set_learning_rate = PartAttribute("commands", "Set the learning rate, of the running trainer at its next step.")
-    set_value = PartAttribute("commands", "Set a learnable hyper-parameter of the running model by name.")
-    freeze = PartAttribute("commands", "Freeze or free a learnable hyper-parameter of the running model by name.")
-    run_id = PartAttribute("opened", "The stored run this session shows (trains, opened or follows); None before one.")
-    followed_health = PartAttribute("opened", "A followed run's health verdict from what it stored, while it runs.")
 
     def __init__(self, config: RunConfig, *, store: RunStore | None = None, view_interval: float = 1.0,
                  eval_interval: float = 2.0, slots: TrainingSlots | None = None, owns_store: bool = False,
@@ -97,17 +83,13 @@ class TrainingSession(param.Parameterized):
         super().__init__(**params)
         self.outbox = Outbox()  # what the thread hands the page, batched
         self.config = config
+        self.opened = OpenedRuns(store, limits, trainer=lambda: self.trainer)
         self.store = store
         self.owns_store = owns_store  # close the store when the session ends
         self.limits = limits  # an invlab.dashboard.serving.limits.ServerLimits: every model is checked against it first
         self.view_interval = view_interval
         self.eval_interval = eval_interval
         self._slots = slots
-        self.opened = OpenedRuns(self, store=lambda: self.store, limits=lambda: self.limits,
-                                 trainer=lambda: self.trainer, config=lambda: self.config, step=lambda: self.step,
-                                 adopt=self._adopt, set_state=self._set, begin_run=self._begin_run,
-                                 publish=self._publish, add_points=self.outbox.add_points,
-                                 show_views=self.outbox.show_views)
         self.trainer: Trainer | None = None
         self.commands = SessionCommands(ensure_thread=self._ensure_thread, trainer=lambda: self.trainer,
                                         config=lambda: self.config, save=self._save, state=lambda: self.state)
@@ -122,6 +104,17 @@ class TrainingSession(param.Parameterized):
         self.views_wanted = True  # the page shows the views now (its Training tab is open); False: none computed
         self.views_cost = 0.0  # seconds the last views took on the training thread
         self.shown = ShownViews()  # which views the page has on screen (`views_shown`), and which are due
+        self.feed = PageFeed(self.outbox, self.shown)  # a run's curves, points and views into the outbox
+
+    @property
+    def store(self) -> RunStore | None:
+        """The run store this session's runs are kept in (None: none; the Runs tab may open one later), handed to the
+        part that opens stored runs whenever it changes."""
+        return self._store
+
+    @store.setter
+    def store(self, store: RunStore | None) -> None:
+        self._store = self.opened.store = store
 
     @property
     def views_shown(self) -> frozenset[str] | None:
@@ -196,9 +189,9 @@ class TrainingSession(param.Parameterized):
                 command, arg = self.commands.next(timeout=FOLLOW_SECONDS if opened.following else 0.5)
             except queue.Empty:
                 if opened.following:
-                    opened.follow()
+                    self._adopt(opened.follow())
                 continue
-            opened.following = opened.followed_health = None  # any command ends following a run another process writes
+            opened.stop_following()  # any command ends following a run another process writes
             built = self.trainer
             try:
                 self._do_between_steps()
@@ -207,7 +200,8 @@ class TrainingSession(param.Parameterized):
                 if command == "reset":
                     self._build(arg or self.config)
                 elif command == "open":
-                    opened.open(arg)
+                    self._set(state=PageState.BUILDING, message="", tone="info")
+                    self._adopt(opened.open(arg))
                 elif command in ("step", "steps"):
                     self._ensure_trainer()
                     self._train(max_steps=1 if command == "step" else arg)
@@ -245,8 +239,9 @@ class TrainingSession(param.Parameterized):
             self.limits.check(config)  # before any data is read or any model built
         trainer = Trainer(config, store=self.store)  # may raise: the old trainer stays in place
         self.config, self.trainer = config, trainer
-        self.opened.truncate_on_start = None
-        self._begin_run(f"run {trainer.run_id}" if trainer.run_id is not None else f"run {self._runs + 1}", config)
+        self.opened.continued = None  # an opened run it replaces is not continued
+        run_id = trainer.record.run_id
+        self._begin_run(f"run {run_id}" if run_id is not None else f"run {self._runs + 1}", config)
         self._set(state=PageState.IDLE, step=0)
         self._publish(force_views=True)
 
@@ -254,15 +249,21 @@ class TrainingSession(param.Parameterized):
                    layout: tuple[str, ...] | None = None) -> None:
         SESSIONS.add(self)  # another page opening this run knows it is trained here
         self._runs += 1
-        task = self.trainer.dataset.task if self.trainer is not None else None
-        if layout is None:  # the family's curves (a user's own loop's run names its own: `OwnLoop.layout`)
-            layout = curve_layout(config.model, task, list(history or {}) + list(getattr(self.trainer, "history", {})))
-        self.shown.new_run()  # a new run's first views are all computed: the page makes their panes
-        self.outbox.new_run(label, config, layout, history)
+        self.feed.begin_run(label, config, self.trainer, history, layout)
 
-    def _adopt(self, config: RunConfig, trainer: Trainer | None) -> None:
-        """An opened run's settings and trainer (None: shown, not continued) become the session's."""
-        self.config, self.trainer = config, trainer
+    def _adopt(self, shown: Shown) -> None:
+        """Show what opening or following a stored run gave (`OpenedRuns`): a new run's settings, trainer (None:
+        shown, not continued) and curves become the session's; a followed run's points and views go to the page."""
+        if shown.label is not None:
+            self.config, self.trainer = shown.config, shown.trainer
+            self._begin_run(shown.label, shown.config, shown.history, shown.layout)
+        if shown.points:
+            self.outbox.add_points(shown.points)
+        self.outbox.show_views(shown.views)
+        if shown.values:
+            self._set(**shown.values)
+        if shown.publish:
+            self._publish(force_views=True)
 
     def _train(self, max_steps: int | None = None) -> None:
         with share_the_interpreter():  # short GIL turns while this thread trains, so a click is answered at once
@@ -273,61 +274,73 @@ class TrainingSession(param.Parameterized):
         remaining = max(trainer.tc.steps - trainer.step_count, 0)
         if max_steps is not None:
             remaining = min(remaining, max_steps) or max_steps
-        if remaining == 0 or (trainer.converged and max_steps is None):
-            self._set(state=PageState.CONVERGED if trainer.converged else PageState.FINISHED)
+        if remaining == 0 or (trainer.solve.converged and max_steps is None):
+            self._set(state=PageState.CONVERGED if trainer.solve.converged else PageState.FINISHED)
             return
         slots = self._slots or SLOTS
         single = max_steps is not None  # "+1 Step" (or a re-solve): a few steps in turns, no run slot
-        if not single and not slots.acquire(timeout=0):
-            self._set(state=PageState.QUEUED, tone="warning",
-                      message=f"waiting for a training slot: another session is training on this server, which trains "
-                              f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
-                              "or pauses")
-            while not slots.acquire(timeout=0.2):
-                if self.commands.interrupted() and (max_steps is None or self.commands.redirected()):
-                    self._set(state=PageState.PAUSED, message="", tone="info")
-                    return
+        if not single and not self._wait_for_slot(slots):
+            return
         try:
-            if not self.opened.claim_or_follow(trainer):  # one writer per run; another page's run is followed
+            followed = self.opened.claim(trainer)  # one writer per run; another page's run is followed
+            if followed is not None:
+                self._adopt(followed)
                 return
-            if self.opened.truncate_on_start is not None and self.store is not None:
-                self.store.truncate(*self.opened.truncate_on_start)  # continuing an opened run replaces later metrics
-                self.opened.truncate_on_start = None
             self._set(state=PageState.RUNNING, message=trainer.last_warning or "",
                       tone="warning" if trainer.last_warning else "info")
-            stop = Interruption(self.commands, steps_only=max_steps is not None)
-            gate = self._cores.step_gate(slots, stop)
-            last_views, views_every = 0.0, self.view_interval
-            last_eval = -math.inf if not trainer.last_metrics else time.perf_counter()
-            every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
-            for snap in trainer.run(steps=remaining, every=every, stop=stop, step_gate=gate, history=False):
-                self.steps_done = trainer.step_count
-                self._do_between_steps()
-                now = time.perf_counter()
-                if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
-                    trainer.evaluate()
-                    last_eval = time.perf_counter()
-                if trainer.last_warning and trainer.last_warning != self.message:
-                    # e.g. a refused live change
-                    self._set(step=snap.step, message=trainer.last_warning, tone="warning")
-                else:
-                    self._set(step=snap.step)
-                force = self.views_wanted and self.shown.due(now - last_views >= views_every)
-                self._publish(force_views=force)
-                if force:  # the views' cost is measured and kept to VIEW_SHARE of the training thread's time
-                    last_views = time.perf_counter()
-                    self.views_cost = last_views - now
-                    views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
-                # a closed page ends the loop at the generator's own stop check (paused, checkpointed); a `break` here
-                # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
+            self._train_steps(trainer, remaining, max_steps, slots)
             self._run_ended(trainer)
         finally:
             if not single:
                 slots.release()
 
+    def _wait_for_slot(self, slots: TrainingSlots) -> bool:
+        """Take a run slot, saying why while the page waits for one; False when Pause or another command ended the
+        wait first."""
+        if slots.acquire(timeout=0):
+            return True
+        self._set(state=PageState.QUEUED, tone="warning",
+                  message=f"waiting for a training slot: another session is training on this server, which trains "
+                          f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
+                          "or pauses")
+        while not slots.acquire(timeout=0.2):
+            if self.commands.interrupted():
+                self._set(state=PageState.PAUSED, message="", tone="info")
+                return False
+        return True
+
+    def _train_steps(self, trainer: Trainer, remaining: int, max_steps: int | None, slots: TrainingSlots) -> None:
+        """Train `remaining` steps (of a run, or of `max_steps` single steps), evaluating and publishing as due."""
+        stop = Interruption(self.commands, steps_only=max_steps is not None)
+        gate = self._cores.step_gate(slots, stop)
+        last_views, views_every = 0.0, self.view_interval
+        last_eval = -math.inf if not trainer.report.last_metrics else time.perf_counter()
+        every = 1 if max_steps is not None else max(1, min(trainer.tc.log_every, 10))
+        # a Start runs to the configured total, which a live `steps` edit moves while it runs (`Trainer.run(None)`)
+        steps = remaining if max_steps is not None else None
+        for snap in trainer.run(steps=steps, every=every, stop=stop, step_gate=gate, history=False):
+            self.steps_done = trainer.step_count
+            self._do_between_steps()
+            now = time.perf_counter()
+            if self.eval_interval and now - last_eval >= self.eval_interval and max_steps is None:
+                trainer.report.evaluate()
+                last_eval = time.perf_counter()
+            if trainer.last_warning and trainer.last_warning != self.message:  # e.g. a refused live change
+                self._set(step=snap.step, message=trainer.last_warning, tone="warning")
+            else:
+                self._set(step=snap.step)
+            force = self.views_wanted and self.shown.due(now - last_views >= views_every)
+            self._publish(force_views=force)
+            if force:  # the views' cost is measured and kept to VIEW_SHARE of the training thread's time
+                last_views = time.perf_counter()
+                self.views_cost = last_views - now
+                views_every = max(self.view_interval, self.views_cost / VIEW_SHARE)
+            # a closed page ends the loop at the generator's own stop check (paused, checkpointed); a `break` here
+            # would close it mid-yield: interrupted, and the steps since its last checkpoint lost
+
     def _run_ended(self, trainer: Trainer) -> None:
         """After a training loop: the run's state, its views, and `interrupted` when the server stopped it."""
-        converged = trainer.converged
+        converged = trainer.solve.converged
         done = converged or trainer.step_count >= trainer.tc.steps
         if self._stopped_by and not done:  # the server stops: the run waits for a resume, and says so
             mark_interrupted(trainer, self._stopped_by)
@@ -336,14 +349,4 @@ class TrainingSession(param.Parameterized):
                   else PageState.PAUSED)
 
     def _publish(self, force_views: bool = False, every_view: bool = False) -> None:
-        """Copy new history points (and, when due, a snapshot with views: those on screen, or `every_view`) into
-        the outbox."""
-        trainer = self.trainer
-        if trainer is None:
-            return
-        snapshot = None
-        if force_views:
-            snapshot = trainer.snapshot(views=True, history=False, only=None if every_view else self.shown.selection())
-            self.shown.computed(snapshot.views)
-        tunables = trainer.model.tunables() if force_views and hasattr(trainer.model, "tunables") else None
-        self.outbox.publish(trainer.history, snapshot, tunables)
+        self.feed.publish(self.trainer, force_views, every_view)

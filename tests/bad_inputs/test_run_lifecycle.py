@@ -109,7 +109,7 @@ def test_a_page_closed_while_its_run_was_built_leaves_no_created_run(world, caps
     if how == "start-queued":
         assert slots.acquire(timeout=0)  # another page trains: this one waits for the only slot
     session = TrainingSession(_small_config(), store=_store(world), owns_store=True, slots=slots)
-    session.reset() if how == "reset" else session.start()
+    session.commands.reset() if how == "reset" else session.commands.start()
     assert building.wait(60)
     session.stop(wait=False)  # the tab went (Explorer.close under pn.state.on_session_destroyed)
     release.set()

@@ -182,7 +182,7 @@ def test_bad_settings_fail_with_a_message_and_the_session_survives(tmp_path, wai
 def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path, wait_until):
     explorer.step()
     wait_until(lambda: explorer.session.step == 1, explorer)
-    path = explorer.session.save_checkpoint()
+    path = explorer.session.commands.save_checkpoint()
     with open(path, "wb") as f:
         f.write(b"garbage")
     trainer = explorer.session.trainer
@@ -200,7 +200,7 @@ def test_stored_run_can_be_reopened(explorer, wait_until):
     wait_until(lambda: explorer.session.state == "paused", explorer)
     explorer.save_checkpoint()
     run_id, step = explorer.session.trainer.run_id, explorer.session.trainer.step_count
-    explorer.session.open_run(run_id)
+    explorer.session.commands.open_run(run_id)
     wait_until(lambda: explorer.session.trainer.step_count == step and "opened stored run" in explorer.session.message,
              explorer)
 
@@ -209,15 +209,15 @@ def test_sessions_beyond_the_cap_are_queued():
     slots = TrainingSlots(1)
     a = TrainingSession(small(steps=100_000), slots=slots)
     b = TrainingSession(small(steps=100_000), slots=slots)
-    a.start()
+    a.commands.start()
     deadline = time.time() + 60
     while a.state != "running" and time.time() < deadline:
         time.sleep(0.05)
-    b.start()
+    b.commands.start()
     while b.state != "queued" and time.time() < deadline:
         time.sleep(0.05)
     assert a.state == "running" and b.state == "queued"
-    a.pause()
+    a.commands.pause()
     while b.state != "running" and time.time() < deadline:
         time.sleep(0.05)
     assert b.state == "running"
@@ -335,7 +335,7 @@ def test_a_run_another_process_still_trains_opens_without_taking_it_over(explore
             con.execute("UPDATE runs SET status = 'running', writer_pid = ?, writer_host = ?, writer_token = ? "
                         "WHERE id = ?", (identity["writer_pid"], identity["writer_host"], identity["writer_token"],
                                          run_id))
-        explorer.session.open_run(run_id)
+        explorer.session.commands.open_run(run_id)
         wait_until(lambda: "still being trained" in explorer.session.message, explorer)
         assert explorer.session.trainer is None and f"pid {other.pid}" in explorer.session.message
     finally:

@@ -89,14 +89,14 @@ def link_part(session, page, limits=None):
 
 
 def test_the_link_is_read_once_then_names_the_run_once_it_has_a_step_and_the_page_shown():
-    session, page = SimpleNamespace(run_id=None, step=0), SimpleNamespace(active=TRAINING)
+    session, page = SimpleNamespace(opened=SimpleNamespace(run_id=None), step=0), SimpleNamespace(active=TRAINING)
     link, settings, said, presenter = link_part(session, page)
     link.update()
     assert link.url_field.value == ""  # nothing is written before the link has been read
     link.read(Location(search="?model.num_inducing=20&presenter=1"))
     assert settings.model_config.num_inducing == 20 and presenter == [True] and said == []
     assert "model.num_inducing=20" in link.url_field.value and "presenter=1" in link.url_field.value
-    session.run_id = 7  # a run built, never trained: not worth a link
+    session.opened.run_id = 7  # a run built, never trained: not worth a link
     link.follow_run()
     assert "run=" not in link.url_field.value
     session.step = 3
@@ -109,7 +109,7 @@ def test_the_link_is_read_once_then_names_the_run_once_it_has_a_step_and_the_pag
 
 
 def test_the_link_refuses_what_the_server_does_not_allow_and_says_so():
-    session, page = SimpleNamespace(run_id=None, step=0), SimpleNamespace(active=TRAINING)
+    session, page = SimpleNamespace(opened=SimpleNamespace(run_id=None), step=0), SimpleNamespace(active=TRAINING)
     link, settings, said, _ = link_part(session, page, limits=ServerLimits(data_dirs=()))
     link.read(Location(search="?model.num_inducing=5000&theme=neon"))
     assert settings.model_config.num_inducing != 5000  # put back: Start builds a run this server allows

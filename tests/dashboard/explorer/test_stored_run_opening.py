@@ -55,7 +55,7 @@ def test_a_run_another_page_of_this_server_trains_is_followed_and_said_so_in_the
         deadline = time.time() + 60
         while time.time() < deadline and first.session.step < 3:
             time.sleep(0.1)
-        second.open_stored_run(first.session.run_id)
+        second.open_stored_run(first.session.opened.run_id)
         while time.time() < deadline and "opened" not in second.status_values()["message"]:
             time.sleep(0.1)
             second.tick()
@@ -85,7 +85,7 @@ def test_start_on_a_run_another_page_took_back_follows_that_page_instead_of_nami
         assert _wait(first, lambda: first.session.step >= 3)
         first.pause()
         assert _wait(first, lambda: first.session.state == "paused")
-        run_id = first.session.run_id
+        run_id = first.session.opened.run_id
         second.open_stored_run(run_id)
         assert _wait(second, lambda: "Start continues it" in second.status_values()["message"])
         first.start()
@@ -97,7 +97,7 @@ def test_start_on_a_run_another_page_took_back_follows_that_page_instead_of_nami
         assert "kill" not in message and "pid" not in message, message
         step = second.session.step
         assert _wait(second, lambda: second.session.step > step, timeout=30)  # the first page's steps, followed
-        assert first.session.state == "running" and second.session.run_id == run_id
+        assert first.session.state == "running" and second.session.opened.run_id == run_id
     finally:
         first.close()
         second.close()

@@ -20,7 +20,7 @@ class Served:
     """A served Explorer as `reattach` reads it (hashable and weakly referenced, as an Explorer is)."""
 
     def __init__(self, run_id, user=None, connections=0, closed=False):
-        self.user, self.session = user, SimpleNamespace(run_id=run_id)
+        self.user, self.session = user, SimpleNamespace(opened=SimpleNamespace(run_id=run_id))
         self.lifecycle, self.display = SimpleNamespace(closed=closed), SimpleNamespace(doc=Page(connections))
 
 

@@ -28,7 +28,7 @@ def test_a_page_closed_between_two_snapshots_leaves_its_run_paused_with_a_checkp
 
     monkeypatch.setattr(session, "_do_between_steps", between_steps)
     try:
-        session.start()
+        session.commands.start()
         assert closed.wait(120), "the page never trained ten steps"
         session.thread.join(60)
         assert not session.thread.is_alive()

@@ -27,15 +27,15 @@ def test_a_single_step_on_a_paused_page_is_taken_while_another_page_holds_the_on
     a = TrainingSession(small(), slots=slots)
     b = TrainingSession(small(), slots=slots)
     try:
-        a.start()
+        a.commands.start()
         wait_for(lambda: a.state == "running" and a.step >= 2, "the first page to train")
         states = []
         b.param.watch(lambda e: states.append(e.new), "state")
-        b.step_once()
+        b.commands.step_once()
         wait_for(lambda: b.step == 1 and b.state == "paused", "the paused page's single step")
         assert a.state == "running"  # the other page kept its slot and went on training meanwhile
         assert "queued" not in states and "waiting for a training slot" not in b.message
-        b.step_once()
+        b.commands.step_once()
         wait_for(lambda: b.step == 2, "a second single step")
         assert a.state == "running"
     finally:
@@ -72,7 +72,7 @@ def test_a_session_no_page_shows_takes_no_step_until_one_does_and_a_stop_ends_th
     again (a reload) lets it go on from the step it was at; stopping the session ends the wait."""
     session = TrainingSession(small(), slots=TrainingSlots(1))
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and session.steps_done >= 3, "the page to train")
         session.watched.clear()
         time.sleep(0.3)  # the step in progress ends
@@ -83,7 +83,7 @@ def test_a_session_no_page_shows_takes_no_step_until_one_does_and_a_stop_ends_th
         wait_for(lambda: session.steps_done >= held + 3, "training to go on once a page shows it again")
         session.watched.clear()
         time.sleep(0.3)
-        session.pause()
+        session.commands.pause()
         wait_for(lambda: session.state == "paused", "Pause to end the held run")
     finally:
         session.stop()
@@ -151,12 +151,12 @@ def test_a_training_page_rebalances_its_threads_when_another_starts_or_stops(mon
         return seen.get(session.thread.ident, [None])[-1]
 
     try:
-        a.start()
+        a.commands.start()
         wait_for(lambda: a.state == "running" and last(a) == 2, "the first page to train on both cores")
-        b.start()
+        b.commands.start()
         wait_for(lambda: b.state == "running" and last(b) == 1, "the second page to train on one core")
         wait_for(lambda: last(a) == 1, "the first page to give a core up")
-        b.pause()
+        b.commands.pause()
         wait_for(lambda: b.state == "paused", "the second page to pause")
         wait_for(lambda: last(a) == 2, "the first page to take both cores again")
     finally:
@@ -181,7 +181,7 @@ config = RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}
                    train={"steps": 100000, "eval_every": 0, "log_every": 5, "batch_size": 64})
 before = {int(t) for t in os.listdir("/proc/self/task")}
 session = TrainingSession(config, slots=TrainingSlots(1, cores=2))
-session.start()
+session.commands.start()
 deadline = time.time() + 120
 while not (session.state == "running" and session.step >= 3) and time.time() < deadline:
     time.sleep(0.05)
@@ -224,7 +224,7 @@ busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # another p
 config = RunConfig(data={"dataset": "digits", "subset": 200, "test_subset": 100}, model_config={"num_inducing": 15},
                    train={"steps": 10**7, "eval_every": 0, "log_every": 5, "batch_size": 64})
 session = TrainingSession(config, slots=TrainingSlots(1, cores=1))
-session.start()
+session.commands.start()
 try:
     deadline = time.time() + 120
     while not (session.state == "running" and session.step >= 3) and time.time() < deadline:
@@ -294,10 +294,10 @@ def test_short_gil_turns_last_only_while_a_page_trains():
     session = TrainingSession(small(), slots=TrainingSlots(1))
     session.param.watch(lambda e: seen.append(sys.getswitchinterval()) if e.new == "running" else None, "state")
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and session.step >= 2, "the page to train")
         assert sys.getswitchinterval() == SWITCH_INTERVAL and seen[0] == SWITCH_INTERVAL
-        session.pause()
+        session.commands.pause()
         wait_for(lambda: session.state == "paused", "the page to pause")
         wait_for(lambda: sys.getswitchinterval() == own, "the interpreter's own interval", timeout=10)
     finally:

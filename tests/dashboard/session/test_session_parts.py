@@ -19,7 +19,7 @@ def test_the_session_holds_its_parts_instead_of_mixing_them_in():
     assert TrainingSession.__mro__[1:] == param.Parameterized.__mro__
     session = TrainingSession(SMALL)
     assert isinstance(session.commands, SessionCommands) and isinstance(session.opened, OpenedRuns)
-    assert session.run_id is None and session.followed_health is None and not session.pausing
+    assert session.opened.run_id is None and session.opened.followed_health is None and not session.commands.pausing
     session.stop()
 
 
@@ -44,14 +44,15 @@ def test_the_commands_queue_what_a_page_asks_for_in_order():
 def test_a_pause_the_commands_queue_is_what_the_session_then_shows(wait_until):
     session = TrainingSession(SMALL)
     try:
-        session.start()
+        session.commands.start()
         wait_until(lambda: session.state == PageState.RUNNING and session.step >= 2, timeout=120)
-        session.pause()
-        assert session.pausing or session.state == PageState.PAUSED  # "pausing…" until the step in progress ends
+        session.commands.pause()
+        # "pausing…" until the step in progress ends
+        assert session.commands.pausing or session.state == PageState.PAUSED
         wait_until(lambda: session.state == PageState.PAUSED, timeout=60)
         step = session.step
-        assert not session.pausing and session.commands.interrupted()
-        session.step_once()
+        assert not session.commands.pausing and session.commands.interrupted()
+        session.commands.step_once()
         wait_until(lambda: session.step == step + 1 and session.state == PageState.PAUSED, timeout=60)
     finally:
         session.stop()
@@ -63,16 +64,10 @@ def test_opening_a_stored_run_without_a_checkpoint_shows_its_curves_and_says_why
     for step in (1, 2, 3):
         store.metrics.log(run_id, step, {"elbo": -10.0 / step})
     store.runs.update(run_id, step=3)
-    adopted, begun, states, views = [], [], [], []
-    opened = OpenedRuns(object(), store=lambda: store, limits=lambda: None, trainer=lambda: None,
-                        config=lambda: SMALL, step=lambda: 0, adopt=lambda config, trainer: adopted.append(trainer),
-                        set_state=lambda **values: states.append(values),
-                        begin_run=lambda label, config, history=None: begun.append((label, history)),
-                        publish=lambda **_: None, add_points=lambda new: None, show_views=views.append)
-    opened.open(run_id)
-    assert adopted == [None] and opened.following is None and opened.run_id is None
-    [(label, history)] = begun
-    assert label == f"stored run {run_id}" and list(history["elbo"][0]) == [1, 2, 3]
-    assert states[0]["state"] == PageState.BUILDING and states[-1]["state"] == PageState.IDLE
-    assert states[-1]["step"] == 3 and "no checkpoint to continue from" in states[-1]["message"]
+    opened = OpenedRuns(store, None, trainer=lambda: None)  # handed only what it uses; it calls nothing back
+    shown = opened.open(run_id)
+    assert shown.trainer is None and opened.following is None and opened.run_id is None
+    assert shown.label == f"stored run {run_id}" and list(shown.history["elbo"][0]) == [1, 2, 3]
+    assert shown.values["state"] == PageState.IDLE and shown.values["step"] == 3
+    assert "no checkpoint to continue from" in shown.values["message"]
     store.close()

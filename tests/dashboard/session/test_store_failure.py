@@ -28,9 +28,9 @@ def test_a_store_overwritten_under_a_training_page_is_said_in_a_sentence_and_kee
     db = tmp_path / "runs.sqlite"
     session = TrainingSession(small(), store=RunStore(db), owns_store=True, view_interval=1e9, eval_interval=0)
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.step >= 12)
-        folder = session.store.checkpoints.folder(session.run_id)
+        folder = session.store.checkpoints.folder(session.opened.run_id)
         kept = sorted(folder.glob("*.pt"))
         assert kept
         for suffix in ("", "-wal", "-shm"):  # another program writes over the store's files (in place, same sizes)

@@ -46,7 +46,7 @@ def test_views_off_screen_are_not_computed_while_training(monkeypatch):
     session = session_with(monkeypatch, 0.0)
     try:
         session.views_wanted = False  # the page shows its Lessons or Compare tab
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and session.step > 20, "training")
         session.drain()  # what the build showed (the fresh model's views, once)
         before, steps_before, t0 = len(Counted.view_times), session.step, time.perf_counter()
@@ -67,7 +67,7 @@ def test_slow_views_are_kept_to_their_share_of_the_training_thread(monkeypatch):
     """Views of 0.1 s asked for every 0.2 s would take a third of the thread; they come every 0.1 / VIEW_SHARE s."""
     session = session_with(monkeypatch, 0.1)
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and len(Counted.view_times) >= 2, "two views")
         start, seen = time.perf_counter(), len(Counted.view_times)
         time.sleep(5.0)
@@ -108,7 +108,7 @@ def test_views_scrolled_away_are_left_out_and_one_coming_back_is_computed_at_onc
     session = session_with(monkeypatch, 0.0)
     session.view_interval = 3600.0  # only a view coming on screen (or a new run) makes views due here
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and session.step > 5, "training")
         first = next(u.snapshot for u in iter(session.drain, None) if u.snapshot is not None)
         assert {"hyperparameters", "kuu_spectrum"} <= set(first.views)  # a new run: every view, for its panes
@@ -158,7 +158,7 @@ def test_a_view_the_page_has_not_taken_yet_is_not_lost_to_a_smaller_snapshot(mon
     session = session_with(monkeypatch, 0.0)
     session.view_interval = 3600.0
     try:
-        session.start()
+        session.commands.start()
         wait_for(lambda: session.state == "running" and session.step > 5, "training")
         session.views_shown = set()  # reported before any pane was drawn
         seen = len(Counted.view_times)
