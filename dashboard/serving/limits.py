@@ -30,6 +30,8 @@ from invlab.data.raw import DataSize
 from invlab.data.reads import first_refused, real_path
 from invlab.data.sources import file_path, size_of
 from invlab.errors import InvlabError
+from invlab.models import get_model
+from invlab.models.memory import ModelSizes
 from invlab.train import RunConfig
 
 DEFAULT_MAX_POINTS = 100_000  # training + test points a source may make (all of MNIST fits)
@@ -84,18 +86,9 @@ def estimate(config: RunConfig) -> SizeEstimate:
     asked = int(mc.get("num_inducing", 0) or 0) + int(mc.get("num_inducing_rbf", 0) or 0)
     M = min(asked, max(n_train, 1))
     batch = int((config.train or {}).get("batch_size", 256) or n_train)
-    samples = int(mc.get("num_samples", 1) or 1)
-    side = math.isqrt(dims) if dims > 2 else 1
-    patch, stride = int(mc.get("patch_size", 0) or 0), int(mc.get("stride", 1) or 1)
-    patches = ((max(side - patch, 0) // stride) + 1) ** 2 if patch else 1
-    z_dims = patch * patch if patch else dims
-    numbers = (
-        3 * points * dims  # the source's arrays, the standardised copy, the tensors
-        + 4 * classes * M * M  # q(u)'s square root with its gradient and Adam's two moments
-        + 3 * M * M  # K_uu, its Cholesky factor, a solve
-        + 4 * M * z_dims  # inducing inputs with gradient and Adam state
-        + 3 * batch * max(samples, patches) * M  # one minibatch's cross-covariances and their gradients
-    )
+    sizes = ModelSizes(train_points=n_train, dims=dims, classes=classes, inducing=M, batch=batch)
+    # the source's arrays, the standardised copy and the tensors, plus what the family's entry says its model holds
+    numbers = 3 * points * dims + get_model(config.model).memory(mc, sizes)
     return SizeEstimate(points, n_train, dims, classes, asked, numbers * BYTES / 2**20)
 
 

@@ -125,3 +125,23 @@ def test_notebooks_and_the_cli_have_no_limits():
     e = opened(None, link(**{"model.num_inducing": 5000}))
     assert e.notice == "" and e.model_config.num_inducing == 5000
     e.close()
+
+
+def test_the_estimate_asks_the_familys_entry_for_its_memory():
+    """A family's memory estimate is its registry entry's (`ModelSpec.memory`): a plugin's family that declares 123
+    floats is estimated at the data's arrays plus exactly those, whatever its config asks for."""
+    from dataclasses import replace
+
+    from invlab.models import register
+    from invlab.registry import snapshot
+    from tests.models.test_family_entries import WIGGLE
+
+    saved = snapshot()
+    register(replace(WIGGLE, memory=lambda model_config, sizes: 10 ** 9 + sizes.inducing))
+    try:
+        config = RunConfig(model="wiggle-gp", data={"dataset": "two-moons"}, model_config={"num_inducing": 7})
+        size = estimate(config)
+        data_floats = 3 * size.points * size.dims
+        assert size.memory_mb == pytest.approx((data_floats + 10 ** 9 + 7) * 8 / 2 ** 20)
+    finally:
+        saved.restore()
