@@ -188,7 +188,7 @@ def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the
     RMSE by the target column ("test RMSE (price_keur)"); a column name with markup is shown as text everywhere."""
     import dataclasses
 
-    from invlab.dashboard.compare.discover import DiscoverStudy
+    from invlab.dashboard.compare.discover_ranking import score_titles
     from invlab.sweeps.discover_html import report_html
 
     rng = np.random.default_rng(1)
@@ -210,6 +210,6 @@ def test_a_tables_report_names_the_rmse_by_its_target_column_and_never_reads_the
     marked = dataclasses.replace(report, target_name='<img src=x onerror="alert(1)">')
     assert "<img" not in report_html(marked) and "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;&gt;)" in \
         report_html(marked)
-    assert DiscoverStudy.score_titles(report) == {"test error": "test RMSE (price_keur)"}  # the page's column title
-    assert DiscoverStudy.score_titles(marked) == {"test error": "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;"
+    assert score_titles(report) == {"test error": "test RMSE (price_keur)"}  # the page's column title
+    assert score_titles(marked) == {"test error": "test RMSE (&lt;img src=x onerror=&quot;alert(1)&quot;"
                                                                 "&gt;)"}  # Tabulator reads titles as HTML
