@@ -142,16 +142,17 @@ def condition_number(eigenvalues: torch.Tensor | Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class Tunable:
-    """A scalar learnable value a user may set (`Trainer.set_value(name, v)`) or freeze (`Trainer.freeze`) live."""
+    """A scalar learnable value a user may set (`trainer.edits.put(SetValue(name, v))`) or freeze (`Freeze(name)`)
+    live."""
 
-    name: str  # the learnable's full path: what Trainer.set_value(name, v) / freeze(name, f) take
+    name: str  # the learnable's full path: what SetValue(name, v) / Freeze(name, f) take
     label: str  # in words, e.g. "rotation half-width"
     value: float  # current constrained value
     lo: float | None = None  # the interval a control should span (natural, e.g. 0..180 for a half-width in degrees;
     hi: float | None = None  # strictly inside the value's open bounds, so both ends can be set)
     scale: str = "linear"  # "linear" or "log"
     unit: str = ""  # "°", "px", ""
-    frozen: bool = False  # not being learned now (Trainer.freeze)
+    frozen: bool = False  # not being learned now (a Freeze edit)
     group: str = "invariance"  # "invariance" (shown on the Invariance tab) or "kernel" / "likelihood"
     learnable: bool = True  # False for a value that is only ever set, never learned (e.g. the RKHS ν): no learn toggle
 

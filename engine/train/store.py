@@ -13,7 +13,7 @@ checkpoint records stay queued in memory (`pending`) and go out with the next wr
 `max_wait` seconds.
 
 A run's `elbo` is the last minibatch estimate logged while it trained; `full_elbo` is the ELBO over the whole
-training set computed when it finished (`Trainer.full_elbo`), the figure to compare runs by (on the same data,
+training set computed when it finished (`trainer.report.full_elbo`), the figure to compare runs by (on the same data,
 likelihood and estimator).
 
 Checkpoint paths are stored relative to the store's directory (the data directory), so a moved data directory
