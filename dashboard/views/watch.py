@@ -134,7 +134,6 @@ class ShownViews:
 
     def selection(self) -> AllViewsBut | None:
         """What `trainer.report.snapshot(only=...)` takes: None (every view) or every view but the skipped ones (a
-        view new
-        to the run is computed, so that its pane can be made)."""
+        view new to the run is computed, so that its pane can be made)."""
         skipped = self.skipped()
         return AllViewsBut(skipped) if skipped else None

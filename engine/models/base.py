@@ -142,8 +142,7 @@ def condition_number(eigenvalues: torch.Tensor | Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class Tunable:
-    """A scalar learnable value a user may set (`trainer.edits.put(SetValue(name, v))`) or freeze (`Freeze(name)`)
-    live."""
+    """A scalar learnable value a user may set (a `SetValue(name, v)` edit) or freeze (`Freeze(name)`) live."""
 
     name: str  # the learnable's full path: what SetValue(name, v) / Freeze(name, f) take
     label: str  # in words, e.g. "rotation half-width"
