@@ -36,6 +36,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from invlab.cli.serve import CLASS_STEPS_PER_S  # noqa: F401 — the per-page cap `invlab serve` sets on a class server
@@ -219,6 +220,18 @@ class TrainingSlots:
         if not self._sem.acquire(timeout=timeout):
             return False
         self._count(+1)
+        return True
+
+    def wait(self, interrupted: Callable[[], bool], queued: Callable[[str], None]) -> bool:
+        """Take a run slot, waiting as long as it takes; `queued(why)` hears once, in a sentence, that the page waits.
+        False when `interrupted()` (Pause, or another command) ended the wait first."""
+        if self.acquire(timeout=0):
+            return True
+        queued(f"waiting for a training slot: another session is training on this server, which trains {self.cap} "
+               "at a time (invlab serve --max-training); this run starts when one finishes or pauses")
+        while not self.acquire(timeout=0.2):
+            if interrupted():
+                return False
         return True
 
     def release(self) -> None:

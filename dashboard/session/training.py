@@ -279,7 +279,9 @@ class TrainingSession(param.Parameterized):
             return
         slots = self._slots or SLOTS
         single = max_steps is not None  # "+1 Step" (or a re-solve): a few steps in turns, no run slot
-        if not single and not self._wait_for_slot(slots):
+        if not single and not slots.wait(self.commands.interrupted, lambda why: self._set(
+                state=PageState.QUEUED, tone="warning", message=why)):
+            self._set(state=PageState.PAUSED, message="", tone="info")  # paused (or redirected) while it waited
             return
         try:
             followed = self.opened.claim(trainer)  # one writer per run; another page's run is followed
@@ -293,21 +295,6 @@ class TrainingSession(param.Parameterized):
         finally:
             if not single:
                 slots.release()
-
-    def _wait_for_slot(self, slots: TrainingSlots) -> bool:
-        """Take a run slot, saying why while the page waits for one; False when Pause or another command ended the
-        wait first."""
-        if slots.acquire(timeout=0):
-            return True
-        self._set(state=PageState.QUEUED, tone="warning",
-                  message=f"waiting for a training slot: another session is training on this server, which trains "
-                          f"{slots.cap} at a time (invlab serve --max-training); this run starts when one finishes "
-                          "or pauses")
-        while not slots.acquire(timeout=0.2):
-            if self.commands.interrupted():
-                self._set(state=PageState.PAUSED, message="", tone="info")
-                return False
-        return True
 
     def _train_steps(self, trainer: Trainer, remaining: int, max_steps: int | None, slots: TrainingSlots) -> None:
         """Train `remaining` steps (of a run, or of `max_steps` single steps), evaluating and publishing as due."""

@@ -85,17 +85,8 @@ class OpenedRun:
             raise self.unusable()
         self.trainer.record.claim()
         if not self.claimed:
-            truncate(self.store, self.run_id, self.step)
+            self.store.runs.truncate(self.run_id, self.step)  # its metrics and views past the checkpoint
             self.claimed = True
-
-
-def truncate(store: RunStore, run_id: int, step: int) -> None:
-    """Drop run `run_id`'s metrics and views stored past `step` (they are trained again)."""
-    runs = getattr(store, "runs", None)
-    if runs is not None and hasattr(runs, "truncate"):
-        runs.truncate(run_id, step)
-    else:  # a store from before its repositories: metrics only
-        store.runs.truncate(run_id, step)
 
 
 def open_run(store: RunStore, run_id: int, *, claim: bool = True, dataset=None, train: dict | None = None,
@@ -173,4 +164,4 @@ def _upto(steps: list, values: list, step: int) -> tuple[list, list]:
     return [steps[i] for i in kept], [values[i] for i in kept]
 
 
-__all__ = ["OpenedRun", "SkippedCheckpoint", "open_run", "truncate"]
+__all__ = ["OpenedRun", "SkippedCheckpoint", "open_run"]
