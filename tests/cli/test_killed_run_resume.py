@@ -1,6 +1,7 @@
 """`invlab train --resume ID` of a run killed with `kill -9` whose newest checkpoint is garbage goes on from the
 checkpoint before it, naming the file it skipped, and trains the same run on to its new total."""
 from invlab.train import RunStore
+from invlab.train.states import RunStatus
 from tests.helpers.cli import run_main
 from tests.helpers.killed_run import killed_run
 
@@ -16,5 +17,5 @@ def test_a_killed_run_resumes_from_the_checkpoint_before_its_corrupt_newest(tmp_
     assert f"note: the checkpoint at step {killed.corrupt} was skipped" in err and killed.corrupt_path.name in err
     with RunStore() as store:
         record = store.runs.get(killed.run_id)
-        assert (record.status, record.step) == ("finished", steps)
+        assert (record.status, record.step) == (RunStatus.FINISHED, steps)
         assert [run.id for run in store.runs.list()] == [killed.run_id]  # no new run
