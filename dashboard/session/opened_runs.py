@@ -115,12 +115,14 @@ class OpenedRuns:
         ▶ Start claims it (`claim`)."""
         if self.store is None:
             raise InvlabError("this session has no run store to open runs from")
-        self.own_loop = self.continued = None
-        self.stop_following()
         record = self.store.runs.get(run_id)
         if self.limits is not None:  # before any data is read or any model built
             self.limits.check(RunConfig.from_json(record.config))
-        opened = open_run(self.store, run_id, claim=False)
+        opened, held = open_run(self.store, run_id, claim=False), self._trainer()
+        if opened.trainer is None and opened.skipped and held is not None and held.record.run_id == run_id:
+            return self._kept(opened, held)  # the page's own model is the run's only good copy: it stays
+        self.own_loop = self.continued = None
+        self.stop_following()
         if opened.trainer is None:
             return self._shown_only(opened, lead)
         self.continued = opened
@@ -134,6 +136,15 @@ class OpenedRuns:
         return Shown(label=f"stored run {run_id}", config=opened.config, trainer=opened.trainer, publish=True,
                      values=dict(state=PageState.FINISHED if done else PageState.PAUSED, step=step, tone="info",
                                  message=message))
+
+    @staticmethod
+    def _kept(opened: OpenedRun, held: Trainer) -> Shown:
+        """Opening the run this page trains when none of its checkpoints loads: nothing changes (the model this page
+        holds is the run's only good copy), and the page says why and what to do."""
+        return Shown(values=dict(tone="error", message=(
+            f"stored run {opened.record.id} was not reopened: none of its checkpoints loads "
+            f"({'; '.join(opened.notes)}); this page keeps the run as it holds it, at step {held.step_count}: "
+            "Start continues it, and Save checkpoint writes one that loads")))
 
     def _shown_only(self, opened: OpenedRun, lead: str) -> Shown:
         """A stored run shown without continuing it: no checkpoint loads, or another process writes it (then it is
