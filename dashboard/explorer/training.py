@@ -21,6 +21,7 @@ from invlab.dashboard.words import orbit_words
 from invlab.errors import InvlabError
 from invlab.models import get_model
 from invlab.train import RunConfig
+from invlab.train.edits import Freeze, SetValue
 from invlab.train.states import HealthState, PageState
 
 log = logging.getLogger("invlab.dashboard.explorer.explorer")
@@ -244,7 +245,7 @@ class RunDisplay:
                 self._say(str(err))
             return
         try:
-            self.session.set_value(name, value)
+            self.session.commands.edit(SetValue(name, value))
             ctl = self.learned_controls.get(name)
             label = ctl.tunable.label if ctl is not None else name
             self._say(f"{label} set to {value:g}" + (f" ({name})" if ctl is not None else ""))
@@ -252,7 +253,7 @@ class RunDisplay:
             self._say(str(err))
 
     def _freeze_learned(self, name, frozen):
-        self.session.freeze(name, frozen)
+        self.session.commands.edit(Freeze(name, frozen))
 
     def _show_learned(self, tunables) -> None:
         values = {t.name: t.value for t in tunables}

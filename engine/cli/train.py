@@ -171,7 +171,7 @@ def _train_with_bar(trainer, quiet: bool) -> int:
     from tqdm import tqdm
 
     ds = trainer.dataset
-    print(f"run {trainer.run_id}: {trainer.spec.name} on {shown(ds.name)} ({ds.num_train} train / {ds.num_test} "
+    print(f"run {trainer.record.run_id}: {trainer.spec.name} on {shown(ds.name)} ({ds.num_train} train / {ds.num_test} "
           f"test), {trainer.device} {str(trainer.dtype).replace('torch.', '')}", file=sys.stderr)
     total = trainer.tc.steps
     start, t0 = trainer.step_count, time.perf_counter()
@@ -193,7 +193,8 @@ def _train_with_bar(trainer, quiet: bool) -> int:
         bar.close()
         print(f"invlab train: {err}", file=sys.stderr)
         if not err.kernel_fault:  # a kernel that is not finite stays so at any learning rate
-            print(f"resume with: invlab train --resume {trainer.run_id} --learning-rate <smaller>", file=sys.stderr)
+            print(f"resume with: invlab train --resume {trainer.record.run_id} --learning-rate <smaller>",
+                  file=sys.stderr)
         return 1
     except CheckpointWriteError as err:
         bar.close()
@@ -206,7 +207,7 @@ def _train_with_bar(trainer, quiet: bool) -> int:
         return _stopped(trainer, stopper.name, 128 + int(stopper.signal))
     bar.close()
     seconds = time.perf_counter() - t0
-    if getattr(trainer, "converged", False):
+    if trainer.solve.converged:
         print(f"converged: the L-BFGS solve stopped changing at step {trainer.step_count} of {total}, so the run "
               f"finished early", file=sys.stderr)
     print(summary_line(trainer, seconds, trainer.step_count - start))
@@ -218,26 +219,26 @@ def _stopped(trainer, what: str, code: int) -> int:
     from ..train import CheckpointError
 
     saved = ""
-    if trainer.store is not None:
+    if trainer.record.store is not None:
         try:
             trainer.save_checkpoint()
             saved = ", checkpoint saved"
         except (CheckpointError, OSError) as err:
-            latest = trainer.store.checkpoints.latest(trainer.run_id)
+            latest = trainer.record.store.checkpoints.latest(trainer.record.run_id)
             saved = f"; no final checkpoint ({err}); the latest is at step {latest[0] if latest else '-'}"
         message = (f"stopped by {what} at step {trainer.step_count}{saved}; resume with: "
-                   f"invlab train --resume {trainer.run_id}")
+                   f"invlab train --resume {trainer.record.run_id}")
         trainer._set_status(RunStatus.INTERRUPTED, message=message)
     print(f"\ninterrupted by {what} at step {trainer.step_count}{saved}; resume with: "
-          f"invlab train --resume {trainer.run_id}", file=sys.stderr)
+          f"invlab train --resume {trainer.record.run_id}", file=sys.stderr)
     return code
 
 
 def _unwritable(trainer, err) -> int:
     """After a checkpoint that could not be written (`CheckpointWriteError`): the run stops, marked `interrupted`
     with the sentence that names the folder and how to go on from the latest checkpoint written."""
-    run_id = trainer.run_id
-    written = trainer.store.checkpoints.list(run_id) if trainer.store is not None else []
+    run_id = trainer.record.run_id
+    written = trainer.record.store.checkpoints.list(run_id) if trainer.record.store is not None else []
     latest = written[0] if written else None  # its file may be in the folder that went away: it is named anyway
     then = (f"then continue from its latest checkpoint (step {latest[0]}) with: invlab train --resume {run_id}"
             if latest else f"then train its settings again (no checkpoint of it was written) with: invlab train "
@@ -252,10 +253,10 @@ def _unwritable(trainer, err) -> int:
 def result_json(trainer, seconds: float, steps: int) -> str:
     """The run's outcome as one line of JSON: run id, family, dataset, status, step, ELBO and the last test metrics
     (test_error as a fraction, test_rmse in the target's units, test_nlpd), steps trained and seconds taken."""
-    out = {"run_id": trainer.run_id, "model": trainer.spec.name, "dataset": trainer.dataset.name,
+    out = {"run_id": trainer.record.run_id, "model": trainer.spec.name, "dataset": trainer.dataset.name,
            "status": trainer.status, "step": trainer.step_count, "steps": trainer.tc.steps}
     out.update({k: float(v) for k, v in trainer.last_parts.items()})
-    out.update({k: float(v) for k, v in trainer.last_metrics.items()})
+    out.update({k: float(v) for k, v in trainer.report.last_metrics.items()})
     out.update({"steps_trained": steps, "seconds": round(seconds, 3)})
     return json.dumps({k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in out.items()})
 
@@ -263,9 +264,9 @@ def result_json(trainer, seconds: float, steps: int) -> str:
 def summary_line(trainer, seconds: float, steps: int) -> str:
     """The one-line result of a run: id, family, data, step, ELBO, test metrics (the RMSE in the target column's
     units, named when the table names it) and speed."""
-    m = trainer.last_metrics
+    m = trainer.report.last_metrics
     target = (getattr(trainer.dataset, "metadata", None) or {}).get("target")
-    parts = [f"run {trainer.run_id}", f"{trainer.spec.name} on {shown(trainer.dataset.name)}",
+    parts = [f"run {trainer.record.run_id}", f"{trainer.spec.name} on {shown(trainer.dataset.name)}",
              f"step {trainer.step_count}"]
     if "elbo" in trainer.last_parts:
         parts.append(f"ELBO {trainer.last_parts['elbo']:.4g}")

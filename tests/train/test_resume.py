@@ -48,7 +48,7 @@ def test_resume_mid_epoch_equals_the_uninterrupted_run(tmp_path, train_device, m
     first = Trainer(config, store=store)
     list(first.run(5))  # 5 of 10 steps: mid-epoch (300 / 64 and 120 / 32 are not whole numbers of steps)
     first.save_checkpoint()
-    run_id = first.run_id
+    run_id = first.record.run_id
     del first
     torch.manual_seed(999)  # anything else the process draws in between must not matter
     torch.rand(17)
@@ -61,7 +61,7 @@ def test_resume_mid_epoch_equals_the_uninterrupted_run(tmp_path, train_device, m
     for name in expected:
         torch.testing.assert_close(got[name], expected[name], rtol=1e-10, atol=1e-10, msg=name)
     # the evaluations agree too (they draw their own, seeded, random numbers)
-    assert second.last_metrics == pytest.approx(whole.last_metrics, rel=1e-10, abs=1e-10)
+    assert second.report.last_metrics == pytest.approx(whole.report.last_metrics, rel=1e-10, abs=1e-10)
     store.close()
 
 
@@ -73,40 +73,42 @@ def test_resume_without_a_checkpoint_refuses_and_keeps_the_metrics(tmp_path, tra
     trainer = Trainer(svgp_config(train_device, steps=40, flush_every=5, checkpoint_every=0), store=store)
     list(trainer.run(20))  # paused at step 20, no checkpoint written (interval-based ones are off)
     store.flush()
-    before = store.metrics.read(trainer.run_id)
+    before = store.metrics.read(trainer.record.run_id)
     assert before["elbo"][0][-1] == 20
-    with pytest.raises(CheckpointError, match=rf"run {trainer.run_id} has no usable checkpoint"):
-        Trainer.resume(store, trainer.run_id)
-    assert store.metrics.read(trainer.run_id) == before
+    with pytest.raises(CheckpointError, match=rf"run {trainer.record.run_id} has no usable checkpoint"):
+        Trainer.resume(store, trainer.record.run_id)
+    assert store.metrics.read(trainer.record.run_id) == before
     store.close()
 
-    code, _, err = run_main(capsys, "train", "--resume", str(trainer.run_id), "--steps", "30")
+    code, _, err = run_main(capsys, "train", "--resume", str(trainer.record.run_id), "--steps", "30")
     assert code == 1
-    assert f"run {trainer.run_id}" in err and "--restart" in err
+    assert f"run {trainer.record.run_id}" in err and "--restart" in err
     with RunStore() as again:
-        assert again.metrics.read(trainer.run_id) == before  # nothing deleted
-        record = again.runs.get(trainer.run_id)
+        assert again.metrics.read(trainer.record.run_id) == before  # nothing deleted
+        record = again.runs.get(trainer.record.run_id)
         assert record.step == 20
     # asked for: its settings again, as a new run; the old one stays
-    code, out, err = run_main(capsys, "train", "--resume", str(trainer.run_id), "--restart", "--steps", "4", "--quiet")
+    code, out, err = run_main(capsys, "train", "--resume", str(trainer.record.run_id), "--restart", "--steps", "4",
+                              "--quiet")
     assert code == 0, err
-    assert out.startswith(f"run {trainer.run_id + 1} | svgp on digits | step 4 |")
+    assert out.startswith(f"run {trainer.record.run_id + 1} | svgp on digits | step 4 |")
     with RunStore() as again:
-        assert again.metrics.read(trainer.run_id) == before and again.runs.get(trainer.run_id).step == 20
-        assert RunConfig.from_json(again.runs.get(trainer.run_id + 1).config).model_config == {"num_inducing": 16}
+        assert again.metrics.read(trainer.record.run_id) == before and again.runs.get(trainer.record.run_id).step == 20
+        config = RunConfig.from_json(again.runs.get(trainer.record.run_id + 1).config)
+        assert config.model_config == {"num_inducing": 16}
 
 
 def test_a_corrupt_latest_checkpoint_is_skipped_with_a_note(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device, steps=30, checkpoint_every=10, flush_every=5), store=store)
     list(trainer.run(25))
-    latest = store.checkpoints.latest(trainer.run_id)
+    latest = store.checkpoints.latest(trainer.record.run_id)
     assert latest[0] == 20
     latest[1].write_bytes(b"half a checkpoint")
-    resumed = Trainer.resume(store, trainer.run_id)
+    resumed = Trainer.resume(store, trainer.record.run_id)
     assert resumed.step_count == 10
     assert any("step_00000020" in note and "cannot be read" in note for note in resumed.resume_notes)
-    steps, _ = store.metrics.read(trainer.run_id)["elbo"]
+    steps, _ = store.metrics.read(trainer.record.run_id)["elbo"]
     assert steps[-1] == 10  # only the metrics after the checkpoint it continues from are dropped
     store.close()
 
@@ -153,7 +155,7 @@ def test_resume_applies_the_learning_rate_and_records_it(tmp_path, train_device,
     # at the trainer: the new rate is in force from the first resumed step
     store = RunStore()
     trainer = Trainer.resume(store, 1, train={"learning_rate": 0.002})
-    assert trainer.current_lr == 0.002 and trainer.tc.learning_rate == 0.002
+    assert trainer.edits.current_lr == 0.002 and trainer.tc.learning_rate == 0.002
     store.close()
 
 
@@ -190,7 +192,7 @@ def test_checkpoints_are_written_by_time_by_default(tmp_path, train_device, monk
     for snap in trainer.run(every=1):
         if snap.step == 5:
             clock[0] += TrainConfig().checkpoint_seconds + 1
-    steps = [s for s, _ in store.checkpoints.list(trainer.run_id)]
+    steps = [s for s, _ in store.checkpoints.list(trainer.record.run_id)]
     assert 6 in steps and 12 in steps  # the interval passed during step 6; and the final one
     store.close()
 
@@ -318,14 +320,14 @@ def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path
     monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
     with pytest.raises(NonFiniteLossError):
         list(trainer.run())
-    assert store.runs.get(trainer.run_id).status == "failed"
-    assert store.checkpoints.latest(trainer.run_id)[0] == 7
-    resumed = Trainer.resume(store, trainer.run_id, train={"learning_rate": 0.001, "dtype": "float32"})
-    assert resumed.step_count == 7 and resumed.current_lr == 0.001 and resumed.dtype == torch.float32
+    assert store.runs.get(trainer.record.run_id).status == "failed"
+    assert store.checkpoints.latest(trainer.record.run_id)[0] == 7
+    resumed = Trainer.resume(store, trainer.record.run_id, train={"learning_rate": 0.001, "dtype": "float32"})
+    assert resumed.step_count == 7 and resumed.edits.current_lr == 0.001 and resumed.dtype == torch.float32
     for name, value in state_of(resumed).items():
         torch.testing.assert_close(value, good[name], rtol=1e-6, atol=1e-6)  # the good state, now in float32
     list(resumed.run())
-    assert resumed.step_count == 20 and store.runs.get(trainer.run_id).status == "finished"
+    assert resumed.step_count == 20 and store.runs.get(trainer.record.run_id).status == "finished"
     store.close()
 
 
@@ -333,8 +335,8 @@ def test_only_the_newest_checkpoints_are_kept(tmp_path, train_device):
     store = RunStore(tmp_path / "runs.sqlite")
     trainer = Trainer(svgp_config(train_device, steps=40, checkpoint_every=10, keep_checkpoints=2), store=store)
     list(trainer.run())
-    assert [step for step, _ in store.checkpoints.list(trainer.run_id)] == [40, 30]
-    assert sorted(p.name for p in store.checkpoints.folder(trainer.run_id).iterdir()) == ["step_00000030.pt",
+    assert [step for step, _ in store.checkpoints.list(trainer.record.run_id)] == [40, 30]
+    assert sorted(p.name for p in store.checkpoints.folder(trainer.record.run_id).iterdir()) == ["step_00000030.pt",
                                                                                      "step_00000040.pt"]
     store.close()
 
@@ -347,7 +349,7 @@ def test_a_checkpoint_from_before_the_random_streams_were_kept_still_resumes(tmp
     payload = torch.load(path, weights_only=True)
     old = {k: payload[k] for k in ("model", "optimizer", "step", "config", "rng")}
     torch.save({**old, "format": 1}, path)  # what the first format held
-    resumed = Trainer.resume(store, trainer.run_id)
+    resumed = Trainer.resume(store, trainer.record.run_id)
     assert resumed.step_count == 6 and not resumed.resume_notes
     list(resumed.run())
     assert resumed.step_count == 12

@@ -8,6 +8,7 @@ import torch
 from invlab.errors import ConfigError, NonFiniteLossError
 from invlab.train import RunConfig, RunStore, Trainer
 from invlab.train.checkpoint import CheckpointError, load_checkpoint
+from invlab.train.edits import Freeze, SetLearningRate, SetValue
 
 
 def small_config(train_device, **train):
@@ -64,7 +65,7 @@ def test_run_marks_failure_in_the_store(tmp_path, monkeypatch, train_device):
     monkeypatch.setattr(trainer.model, "loss", lambda batch: (_ for _ in ()).throw(NonFiniteLossError("boom")))
     with pytest.raises(NonFiniteLossError):
         list(trainer.run())
-    assert store.runs.get(trainer.run_id).status == "failed"
+    assert store.runs.get(trainer.record.run_id).status == "failed"
 
 
 def test_checkpoint_round_trip_gives_identical_predictions(tmp_path, train_device):
@@ -73,7 +74,7 @@ def test_checkpoint_round_trip_gives_identical_predictions(tmp_path, train_devic
     path = trainer.save_checkpoint(tmp_path / "ck.pt")
     restored = Trainer.from_checkpoint(path)
     X = trainer.X_test[:50]
-    a, b = trainer.predict(X), restored.predict(X)
+    a, b = trainer.report.predict(X), restored.report.predict(X)
     assert restored.step_count == 20
     assert torch.equal(a.mean, b.mean) and torch.equal(a.var, b.var) and torch.equal(a.probs, b.probs)
     # both continue identically: same optimiser state and minibatch stream
@@ -96,21 +97,21 @@ def test_resume_continues_the_step_count_and_the_metrics(tmp_path, train_device)
         if snap.step == 25:  # killed between checkpoints: steps 21..25 are lost on resume
             break
     gen.close()
-    resumed = Trainer.resume(store, trainer.run_id)
+    resumed = Trainer.resume(store, trainer.record.run_id)
     assert resumed.step_count == 20
     list(resumed.run())
     assert resumed.step_count == 40
-    steps, _ = store.metrics.read(trainer.run_id)["elbo"]
+    steps, _ = store.metrics.read(trainer.record.run_id)["elbo"]
     assert steps == sorted(set(steps)) and steps[-1] == 40  # no duplicated steps after the resume
-    record = store.runs.get(trainer.run_id)
+    record = store.runs.get(trainer.record.run_id)
     assert record.status == "finished" and record.step == 40 and record.test_error is not None
 
 
 def test_snapshot_is_plain_numpy_and_floats(train_device):
     trainer = Trainer(small_config(train_device))
     list(trainer.run(10))
-    trainer.evaluate()
-    snap = trainer.snapshot()
+    trainer.report.evaluate()
+    snap = trainer.report.snapshot()
 
     def walk(obj):
         assert not isinstance(obj, torch.Tensor)
@@ -132,26 +133,27 @@ def test_snapshot_is_plain_numpy_and_floats(train_device):
 
 def test_live_edits_from_another_thread_under_the_lock(train_device):
     trainer = Trainer(small_config(train_device, steps=200))
-    trainer.freeze("kernel.variance")
+    trainer.edits.put(Freeze("kernel.variance"))
     variance = float(trainer.model.kernel.variance())
     stop = threading.Event()
     worker = threading.Thread(target=lambda: [None for _ in trainer.run(stop=stop)])
     worker.start()
-    trainer.set_value("likelihood.variance" if "likelihood.variance" in dict(trainer.model.named_modules()) else
-                      "kernel.lengthscale", 2.0)
+    modules = dict(trainer.model.named_modules())
+    noise = "likelihood.variance" if "likelihood.variance" in modules else "kernel.lengthscale"
+    trainer.edits.put(SetValue(noise, 2.0))
     stop.set()
     worker.join(timeout=60)
     assert not worker.is_alive() and trainer.status == "paused"
     assert float(trainer.model.kernel.variance()) == variance  # frozen value untouched by the optimiser
     with pytest.raises(ConfigError, match="no learnable value"):
-        trainer.set_value("kernel.nonsense", 1.0)
+        trainer.edits.put(SetValue("kernel.nonsense", 1.0))
 
 
 def test_evaluation_uses_a_bounded_fixed_subset(train_device):
     trainer = Trainer(small_config(train_device, eval_size=37))
     assert len(trainer.evaluation.indices) == 37
-    a = trainer.evaluate()
-    b = trainer.evaluate()
+    a = trainer.report.evaluate()
+    b = trainer.report.evaluate()
     assert a == b
     again = Trainer(small_config(train_device, eval_size=37))  # another process resuming the run: the same points
     assert torch.equal(again.evaluation.indices.cpu(), trainer.evaluation.indices.cpu())
@@ -162,10 +164,10 @@ def test_evaluation_uses_a_bounded_fixed_subset(train_device):
 def test_learning_rate_schedules(train_device):
     cos = Trainer(small_config(train_device, schedule="cosine", steps=10, final_lr_ratio=0.1, learning_rate=0.02))
     list(cos.run())
-    assert abs(cos.current_lr - 0.002) < 1e-12
+    assert abs(cos.edits.current_lr - 0.002) < 1e-12
     exp = Trainer(small_config(train_device, schedule="exponential", steps=10, final_lr_ratio=0.5, learning_rate=0.02))
     list(exp.run(5))
-    assert abs(exp.current_lr - 0.02 * 0.5 ** 0.5) < 1e-12
+    assert abs(exp.edits.current_lr - 0.02 * 0.5 ** 0.5) < 1e-12
 
 
 def test_lbfgs_full_batch_decreases_the_loss(train_device):
@@ -215,8 +217,8 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     trainer = Trainer(RunConfig(data={"dataset": "digits", "subset": 100, "test_subset": 50},
                                 model_config={"num_inducing": 8},
                                 train={"steps": 10, "batch_size": 32, **train_device}))
-    assert trainer.edit(lambda t: t.set_learning_rate(0.02))  # idle: applied now
-    assert trainer.current_lr == 0.02
+    assert trainer.edits.put(SetLearningRate(0.02))  # idle: applied now
+    assert trainer.edits.current_lr == 0.02
     held, release = threading.Event(), threading.Event()
 
     def long_step():
@@ -227,15 +229,15 @@ def test_a_live_edit_never_waits_for_a_step_and_lands_before_the_next_one(train_
     worker = threading.Thread(target=long_step)
     worker.start()
     held.wait(5)
-    applied = trainer.edit(lambda t: t.set_learning_rate(0.05))  # had it waited, the step would have ended first
-    assert not applied and trainer.current_lr == 0.02  # deferred, not waited for
-    trainer.edit(lambda t: t.set_value("no.such.value", 1.0))  # deferred too; refused when applied
+    applied = trainer.edits.put(SetLearningRate(0.05))  # had it waited, the step would have ended first
+    assert not applied and trainer.edits.current_lr == 0.02  # deferred, not waited for
+    trainer.edits.put(SetLearningRate(50.0))  # deferred too; refused when applied (above the largest rate)
     assert len(trainer.edits.pending) == 2  # the trainer's live-edit part holds them for the next step
     release.set()
     worker.join()
     trainer.step()
     assert not trainer.edits.pending and trainer.tc.learning_rate == 0.05
-    assert "a live change was refused" in (trainer.last_warning or "") and "no.such.value" in trainer.last_warning
+    assert "a live change was refused" in (trainer.last_warning or "") and "learning_rate" in trainer.last_warning
 
 
 def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path, train_device):
@@ -245,9 +247,9 @@ def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path, t
     list(trainer.run())
     final = trainer.final_elbo
     assert set(final) == {"elbo", "expected_log_lik", "kl"} and np.isfinite(final["elbo"])
-    assert trainer.full_elbo() == final  # a fixed evaluation seed: the same number again
+    assert trainer.report.full_elbo() == final  # a fixed evaluation seed: the same number again
     assert final == trainer.model.full_elbo(trainer.X, trainer.y)  # over all 300 training points, not a batch
-    record = store.runs.get(trainer.run_id)
+    record = store.runs.get(trainer.record.run_id)
     assert record.full_elbo == final["elbo"] and record.summary()["full_elbo"] == final["elbo"]
     list(trainer.run(2))  # more steps change the model: the figure is computed again at the end
     assert trainer.final_elbo is not None and trainer.final_elbo != final
@@ -257,7 +259,7 @@ def test_a_finished_run_keeps_and_stores_its_whole_training_set_elbo(tmp_path, t
 def test_families_that_are_not_variational_have_no_whole_data_elbo(train_device):
     trainer = Trainer(small_config(train_device, steps=0))
     trainer.model.full_elbo = None  # as a family without the method (GWI, RKHS) reads through getattr
-    assert trainer.full_elbo() is None
+    assert trainer.report.full_elbo() is None
 
 
 def test_training_streams_are_the_runs_own_and_continue_across_steps():

@@ -89,7 +89,7 @@ def test_switching_to_an_lbfgs_family_follows_its_learning_rate_unless_the_user_
     wait_until(lambda: explorer.session.step >= 2, explorer)
     explorer.model = "rkhs"  # solved by L-BFGS
     assert explorer.train.learning_rate == 1.0 and explorer.run_config().train["learning_rate"] == 1.0
-    assert explorer.session.trainer.current_lr == 0.01  # the running Adam model keeps its rate until Reset
+    assert explorer.session.trainer.edits.current_lr == 0.01  # the running Adam model keeps its rate until Reset
     explorer.pause()
     explorer.model = "svgp"
     assert explorer.train.learning_rate == 0.01
@@ -187,7 +187,7 @@ def test_opening_a_corrupt_checkpoint_changes_nothing(explorer, tmp_path, wait_u
         f.write(b"garbage")
     trainer = explorer.session.trainer
     explorer.runs.refresh()
-    explorer.runs.select.value = trainer.run_id
+    explorer.runs.select.value = trainer.record.run_id
     explorer.runs.open_selected()
     wait_until(lambda: "cannot be read" in explorer.session.message, explorer)
     assert explorer.session.trainer is trainer and explorer.session.step == 1
@@ -199,7 +199,7 @@ def test_stored_run_can_be_reopened(explorer, wait_until):
     explorer.pause()
     wait_until(lambda: explorer.session.state == "paused", explorer)
     explorer.save_checkpoint()
-    run_id, step = explorer.session.trainer.run_id, explorer.session.trainer.step_count
+    run_id, step = explorer.session.trainer.record.run_id, explorer.session.trainer.step_count
     explorer.session.commands.open_run(run_id)
     wait_until(lambda: explorer.session.trainer.step_count == step and "opened stored run" in explorer.session.message,
              explorer)
@@ -327,7 +327,7 @@ def test_a_run_another_process_still_trains_opens_without_taking_it_over(explore
     explorer.pause()
     wait_until(lambda: explorer.session.state == "paused", explorer)
     explorer.save_checkpoint()
-    run_id = explorer.session.trainer.run_id
+    run_id = explorer.session.trainer.record.run_id
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         identity = {**writer_identity(), "writer_pid": other.pid, "writer_token": _process_token(other.pid)}

@@ -19,10 +19,10 @@ def test_opening_a_run_past_its_checkpoint_says_what_continuing_drops(tmp_path):
     trainer.save_checkpoint()
     for _ in trainer.run(steps=7):  # 7 more steps, never checkpointed (a killed process)
         pass
-    trainer.release("paused")
+    trainer.record.release("paused")
     explorer = Explorer(store=store)
     try:
-        explorer.open_stored_run(trainer.run_id)
+        explorer.open_stored_run(trainer.record.run_id)
         deadline = time.time() + 60
         while time.time() < deadline and (explorer.feed.last_snapshot is None or not explorer.display.run_started):
             time.sleep(0.2)

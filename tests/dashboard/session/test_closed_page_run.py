@@ -32,7 +32,7 @@ def test_a_page_closed_between_two_snapshots_leaves_its_run_paused_with_a_checkp
         assert closed.wait(120), "the page never trained ten steps"
         session.thread.join(60)
         assert not session.thread.is_alive()
-        run_id = session.trainer.run_id
+        run_id = session.trainer.record.run_id
         run = store.runs.get(run_id)
         assert run.status == "paused", (run.status, run.message)
         assert run.step == session.trainer.step_count >= 10

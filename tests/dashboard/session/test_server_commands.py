@@ -9,7 +9,9 @@ import pytest
 
 from invlab.dashboard import Explorer
 from invlab.parameters import learnables
-from invlab.train import RunStore, Trainer
+from invlab.train import RunStore
+from invlab.train.edits import Freeze, SetValue
+from invlab.train.evaluation import TrainerReport
 from tests.dashboard.explorer.test_explorer import small as explorer_config
 
 SLOW_EVALUATION = 3.0  # seconds an evaluation holds the trainer's lock
@@ -25,16 +27,16 @@ def small(**train):
 def slow_evaluation(monkeypatch):
     """Every evaluation holds the trainer's lock for SLOW_EVALUATION seconds; the event is set while it does."""
     holding = threading.Event()
-    real = Trainer.evaluate
+    real = TrainerReport.evaluate
 
-    def evaluate(self):
-        with self.lock:
+    def evaluate(self):  # the trainer's report, which holds the trainer's lock while it evaluates
+        with self.parts.lock:
             holding.set()
             time.sleep(SLOW_EVALUATION)
             holding.clear()
             return real(self)
 
-    monkeypatch.setattr(Trainer, "evaluate", evaluate)
+    monkeypatch.setattr(TrainerReport, "evaluate", evaluate)
     return holding
 
 
@@ -59,8 +61,8 @@ def test_page_commands_never_wait_for_a_running_evaluation(tmp_path, slow_evalua
         value = float(learnables(trainer.model)[name]().detach().reshape(-1)[0]) * 1.5
         waits = {
             "learning rate": timed(setattr, explorer.train, "learning_rate", 0.0123),
-            "learnable value": timed(explorer.session.set_value, name, value),
-            "freeze": timed(explorer.session.freeze, name, True),
+            "learnable value": timed(explorer.session.commands.edit, SetValue(name, value)),
+            "freeze": timed(explorer.session.commands.edit, Freeze(name, True)),
             "save checkpoint": timed(explorer.save_checkpoint),
         }
         assert all(wait < BOUND for wait in waits.values()), waits
@@ -69,7 +71,7 @@ def test_page_commands_never_wait_for_a_running_evaluation(tmp_path, slow_evalua
         wait_until(lambda: "checkpoint saved" in explorer.session.message, explorer, timeout=60)
         assert trainer.tc.learning_rate == pytest.approx(0.0123)
         assert learnables(trainer.model)[name].frozen
-        assert trainer.store.checkpoints.latest(trainer.run_id) is not None
+        assert trainer.record.store.checkpoints.latest(trainer.record.run_id) is not None
 
         in_evaluation(explorer, slow_evaluation, wait_until)
         waits = {"pause": timed(explorer.pause), "reset": timed(explorer.reset)}

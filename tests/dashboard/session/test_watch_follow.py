@@ -223,11 +223,12 @@ def test_an_opened_page_run_without_a_checkpoint_shows_its_stored_pictures(tmp_p
     with RunStore(tmp_path / "runs.sqlite") as store:
         trainer = Trainer(config, store=store)
         list(trainer.run(steps=3))
-        views = trainer.snapshot(views=True).views  # what the page showed while it trained
+        views = trainer.report.snapshot(views=True).views  # what the page showed while it trained
         trainer._flush()
-        for _, path in store.checkpoints.list(trainer.run_id):  # its checkpoints are gone (pruned, or never written)
+        # its checkpoints are gone (pruned, or never written)
+        for _, path in store.checkpoints.list(trainer.record.run_id):
             path.unlink()
-    explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=trainer.run_id)
+    explorer = Explorer(store=RunStore(tmp_path / "runs.sqlite"), run=trainer.record.run_id)
     explorer.__panel__()
     try:
         wait_until(lambda: shown_view(explorer, "kuu_spectrum") is not None, explorer)
