@@ -47,17 +47,17 @@ def test_restart_says_each_override_and_leaves_out_values_equal_to_the_stored_on
 
 
 def test_restart_refuses_a_stored_setting_the_new_model_cannot_take(capsys):
-    code, _, err = run_main(capsys, "train", "--steps", "1", "--likelihood", "softmax", *TINY)
+    code, _, err = run_main(capsys, "train", "--steps", "1", "--kernel", "matern52", *TINY)
     assert code == 0, err
-    code, _, err = run_main(capsys, "train", "--resume", "1", "--restart", "--model", "invariant", "--quiet")
+    code, _, err = run_main(capsys, "train", "--resume", "1", "--restart", "--model", "dkp_svgp", "--quiet")
     assert code == 1, err
     assert "Traceback" not in err
     line = err.strip().splitlines()[-1]
-    assert line.startswith("invlab train: --restart --model invariant: run 1's likelihood='softmax'"), err
-    assert "--likelihood" in line and "gaussian" in line, line
+    assert line.startswith("invlab train: --restart --model dkp_svgp: run 1's kernel='matern52'"), err
+    assert "--kernel" in line and "relu" in line, line
     with RunStore(Path(os.environ["INVLAB_DATA"]) / "runs.sqlite") as store:
         assert [r.id for r in store.runs.list(10)] == [1]  # nothing new was stored
-    code, out, err = run_main(capsys, "train", "--resume", "1", "--restart", "--model", "invariant",
-                              "--likelihood", "auto", "--steps", "1", "--quiet")
+    code, out, err = run_main(capsys, "train", "--resume", "1", "--restart", "--model", "dkp_svgp",
+                              "--kernel", "relu", "--steps", "1", "--quiet")
     assert code == 0, err
-    assert "model invariant, likelihood auto" in err and "run 2 | invariant on digits" in out
+    assert "model dkp_svgp, kernel relu" in err and "run 2 | dkp_svgp on digits" in out
