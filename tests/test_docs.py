@@ -107,6 +107,9 @@ def test_the_other_pages_are_built_from_the_repository(site):
     assert "pip install 'invariance-lab[dashboard]'" in start  # and how a pip user installs by need
     assert (site / "_images" / "lesson.png").exists() and "lesson.png" in (site / "dashboard.html").read_text()
     assert "InterDomainVariationalStrategy" in (site / "gpytorch.html").read_text()  # the GPyTorch users' page
+    contributing = html.unescape(re.sub(r"<[^>]+>", "", (site / "contributing.html").read_text()))
+    assert "store.runs" in contributing and "open_run" in contributing  # the README's layout, included
+    assert "more than one base" in contributing  # and what the tests hold the code to
     for family in ("invariant", "convolutional", "rkhs", "gwi", "dkp", "svgp"):
         page = (site / "families" / f"{family}.html").read_text()
         shown = re.findall(r'<img[^>]+src="\.\./(_images/[^"]+)"', page)  # each family page has its figure

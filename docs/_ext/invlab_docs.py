@@ -51,10 +51,11 @@ README_LINKS = {"#sweeps": "../../sweeps.md",
                 "#which-invariances-does-my-data-have": "../../sweeps.md#which-invariances-does-my-data-have",
                 "#your-own-models": "../../own_data.md#your-own-models",
                 "#your-own-data": "../../own_data.md#your-own-data", "docs/bad_inputs.md": "../../bad_inputs.md",
-                "docs/bad_inputs.md#your-own-data": "../../bad_inputs.md#your-own-data"}
+                "docs/bad_inputs.md#your-own-data": "../../bad_inputs.md#your-own-data",
+                "docs/contributing.md": "../../contributing.md#what-the-tests-hold-the-code-to"}
 README_SECTIONS = ("Two commands", "Installing with pip", "The dashboard", "In JupyterLab", "Serving a class",
                    "Command line", "Sweeps", "Model families", "Data", "Your own data",
-                   "Using the engine from Python", "Your own models", "Which invariances does my data have?")
+                   "Using the engine from Python", "Your own models", "Which invariances does my data have?", "Layout")
 
 
 def readme_section(title: str) -> str:
