@@ -38,6 +38,7 @@ def cmd_compare(argv: list[str]) -> int:
     """`invlab compare ARGV`; returns the exit status."""
     from ..sweeps import comparison
     from ..train import RunStore
+    from ..train.states import RunStatus
 
     parser = argparse.ArgumentParser(prog="invlab compare", description="A sweep's points sorted by whole-data ELBO "
                                      "(mean ± sd over seeds), with test error and NLPD.")
@@ -54,7 +55,7 @@ def cmd_compare(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(cmp.to_dict()))
         return 0
-    print(f"sweep {cmp.sweep_id} ({shown(cmp.name)}): {sum(r['status'] == 'finished' for r in cmp.runs)}/"
+    print(f"sweep {cmp.sweep_id} ({shown(cmp.name)}): {sum(r['status'] == RunStatus.FINISHED for r in cmp.runs)}/"
           f"{cmp.total} runs finished")
     note = resume_note(cmp.sweep_id, cmp.status)
     if note:

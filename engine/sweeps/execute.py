@@ -38,6 +38,7 @@ from .spec import PlannedRun, SweepSpec
 from .task import train_run
 
 POLL_SECONDS = 0.2
+DASK_DONE = "finished"  # the status Dask gives a future whose task returned (Dask's word, not a run's state)
 LOST_MESSAGE = "the Dask scheduler was lost before this run finished; resuming the sweep trains it"
 
 
@@ -223,7 +224,7 @@ class SweepRunner:
         for dkey, (future, run) in list(self.pending.items()):
             if not future.done():
                 continue
-            if future.status != "finished" and scheduler_lost(self.client, future):
+            if future.status != DASK_DONE and scheduler_lost(self.client, future):
                 self.lost()  # the task did not fail: its scheduler went away
             result = self._result(future)
             del self.pending[dkey]
@@ -245,7 +246,7 @@ class SweepRunner:
     def _result(self, future) -> dict:
         """What a done task gave: its result, or a failed run saying why (it raised after its retries, or its
         workers kept dying: KilledWorker)."""
-        if future.status != "finished":
+        if future.status != DASK_DONE:
             error = future.exception() if future.status == "error" else f"task {future.status}"
             return {"status": RunStatus.FAILED, "message": f"{type(error).__name__}: {error}", "step": 0}
         try:

@@ -1,7 +1,7 @@
 """A `Trainer`'s persistence: its run in the run store (`StoredRun`, the part a trainer holds as `trainer.record`:
 the run's id, this trainer's lease on it, its status and heartbeat, its checkpoints written on schedule and pruned),
-and training continued from a checkpoint (`trainer_from_checkpoint`) or a stored run (`resume_trainer`), which
-`Trainer.from_checkpoint` and `Trainer.resume` are.
+and training continued from a checkpoint (`trainer_from_checkpoint`, which `Trainer.from_checkpoint` is); a stored run
+is continued by `invlab.train.opening.open_run`.
 
 Resume is exact: a run stopped at any step (mid-epoch included) and resumed from its checkpoint, in another process,
 takes the same steps as one never stopped. Everything random a step uses is the trainer's own: its generator
@@ -14,9 +14,9 @@ draws are not reproducible.)
 
 With a run store, checkpoints are written every `checkpoint_seconds` (by default every 30 s, stretched so that
 saving takes at most 2 % of the time) and every `checkpoint_every` steps, and the newest `keep_checkpoints` are kept.
-`Trainer.resume` continues from the newest checkpoint that loads, saying which it skipped, or refuses with a
-`CheckpointError` and changes nothing; only metrics and views stored after the checkpoint it continues from are
-dropped. It is `invlab.train.opening.open_run`, the one road the command line and the page continue a run by.
+`invlab.train.opening.open_run`, the one road the command line and the page continue a run by, continues from the
+newest checkpoint that loads, saying which it skipped, or refuses with a `CheckpointError` and changes nothing; only
+metrics and views stored after the checkpoint it continues from are dropped.
 
 A run knows its data: the run's stored config and every checkpoint carry the data's identity (`invlab.data.identity`:
 source, options, shapes, content hash, a file's path and modification time). Resuming or reloading onto other data
@@ -236,17 +236,6 @@ def trainer_from_checkpoint(cls, path: str | Path, **kwargs):
     trainer.resume_notes = other_data_note(config.data_identity, trainer.config.data_identity, "the checkpoint")
     trainer.load_state(payload)
     return trainer
-
-
-def resume_trainer(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None):
-    """A `cls` (Trainer) continuing stored run `run_id`, claimed, from its newest checkpoint that loads
-    (`Trainer.resume`): `invlab.train.opening.open_run`'s trainer, whose `resume_notes` name the checkpoints it
-    skipped; metrics and views stored after that checkpoint are dropped. `train`: training settings to change from
-    here on (recorded); `dataset=`: other data of the same shapes (recorded). Without a usable checkpoint this raises
-    `CheckpointError` and nothing stored changes; data other than the run's raises `DataError` naming both."""
-    from .opening import open_run  # it builds the trainer this module is part of
-
-    return open_run(store, run_id, claim=True, dataset=dataset, train=train, trainer_cls=cls).trainer
 
 
 def other_data_note(stored: dict | None, now: dict | None, what: str) -> list[str]:

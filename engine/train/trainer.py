@@ -40,7 +40,6 @@ from .persistence import (
     data_for_run,
     load_training_state,
     placed_splits,
-    resume_trainer,
     trainer_from_checkpoint,
     training_state,
 )
@@ -275,12 +274,6 @@ class Trainer:
         """A trainer continuing from the checkpoint at `path`, on the data it was trained on (reloaded from its source
         and checked against the recorded identity), or on `dataset=` if given (same shapes; recorded)."""
         return trainer_from_checkpoint(cls, path, **kwargs)
-
-    @classmethod
-    def resume(cls, store: RunStore, run_id: int, dataset=None, train: dict | None = None) -> "Trainer":
-        """Continue stored run `run_id` from its newest checkpoint that loads, with `train` settings changed from here
-        on; metrics logged after it are dropped (see `persistence.resume_trainer`)."""
-        return resume_trainer(cls, store, run_id, dataset, train)
 
     def finish(self) -> dict[str, float]:
         """End the run: evaluate on the test set, compute the whole-data ELBO, mark it finished (converged for an L-BFGS

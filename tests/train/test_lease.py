@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from invlab.train import RunConfig, RunStore, RunStoreError, Trainer
+from invlab.train import RunConfig, RunStore, RunStoreError, Trainer, open_run
 
 # One claimant: for each line "RUN START" it waits until START (a shared moment), claims run RUN, and when it wins
 # stores what a resume stores (metrics after the truncation point); it answers "won RUN" or "refused RUN MESSAGE".
@@ -150,7 +150,7 @@ def test_a_failed_resume_gives_the_run_back_as_it_was(tmp_path, train_device):
     with RunStore(tmp_path / "runs.sqlite") as store:
         rid = store.runs.create(svgp_config(train_device).to_json(), "svgp", "digits", status="interrupted")
         with pytest.raises(Exception, match="no usable checkpoint"):
-            Trainer.resume(store, rid)
+            open_run(store, rid).trainer
         assert store.runs.get(rid).status == "interrupted"
         assert store.leases.claim_run(rid)  # not held by the failed attempt
 

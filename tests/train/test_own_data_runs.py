@@ -16,7 +16,7 @@ import torch
 from invlab.data import Dataset, identity, load
 from invlab.errors import ConfigError, DataError
 from invlab.models.base import seeded
-from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train import RunConfig, RunStore, Trainer, open_run
 from invlab.train.states import RunStatus
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -177,13 +177,13 @@ def test_a_stored_dataframe_run_resumes_with_its_data_and_records_it(tmp_path):
         stored = RunConfig.from_json(store.runs.get(trainer.record.run_id).config).data_identity
         assert stored["name"] == "dataframe" and stored["shapes"]["X_train"] == [52, 2]
         with pytest.raises(DataError, match="pass that data as dataset="):
-            Trainer.resume(store, trainer.record.run_id)
-        again = Trainer.resume(store, trainer.record.run_id, dataset=load(frame, target="price"),
-                               train={"steps": 6})
+            open_run(store, trainer.record.run_id).trainer
+        again = open_run(store, trainer.record.run_id, dataset=load(frame, target="price"),
+                         train={"steps": 6}).trainer
         assert again.step_count == 4 and again.resume_notes == []
         again.record.release(RunStatus.PAUSED)  # one writer per run: give it back before resuming it once more
         frame.loc[0, "price"] += 1.0
-        changed = Trainer.resume(store, trainer.record.run_id, dataset=load(frame, target="price"))
+        changed = open_run(store, trainer.record.run_id, dataset=load(frame, target="price")).trainer
         assert "continues on" in changed.resume_notes[0]
         recorded = RunConfig.from_json(store.runs.get(trainer.record.run_id).config).data_identity
         assert recorded["hash"] == identity(changed.dataset)["hash"] != stored["hash"]

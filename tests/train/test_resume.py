@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 
-from invlab.train import RunConfig, RunStore, RunStoreError, Trainer
+from invlab.train import RunConfig, RunStore, RunStoreError, Trainer, open_run
 from invlab.train.checkpoint import CheckpointError, load_checkpoint
 from tests.helpers.cli import run_main
 
@@ -52,7 +52,7 @@ def test_resume_mid_epoch_equals_the_uninterrupted_run(tmp_path, train_device, m
     del first
     torch.manual_seed(999)  # anything else the process draws in between must not matter
     torch.rand(17)
-    second = Trainer.resume(store, run_id)
+    second = open_run(store, run_id).trainer
     assert second.step_count == 5
     list(second.run())
     assert second.step_count == 10
@@ -76,7 +76,7 @@ def test_resume_without_a_checkpoint_refuses_and_keeps_the_metrics(tmp_path, tra
     before = store.metrics.read(trainer.record.run_id)
     assert before["elbo"][0][-1] == 20
     with pytest.raises(CheckpointError, match=rf"run {trainer.record.run_id} has no usable checkpoint"):
-        Trainer.resume(store, trainer.record.run_id)
+        open_run(store, trainer.record.run_id).trainer
     assert store.metrics.read(trainer.record.run_id) == before
     store.close()
 
@@ -105,7 +105,7 @@ def test_a_corrupt_latest_checkpoint_is_skipped_with_a_note(tmp_path, train_devi
     latest = store.checkpoints.latest(trainer.record.run_id)
     assert latest[0] == 20
     latest[1].write_bytes(b"half a checkpoint")
-    resumed = Trainer.resume(store, trainer.record.run_id)
+    resumed = open_run(store, trainer.record.run_id).trainer
     assert resumed.step_count == 10
     assert any("step_00000020" in note and "cannot be read" in note for note in resumed.resume_notes)
     steps, _ = store.metrics.read(trainer.record.run_id)["elbo"]
@@ -154,7 +154,7 @@ def test_resume_applies_the_learning_rate_and_records_it(tmp_path, train_device,
     assert [g["lr"] for g in payload["optimizer"]["param_groups"]] == [0.003]
     # at the trainer: the new rate is in force from the first resumed step
     store = RunStore()
-    trainer = Trainer.resume(store, 1, train={"learning_rate": 0.002})
+    trainer = open_run(store, 1, train={"learning_rate": 0.002}).trainer
     assert trainer.edits.current_lr == 0.002 and trainer.tc.learning_rate == 0.002
     store.close()
 
@@ -256,7 +256,7 @@ def test_a_killed_run_is_marked_killed_and_resumes_from_its_checkpoint(tmp_path,
         _wait_for(db, "SELECT step FROM runs WHERE id = 1", lambda r: r[0] > 20 and r[0] % 20 != 0, proc)
         with RunStore(db) as store:  # two writers of one run would garble it
             with pytest.raises(RunStoreError, match=r"run 1 is still being trained by another process \(pid"):
-                Trainer.resume(store, 1)
+                open_run(store, 1).trainer
             assert store.runs.get(1).status == "running"
     finally:
         proc.kill()  # SIGKILL: no handler runs
@@ -322,7 +322,7 @@ def test_a_numerical_failure_leaves_a_checkpoint_of_the_last_good_state(tmp_path
         list(trainer.run())
     assert store.runs.get(trainer.record.run_id).status == "failed"
     assert store.checkpoints.latest(trainer.record.run_id)[0] == 7
-    resumed = Trainer.resume(store, trainer.record.run_id, train={"learning_rate": 0.001, "dtype": "float32"})
+    resumed = open_run(store, trainer.record.run_id, train={"learning_rate": 0.001, "dtype": "float32"}).trainer
     assert resumed.step_count == 7 and resumed.edits.current_lr == 0.001 and resumed.dtype == torch.float32
     for name, value in state_of(resumed).items():
         torch.testing.assert_close(value, good[name], rtol=1e-6, atol=1e-6)  # the good state, now in float32
@@ -349,7 +349,7 @@ def test_a_checkpoint_from_before_the_random_streams_were_kept_still_resumes(tmp
     payload = torch.load(path, weights_only=True)
     old = {k: payload[k] for k in ("model", "optimizer", "step", "config", "rng")}
     torch.save({**old, "format": 1}, path)  # what the first format held
-    resumed = Trainer.resume(store, trainer.record.run_id)
+    resumed = open_run(store, trainer.record.run_id).trainer
     assert resumed.step_count == 6 and not resumed.resume_notes
     list(resumed.run())
     assert resumed.step_count == 12

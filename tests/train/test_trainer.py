@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from invlab.errors import ConfigError, NonFiniteLossError
-from invlab.train import RunConfig, RunStore, Trainer
+from invlab.train import RunConfig, RunStore, Trainer, open_run
 from invlab.train.checkpoint import CheckpointError, load_checkpoint
 from invlab.train.edits import Freeze, SetLearningRate, SetValue
 
@@ -97,7 +97,7 @@ def test_resume_continues_the_step_count_and_the_metrics(tmp_path, train_device)
         if snap.step == 25:  # killed between checkpoints: steps 21..25 are lost on resume
             break
     gen.close()
-    resumed = Trainer.resume(store, trainer.record.run_id)
+    resumed = open_run(store, trainer.record.run_id).trainer
     assert resumed.step_count == 20
     list(resumed.run())
     assert resumed.step_count == 40

@@ -55,7 +55,7 @@ class Checkpoints:
         return [(int(step), self.resolve(path)) for step, path in rows]
 
     def latest(self, run_id: int) -> tuple[int, Path] | None:
-        """The newest recorded checkpoint whose file exists (not checked further; `Trainer.resume` reads it)."""
+        """The newest recorded checkpoint whose file exists (not checked further; `open_run` reads it)."""
         for step, path in self.list(run_id):
             if path.exists():
                 return step, path
