@@ -11,9 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from invlab.train.states import HealthState, PageState, RunStatus, StudyState, SweepStatus
+from invlab.train.states import HealthState, PageState, PlannedRunState, RunStatus, StudyState, SweepStatus
 
 TONES = ("quiet", "busy", "good", "held", "warning", "error")
+# quiet takes the theme's own faint text colour: a fixed grey is dark on the dark page
+FAINT = "var(--neutral-foreground-hint, #666)"
+# the colour a state's word is drawn in on every page, by its tone
+TONE_COLOURS = {"quiet": FAINT, "busy": "#9a6a00", "good": "#23843a", "held": "#1f6fb5", "warning": "#9a6a00",
+                "error": "#c0392b"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,11 @@ STUDY_WORDS = {
     StudyState.FAILED: Shown("failed", "error"),
 }
 
+PLANNED_WORDS = {
+    PlannedRunState.QUEUED: Shown("queued", "busy"),
+    PlannedRunState.NOT_RUN: Shown("not run", "quiet"),
+}
+
 # a health verdict's tone is its message's: only a collapse is an error, the others are worth a look
 HEALTH_WORDS = {
     HealthState.OK: Shown("ok", "good"),
@@ -77,7 +87,7 @@ HEALTH_WORDS = {
 }
 
 WORDS: dict[type[Enum], dict] = {RunStatus: RUN_WORDS, PageState: PAGE_WORDS, SweepStatus: SWEEP_WORDS,
-                                 StudyState: STUDY_WORDS, HealthState: HEALTH_WORDS}
+                                 StudyState: STUDY_WORDS, HealthState: HEALTH_WORDS, PlannedRunState: PLANNED_WORDS}
 
 
 def shown(state, kind: type[Enum]) -> Shown:
@@ -97,3 +107,15 @@ def state_word(state, kind: type[Enum]) -> str:
 def state_tone(state, kind: type[Enum]) -> str:
     """The tone `state` of `kind` is drawn in: one of `TONES` (see `shown`)."""
     return shown(state, kind).tone
+
+
+def state_colour(state, kind: type[Enum]) -> str:
+    """The CSS colour `state` of `kind` is drawn in, by its tone (`TONE_COLOURS`)."""
+    return TONE_COLOURS[state_tone(state, kind)]
+
+
+def row_word(status) -> str:
+    """The word a sweep's table or a Discover ranking shows for one of its runs: a planned run's state
+    (`PlannedRunState`: queued, not run) or a stored run's status (`RunStatus`; text that names neither as it is)."""
+    kind = PlannedRunState if status in PLANNED_WORDS else RunStatus
+    return state_word(status, kind)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from invlab.dashboard.compare.words import state_words
 from invlab.dashboard.safe_text import html_text
+from invlab.dashboard.state_words import row_word
 from invlab.sweeps.discover_html import score_header, table_rows
 from invlab.train.states import PlannedRunState, RunStatus
 
@@ -33,9 +33,9 @@ def ranking_frame(report, plan, sweep_id: int | None, running: bool) -> pd.DataF
             ended = RunStatus.FAILED if c.finished == 0 else RunStatus.FINISHED
             status = ended if seeds is None or done >= seeds else RunStatus.RUNNING
             records.append({**{k: cell[k] for k in columns if k in cell}, "candidate": c.label,
-                            "status": state_words(status)})
+                            "status": row_word(status)})
             shown.add(c.candidate)
-    waiting = state_words(RunStatus.RUNNING if running else PlannedRunState.NOT_RUN)
+    waiting = row_word(RunStatus.RUNNING if running else PlannedRunState.NOT_RUN)
     for name in (plan.names if plan is not None and sweep_id is not None else []):
         if name not in shown:
             records.append({**{c: "" for c in columns}, "candidate": plan.label(name), "status": waiting,

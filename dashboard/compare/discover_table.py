@@ -11,12 +11,12 @@ import panel as pn
 
 from invlab.dashboard.compare.discover_ranking import COLUMNS, WIDTHS, ranking_frame, score_titles
 from invlab.dashboard.compare.table import RunTable
-from invlab.dashboard.compare.words import STATE_COLOURS, state_words
 from invlab.dashboard.safe_text import html_text, markdown_text
+from invlab.dashboard.state_words import state_colour, state_word
 from invlab.errors import InvlabError
 from invlab.sweeps.discover_html import bayes_factor_svg, report_html
 from invlab.sweeps.discover_report import discover_report
-from invlab.train.states import RunStatus
+from invlab.train.states import RunStatus, StudyState
 
 
 class DiscoverTable(pn.viewable.Viewer):
@@ -83,8 +83,9 @@ class DiscoverTable(pn.viewable.Viewer):
         """The status line: the study's state in words, its sweep and its message."""
         state, sweep_id = self.shown.state, self.shown.sweep_id
         sweep = f" · sweep <b>#{sweep_id}</b>" if sweep_id is not None else ""
-        self.status.object = (f'<b style="color:{STATE_COLOURS.get(state, "#666")}" data-field="discover-state">'
-                              f'{html_text(state_words(state))}</b>{sweep} · <span data-field="discover-message">'
+        word = html_text(state_word(state, StudyState))
+        self.status.object = (f'<b style="color:{state_colour(state, StudyState)}" data-field="discover-state">'
+                              f'{word}</b>{sweep} · <span data-field="discover-message">'
                               f'{html_text(self.shown.message)}</span>')
 
     def _report_file(self):

@@ -17,9 +17,9 @@ from invlab.dashboard.compare.plots import against_setting_plot, curves_plot
 from invlab.dashboard.compare.runner import SweepRunner
 from invlab.dashboard.compare.sweep_rows import empty_frame, sweep_rows, titles
 from invlab.dashboard.compare.table import RunTable
-from invlab.dashboard.compare.words import STATE_COLOURS, state_words
 from invlab.dashboard.safe_text import html_text, markdown_text
 from invlab.dashboard.serving.periodic import background_periodic
+from invlab.dashboard.state_words import row_word, state_colour, state_word
 from invlab.errors import InvlabError
 from invlab.sweeps import SweepSpec, comparison
 from invlab.train import RunStore
@@ -256,7 +256,7 @@ class SweepFollowing(pn.viewable.Viewer):
     def rows(self) -> pd.DataFrame:
         """The table: one row per run, stored or planned, in the sweep's order (`sweep_rows`)."""
         frame = sweep_rows(self.axes, self._stored_runs(), self._planned, self._live, self._histories, self._score())
-        frame["status"] = [state_words(status) for status in frame["status"]]
+        frame["status"] = [row_word(status) for status in frame["status"]]
         return frame
 
     def _stored_runs(self) -> list[dict]:
@@ -303,9 +303,10 @@ class SweepFollowing(pn.viewable.Viewer):
         self.curves_pane.object = curves_plot(histories, runs, x)
 
     def _show_state(self, *_) -> None:
-        colour, sweep_id = STATE_COLOURS.get(self.shown.state, "#666"), self.shown.sweep_id
+        colour, sweep_id = state_colour(self.shown.state, StudyState), self.shown.sweep_id
         sweep = f"sweep <b data-field=\"sweep\">#{sweep_id}</b>" if sweep_id is not None else "no sweep open"
-        state = f'<b style="color:{colour}" data-field="sweep-state">{html_text(state_words(self.shown.state))}</b>'
+        word = html_text(state_word(self.shown.state, StudyState))
+        state = f'<b style="color:{colour}" data-field="sweep-state">{word}</b>'
         message = f'<span data-field="sweep-message">{html_text(self.shown.message)}</span>'
         self.status_pane.object = f"{state} · {sweep} · {message}"
 

@@ -16,15 +16,11 @@ import param
 
 from invlab.dashboard.explorer.pace import StepPace
 from invlab.dashboard.safe_text import html_text
-from invlab.dashboard.state_words import shown
+from invlab.dashboard.state_words import TONE_COLOURS, shown
 from invlab.train.states import PageState
 
-# idle (and the info tone) take the theme's own faint text colour: a fixed grey is dark on the dark page
-FAINT = "var(--neutral-foreground-hint, #666)"
-# the colour of each state's tone (its word and tone: dashboard/state_words.py)
-STATE_COLOURS = {"quiet": FAINT, "busy": "#9a6a00", "good": "#23843a", "held": "#1f6fb5", "warning": "#9a6a00",
-                 "error": "#c0392b"}
-TONE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
+# a state's word takes its tone's colour (dashboard/state_words.py); the message below it, its own tone's
+MESSAGE_COLOURS = {"info": "#444", "warning": "#8a5a00", "error": "#c0392b"}
 
 
 LINE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;height:1.45em;line-height:1.45em"
@@ -66,7 +62,7 @@ class StatusBar(pn.viewable.Viewer):
     condition = param.Number(default=float("nan"), allow_None=True)
     condition_of = param.String(default="K_uu")
     message = param.String(default="", doc="The hint, warning or error of the moment, in words.")
-    tone = param.Selector(default="info", objects=list(TONE_COLOURS))
+    tone = param.Selector(default="info", objects=list(MESSAGE_COLOURS))
     wrap = param.Boolean(default=False, doc="Each line on two rows, wrapping between its cells (larger text on a "
                                             "narrow column: presenter mode), instead of one row cut with an ellipsis.")
 
@@ -94,7 +90,7 @@ class StatusBar(pn.viewable.Viewer):
     def html(self) -> str:
         """The status line as HTML (every value escaped)."""
         state = shown(self.state, PageState)
-        colour = STATE_COLOURS[state.tone]
+        colour = TONE_COLOURS[state.tone]
         running = self.state == PageState.RUNNING
         total = f' of <span data-field="total">{self.total}</span>' if self.total else ""
         where = [
@@ -120,7 +116,7 @@ class StatusBar(pn.viewable.Viewer):
                 f'<div style="{line}">{sep.join(c for c in where if c)}</div>'
                 f'<div style="{line}">{sep.join(figures)}</div>'
                 f'<div data-field="message" data-tone="{self.tone}" title="{message}" '
-                f'style="{MESSAGE};color:{TONE_COLOURS[self.tone]}">{message}</div></div>')
+                f'style="{MESSAGE};color:{MESSAGE_COLOURS[self.tone]}">{message}</div></div>')
 
     def __panel__(self):
         return self.pane

@@ -44,3 +44,20 @@ def test_the_runs_tab_says_a_runs_status_with_the_tables_word(tmp_path, monkeypa
             ["ended by its process's end, step 0"]
     finally:
         explorer.close()
+
+
+def test_the_compare_page_says_its_states_with_the_tables_words_and_tones(tmp_path, monkeypatch):
+    """The Compare page's sweep and Discover status lines and its runs' rows word each state from the same table as
+    the Training page, in the same tone colours: idle takes the theme's faint text colour (a fixed grey is dark on
+    the dark page), and a planned run that never ran says the table's word."""
+    from invlab.dashboard.compare.page import ComparePage
+    from invlab.dashboard.state_words import FAINT
+    from invlab.train.states import PlannedRunState
+
+    monkeypatch.setitem(state_words.STUDY_WORDS, StudyState.IDLE, Shown("resting", "quiet"))
+    page = ComparePage(store=RunStore(tmp_path / "runs.sqlite"))
+    page.following._show_state()
+    assert f'color:{FAINT}" data-field="sweep-state">resting</b>' in page.following.status_pane.object
+    page.discover.table.show_status()
+    assert f'color:{FAINT}" data-field="discover-state">resting</b>' in page.discover.table.status.object
+    assert state_word(PlannedRunState.NOT_RUN, PlannedRunState) == "not run"
