@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from invlab.dashboard.session.follow import RunFollower, gaps_as_nan
 from invlab.dashboard.session.own_loop import OwnLoop
+from invlab.dashboard.state_words import state_tone
 from invlab.errors import InvlabError
 from invlab.train import RunConfig, RunStore, Trainer
 from invlab.train.evaluation import Snapshot
@@ -215,7 +216,7 @@ class OpenedRuns:
         self.followed_health = health
         run_id = self.following.run_id
         if health.state not in HEALTHY:
-            return dict(tone="error" if health.state == HealthState.COLLAPSED else "warning",
+            return dict(tone=state_tone(health.state, HealthState),
                         message=f"stored run {run_id}, trained by another process, is {health.state}: {health.hint}")
         if was_bad:  # it recovered: the warning goes
             return dict(tone="info", message=f"stored run {run_id} is trained by another process, whose new points "

@@ -6,10 +6,10 @@ from invlab.dashboard import state_words
 from invlab.dashboard.explorer.status import StatusBar
 from invlab.dashboard.state_words import TONES, WORDS, Shown, shown, state_tone, state_word
 from invlab.train import RunConfig, RunStore
-from invlab.train.states import HealthState, PageState, RunStatus, StudyState, SweepStatus
+from invlab.train.states import HealthState, PageState, PlannedRunState, RunStatus, StudyState, SweepStatus
 
 
-@pytest.mark.parametrize("kind", [RunStatus, PageState, SweepStatus, StudyState, HealthState])
+@pytest.mark.parametrize("kind", [RunStatus, PageState, SweepStatus, StudyState, HealthState, PlannedRunState])
 def test_every_state_has_a_word_and_a_tone(kind):
     table = WORDS[kind]
     assert set(table) == set(kind), f"{kind.__name__} members without words: {set(kind) - set(table)}"
@@ -52,7 +52,6 @@ def test_the_compare_page_says_its_states_with_the_tables_words_and_tones(tmp_pa
     the dark page), and a planned run that never ran says the table's word."""
     from invlab.dashboard.compare.page import ComparePage
     from invlab.dashboard.state_words import FAINT
-    from invlab.train.states import PlannedRunState
 
     monkeypatch.setitem(state_words.STUDY_WORDS, StudyState.IDLE, Shown("resting", "quiet"))
     page = ComparePage(store=RunStore(tmp_path / "runs.sqlite"))
