@@ -32,6 +32,7 @@ class LiveEdits:
         self.lock, self.optimizer, self.scheduler, self.model = lock, optimizer, scheduler, model
         self.tc, self.good, self.solve, self.family = tc, good, solve, family
         self.pending: deque[Edit] = deque()  # put, not yet applied (a step was running)
+        self.unsaid: str | None = None  # why a held-back edit was refused, until `apply_pending` reports it
         self._apply_edit = {SetLearningRate: self._learning_rate, SetValue: self._value, Freeze: self._freeze,
                             SetTrainSetting: self._train_setting}
 
@@ -54,20 +55,27 @@ class LiveEdits:
 
     def apply_pending(self) -> str | None:
         """Apply the queued edits, oldest first, under the lock (the step calls this before it starts); the message
-        of the last one refused, if any (the trainer shows it as its `last_warning`)."""
+        of the last one refused since the queue was last reported, if any (the trainer shows it as its
+        `last_warning`), a held-back edit refused when a later `put` applied the queue included."""
         with self.lock:
-            refusal = self._apply_queue()
-        return None if refusal is None else f"a live change was refused: {refusal}"
+            self._apply_queue()
+            said, self.unsaid = self.unsaid, None
+        return said
 
     def _apply_queue(self, raise_for: Edit | None = None) -> ConfigError | ValueError | None:
-        refused = None
+        """Apply the queue; the refusal of `raise_for` (the caller's own edit) is returned for the caller to raise,
+        any other's is kept in `unsaid` for the next `apply_pending` to report."""
+        own = None
         while self.pending:
             edit = self.pending.popleft()
             try:
                 self._apply_edit[type(edit)](edit)
             except (ConfigError, ValueError) as err:
-                refused = err if raise_for is None or edit is raise_for else refused
-        return refused
+                if edit is raise_for:
+                    own = err
+                else:
+                    self.unsaid = f"a live change was refused: {err}"
+        return own
 
     def _check(self, edit: Edit) -> None:
         if isinstance(edit, (SetValue, Freeze)):

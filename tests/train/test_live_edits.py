@@ -69,3 +69,27 @@ def test_fewer_steps_set_while_a_run_trains_end_it_there(train_device):
     worker.join(60)
     stop.set()
     assert not worker.is_alive() and trainer.status == "finished" and trainer.step_count == 12
+
+
+def test_a_held_back_edit_refused_when_a_later_one_applies_the_queue_is_still_said(train_device):
+    """An edit left for the next step (a step was running) and refused when a later edit applies the queue on an
+    idle trainer is not lost: the next step's trainer says it in `last_warning`, and the later edit applies."""
+    trainer = Trainer(small(train_device))
+    held = threading.Event()
+
+    def step_running():  # another thread holds the trainer's lock, as a step does
+        with trainer.lock:
+            held.set()
+            done.wait()
+
+    done = threading.Event()
+    worker = threading.Thread(target=step_running)
+    worker.start()
+    held.wait()
+    assert trainer.edits.put(SetValue("kernel.lengthscale", -1.0)) is False  # left for the next step
+    done.set()
+    worker.join()
+    assert trainer.edits.put(SetLearningRate(0.02))  # idle now: the queue (both edits) is applied at once
+    assert trainer.edits.current_lr == 0.02
+    trainer.step()
+    assert trainer.last_warning is not None and "lengthscale must be greater" in trainer.last_warning
