@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 
 from invlab.dashboard.views.style import METRICS, metric_spec
+from invlab.models.registry import metric_words
 
 TITLE_CHARS = 44  # a title line fits the narrowest curve plot at the laptop's title size
 AXIS_CHARS = 28  # a y-axis label fits the plot's height
@@ -38,10 +39,11 @@ def curve_title(metric: str) -> str:
 
 
 def axis_label(metric: str) -> str:
-    """The y-axis label of `metric`: its label from `METRICS` when it fits, else the quantity's own name (the last
-    part of a dotted path), cut between words if still too long."""
+    """The y-axis label of `metric`: its label from `METRICS` or its family's registry entry (both worded to fit) or
+    any that fits, else the quantity's own name (the last part of a dotted path), cut between words if still too
+    long."""
     label = metric_spec(metric).label
-    if len(label) <= AXIS_CHARS or metric in METRICS:  # the table's own labels are worded to fit
+    if len(label) <= AXIS_CHARS or metric in METRICS or metric_words(metric) is not None:  # worded to fit
         return label
     leaf = metric.rpartition("/")[2].rpartition(".")[2]
     return _wrapped(_words(leaf), 1, AXIS_CHARS)[0]

@@ -393,3 +393,12 @@ def test_the_mouse_wheel_over_a_view_scrolls_the_page_instead_of_zooming():
         assert figures
         for figure in figures:
             assert not isinstance(figure.toolbar.active_scroll, WheelZoomTool), view
+
+
+def test_a_familys_own_curve_labels_are_kept_as_its_entry_words_them():
+    """A loss term's axis label from a family's registry entry is worded to fit, so it is shown whole (was cut to
+    'expected log lik' once the labels moved from the dashboard's table to the families' entries)."""
+    from invlab.dashboard.views.curve_names import axis_label
+
+    assert axis_label("expected_log_lik") == "expected log-likelihood (nats)"
+    assert axis_label("kl") == "KL(q ‖ p) (nats)"
