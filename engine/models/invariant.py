@@ -204,6 +204,11 @@ class AugmentationParams(param.Parameterized):
                                            "rotation then flips: invariant to both, the ranges of both learned); "
                                            "none: the first alone.")
     learn_ranges = param.Boolean(default=True, doc="Learn the augmentation ranges (off: keep them fixed).")
+    ranges_around_identity = param.Boolean(
+        default=False, doc="Learn the affine ranges as U[−a, b] with a, b ≥ 0 around the identity ('affine'). The "
+                           "paper (van der Wilk et al. 2018) learns free U[lo, hi]; this keeps both ends on either "
+                           "side of the identity, so a learned range is always an invariance, never a fixed warp. "
+                           "Discover turns it on.")
 
 
 transforms.REGISTRY.attach(AugmentationParams, "augmentation")  # registered parts' names and own options

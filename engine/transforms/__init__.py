@@ -25,7 +25,7 @@ import itertools
 from ..errors import ConfigError
 from ..registry import Registry
 from .affine import AFFINE_PARAMETERS, AffineAugmentation, all_affine, inverse_affine_matrices, rotation_only, warp
-from .base import Augmentation, FiniteOrbit, SymmetricRange, UniformRange
+from .base import Augmentation, FiniteOrbit, IdentityRange, SymmetricRange, UniformRange
 from .deformation import LocalDeformation
 from .orbits import (
     CyclicShiftOrbit,
@@ -37,9 +37,9 @@ from .orbits import (
     parse_coordinates,
 )
 
-__all__ = ["Augmentation", "FiniteOrbit", "UniformRange", "SymmetricRange", "AffineAugmentation", "rotation_only",
-           "all_affine", "LocalDeformation", "Rot90Orbit", "FlipOrbit", "PermutationOrbit", "CyclicShiftOrbit",
-           "IdentityOrbit", "SignFlipOrbit",
+__all__ = ["Augmentation", "FiniteOrbit", "UniformRange", "SymmetricRange", "IdentityRange", "AffineAugmentation",
+           "rotation_only", "all_affine", "LocalDeformation", "Rot90Orbit", "FlipOrbit", "PermutationOrbit",
+           "CyclicShiftOrbit", "IdentityOrbit", "SignFlipOrbit",
            "AFFINE_PARAMETERS", "build_augmentation", "inverse_affine_matrices", "warp", "register", "REGISTRY",
            "augmentation_names"]
 
@@ -68,10 +68,11 @@ def rotation(input_shape, rotation=5.0, affine=0.02):
     return rotation_only(rotation)
 
 
-@register("affine", builtin=True, inputs=("image",), options=_RANGES)
-def affine(input_shape, rotation=5.0, affine=0.02):
-    """All six affine parameters with learned uniform ranges."""
-    return all_affine(rotation, affine)
+@register("affine", builtin=True, inputs=("image",),
+          options={**_RANGES, "around_identity": "ranges_around_identity"})
+def affine(input_shape, rotation=5.0, affine=0.02, around_identity=False):
+    """All six affine parameters with learned uniform ranges (free ends, or around the identity: U[−a, b])."""
+    return all_affine(rotation, affine, around_identity)
 
 
 @register("deformation", builtin=True, inputs=("image",),

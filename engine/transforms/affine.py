@@ -16,7 +16,8 @@ The forward map on pixel positions q (relative to the image centre, x right, y d
 any affine map with positive determinant, and the output image is x_a(p) = x(T⁻¹(p)).
 
 Presets: `rotation_only(α)` (one learnable α, range [−α, α]) and `all_affine(...)` (six two-sided
-ranges). Any range can be frozen (`.frozen = True` on its Bounded values) or left out (held at 0).
+ranges: free ends U[lo, hi] as in the paper, or U[−a, b] around the identity with `around_identity=True`). Any range
+can be frozen (`.frozen = True` on its Bounded values) or left out (held at 0).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..errors import ConfigError
-from .base import Augmentation, SymmetricRange, UniformRange, range_summary, uniform
+from .base import Augmentation, IdentityRange, SymmetricRange, UniformRange, range_summary, uniform
 
 # name: (limit of the learnable values, unit)
 AFFINE_PARAMETERS: dict[str, tuple[float, str]] = {
@@ -86,8 +87,8 @@ def sample_grids(X: torch.Tensor, grids: torch.Tensor) -> torch.Tensor:
 
 
 class AffineAugmentation(Augmentation):
-    """x_a = Aff_φ(x) with φ_i ~ U(range_i); `ranges` holds a `UniformRange` or `SymmetricRange` per parameter
-    that is augmented (parameters not listed stay at 0: no change)."""
+    """x_a = Aff_φ(x) with φ_i ~ U(range_i); `ranges` holds a `UniformRange`, `SymmetricRange` or `IdentityRange`
+    per parameter that is augmented (parameters not listed stay at 0: no change)."""
 
     def __init__(self, ranges: dict[str, nn.Module]):
         super().__init__()
@@ -124,13 +125,18 @@ def rotation_only(alpha: float = 5.0) -> AffineAugmentation:
     return AffineAugmentation({"rotation": SymmetricRange(alpha, limit, name="rotation", unit=unit)})
 
 
-def all_affine(rotation: float = 5.0, other: float = 0.02) -> AffineAugmentation:
+def all_affine(rotation: float = 5.0, other: float = 0.02, around_identity: bool = False) -> AffineAugmentation:
     """All six parameters, each with a learnable two-sided range started at [−init, init]
-    (`rotation` in degrees for the angle, `other` for the rest, in their own units)."""
+    (`rotation` in degrees for the angle, `other` for the rest, in their own units).
+
+    `around_identity=False` learns both ends freely, U[lo, hi] (`UniformRange`, as van der Wilk et al. 2018 do), so a
+    learned range may leave the identity out; `True` learns U[−a, b] with a, b ≥ 0 (`IdentityRange`), so every
+    learned range holds the identity and is an invariance, never a fixed warp."""
     ranges = {}
     for name, (limit, unit) in AFFINE_PARAMETERS.items():
         init = rotation if name == "rotation" else other
         if not 0 <= init < limit:
             raise ConfigError(f"initial {name} range {init} must lie in [0, {limit})")
-        ranges[name] = UniformRange(-init, init, limit, name=name, unit=unit)
+        ranges[name] = (IdentityRange(init, init, limit, name=name, unit=unit) if around_identity else
+                        UniformRange(-init, init, limit, name=name, unit=unit))
     return AffineAugmentation(ranges)

@@ -13,7 +13,9 @@ Two kinds:
   shifts; S of the P elements are drawn *without replacement* (appendix B.1), and S = P gives the
   whole orbit, so the estimators become exact sums.
 
-The learnable values (range ends, strengths) are `invlab.parameters.Bounded` values, so the
+Ranges: `UniformRange` U[lo, hi] (the paper's, both ends free), `SymmetricRange` U[−α, α] and `IdentityRange`
+U[−a, b] (a, b ≥ 0: a range that always holds the identity, so a learned range is an invariance and never a fixed
+warp). The learnable values (range ends, strengths) are `invlab.parameters.Bounded` values, so the
 dashboard finds them with `learnables(model)`, can set them while training runs and can freeze them.
 """
 from __future__ import annotations
@@ -45,7 +47,9 @@ class UniformRange(nn.Module):
     """θ ~ U[lo, hi] with both ends learnable, reparameterised as θ = lo + (hi − lo)·ε, ε ~ U(0, 1).
 
     `lo` and `hi` are `Bounded` values in (−limit, limit). Nothing forces lo ≤ hi: if they cross, the
-    same formula draws uniformly between them, so no value the optimiser or a slider can reach is invalid.
+    same formula draws uniformly between them, so no value the optimiser or a slider can reach is invalid. Nor
+    lo ≤ 0 ≤ hi: a learned range may leave the identity out (a fixed warp, not an invariance; see `IdentityRange`
+    and `invlab.transforms.judging`).
     """
 
     def __init__(self, lo: float, hi: float, limit: float, *, name: str = "", unit: str = ""):
@@ -88,8 +92,41 @@ class SymmetricRange(nn.Module):
         return -a, a
 
 
+IDENTITY_FLOOR = 1e-3  # the least starting width of an `IdentityRange`'s end, as a fraction of its limit
+
+
+class IdentityRange(nn.Module):
+    """θ ~ U[−a, b] with a, b ≥ 0 learned: a range that always holds the identity θ = 0.
+
+    The paper's `UniformRange` learns both ends freely, so it can settle on a range such as [0.12, 0.16] that
+    leaves 0 out: every sample then applies the same kind of fixed warp, which is no invariance. Here the ends are
+    widths on either side of the identity, `below` = a and `above` = b, each a `Bounded` value in (0, limit), so no
+    value the optimiser or a slider can reach leaves 0 out; a width that shrinks towards 0 says "no invariance on
+    that side" (near 0 the sigmoid moves a width by factors, as on a log scale, so it can shrink towards 0 without
+    crossing it). Reparameterised as θ = −a + (a + b)·ε, ε ~ U(0, 1). An end asked to start at 0 starts at
+    `IDENTITY_FLOOR`·limit instead (an open interval's end cannot be 0 itself).
+    """
+
+    def __init__(self, below: float, above: float, limit: float, *, name: str = "", unit: str = ""):
+        super().__init__()
+        self.limit, self.unit = float(limit), unit
+        floor = IDENTITY_FLOOR * self.limit
+        self.below = Bounded(max(float(below), floor), 0.0, limit, name=f"{name}.below" if name else "below")
+        self.above = Bounded(max(float(above), floor), 0.0, limit, name=f"{name}.above" if name else "above")
+
+    def forward(self, eps: torch.Tensor) -> torch.Tensor:
+        """θ = −a + (a + b)·ε for uniform noise ε in [0, 1] (reparameterised, same shape as ε)."""
+        a, b = self.below(), self.above()
+        return -a + (a + b) * eps
+
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The range as (−a, b): the lower end is never above 0, the upper never below."""
+        return -self.below(), self.above()
+
+
 def range_summary(ranges: dict[str, nn.Module]) -> dict[str, torch.Tensor]:
-    """{'rotation': α} for symmetric ranges, {'shear.lo': lo, 'shear.hi': hi} for two-sided ones (tensors)."""
+    """{'rotation': α} for symmetric ranges, {'shear.lo': lo, 'shear.hi': hi} for two-sided ones (tensors; an
+    `IdentityRange` U[−a, b] as lo = −a, hi = b)."""
     out = {}
     for name, r in ranges.items():
         lo, hi = r.bounds()
