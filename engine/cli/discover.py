@@ -52,8 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", metavar="PATH",
                         help="Where to write the HTML report (default: discover-ID.html next to the run store).")
     parser.add_argument("--json", action="store_true",
-                        help='End with one JSON line: {"ranking": [{"candidate", "elbo_mean", "elbo_sd", "log_bf", '
-                             '"learned", ...}, ...], "verdict", "notes", "partial", ...}.')
+                        help='End with one JSON line: {"ranking": [{"candidate", "elbo_mean", "elbo_sd", "elbo_mc_se", '
+                             '"log_bf", "learned": {NAME: {"final", "kind", ...}}, ...}, ...], "verdict", '
+                             '"second_opinion": {"agrees", "text"}, "notes", "partial", ...}.')
     parser.add_argument("--quiet", action="store_true", help="No progress lines.")
     # The data's seed is --data-seed, as `invlab train` names it (there --seed is the training seed; here the
     # training seeds are --seeds); --seed, this command's first name for it, still works for scripts.
@@ -78,7 +79,8 @@ def _data(args, parser) -> dict:
 
 
 def print_report(report, out=None) -> None:
-    """The report for a terminal (`out`, default stdout): status, the ranked table, the verdict and the notes."""
+    """The report for a terminal (`out`, default stdout): status, the ranked table, the verdict, the held-out test
+    figures' second opinion and the notes."""
     out = out if out is not None else sys.stdout
     from ..sweeps.discover_html import table_rows
 
@@ -92,6 +94,8 @@ def print_report(report, out=None) -> None:
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
     print(f"verdict: {printable(report.verdict)}", file=out)
+    if report.second is not None:
+        print(f"second opinion: {printable(report.second.text)}", file=out)
     for note in report.notes:
         print(f"  - {printable(note)}", file=out)
 

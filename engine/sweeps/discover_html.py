@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import printable
 from .discover_names import NONE
+from .discover_ranges import INVARIANCE, kind_of, range_cell
 from .discover_report import CandidateResult, DiscoverReport
 from .discover_verdict import MARK, chosen
 from .plus_minus import plus_minus
@@ -21,7 +22,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;p
 white-space:nowrap}td:nth-child(2),th:nth-child(2){text-align:left}td:nth-child(6),th:nth-child(6){white-space:normal;min-width:22em;
 text-align:left}.verdict{font-size:1.25em;margin:.6em 0}.partial{color:#b00}
 .notes li{margin:.2em 0}.charts{display:flex;flex-wrap:wrap;gap:12px}svg text{font-size:11px}
-.failed{color:#b00}"""
+.failed{color:#b00}.second.disagrees{color:#b00}"""
 
 
 def esc(value) -> str:
@@ -33,21 +34,25 @@ def _pm(mean, sd, places: int = 2, scale: float = 1.0, unit: str = "") -> str:
     return plus_minus(mean, sd, places, scale, unit)  # with an sd: the sd to two figures, the mean to its place
 
 
+def _range_text(c: CandidateResult, name: str) -> str:
+    """One learned range's final value: `rotation 91.7 ± 1.6` (symmetric: mean ± sd over seeds), `shear [-0.14,
+    0.18]` (two-sided: the mean ends)."""
+    if name in c.learned:
+        v = c.learned[name]
+        return f"{name} {_pm(v['mean'], v['sd'], 3 if abs(v['mean'] or 0) < 10 else 1)}"
+    lo, hi = c.learned.get(f"{name}.lo", {}).get("mean"), c.learned.get(f"{name}.hi", {}).get("mean")
+    places = 1 if max(abs(lo or 0), abs(hi or 0)) >= 10 else 3
+    return f"{name} [{_pm(lo, None, places)}, {_pm(hi, None, places)}]"
+
+
 def learned_text(c: CandidateResult, limit: int | None = None) -> str:
-    """A candidate's learned ranges, final mean ± sd over seeds: `rotation 91.7 ± 1.6` for a symmetric range,
-    `shear [-0.14, 0.18]` for a two-sided one; at most `limit` of them (the rest counted)."""
-    parts, seen = [], set()
-    for key, v in c.learned.items():
-        name, _, side = key.rpartition(".")
-        if side in ("lo", "hi") and name:
-            if name in seen:
-                continue
-            seen.add(name)
-            lo, hi = c.learned.get(f"{name}.lo", {}).get("mean"), c.learned.get(f"{name}.hi", {}).get("mean")
-            places = 1 if max(abs(lo or 0), abs(hi or 0)) >= 10 else 3
-            parts.append(f"{name} [{_pm(lo, None, places)}, {_pm(hi, None, places)}]")
-        else:
-            parts.append(f"{key} {_pm(v['mean'], v['sd'], 3 if abs(v['mean'] or 0) < 10 else 1)}")
+    """A candidate's learned ranges as judged (`discover_ranges`), final mean ± sd over seeds: the invariances first
+    (`rotation 91.7 ± 1.6` symmetric, `rotation [-44.0, 45.0]` two-sided), then each warp (`scale_x [0.125, 0.161]
+    (a warp)`), then `no invariance in shear, …`; at most `limit` of them (the rest counted)."""
+    names = list(dict.fromkeys(k.rpartition(".")[0] if k.rpartition(".")[2] in ("lo", "hi") and "." in k else k
+                               for k in c.learned))
+    parts = (range_cell(c, lambda name: _range_text(c, name)) if c.judgements
+             else [_range_text(c, name) for name in names])
     if limit is not None and len(parts) > limit:
         parts = parts[:limit] + [f"(+{len(parts) - limit} more)"]
     return ", ".join(parts) or "-"
@@ -127,14 +132,16 @@ def bayes_factor_svg(report: DiscoverReport) -> str:
     return "".join(out)
 
 
-def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list]) -> str:
+def path_svg(candidate: str, name: str, steps: list[int], series: dict[str, list], kind: str | None = None) -> str:
     """A learned range over training (first seed): each of `series` (label → values at `steps`; 'lo' and 'hi' for a
-    two-sided range) against step, as a small line chart."""
+    two-sided range) against step, as a small line chart; its title says when the range's `kind` is not an
+    invariance ('a warp', 'no invariance')."""
     lines = {label: [(s, v) for s, v in zip(steps, values) if v is not None and math.isfinite(v)]
              for label, values in series.items()}
     lines = {label: points for label, points in lines.items() if len(points) >= 2}
     width, height, left, bottom, top = 260, 172, 46, 40, 24  # room above for the title, below for the step labels
     title = f"{candidate}: {name}" + (" (°)" if name.split("_")[-1] == "rotation" else "")
+    title += {"warp": ": a warp", "negligible": ": no invariance"}.get(kind or INVARIANCE, "")
     if not lines:
         return f"<div><p>{esc(title)}: no path recorded</p></div>"
     every = [p for points in lines.values() for p in points]
@@ -176,7 +183,7 @@ def range_charts(c: CandidateResult) -> list[str]:
             name, side = key, key
         groups.setdefault(name, {})[side] = v["values"]
         steps.setdefault(name, v["steps"])
-    return [path_svg(c.label, name, steps[name], series) for name, series in groups.items()]
+    return [path_svg(c.label, name, steps[name], series, kind_of(c, name)) for name, series in groups.items()]
 
 
 def report_html(report: DiscoverReport) -> str:
@@ -194,6 +201,7 @@ def report_html(report: DiscoverReport) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
             f"<h1>{esc(title)}</h1>{partial}<p class=\"verdict\" id=\"verdict\">{esc(report.verdict)}</p>"
+            f"{second_html(report)}"
             f"<p>Sweep {report.sweep_id}, ranked by the ELBO on the whole training set (mean ± sd over seeds, nats); "
             "the log Bayes factor against no invariance is the ELBO difference, paired by seed.</p>"
             f"<table id=\"ranking\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -201,6 +209,14 @@ def report_html(report: DiscoverReport) -> str:
             + (f"<h2>Learned ranges over training (first seed)</h2><div class=\"charts\">{''.join(charts)}</div>"
                if charts else "")
             + f"<h2>Notes</h2><ul class=\"notes\">{notes}{failed}</ul></body></html>\n")
+
+
+def second_html(report: DiscoverReport) -> str:
+    """The held-out data's second opinion as a paragraph (empty for a report without one)."""
+    if report.second is None:
+        return ""
+    tone = "agrees" if report.second.agrees else "disagrees"
+    return f'<p class="second {tone}" id="second-opinion">Second opinion: {esc(report.second.text)}</p>'
 
 
 def write_report(report: DiscoverReport, path: str | Path) -> Path:
@@ -212,4 +228,4 @@ def write_report(report: DiscoverReport, path: str | Path) -> Path:
 
 
 __all__ = ["report_html", "write_report", "table_rows", "learned_text", "bayes_factor_svg", "path_svg", "range_charts",
-           "esc"]
+           "second_html", "esc"]

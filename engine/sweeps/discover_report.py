@@ -4,11 +4,14 @@ honest notes on the statistics and a one-sentence verdict.
 
 The log Bayes factor of a candidate against `none` is estimated by the difference of their ELBOs (lower bounds of
 the log marginal likelihoods, van der Wilk et al. 2018 sec. 3), paired by seed: its mean ± sd is over the seeds both
-finished. A difference is *within noise* when it is smaller than its spread across seeds (the larger of the two
-candidates' ELBO standard deviations, or the sd of the paired differences); with one seed there is no spread and the
-report says so. The ranking is by mean ELBO, except that within noise the simpler group wins, so the verdict's
-candidate comes first (`discover_verdict`). `to_dict()` is the JSON form (`{"ranking": [...], ...}`) that
-`invlab discover --json` prints.
+finished. A difference is *within noise* when it is at most sqrt(max(sd_a, sd_b)² + mc_a² + mc_b²): the larger of the
+two candidates' ELBO standard deviations over seeds and both mean ELBOs' Monte-Carlo standard errors (each
+sqrt(Σ se_i²)/n over its seeds' evaluations; 0 when exact; unknown for a sweep stored before runs recorded it, which
+the notes say). With one seed and no Monte-Carlo error there is no noise figure and the report says so. Learned
+ranges are judged (`discover_ranges`): a warp or a range under half a pixel is never reported as an invariance. The
+ranking is by mean ELBO, except that within noise the simpler group wins, so the verdict's candidate comes first
+(`discover_verdict`); the held-out test NLPD gives a second opinion (`discover_second`). `to_dict()` is the JSON form
+(`{"ranking": [...], "verdict", "second_opinion", ...}`) that `invlab discover --json` prints.
 """
 from __future__ import annotations
 
@@ -21,15 +24,20 @@ from ..train.states import RunStatus, SweepStatus
 from .compare import mean_sd
 from .discover_labels import labels_of, relabel
 from .discover_names import NONE, SWEEP_PREFIX, point_name
+from .discover_notes import statistics_notes
+from .discover_ranges import judge, kind_of
+from .discover_second import SecondOpinion, second_opinion
 from .discover_verdict import beats, combined_parts, order_notes, preferred_order, spread, verdict
 from .spec import SweepSpec
 
 
 @dataclass
 class CandidateResult:
-    """One candidate over its seeds: ELBO (nats, whole training set) mean ± sd, log Bayes factor against `none`
-    (nats) mean ± sd, learned ranges (final mean ± sd and the first seed's path over training: (steps, values)),
-    test error (fraction) or RMSE (data units), NLPD, seconds per run, and its failed runs' messages."""
+    """One candidate over its seeds: ELBO (nats, whole training set) mean ± sd and the Monte-Carlo standard error of
+    that mean (sqrt(Σ se_i²)/n; None when a seed's run stored none), log Bayes factor against `none` (nats) mean ±
+    sd, learned ranges (final mean ± sd and the first seed's path over training: (steps, values)) and their
+    judgements (`discover_ranges`), test error (fraction) or RMSE (data units), NLPD, seconds per run, and its
+    failed runs' messages."""
 
     candidate: str
     elbos: dict[int, float] = field(default_factory=dict)  # seed -> whole-data ELBO
@@ -47,6 +55,11 @@ class CandidateResult:
     run_ids: list[int] = field(default_factory=list)
     estimator: str = ""
     label: str = ""  # as a reader sees it: 'permutations: age, height' for the stored 'permutations:0,1'
+    elbo_mc_se: float | None = None  # nats: the Monte-Carlo standard error of elbo_mean
+    mc_ses: dict[int, float] = field(default_factory=dict)  # seed -> its evaluation's Monte-Carlo standard error
+    elbo_bias: float | None = None  # nats, mean over seeds: the sampled estimate − its limit (0: unbiased)
+    input_shape: tuple[int, ...] | None = None  # one input's shape, which sizes a range in pixels
+    judgements: list = field(default_factory=list)  # RangeJudgement per learned range
 
     def __post_init__(self):
         self.label = self.label or self.candidate
@@ -55,8 +68,9 @@ class CandidateResult:
         """The candidate as plain JSON-ready data."""
         return {"candidate": self.candidate, "label": self.label, "elbo_mean": self.elbo_mean, "elbo_sd": self.elbo_sd,
                 "log_bf": self.log_bf, "log_bf_sd": self.log_bf_sd,
-                "learned": {k: {"final": v["mean"], "sd": v["sd"], "path": [v["steps"], v["values"]]}
-                            for k, v in self.learned.items()},
+                "elbo_mc_se": self.elbo_mc_se, "elbo_bias": self.elbo_bias,
+                "learned": {k: {"final": v["mean"], "sd": v["sd"], "path": [v["steps"], v["values"]],
+                                "kind": kind_of(self, k)} for k, v in self.learned.items()},
                 "test_error": self.test_error[0], "test_error_sd": self.test_error[1],
                 "test_rmse": self.test_rmse[0], "test_rmse_sd": self.test_rmse[1],
                 "nlpd": self.nlpd[0], "nlpd_sd": self.nlpd[1], "seconds": self.seconds,
@@ -80,10 +94,14 @@ class DiscoverReport:
     total: int
     stored: int
     target_name: str | None = None  # a table's target column, which names the RMSE's units; None: no names
+    second: SecondOpinion | None = None  # the held-out test figures' opinion of the verdict
 
     def to_dict(self) -> dict:
-        """The report as JSON-ready data: `ranking` (best first), verdict, notes, budget, partial, sweep id."""
-        return {"ranking": [c.to_dict() for c in self.ranking], "verdict": self.verdict, "notes": self.notes,
+        """The report as JSON-ready data: `ranking` (best first), verdict, second opinion, notes, budget, partial,
+        sweep id."""
+        second = self.second.to_dict() if self.second is not None else None
+        return {"ranking": [c.to_dict() for c in self.ranking], "verdict": self.verdict, "second_opinion": second,
+                "notes": self.notes,
                 "budget": self.budget, "partial": self.partial, "status": self.status, "sweep_id": self.sweep_id,
                 "dataset": self.dataset, "runs_planned": self.total, "runs_stored": self.stored,
                 "target_name": self.target_name}
@@ -94,12 +112,14 @@ class DiscoverReport:
 
 
 def budget_of(spec: SweepSpec) -> dict:
-    """What every candidate got: steps, batch size, learning rate, inducing points M, samples per input S, seeds."""
+    """What every candidate got: steps, batch size, learning rate, inducing points M, samples per input S, seeds, and
+    the Monte-Carlo standard error the final ELBO was estimated to (`elbo_precision`, nats; 0: one evaluation)."""
     model = spec.base.model_params()
     train = spec.base.train_config()
     return {"steps": int(train.steps), "batch_size": int(train.batch_size), "learning_rate": float(train.learning_rate),
             "optimizer": spec.base.optimizer_name(), "num_inducing": int(model.num_inducing),
-            "num_samples": int(model.num_samples), "seeds": list(spec.seeds)}
+            "num_samples": int(model.num_samples), "seeds": list(spec.seeds),
+            "elbo_precision": float(getattr(train, "elbo_precision", 0.0) or 0.0)}
 
 
 def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, CandidateResult], int]:
@@ -116,24 +136,45 @@ def _collect(store, sweep_id: int, spec: SweepSpec) -> tuple[dict[str, Candidate
         if r.status != RunStatus.FINISHED or r.full_elbo is None or not math.isfinite(r.full_elbo):
             result.failed.append(f"seed {info.get('seed')}: {r.message or r.status}")
             continue
-        result.estimator = info.get("estimator") or result.estimator
         result.elbos[int(info.get("seed", 0))] = float(r.full_elbo)
         rows[name].append((r, info))
     for name, members in rows.items():
-        result = results[name]
-        result.finished = len(members)
-        result.elbo_mean, result.elbo_sd = mean_sd(list(result.elbos.values()))
-        result.test_error = mean_sd([r.test_error for r, _ in members])
-        result.test_rmse = mean_sd([r.test_rmse for r, _ in members])
-        result.nlpd = mean_sd([r.test_nlpd for r, _ in members])
-        result.seconds = mean_sd([info.get("seconds") for _, info in members])[0]
-        members.sort(key=lambda m: m[1].get("seed", 0))
-        for key in sorted({k for _, info in members for k in (info.get("learned") or {})}):
-            mean, sd = mean_sd([(info.get("learned") or {}).get(key) for _, info in members])
-            steps, values = store.metrics.read(members[0][0].id, [f"range.{key}"]).get(f"range.{key}", ([], []))
-            values = [None if v is None else abs(v) if "." not in key else v for v in values]
-            result.learned[key] = {"mean": mean, "sd": sd, "steps": list(steps), "values": values}
+        _summarise(results[name], members, store)
     return results, len(runs)
+
+
+def _summarise(result: CandidateResult, members: list, store) -> None:
+    """Fill `result` from its finished runs `members` ((run record, sweep info) pairs): means over seeds, the
+    Monte-Carlo error, the learned ranges with their paths, and their judgements."""
+    result.finished = len(members)
+    result.elbo_mean, result.elbo_sd = mean_sd(list(result.elbos.values()))
+    result.test_error = mean_sd([r.test_error for r, _ in members])
+    result.test_rmse = mean_sd([r.test_rmse for r, _ in members])
+    result.nlpd = mean_sd([r.test_nlpd for r, _ in members])
+    result.seconds = mean_sd([info.get("seconds") for _, info in members])[0]
+    members.sort(key=lambda m: m[1].get("seed", 0))
+    _monte_carlo(result, [info for _, info in members])
+    for key in sorted({k for _, info in members for k in (info.get("learned") or {})}):
+        mean, sd = mean_sd([(info.get("learned") or {}).get(key) for _, info in members])
+        steps, values = store.metrics.read(members[0][0].id, [f"range.{key}"]).get(f"range.{key}", ([], []))
+        values = [None if v is None else abs(v) if "." not in key else v for v in values]
+        result.learned[key] = {"mean": mean, "sd": sd, "steps": list(steps), "values": values}
+    result.judgements = judge(result) if result.learned else []
+
+
+def _monte_carlo(result: CandidateResult, infos: list[dict]) -> None:
+    """The candidate's Monte-Carlo error (sqrt(Σ se_i²)/n; None unless every seed's run stored its se), mean bias,
+    estimator phrases and input shape, from its finished runs' sweep infos (seed order)."""
+    ses = {int(info.get("seed", 0)): info.get("elbo_mc_se") for info in infos}
+    if ses and all(isinstance(se, (int, float)) and math.isfinite(se) for se in ses.values()):
+        result.mc_ses = {seed: float(se) for seed, se in ses.items()}
+        result.elbo_mc_se = math.sqrt(sum(se * se for se in result.mc_ses.values())) / len(ses)
+    biases = [info.get("elbo_bias") for info in infos if isinstance(info.get("elbo_bias"), (int, float))]
+    result.elbo_bias = sum(biases) / len(biases) if biases else None
+    phrases = list(dict.fromkeys(str(info["estimator"]) for info in infos if info.get("estimator")))
+    result.estimator = "; ".join(phrases) or result.estimator
+    shape = next((info.get("input_shape") for info in infos if info.get("input_shape")), None)
+    result.input_shape = tuple(int(s) for s in shape) if shape else None
 
 
 def _bayes_factors(results: dict[str, CandidateResult]) -> None:
@@ -146,72 +187,6 @@ def _bayes_factors(results: dict[str, CandidateResult]) -> None:
             result.log_bf, result.log_bf_sd = mean_sd(paired)
         else:
             result.log_bf = result.elbo_mean - base.elbo_mean
-
-
-def statistics_notes(ranking: list[CandidateResult], budget: dict, partial: bool, status: str) -> list[str]:
-    """What a reader must know to trust the ranking: the budget every candidate had, whether the report is partial,
-    which neighbours are within the seeds' spread, where the seeds disagree on the order, differing estimators, stage
-    2's outcome, candidates not run, and each failure with its reason."""
-    notes = [f"every candidate: {budget['steps']} steps of {budget['optimizer']} (learning rate "
-             f"{budget['learning_rate']:g}, batch {budget['batch_size'] or 'all'}), M = {budget['num_inducing']} "
-             f"inducing points, S = {budget['num_samples']} samples per input (a finite orbit's whole orbit when "
-             f"smaller), seeds {', '.join(map(str, budget['seeds']))}"]
-    if partial:
-        notes.append(f"partial: the run was {status} before every candidate finished; the ranking covers what did")
-    ok = [c for c in ranking if c.elbo_mean is not None]
-    if len(budget["seeds"]) < 2 or all(c.elbo_sd is None for c in ok):
-        notes.append("one seed per candidate: there is no seed spread to judge the differences by")
-    for a, b in zip(ok, ok[1:]):
-        noise = spread(a, b)
-        if noise is not None and a.elbo_mean - b.elbo_mean <= noise:
-            notes.append(f"{a.candidate} and {b.candidate} are within noise: ELBO difference "
-                         f"{a.elbo_mean - b.elbo_mean:.3g} nats ≤ seed spread {noise:.3g}")
-    seeds = sorted({s for c in ok for s in c.elbos})
-    orders = {s: [c.candidate for c in sorted((c for c in ok if s in c.elbos), key=lambda c: -c.elbos[s])]
-              for s in seeds}
-    overall = [c.candidate for c in ok]
-    for s, order in orders.items():
-        if order != [n for n in overall if n in order]:
-            notes.append(f"seeds disagree on the order: seed {s} ranks {' > '.join(order)}")
-    estimators: dict[str, list[str]] = {}
-    for c in ok:
-        estimators.setdefault(c.estimator or "unknown", []).append(c.candidate)
-    if len(estimators) > 1:
-        notes.append("the ELBOs are estimated differently: " + "; ".join(f"{e} for {', '.join(names)}" for e, names in
-                                                                        estimators.items())
-                     + " (a sampled estimate is unbiased, with its own Monte-Carlo noise at one evaluation seed)")
-    notes.extend(_combination_notes(ranking))
-    unrun = [c.candidate for c in ranking if not c.finished and not c.failed]
-    if unrun:
-        notes.append(f"not run before the sweep stopped: {', '.join(unrun)}")
-    for c in ranking:
-        for message in c.failed:
-            notes.append(f"{c.candidate} failed ({message}); it is left out of its mean")
-    return notes
-
-
-def _combination_notes(ranking: list[CandidateResult]) -> list[str]:
-    rows = {c.candidate: c for c in ranking}
-    notes = []
-    for c in ranking:
-        parts = combined_parts(c.candidate)
-        if len(parts) < 2 or c.elbo_mean is None:
-            continue
-        first = rows.get(parts[0])
-        if first is None or first.elbo_mean is None:
-            continue
-        gain = c.elbo_mean - first.elbo_mean
-        noise = spread(c, first)
-        spread_text = f" (seed spread {noise:.3g})" if noise is not None else ""
-        if beats(c, first):
-            outcome = f"improves the ELBO of {parts[0]} by {gain:.3g} nats{spread_text}: kept"
-        elif beats(first, c):
-            outcome = f"lowers the ELBO of {parts[0]} by {-gain:.3g} nats{spread_text}: {parts[0]} alone is better"
-        else:
-            outcome = (f"changes the ELBO of {parts[0]} by {gain:.3g} nats, within noise{spread_text}: {parts[0]} "
-                       "alone is preferred")
-        notes.append(f"stage 2: {c.candidate} {outcome}; combinations of more than two are not tried")
-    return notes
 
 
 def is_discover(spec: SweepSpec) -> bool:
@@ -246,9 +221,12 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
     dataset = str(spec.base.data.get("dataset", ""))
     if record.name.startswith(SWEEP_PREFIX):
         dataset = dataset or record.name[len(SWEEP_PREFIX):]
-    return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes,
-                          relabel(verdict(by_elbo), labels), partial,
-                          total, stored, target_column(json.dumps(spec.base.data, sort_keys=True, default=str)))
+    second = second_opinion(by_elbo)
+    second = SecondOpinion(second.agrees, relabel(second.text, labels))
+    said = verdict(by_elbo) + ("" if second.agrees else f"; but {second.text}")
+    return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes, relabel(said, labels), partial,
+                          total, stored, target_column(json.dumps(spec.base.data, sort_keys=True, default=str)),
+                          second)
 
 
 @functools.lru_cache(maxsize=32)

@@ -1,28 +1,69 @@
 """Which candidate a discover report names, and the order its table lists them in, so that the two agree.
 
-A candidate *helps* when its ELBO beats none's by more than the seeds' spread, and a combination only where it also
-beats its first part so (van der Wilk et al. 2018: the marginal likelihood prefers the simpler model unless the data
-say otherwise). The verdict names the best candidate that helps, by mean ELBO. The table is ranked by mean ELBO too,
-except that within the seeds' spread the simpler group wins: a candidate that does not help yet has a higher mean
-than the simpler group it is judged against (none, or a combination's first part) ranks right below that group. So
-the verdict's candidate is always the table's first row; the report marks it ✓ and says, per moved row, why.
+*Beyond noise*: candidate a beats b when its mean ELBO exceeds b's by more than
+
+    noise(a, b) = sqrt(max(sd_a, sd_b)² + mc_a² + mc_b²),
+
+sd the ELBO's standard deviation over seeds and mc the Monte-Carlo standard error of the mean ELBO over seeds
+(mc = sqrt(Σ se_i²) / n from each seed's evaluation, 0 when exact; left out where an old sweep stored none). With one
+seed and no Monte-Carlo error known there is no noise figure, and any difference counts.
+
+A candidate *helps* when it beats none beyond noise, its learned ranges (if any) hold at least one invariance
+(`discover_ranges.no_invariance`), and it also beats each simpler candidate it contains: a combination its first part,
+`affine` the `rotation` it contains (where that finished) — van der Wilk et al. 2018: the marginal likelihood prefers
+the simpler model unless the data say otherwise. The verdict names the best candidate that helps, by mean ELBO. The
+table is ranked by mean ELBO too, except that within noise the simpler group wins: a candidate that does not help yet
+has a higher mean than the simpler group it is judged against (none, a combination's first part, or the candidate it
+contains) ranks right below that group. So the verdict's candidate is always the table's first row; the report marks
+it ✓ and says, per moved row, why.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from .discover_names import COMBINED, NONE
+from .discover_ranges import describe, no_invariance
 
 if TYPE_CHECKING:
     from .discover_report import CandidateResult
 
 MARK = "✓"  # the table's mark on the verdict's candidate
+# A candidate whose group holds another candidate's group: it must beat that one beyond noise to be named (affine's
+# rotation range is the rotation candidate's; a plugin's nesting is not known, so it is judged against none only).
+CONTAINS: dict[str, tuple[str, ...]] = {"affine": ("rotation",)}
+
+
+def seed_spread(a: CandidateResult, b: CandidateResult) -> float | None:
+    """The larger of the two candidates' ELBO standard deviations over seeds (None with one seed)."""
+    sds = [s for s in (a.elbo_sd, b.elbo_sd) if s is not None]
+    return max(sds) if sds else None
+
+
+def mc_error(a: CandidateResult, b: CandidateResult) -> float | None:
+    """The Monte-Carlo error of the difference of the two mean ELBOs, sqrt(mc_a² + mc_b²) (None: neither known)."""
+    known = [m for m in (a.elbo_mc_se, b.elbo_mc_se) if m is not None]
+    return math.sqrt(sum(m * m for m in known)) if known else None
 
 
 def spread(a: CandidateResult, b: CandidateResult) -> float | None:
-    """The seed spread against which the ELBO difference of `a` and `b` is judged (None with one seed)."""
-    sds = [s for s in (a.elbo_sd, b.elbo_sd) if s is not None]
-    return max(sds) if sds else None
+    """The noise against which the ELBO difference of `a` and `b` is judged: sqrt(max sd² + mc_a² + mc_b²) (the
+    module's doc); None with one seed and no Monte-Carlo error known."""
+    sd, mc = seed_spread(a, b), mc_error(a, b)
+    if sd is None and mc is None:
+        return None
+    return math.sqrt((sd or 0.0) ** 2 + (mc or 0.0) ** 2)
+
+
+def noise_words(a: CandidateResult, b: CandidateResult) -> str:
+    """The noise of `a` against `b` with its figures: 'seed spread 0.5' where no Monte-Carlo error is known, else
+    'noise 1.8: seed spread 0.5, Monte-Carlo error 1.73'."""
+    noise, sd, mc = spread(a, b), seed_spread(a, b), mc_error(a, b)
+    if noise is None:
+        return "no noise figure (one seed)"
+    if mc is None:
+        return f"seed spread {noise:.3g}"
+    return f"noise {noise:.3g}: seed spread {sd or 0.0:.3g}, Monte-Carlo error {mc:.3g}"
 
 
 def beats(a: CandidateResult, b: CandidateResult | None) -> bool:
@@ -42,24 +83,33 @@ def _finished(ranking: list[CandidateResult]) -> dict[str, CandidateResult]:
     return {c.candidate: c for c in ranking if c.elbo_mean is not None}
 
 
+def contained(c: CandidateResult, rows: dict[str, CandidateResult]) -> list[str]:
+    """The finished simpler candidates `c` holds and must beat beyond noise to be named (affine: rotation)."""
+    return [name for name in CONTAINS.get(c.candidate, ()) if name in rows]
+
+
 def helps(c: CandidateResult, rows: dict[str, CandidateResult]) -> bool:
-    """Whether `c` beats none beyond noise and, a combination, its first part too (`rows`: the finished candidates
-    by name)."""
-    if c.candidate == NONE or not beats(c, rows.get(NONE)):
+    """Whether `c` beats none beyond noise, learned an invariance (where it learns ranges), and beats each simpler
+    candidate it holds: a combination's first part, affine's rotation (`rows`: the finished candidates by name)."""
+    if c.candidate == NONE or no_invariance(c) or not beats(c, rows.get(NONE)):
         return False
     parts = combined_parts(c.candidate)
-    return len(parts) < 2 or beats(c, rows.get(parts[0]))
+    if len(parts) > 1 and not beats(c, rows.get(parts[0])):
+        return False
+    return all(beats(c, rows[name]) for name in contained(c, rows))
 
 
 def yields_to(c: CandidateResult, rows: dict[str, CandidateResult]) -> str | None:
-    """The simpler group a candidate that does not help is judged against: a combination that beats none, its
-    first part; any other, none. None for none itself, a candidate that helps, or without a finished none."""
+    """The simpler group a candidate that does not help is judged against: one that beats none and learned an
+    invariance, the simpler candidate it does not beat (a combination's first part, affine's rotation); any other,
+    none. None for none itself, a candidate that helps, or without a finished none."""
     if c.candidate == NONE or NONE not in rows or c.elbo_mean is None or helps(c, rows):
         return None
+    if no_invariance(c) or not beats(c, rows[NONE]):
+        return NONE
     parts = combined_parts(c.candidate)
-    if len(parts) > 1 and beats(c, rows[NONE]) and parts[0] in rows:
-        return parts[0]
-    return NONE
+    simpler = [parts[0]] if len(parts) > 1 else contained(c, rows)
+    return next((name for name in simpler if name in rows and not beats(c, rows[name])), NONE)
 
 
 def chosen(ranking: list[CandidateResult]) -> CandidateResult | None:
@@ -99,23 +149,13 @@ def order_notes(ranking: list[CandidateResult], moved: dict[str, str]) -> list[s
     notes = [f"{MARK} marks the verdict's candidate, {best.candidate}"] if best is not None else []
     for name, target in moved.items():
         c, g = rows[name], rows[target]
-        noise = spread(c, g)
-        noise_text = f"the seeds' spread ({_nats(noise)})" if noise is not None else "noise"
-        notes.append(f"{name} ranks below {target} though its mean ELBO is {_nats(c.elbo_mean - g.elbo_mean)} nats "
-                     f"higher: that is within {noise_text}, and within noise the simpler group wins")
+        higher = f"{name} ranks below {target} though its mean ELBO is {_nats(c.elbo_mean - g.elbo_mean)} nats higher"
+        if no_invariance(c):
+            notes.append(f"{higher}: its learned ranges are no invariance (see the note on {name})")
+            continue
+        noise_text = f"the {noise_words(c, g)}" if spread(c, g) is not None else "noise"
+        notes.append(f"{higher}: that is within {noise_text}, and within noise the simpler group wins")
     return notes
-
-
-def _describe(c: CandidateResult) -> str:
-    rotation = c.learned.get("rotation")
-    if rotation is not None and rotation["mean"] is not None and c.candidate == "rotation":
-        return f"rotation-invariant up to ±{rotation['mean']:.0f}°"
-    if rotation is not None and rotation["mean"] is not None and len(c.learned) <= 1:
-        return f"invariant under {c.candidate} (rotation up to ±{rotation['mean']:.0f}°)"
-    if c.learned:
-        shown = ", ".join(f"{k} {v['mean']:.3g}" for k, v in list(c.learned.items())[:3] if v["mean"] is not None)
-        return f"invariant under {c.candidate} (learned {shown})"
-    return f"invariant under {c.candidate}"
 
 
 def _nats(value: float) -> str:
@@ -142,9 +182,11 @@ def verdict(ranking: list[CandidateResult]) -> str:
         return f"{ok[0].candidate} ranks first, but the baseline none did not finish, so no Bayes factor can be given"
     rows = _finished(ok)
     winners = [c for c in ok if helps(c, rows)]
-    losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c, rows)
-              and not (len(combined_parts(c.candidate)) > 1 and beats(c, base))]
+    empty = [c.candidate for c in ok if no_invariance(c)]
+    losers = [c.candidate for c in ok if c.candidate != NONE and not helps(c, rows) and not no_invariance(c)
+              and yields_to(c, rows) in (NONE, None)]
     no_help = (f"; {', '.join(losers)} {'does' if len(losers) == 1 else 'do'} not help" if losers else "")
+    no_help += f"; {', '.join(empty)} learned no invariance (see the notes)" if empty else ""
     broken = [c.candidate for c in ranking if c.elbo_mean is None and c.failed]
     failed = f"; {', '.join(broken)} failed (see the notes)" if broken else ""
     if not winners:
@@ -155,9 +197,10 @@ def verdict(ranking: list[CandidateResult]) -> str:
                     f"{_nats(base.elbo_mean - best.elbo_mean)} nats or more ({best.candidate} comes closest, "
                     f"{_bf_text(best)})" + failed)
         tail = f" (best: {best.candidate}, {_bf_text(best)})" if best is not None and best.log_bf is not None else ""
-        return "no invariance beats none beyond noise" + tail + failed
-    return f"{_describe(winners[0])} ({_bf_text(winners[0])})" + no_help + failed
+        learned = f"; {', '.join(empty)} learned no invariance (see the notes)" if empty else ""
+        return "no invariance beats none beyond noise" + tail + learned + failed
+    return f"{describe(winners[0])} ({_bf_text(winners[0])})" + no_help + failed
 
 
-__all__ = ["MARK", "beats", "chosen", "combined_parts", "helps", "order_notes", "preferred_order", "spread",
-           "verdict", "yields_to"]
+__all__ = ["CONTAINS", "MARK", "beats", "chosen", "combined_parts", "contained", "helps", "mc_error", "noise_words",
+           "order_notes", "preferred_order", "seed_spread", "spread", "verdict", "yields_to"]
