@@ -168,7 +168,11 @@ class InvariantSVGP(SVGP):
             del table[name]
         series = self.range_history.series() if self.wants("augmentation_history") else {}
         if series:
-            views["augmentation_history"] = range_history_view(series, self.augmentation)
+            info = getattr(self, "data_info", None)  # the judge measures ranges in pixels of one input
+            shape = (info.input_shape or info.image_shape) if info is not None else None
+            if shape is None and data is not None:
+                shape = tuple(data[0].shape[1:])
+            views["augmentation_history"] = range_history_view(series, self.augmentation, shape)
         if self.wants("augmentation_samples") and data is not None and data[0].dim() == 4:
             views["augmentation_samples"] = self.augmentation_samples(data[0], data[1])
         return views
