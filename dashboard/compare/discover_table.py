@@ -1,7 +1,7 @@
 """What the Compare page's Discover study shows (`DiscoverTable`): its status line, the ranking by whole-training-set
-ELBO (one row per candidate, discover_ranking.py), the verdict and notes, the log Bayes factor chart and the report
-to download. A click on a candidate opens its first finished run on the Training page (a request the page's
-`CompareContext` carries)."""
+ELBO (one row per candidate, discover_ranking.py), the verdict, its second opinion from held-out data and the notes,
+the log Bayes factor chart and the report to download. A click on a candidate opens its first finished run on the
+Training page (a request the page's `CompareContext` carries)."""
 from __future__ import annotations
 
 import io
@@ -71,7 +71,9 @@ class DiscoverTable(pn.viewable.Viewer):
         if report is not None and report.ranking:
             state = "Partial: " if report.partial else ""
             notes = "\n".join(f"- {markdown_text(n)}" for n in report.notes)
-            self.verdict.object = f"**{state}Verdict:** {markdown_text(report.verdict)}\n\n{notes}"
+            second = (f"\n\n**Second opinion:** {markdown_text(report.second.text)}"
+                      if report.second is not None else "")  # the held-out test figures on the verdict's choice
+            self.verdict.object = f"**{state}Verdict:** {markdown_text(report.verdict)}{second}\n\n{notes}"
             self.chart.object = bayes_factor_svg(report)  # every data string in it is escaped
             self.download.filename = f"discover-{report.sweep_id}.html"
             self.download.visible = True
