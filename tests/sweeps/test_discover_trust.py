@@ -204,3 +204,19 @@ def test_the_command_ends_with_json_that_has_the_second_opinion_and_each_learned
     assert rotation["learned"]["rotation"]["kind"] in ("invariance", "negligible")
     assert any(line.startswith("second opinion: ") for line in lines)
     assert f"Second opinion: {html.escape(result['second_opinion']['text'])}" in (tmp_path / "r.html").read_text()
+
+
+def test_stage_two_never_combines_a_candidate_that_is_no_invariance_or_does_not_beat_what_it_contains(monkeypatch):
+    from invlab.sweeps import discover_combine
+    from invlab.sweeps.discover_report import DiscoverReport
+    from invlab.sweeps.discover_verdict import preferred_order
+
+    none = row("none", [-150.0, -151.0, -149.0])
+    rotation = row("rotation", [-100.0, -101.0, -99.0], {"rotation": 45.0})
+    nested = row("affine", [-99.5, -100.5, -98.5], dict(TINY_AFFINE, **{"rotation.lo": -44.0, "rotation.hi": 45.0}))
+    flips = row("flips", [-120.0, -121.0, -119.0])
+    for affine in (nested, row("affine", [-90.0, -91.0, -89.0], TINY_AFFINE)):  # within noise of rotation; no range
+        ranking, _ = preferred_order(with_bf([none, rotation, affine, flips]))
+        report = DiscoverReport(1, "x", "finished", ranking, BUDGET, [], "", False, 12, 12)
+        monkeypatch.setattr(discover_combine, "discover_report", lambda store, sweep_id: report)
+        assert discover_combine.next_combination(None, 1) == ("rotation", "flips")
