@@ -110,6 +110,9 @@ class IdentityRange(nn.Module):
     def __init__(self, below: float, above: float, limit: float, *, name: str = "", unit: str = ""):
         super().__init__()
         self.limit, self.unit = float(limit), unit
+        if not (below >= 0 and above >= 0):
+            raise ConfigError(f"{name or 'range'}: the ends of a range around the identity are widths below and above "
+                              f"it, so neither can be negative (got {below} below, {above} above)")
         floor = IDENTITY_FLOOR * self.limit
         self.below = Bounded(max(float(below), floor), 0.0, limit, name=f"{name}.below" if name else "below")
         self.above = Bounded(max(float(above), floor), 0.0, limit, name=f"{name}.above" if name else "above")

@@ -46,6 +46,8 @@ def test_setting_an_end_outside_zero_to_limit_is_refused():
     with pytest.raises(ConfigError, match="shear.above"):
         r.above.assign(1.5)
     r.above.assign(0.4)
+    with pytest.raises(ConfigError, match="width"):
+        IdentityRange(-0.1, 0.2, 1.0, name="shear")
     assert float(r.bounds()[1]) == pytest.approx(0.4)
 
 
