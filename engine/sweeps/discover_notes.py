@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .discover_names import NONE
 from .discover_ranges import no_invariance, no_invariance_note
 from .discover_verdict import CONTAINS, beats, combined_parts, noise_words, spread
 
@@ -93,7 +94,10 @@ def footing_notes(ok: list[CandidateResult]) -> list[str]:
             notes.append(f"{c.candidate}'s ELBO Monte-Carlo error ({c.elbo_mc_se:.3g} nats) is not small beside its "
                          f"seed spread ({c.elbo_sd:.3g} nats): both count in 'beyond noise'")
     if unknown:
-        estimators = "; ".join(f"{c.estimator or 'estimator unknown'} for {c.candidate}" for c in unknown)
+        groups: dict[str, list[str]] = {}
+        for c in unknown:
+            groups.setdefault(c.estimator or "estimator unknown", []).append(c.candidate)
+        estimators = "; ".join(f"{e} for {', '.join(names)}" for e, names in groups.items())
         notes.append(f"no Monte-Carlo error is known for {', '.join(c.candidate for c in unknown)} (their runs were "
                      f"stored before the ELBO's precision was recorded): {estimators}; 'beyond noise' counts only "
                      "the seeds' spread for them (a sampled estimate is unbiased, with its own Monte-Carlo noise)")
@@ -128,6 +132,8 @@ def _nesting_notes(ranking: list[CandidateResult]) -> list[str]:
     rows = {c.candidate: c for c in ranking if c.elbo_mean is not None}
     notes = []
     for c in rows.values():
+        if not beats(c, rows.get(NONE)):
+            continue  # it does not help on its own: the simpler candidate it holds cannot change that
         for name in CONTAINS.get(c.candidate, ()):
             if name in rows:
                 outcome = _compared(c, rows[name], f"{c.candidate} adds to it", f"{name} alone is preferred")

@@ -165,7 +165,9 @@ def _summarise(result: CandidateResult, members: list, store) -> None:
 def _monte_carlo(result: CandidateResult, infos: list[dict]) -> None:
     """The candidate's Monte-Carlo error (sqrt(Σ se_i²)/n; None unless every seed's run stored its se), mean bias,
     estimator phrases and input shape, from its finished runs' sweep infos (seed order)."""
-    ses = {int(info.get("seed", 0)): info.get("elbo_mc_se") for info in infos}
+    # a run stored before the precision was recorded: an exact estimate (nothing sampled) has no Monte-Carlo error
+    ses = {int(info.get("seed", 0)): info.get("elbo_mc_se", 0.0 if _exact(info.get("estimator")) else None)
+           for info in infos}
     if ses and all(isinstance(se, (int, float)) and math.isfinite(se) for se in ses.values()):
         result.mc_ses = {seed: float(se) for seed, se in ses.items()}
         result.elbo_mc_se = math.sqrt(sum(se * se for se in result.mc_ses.values())) / len(ses)
@@ -175,6 +177,11 @@ def _monte_carlo(result: CandidateResult, infos: list[dict]) -> None:
     result.estimator = "; ".join(phrases) or result.estimator
     shape = next((info.get("input_shape") for info in infos if info.get("input_shape")), None)
     result.input_shape = tuple(int(s) for s in shape) if shape else None
+
+
+def _exact(estimator) -> bool:
+    """Whether a stored estimator phrase says the ELBO was computed exactly ('exact', 'exact; likelihood …')."""
+    return isinstance(estimator, str) and estimator.startswith("exact")
 
 
 def _bayes_factors(results: dict[str, CandidateResult]) -> None:

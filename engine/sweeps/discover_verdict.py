@@ -5,8 +5,9 @@
     noise(a, b) = sqrt(max(sd_a, sd_b)² + mc_a² + mc_b²),
 
 sd the ELBO's standard deviation over seeds and mc the Monte-Carlo standard error of the mean ELBO over seeds
-(mc = sqrt(Σ se_i²) / n from each seed's evaluation, 0 when exact; left out where an old sweep stored none). With one
-seed and no Monte-Carlo error known there is no noise figure, and any difference counts.
+(mc = sqrt(Σ se_i²) / n from each seed's evaluation, 0 when exact); where either is unknown (a run stored before the
+precision was recorded) only the seeds' spread counts. With one seed and no Monte-Carlo error known there is no noise
+figure, and any difference counts.
 
 A candidate *helps* when it beats none beyond noise, its learned ranges (if any) hold at least one invariance
 (`discover_ranges.no_invariance`), and it also beats each simpler candidate it contains: a combination its first part,
@@ -41,9 +42,11 @@ def seed_spread(a: CandidateResult, b: CandidateResult) -> float | None:
 
 
 def mc_error(a: CandidateResult, b: CandidateResult) -> float | None:
-    """The Monte-Carlo error of the difference of the two mean ELBOs, sqrt(mc_a² + mc_b²) (None: neither known)."""
-    known = [m for m in (a.elbo_mc_se, b.elbo_mc_se) if m is not None]
-    return math.sqrt(sum(m * m for m in known)) if known else None
+    """The Monte-Carlo error of the difference of the two mean ELBOs, sqrt(mc_a² + mc_b²); None unless both are
+    known (a run stored before the precision was recorded: its error is unknown, and only the seeds' spread counts)."""
+    if a.elbo_mc_se is None or b.elbo_mc_se is None:
+        return None
+    return math.sqrt(a.elbo_mc_se ** 2 + b.elbo_mc_se ** 2)
 
 
 def spread(a: CandidateResult, b: CandidateResult) -> float | None:
