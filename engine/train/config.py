@@ -48,6 +48,10 @@ class TrainConfig(param.Parameterized):
                                          "0 = keep all.")
     flush_every = param.Integer(default=50, bounds=(1, 100_000),
                                 doc="Write metrics to the run store every this many steps.")
+    elbo_precision = param.Number(default=0.0, bounds=(0.0, 1e6), softbounds=(0.0, 10.0),
+                                  doc="The Monte-Carlo standard error (nats) to which the final whole-training-set "
+                                      "ELBO is estimated: sampled orbits get more samples and evaluation seeds until "
+                                      "it is reached (exact where nothing is sampled); 0 = one evaluation at seed 0.")
 
     def lr_factor(self, step: int) -> float:
         """The learning rate at `step` ÷ the initial one: 1 (constant); cosine, r + (1 − r)·(1 + cos πt)/2; or

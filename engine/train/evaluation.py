@@ -5,8 +5,8 @@ health verdicts, and predictions in the data's own units.
 `snapshot()` is plain numpy and floats, safe to hand to another thread; `predict(X)` takes inputs in the data's own
 units and returns means and variances in the target's (see `ModelFamily.predict`). When a run finishes,
 `full_elbo()` estimates the ELBO over the whole training set (variational families only; a fixed evaluation seed, so
-runs on the same data compare on common random numbers); it is kept in `final_elbo` and stored with the run's final
-figures.
+runs on the same data compare on common random numbers), to the training setting `elbo_precision` where it is set
+(`invlab.train.precision`); it is kept in `final_elbo` and stored with the run's final figures.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from ..data.dataset import check_inputs
 from ..diagnostics import PREDICTION_POINTS, View
 from ..models.base import ModelFamily, Numerics, seeded
 from .health import Health, assess
+from .precision import ElboEstimate, precise_elbo
 
 EVAL_SEED_OFFSET = 2  # evaluations draw from a stream seeded with the run's seed + this
 
@@ -179,6 +180,7 @@ class TrainerReport:
         self.history: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
         self.last_metrics: dict[str, float] = {}
         self.last_numerics: Numerics | None = None
+        self.elbo_estimate: ElboEstimate | None = None  # how the last whole-data ELBO was reached, with a precision
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
@@ -191,14 +193,21 @@ class TrainerReport:
         self.record(metrics)
         return metrics
 
-    def full_elbo(self, *, batch_size: int = 1000, seed: int = 0) -> dict[str, float] | None:
+    def full_elbo(self, *, batch_size: int = 1000, seed: int = 0, precision: float = 0.0) -> dict[str, float] | None:
         """The model's ELBO over the whole training set ({"elbo", "expected_log_lik", "kl"}), an unbiased estimate
-        with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS)."""
+        with sampling seeded by `seed`; None for a family that is not variational (GWI, RKHS). With `precision` > 0,
+        estimated to that Monte-Carlo standard error (`invlab.train.precision.precise_elbo`, kept as
+        `elbo_estimate`): the figures gain mc_se, samples, evaluations, exact and bias."""
         p = self.parts
         full_elbo = getattr(p.model, "full_elbo", None)
+        self.elbo_estimate = None
         if full_elbo is None:
             return None
         with p.lock:
+            if precision > 0:
+                self.elbo_estimate = precise_elbo(p.model, p.X, p.y, target_se=precision, batch_size=batch_size,
+                                                  seed=seed)
+                return self.elbo_estimate.terms()
             return full_elbo(p.X, p.y, batch_size=batch_size, seed=seed)
 
     def record(self, values: dict[str, float], step: int | None = None) -> None:

@@ -276,10 +276,11 @@ class Trainer:
         return trainer_from_checkpoint(cls, path, **kwargs)
 
     def finish(self) -> dict[str, float]:
-        """End the run: evaluate on the test set, compute the whole-data ELBO, mark it finished (converged for an L-BFGS
-        solve), save a final checkpoint when stored; returns the final test metrics."""
+        """End the run: evaluate on the test set, compute the whole-data ELBO (to the `elbo_precision` standard error
+        when set), mark it finished (converged for an L-BFGS solve), save a final checkpoint when stored; returns the
+        final test metrics."""
         metrics = self.report.evaluate()
-        self.final_elbo = self.report.full_elbo()
+        self.final_elbo = self.report.full_elbo(precision=self.tc.elbo_precision)
         self._set_status(RunStatus.FINISHED, message=f"the L-BFGS solve converged at step {self.step_count}"
                           if self.solve.converged else None)
         if self.record.store is not None:
