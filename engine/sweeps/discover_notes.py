@@ -83,7 +83,7 @@ def footing_notes(ok: list[CandidateResult]) -> list[str]:
         if sampled:
             worst = max(max(c.mc_ses.values()) for c in sampled)
             parts.append(f"sampled to a Monte-Carlo standard error of at most {worst:.3g} nats per run for "
-                         + ", ".join(f"{c.candidate} ({c.estimator or 'sampled'})" for c in sampled))
+                         + "; ".join(f"{', '.join(names)} ({e})" for e, names in _by_estimator(sampled).items()))
         notes.append("one footing: every candidate's ELBO is on the whole training set, " + "; ".join(parts))
     for c in known:
         if c.elbo_bias:
@@ -94,14 +94,19 @@ def footing_notes(ok: list[CandidateResult]) -> list[str]:
             notes.append(f"{c.candidate}'s ELBO Monte-Carlo error ({c.elbo_mc_se:.3g} nats) is not small beside its "
                          f"seed spread ({c.elbo_sd:.3g} nats): both count in 'beyond noise'")
     if unknown:
-        groups: dict[str, list[str]] = {}
-        for c in unknown:
-            groups.setdefault(c.estimator or "estimator unknown", []).append(c.candidate)
-        estimators = "; ".join(f"{e} for {', '.join(names)}" for e, names in groups.items())
+        estimators = "; ".join(f"{e} for {', '.join(names)}" for e, names in _by_estimator(unknown).items())
         notes.append(f"no Monte-Carlo error is known for {', '.join(c.candidate for c in unknown)} (their runs were "
                      f"stored before the ELBO's precision was recorded): {estimators}; 'beyond noise' counts only "
                      "the seeds' spread for them (a sampled estimate is unbiased, with its own Monte-Carlo noise)")
     return notes
+
+
+def _by_estimator(candidates: list[CandidateResult]) -> dict[str, list[str]]:
+    """The candidates' names grouped by their estimator's phrase ('6 samples per input': [rotation, affine])."""
+    groups: dict[str, list[str]] = {}
+    for c in candidates:
+        groups.setdefault(c.estimator or "estimator not recorded", []).append(c.candidate)
+    return groups
 
 
 def _compared(c: CandidateResult, simpler: CandidateResult, kept: str, preferred: str) -> str:

@@ -220,3 +220,35 @@ def test_stage_two_never_combines_a_candidate_that_is_no_invariance_or_does_not_
         report = DiscoverReport(1, "x", "finished", ranking, BUDGET, [], "", False, 12, 12)
         monkeypatch.setattr(discover_combine, "discover_report", lambda store, sweep_id: report)
         assert discover_combine.next_combination(None, 1) == ("rotation", "flips")
+
+
+def test_a_stored_sweep_is_read_with_its_runs_precision_and_input_shape(tmp_path):
+    """Each run's sweep info as the sweep task stores it (elbo_mc_se, estimator, input_shape; an older run: only an
+    estimator phrase) reaches the report: the candidate's Monte-Carlo error sqrt(Σ se²)/n, the judged ranges (a
+    1° rotation on 8×8 digits moves no pixel by half a pixel) and an exact estimate counted as no error."""
+    from invlab.sweeps.discover import create_sweep, plan_candidates
+    from invlab.sweeps.discover_report import discover_report
+    from invlab.train import RunStore
+
+    plan = plan_candidates({"dataset": "digits", "subset": 40}, seeds=2, orbits=["rotation", "flips"], combine=False)
+    sampled = {"rotation": ("16 samples per input × 4 evaluation seeds (unbiased)", [0.3, 0.4], {"rotation": 1.0})}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        sweep_id = create_sweep(plan, store)
+        for run in plan.spec.runs():
+            name = run.point["model.augmentation"]
+            estimator, ses, learned = sampled.get(name, ("exact", None, {}))
+            info = {"point": run.point, "seed": run.seed, "estimator": estimator, "learned": learned}
+            if ses is not None:  # the sampled candidate's runs are new; the exact ones were stored before
+                info.update(elbo_mc_se=ses[run.seed], input_shape=[1, 8, 8], elbo_bias=0.0)
+            store.sweeps.store_run(sweep_id, run.key, config_json=run.config.to_json(), model="invariant",
+                                   dataset="digits", status="finished", step=10, history={}, info=info,
+                                   figures={"full_elbo": -100.0 - run.seed, "test_nlpd": 0.5})
+        report = discover_report(store, sweep_id)
+    rotation, flips = report.row("rotation"), report.row("flips")
+    assert rotation.elbo_mc_se == pytest.approx(math.sqrt(0.3 ** 2 + 0.4 ** 2) / 2) and flips.elbo_mc_se == 0.0
+    assert rotation.input_shape == (1, 8, 8) and [j.kind.value for j in rotation.judgements] == ["negligible"]
+    kinds = {c["candidate"]: {k: v["kind"] for k, v in c["learned"].items()} for c in report.to_dict()["ranking"]}
+    assert kinds["rotation"] == {"rotation": "negligible"}
+    assert any(n.startswith("one footing") and "exact for none, flips" in n and "at most 0.4 nats" in n
+               for n in report.notes), report.notes
+    assert "rotation's learned ranges moved no pixel by more than half a pixel: no invariance" in report.notes
