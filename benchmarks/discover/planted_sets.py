@@ -161,18 +161,18 @@ IMAGES = [
                from_prototypes(_protos(CHIRAL, (0,), (False, True), lambda c, a, r: (c > 0) ^ r), turned(-180, 180)),
                {"rotation": 180.0}, "rot90 (a subgroup of full rotation) and affine's rotation part are true too"),
     PlantedSet("rotation-45", "image", "rotation",
-               "motif at ψ ∈ {0°, 90°, 180°, 270°}, centre or ring, turned by U[−45°, 45°]; label parity(ψ/90°) ⊕ "
-               "ring (a turn past 45° reaches the other parity)",
-               from_prototypes(_protos((1,), QUARTERS, (False, True), lambda c, a, r: _parity(a) ^ r),
+               "motif at ψ ∈ {0°, 180°}, centre or ring, turned by U[−45°, 45°]; label [ψ = 180°] ⊕ ring (the "
+               "classes' angles are 90° apart, so a turn by more than 45° brings one class near the other)",
+               from_prototypes(_protos((1,), (0, 180), (False, True), lambda c, a, r: (a == 180) ^ r),
                                turned(-45, 45)),
                {"rotation": 45.0}, "affine's rotation part (the same range) is true too; a mirror image keeps the "
                "label but never occurs in the data (one chirality)"),
     PlantedSet("rotation-90", "image", "rotation",
-               "motif at ψ ∈ {0°, 180°}, centre or ring, turned by U[−90°, 90°]; label [ψ = 180°] ⊕ ring",
-               from_prototypes(_protos((1,), (0, 180), (False, True), lambda c, a, r: (a == 180) ^ r),
-                               turned(-90, 90)),
-               {"rotation": 90.0}, "affine's rotation part (the same range) is true too; a mirror image keeps the "
-               "label but never occurs in the data (one chirality)"),
+               "chiral motif at the centre or on the ring, turned by U[−90°, 90°]; label χ ⊕ ring (as rotated "
+               "digits: the label survives any turn, the data spread ±90°)",
+               from_prototypes(_protos(CHIRAL, (0,), (False, True), lambda c, a, r: (c > 0) ^ r), turned(-90, 90)),
+               {"rotation": 90.0}, "any turn keeps the label (turns past 90° lead off the data): the range to learn "
+               "is the data's spread, van der Wilk et al.'s claim; affine's rotation part is true too"),
     PlantedSet("flips", "image", "flips",
                "motif at ψ ∈ {0°, 90°, 180°, 270°}, centre or ring, mirrored left-right with probability ½; label "
                "parity(ψ/90°) ⊕ ring",
