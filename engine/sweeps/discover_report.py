@@ -230,7 +230,8 @@ def discover_report(store, sweep_id: int) -> DiscoverReport:
         dataset = dataset or record.name[len(SWEEP_PREFIX):]
     second = second_opinion(by_elbo)
     second = SecondOpinion(second.agrees, relabel(second.text, labels))
-    said = verdict(by_elbo) + ("" if second.agrees else f"; but {second.text}")
+    said = verdict(by_elbo) + ("" if second.agrees else "; but the held-out test figures disagree (see the second "
+                                                         "opinion)")
     return DiscoverReport(sweep_id, dataset, record.status, ranking, budget, notes, relabel(said, labels), partial,
                           total, stored, target_column(json.dumps(spec.base.data, sort_keys=True, default=str)),
                           second)

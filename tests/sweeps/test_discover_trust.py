@@ -225,7 +225,8 @@ def test_stage_two_never_combines_a_candidate_that_is_no_invariance_or_does_not_
 def test_a_stored_sweep_is_read_with_its_runs_precision_and_input_shape(tmp_path):
     """Each run's sweep info as the sweep task stores it (elbo_mc_se, estimator, input_shape; an older run: only an
     estimator phrase) reaches the report: the candidate's Monte-Carlo error sqrt(Σ se²)/n, the judged ranges (a
-    1° rotation on 8×8 digits moves no pixel by half a pixel) and an exact estimate counted as no error."""
+    1° rotation on 8×8 digits moves no pixel by half a pixel), an exact estimate counted as no error, and a held-out
+    NLPD that contradicts the ELBO's choice said in the verdict."""
     from invlab.sweeps.discover import create_sweep, plan_candidates
     from invlab.sweeps.discover_report import discover_report
     from invlab.train import RunStore
@@ -242,13 +243,18 @@ def test_a_stored_sweep_is_read_with_its_runs_precision_and_input_shape(tmp_path
                 info.update(elbo_mc_se=ses[run.seed], input_shape=[1, 8, 8], elbo_bias=0.0)
             store.sweeps.store_run(sweep_id, run.key, config_json=run.config.to_json(), model="invariant",
                                    dataset="digits", status="finished", step=10, history={}, info=info,
-                                   figures={"full_elbo": -100.0 - run.seed, "test_nlpd": 0.5})
+                                   figures={"full_elbo": (-90.0 if name == "flips" else -100.0) - run.seed,
+                                            "test_nlpd": 0.9 if name == "flips" else 0.5})
         report = discover_report(store, sweep_id)
     rotation, flips = report.row("rotation"), report.row("flips")
     assert rotation.elbo_mc_se == pytest.approx(math.sqrt(0.3 ** 2 + 0.4 ** 2) / 2) and flips.elbo_mc_se == 0.0
     assert rotation.input_shape == (1, 8, 8) and [j.kind.value for j in rotation.judgements] == ["negligible"]
     kinds = {c["candidate"]: {k: v["kind"] for k, v in c["learned"].items()} for c in report.to_dict()["ranking"]}
     assert kinds["rotation"] == {"rotation": "negligible"}
-    assert any(n.startswith("one footing") and "exact for none, flips" in n and "at most 0.4 nats" in n
+    assert any(n.startswith("one footing") and "exact for flips, none" in n and "at most 0.4 nats" in n
                for n in report.notes), report.notes
     assert "rotation's learned ranges moved no pixel by more than half a pixel: no invariance" in report.notes
+    # flips wins the ELBO, but its held-out NLPD is worse than none's: the verdict says so
+    assert report.verdict.startswith("invariant under flips (log BF 10") and not report.second.agrees
+    assert report.verdict.endswith("; but the held-out test figures disagree (see the second opinion)"), report.verdict
+    assert "rotation learned no invariance" in report.verdict
