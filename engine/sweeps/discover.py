@@ -33,7 +33,7 @@ DEFAULT_SEEDS = 3
 DEFAULT_STEPS = 300
 DEFAULT_MODEL = {"num_inducing": 30, "num_samples": 6, "num_predict_samples": 16, "init_rotation": 30.0,
                  "learn_ranges": True, "ranges_around_identity": True}
-DEFAULT_TRAIN = {"batch_size": 100, "learning_rate": 0.02, "eval_every": 0, "log_every": 10}
+DEFAULT_TRAIN = {"batch_size": 100, "learning_rate": 0.02, "eval_every": 0, "log_every": 10, "elbo_precision": 0.1}
 
 
 @dataclass

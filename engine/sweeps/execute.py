@@ -74,7 +74,8 @@ def write_checkpoint(store, run_id: int, step: int, payload: bytes) -> Path:
 def store_result(store, sweep_id: int, run: PlannedRun, result: dict) -> tuple[int, bool]:
     """Store what a task returned (once per (sweep, key)); write its checkpoint. (run id, stored now)."""
     info = {k: result.get(k) for k in ("full_elbo", "learned", "ranges", "likelihood", "estimator", "seconds",
-                                       "cpu_seconds", "worker", "device")}
+                                       "cpu_seconds", "worker", "device", "elbo_mc_se", "elbo_samples",
+                                       "elbo_evaluations", "elbo_bias", "elbo_method", "input_shape")}
     info.update(point=run.point, seed=run.seed)
     run_id, stored = store.sweeps.store_run(
         sweep_id, run.key, config_json=result.get("config") or run.config.to_json(), model=run.config.model,

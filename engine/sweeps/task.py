@@ -5,7 +5,8 @@ While it trains the task reports progress as Dask events (`Worker.log_event` on 
 subscribes, `invlab.sweeps.events.SweepEvent`s as plain dicts): a `started` event, `step` events a few times a second
 at most, and nothing else. It returns plain data
 (msgpack/pickle-safe): the config, the history per metric, the final figures, the whole-training-set ELBO (the
-Trainer's `full_elbo`, a fixed evaluation seed), the learned invariance values, and the checkpoint file as bytes
+Trainer's `full_elbo`, a fixed evaluation seed, to the run's `elbo_precision` where set) with how it was estimated
+(`elbo_footing`), the learned invariance values, and the checkpoint file as bytes
 (a `torch.save` payload in the format of `invlab.train.checkpoint`, loaded with `weights_only=True`).
 """
 from __future__ import annotations
@@ -144,8 +145,22 @@ def trained(trainer) -> dict:
     return dict(step=int(trainer.step_count), history=history, figures=figures,
                 full_elbo=None if full is None else {k: float(v) for k, v in full.items()},
                 ranges=ranges, learned=ranges if learned else {}, likelihood=likelihood_of(trainer.model),
-                estimator=estimator_of(trainer.model), device=str(trainer.device),
-                checkpoint=checkpoint_bytes(trainer))
+                **elbo_footing(trainer), device=str(trainer.device), checkpoint=checkpoint_bytes(trainer))
 
 
-__all__ = ["train_run", "trained", "estimator_of", "invariance_values"]
+def elbo_footing(trainer) -> dict:
+    """How the run's whole-data ELBO was estimated: `estimator` (one phrase), its Monte-Carlo standard error
+    `elbo_mc_se`, `elbo_samples` per input, `elbo_evaluations` (seeds), the measured `elbo_bias` (None each where
+    the run had no `elbo_precision`: one evaluation, error unknown) and `input_shape` (one input's, a list of ints)."""
+    estimate = trainer.report.elbo_estimate
+    footing = {"estimator": estimator_of(trainer.model) if estimate is None else estimate.phrase(),
+               "input_shape": [int(n) for n in trainer.report.parts.input_shape]}
+    if estimate is None:
+        return {**footing, "elbo_mc_se": None, "elbo_samples": None, "elbo_evaluations": None, "elbo_bias": None,
+                "elbo_method": None}
+    return {**footing, "elbo_mc_se": _finite(estimate.mc_se), "elbo_samples": int(estimate.samples),
+            "elbo_evaluations": int(estimate.evaluations), "elbo_bias": _finite(estimate.bias),
+            "elbo_method": estimate.method}
+
+
+__all__ = ["train_run", "trained", "estimator_of", "elbo_footing", "invariance_values"]

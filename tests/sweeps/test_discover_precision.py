@@ -1,0 +1,34 @@
+"""Every Discover candidate's ELBO on one footing: each run's sweep info says how its whole-data ELBO was estimated
+(`estimator`, one phrase), to which Monte-Carlo standard error, with how many samples per input and evaluation seeds,
+the measured bias, and one input's shape — exact for no augmentation and a small finite orbit, sampled to the
+precision Discover asks for (DEFAULT_TRAIN's elbo_precision) for a learned range."""
+from invlab.sweeps.discover import DEFAULT_TRAIN, plan_candidates, run_candidates
+from invlab.train import RunStore
+
+DIGITS = {"dataset": "digits", "subset": 60, "test_subset": 30, "seed": 0}
+
+
+def test_a_discover_run_stores_how_each_candidates_elbo_was_estimated(tmp_path):
+    assert DEFAULT_TRAIN["elbo_precision"] == 0.1
+    store = RunStore(tmp_path / "runs.sqlite")
+    plan = plan_candidates(DIGITS, seeds=1, steps=5, orbits=["rotation", "flips"], combine=False,
+                           model_config={"num_inducing": 8, "num_samples": 3, "num_predict_samples": 4},
+                           train={"elbo_precision": 2.0})  # an untrained model is noisy: a loose target stays cheap
+    sweep_id = run_candidates(plan, store, serial=True)
+    infos = {}
+    for run in store.sweeps.runs(sweep_id):
+        assert run.status == "finished", run.message
+        info = store.sweeps.info(run.id)
+        infos[info["point"]["model.augmentation"]] = info
+    assert set(infos) == {"identity", "rotation", "flips"}, set(infos)
+    for info in infos.values():
+        assert info["input_shape"] == [1, 8, 8]
+        assert {"elbo_mc_se", "elbo_samples", "elbo_evaluations", "elbo_bias"} <= set(info)
+        assert info["full_elbo"]["mc_se"] == info["elbo_mc_se"]
+    none, rotation, flips = infos["identity"], infos["rotation"], infos["flips"]
+    assert none["estimator"] == "exact (nothing sampled)" and none["elbo_mc_se"] == 0.0
+    assert flips["estimator"] == "exact (whole orbit of 2)" and flips["elbo_evaluations"] == 1
+    assert 0 < rotation["elbo_mc_se"] <= 2.0 and rotation["elbo_samples"] >= 16 and rotation["elbo_bias"] == 0.0
+    assert "standard error" in rotation["elbo_method"] and "unbiased" in rotation["elbo_method"]
+    assert rotation["estimator"] == (f"{rotation['elbo_samples']} samples per input × {rotation['elbo_evaluations']} "
+                                     "evaluation seeds (unbiased)")
