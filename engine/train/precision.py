@@ -298,8 +298,11 @@ def _bias_words(plan: Sampling, first: Summary, previous: Summary | None, now: S
                  f"({change:+.3g} ± {noise:.2g} nats)")
     if now.S == plan.orbit_size:
         return f"; {moved}; at the whole orbit the moments are exact and no bias is left"
-    side = "above the limit (it overstates the ELBO)" if bias[0] > 0 else \
-        "below the limit (still a lower bound on the evidence)"
+    if abs(bias[0]) <= 2 * bias[1]:
+        side = "not told apart from none at this precision"
+    else:
+        side = "above the limit (it overstates the ELBO)" if bias[0] > 0 else \
+            "below the limit (still a lower bound on the evidence)"
     return (f"; {moved}; the bias left at S = {now.S}, if it shrinks like 1/S: {bias[0]:+.3g} ± {bias[1]:.2g} "
             f"nats, {side}")
 
