@@ -39,7 +39,7 @@ def relabel(text: str, labels: dict[str, str]) -> str:
     if not changed:
         return text
     pattern = "|".join(re.escape(raw) for raw in sorted(changed, key=len, reverse=True))
-    return re.sub(f"(?<![\\w:,])(?:{pattern})(?![\\w,:])", lambda m: changed[m.group(0)], text)
+    return re.sub(f"(?<![\\w:,])(?:{pattern})(?![\\w:]|,\\S)", lambda m: changed[m.group(0)], text)
 
 
 def coordinates_of(columns: Sequence[str], input_names: Sequence[str]) -> str:

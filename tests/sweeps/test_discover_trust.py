@@ -258,3 +258,14 @@ def test_a_stored_sweep_is_read_with_its_runs_precision_and_input_shape(tmp_path
     assert report.verdict.startswith("invariant under flips (log BF 10") and not report.second.agrees
     assert report.verdict.endswith("; but the held-out test figures disagree (see the second opinion)"), report.verdict
     assert "rotation learned no invariance" in report.verdict
+
+
+def test_a_group_in_a_list_of_candidates_is_named_by_its_columns_but_a_longer_group_is_left_alone():
+    """A note lists candidates with ', ' between them ('exact for permutations:0,1, none'): the group is still named
+    by its columns, while 'permutations:0,1,2' is another group and keeps its own name."""
+    from invlab.sweeps.discover_labels import relabel
+
+    labels = {"permutations:0,1": "permutations: age, height", "none": "none"}
+    assert relabel("exact for permutations:0,1, none", labels) == "exact for permutations: age, height, none"
+    assert relabel("permutations:0,1,2 helps", labels) == "permutations:0,1,2 helps"
+    assert relabel("permutations:0,1 helps", labels) == "permutations: age, height helps"
