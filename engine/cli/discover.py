@@ -21,6 +21,7 @@ model (the invariant GP), kernel, inducing points, samples, steps and learning r
 
 def _parser() -> argparse.ArgumentParser:
     from ..data import DataConfig
+    from ..sweeps.discover import DEFAULT_TRAIN
 
     parser = argparse.ArgumentParser(prog="invlab discover", description=HELP)
     parser.add_argument("--seeds", type=int_flag("--seeds", 1, 100), default=3,
@@ -41,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--learning-rate", type=float, default=0.02, help="Adam's learning rate (default: 0.02).")
     parser.add_argument("--batch-size", type=int_flag("--batch-size", 0), default=100,
                         help="Minibatch size, 0 = full batch (default: 100).")
+    parser.add_argument("--elbo-precision", type=float, default=DEFAULT_TRAIN["elbo_precision"], metavar="NATS",
+                        help="The Monte-Carlo standard error to which each sampled candidate's whole-data ELBO is "
+                             "estimated, within a cap of 4096 samples per input; 0 = one evaluation (default: "
+                             f"{DEFAULT_TRAIN['elbo_precision']:g}).")
     parser.add_argument("--source-option", action="append", default=[], metavar="KEY=VALUE",
                         help="Option of the data source, e.g. num_train=500 (repeatable).")
     parser.add_argument("--scheduler", metavar="ADDRESS",
@@ -134,7 +139,8 @@ def cmd_discover(argv: list[str]) -> int:
         data = _data(args, parser)
         plan = plan_candidates(data, seeds=args.seeds, steps=args.steps, orbits=args.orbit,
                                model_config={"num_inducing": args.num_inducing, "num_samples": args.num_samples},
-                               train={"learning_rate": args.learning_rate, "batch_size": args.batch_size},
+                               train={"learning_rate": args.learning_rate, "batch_size": args.batch_size,
+                                      "elbo_precision": args.elbo_precision},
                                combine=not args.no_combine)
         check_runner(args.scheduler, args.serial)  # no Dask, or no scheduler at the address: nothing is stored
         store = RunStore()

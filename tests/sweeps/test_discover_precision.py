@@ -32,3 +32,22 @@ def test_a_discover_run_stores_how_each_candidates_elbo_was_estimated(tmp_path):
     assert "standard error" in rotation["elbo_method"] and "unbiased" in rotation["elbo_method"]
     assert rotation["estimator"] == (f"{rotation['elbo_samples']} samples per input × {rotation['elbo_evaluations']} "
                                      "evaluation seeds (unbiased)")
+
+
+def test_the_command_line_sets_the_precision_every_candidates_elbo_is_estimated_to(capsys):
+    """`invlab discover --elbo-precision NATS` is the precision the runs are estimated to and the budget reports; a
+    negative one is refused with a sentence before anything trains."""
+    import json
+
+    from tests.helpers.cli import run_main
+
+    small = ["discover", "--dataset", "digits", "--subset", "40", "--test-subset", "20", "--seeds", "1", "--steps",
+             "3", "--num-inducing", "6", "--orbit", "rotation", "--no-combine", "--serial", "--quiet"]
+    code, out, err = run_main(capsys, *small, "--elbo-precision", "3", "--json")
+    assert code == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["budget"]["elbo_precision"] == 3.0
+    rotation = next(row for row in report["ranking"] if row["candidate"] == "rotation")
+    assert 0 < rotation["elbo_mc_se"] <= 3.0
+    code, out, err = run_main(capsys, *small, "--elbo-precision", "-1")
+    assert code != 0 and "elbo_precision must be at least 0" in err and "Traceback" not in err + out
