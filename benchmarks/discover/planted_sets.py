@@ -172,7 +172,8 @@ IMAGES = [
                "digits: the label survives any turn, the data spread ±90°)",
                from_prototypes(_protos(CHIRAL, (0,), (False, True), lambda c, a, r: (c > 0) ^ r), turned(-90, 90)),
                {"rotation": 90.0}, "any turn keeps the label (turns past 90° lead off the data): the range to learn "
-               "is the data's spread, van der Wilk et al.'s claim; affine's rotation part is true too"),
+               "is the data's spread, van der Wilk et al.'s claim; affine's rotation part is true too; a mirror image "
+               "(at 180° − ψ) lies off the data, so flips keep every label seen"),
     PlantedSet("flips", "image", "flips",
                "motif at ψ ∈ {0°, 90°, 180°, 270°}, centre or ring, mirrored left-right with probability ½; label "
                "parity(ψ/90°) ⊕ ring",
