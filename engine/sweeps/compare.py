@@ -89,7 +89,7 @@ def comparison(store, sweep_id: int) -> Comparison:
         if r.status == RunStatus.FINISHED:
             identities["data"].setdefault(data_identity(r.config), []).append(r.sweep_key)
             identities["likelihood"].setdefault(info.get("likelihood") or "", []).append(r.sweep_key)
-            identities["estimator"].setdefault(info.get("estimator") or "", []).append(r.sweep_key)
+            identities["estimator"].setdefault(estimator_kind(info.get("estimator") or ""), []).append(r.sweep_key)
     reasons = _reasons(identities)
     comparable = not reasons
     reason = ("all runs share the data, likelihood and estimator: their ELBOs compare on one axis" if comparable
@@ -118,6 +118,17 @@ def comparison(store, sweep_id: int) -> Comparison:
                       record.status)
 
 
+def estimator_kind(phrase: str) -> str:
+    """What an ELBO estimate is, for comparing runs (`phrase`: a run's stored estimator): exact evaluations and
+    unbiased sampled ones estimate the same ELBO, whatever their sample counts ("an unbiased estimate"); a plug-in
+    ("plug-in, bias …") is biased by its own amount; an older run's phrase ("6 samples per input") stays itself."""
+    if "plug-in" in phrase:
+        return phrase
+    if phrase.startswith("exact") or phrase.endswith("(unbiased)"):
+        return "an unbiased estimate (exact, or sampled to a stated precision)"
+    return phrase
+
+
 def _reasons(identities: dict[str, dict]) -> list[str]:
     """Why the finished runs' ELBOs do not share one axis (`identities`: data / likelihood / estimator → the keys of
     the runs with each); empty when they do."""
@@ -139,4 +150,4 @@ def _differing_options(identities: list[str]) -> str:
                      for k in keys)
 
 
-__all__ = ["Comparison", "comparison", "data_identity"]
+__all__ = ["Comparison", "comparison", "data_identity", "estimator_kind"]

@@ -51,3 +51,34 @@ def test_the_command_line_sets_the_precision_every_candidates_elbo_is_estimated_
     assert 0 < rotation["elbo_mc_se"] <= 3.0
     code, out, err = run_main(capsys, *small, "--elbo-precision", "-1")
     assert code != 0 and "elbo_precision must be at least 0" in err and "Traceback" not in err + out
+
+
+def test_unbiased_estimates_of_one_elbo_compare_on_one_axis_and_a_plug_in_does_not(tmp_path):
+    """`invlab compare` of a Discover sweep: exact evaluations and sampled ones to a stated precision are unbiased
+    estimates of the same ELBO, so they share one axis though their sample counts differ run by run; a plug-in
+    estimate (biased) is named as the reason they do not."""
+    from invlab.sweeps.compare import comparison
+    from invlab.sweeps.discover import create_sweep
+
+    plan = plan_candidates(DIGITS, seeds=2, orbits=["rotation", "flips"], combine=False)
+
+    def store_all(store, sweep_id, rotation_estimator):
+        for run in plan.spec.runs():
+            name = run.point["model.augmentation"]
+            estimator = (rotation_estimator.format(seed=run.seed) if name == "rotation"
+                         else "exact (whole orbit of 2)" if name == "flips" else "exact (nothing sampled)")
+            store.sweeps.store_run(sweep_id, run.key, config_json=run.config.to_json(), model="invariant",
+                                   dataset="digits", status="finished", step=5, history={},
+                                   info={"point": run.point, "seed": run.seed, "estimator": estimator},
+                                   figures={"full_elbo": -100.0 - run.seed})
+
+    with RunStore(tmp_path / "unbiased.sqlite") as store:
+        sweep_id = create_sweep(plan, store)
+        store_all(store, sweep_id, "{seed}6 samples per input × 4 evaluation seeds (unbiased)")
+        compared = comparison(store, sweep_id)
+        assert compared.comparable, compared.reason
+    with RunStore(tmp_path / "plug_in.sqlite") as store:
+        sweep_id = create_sweep(plan, store)
+        store_all(store, sweep_id, "16 samples per input × 4 evaluation seeds (plug-in, bias +0.02 nats)")
+        compared = comparison(store, sweep_id)
+        assert not compared.comparable and "plug-in" in compared.reason, compared.reason
