@@ -58,6 +58,11 @@ def not_applicable(settings) -> dict[str, str]:
         if not acting:
             out["model.orbit_coordinates"] = (f"only the {' and '.join(COORDINATE_ORBITS)} orbits act on chosen "
                                               f"coordinates; the augmentation is {config.augmentation}")
+    if "ranges_around_identity" in config.param:  # only the affine augmentation has two-sided ranges to keep so
+        acting = (getattr(config, "augmentation", None), getattr(config, "then_augmentation", None))
+        if "affine" not in acting:
+            out["model.ranges_around_identity"] = ("only the affine augmentation learns ranges with two free ends; "
+                                                   f"the augmentation is {config.augmentation}")
     try:
         source = resolve_source(settings.data.dataset)
         if source.kind != "image":

@@ -28,3 +28,11 @@ def test_odd_even_applies_to_digits_and_classes_to_classification_only():
     assert "regression" in regression["data.classes"]
     moons = reasons("two-moons")  # classes, but not digits
     assert "data.odd_even" in moons and "data.classes" not in moons
+
+
+def test_ranges_around_the_identity_apply_only_where_an_affine_range_is_learned():
+    reason = not_applicable(settings_for(augmentation="rotation"))["model.ranges_around_identity"]
+    assert "affine" in reason and "rotation" in reason
+    assert "model.ranges_around_identity" not in not_applicable(settings_for(augmentation="affine"))
+    assert "model.ranges_around_identity" not in not_applicable(settings_for(augmentation="flips",
+                                                                            then_augmentation="affine"))
