@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..transforms.judging import RangeKind
+
 if TYPE_CHECKING:
     from .discover_report import CandidateResult
 
-INVARIANCE, NEGLIGIBLE, WARP = "invariance", "negligible", "warp"  # RangeKind's values
+INVARIANCE, NEGLIGIBLE, WARP = RangeKind.INVARIANCE, RangeKind.NEGLIGIBLE, RangeKind.WARP
 
 
 def judge(c: CandidateResult) -> list:
@@ -28,13 +30,9 @@ def judge(c: CandidateResult) -> list:
     return list(judge_ranges(values, shape, c.candidate))
 
 
-def _kind(judgement) -> str:
-    return getattr(judgement.kind, "value", judgement.kind)
-
-
-def of_kind(c: CandidateResult, kind: str) -> list:
-    """`c`'s judgements of `kind` ('invariance', 'negligible' or 'warp')."""
-    return [j for j in c.judgements if _kind(j) == kind]
+def of_kind(c: CandidateResult, kind: RangeKind) -> list:
+    """`c`'s judgements of `kind` (a `RangeKind`: invariance, negligible or warp)."""
+    return [j for j in c.judgements if j.kind == kind]
 
 
 def no_invariance(c: CandidateResult) -> bool:
@@ -46,7 +44,7 @@ def kind_of(c: CandidateResult, key: str) -> str | None:
     """The kind of the judged range a stored key belongs to ('shear.lo' → the judgement of 'shear'); None: unjudged."""
     name, _, side = key.rpartition(".")
     name = name if side in ("lo", "hi") and name else key
-    return next((_kind(j) for j in c.judgements if j.name == name), None)
+    return next((RangeKind(j.kind).value for j in c.judgements if j.name == name), None)
 
 
 def _degrees(j) -> bool:
